@@ -1,0 +1,179 @@
+//! `simstore import`: store documents or precomputed fingerprints from JSONL or text files.
+
+use std::io::{self, BufRead, Write};
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+use simstore::reader::{self, Lines, Record, RecordError};
+use simstore::{BatchOutcome, Entry, Fingerprinter, Store};
+
+use super::Code;
+use super::input::{self, Format};
+
+/// Arguments of `simstore import`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Exit status: 0 all records stored, 1 some records failed (the others were stored), 2 error."
+)]
+pub struct Args {
+    /// Input format.
+    #[arg(long, value_enum, default_value_t = Format::Auto)]
+    format: Format,
+    /// Records per atomic write batch (and per parallel fingerprinting chunk).
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    batch_size: u32,
+    /// Print the summary as one JSON object on stdout as well.
+    #[arg(long)]
+    json: bool,
+    /// Input files ('-' = stdin). JSONL records: {"id", "title"?, "text"?, "url"?, "fp"?}.
+    #[arg(required = true)]
+    files: Vec<String>,
+}
+
+#[derive(Debug, Default)]
+struct Summary {
+    read: u64,
+    failed: u64,
+    stored: BatchOutcome,
+}
+
+/// Runs the import; see [`Args`].
+pub fn run(db: &Path, args: Args) -> Result<Code> {
+    let store =
+        Store::open(db).with_context(|| format!("cannot open or create {}", db.display()))?;
+    let total: u64 = args
+        .files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} {msg}",
+        )
+        .expect("valid template"),
+    );
+    let start = Instant::now();
+    let mut summary = Summary::default();
+    for path in &args.files {
+        let mut reader = bar.wrap_read(input::open(path)?);
+        let reader: &mut dyn BufRead = &mut io::BufReader::new(&mut reader);
+        let name = input::display_name(path);
+        match input::resolve(args.format, path, reader)? {
+            Format::Jsonl | Format::Auto => {
+                import_jsonl(&store, name, reader, &args, &bar, &mut summary)?
+            }
+            Format::Text => import_text(&store, name, reader, &bar, &mut summary)?,
+        }
+    }
+    bar.finish_and_clear();
+    let secs = start.elapsed().as_secs_f64();
+    let s = &summary;
+    eprintln!(
+        "read {} records: stored {} ({} new, {} replaced), failed {} — {:.2} s, {:.0} records/s; the store holds {} documents",
+        s.read,
+        s.stored.inserted + s.stored.replaced,
+        s.stored.inserted,
+        s.stored.replaced,
+        s.failed,
+        secs,
+        s.read as f64 / secs.max(1e-9),
+        store.len()
+    );
+    if args.json {
+        let v = serde_json::json!({
+            "read": s.read, "stored": s.stored.inserted + s.stored.replaced, "new": s.stored.inserted,
+            "replaced": s.stored.replaced, "failed": s.failed, "seconds": secs, "docs": store.len(),
+        });
+        writeln!(io::stdout(), "{v}")?;
+    }
+    Ok(if s.failed > 0 { 1 } else { 0 })
+}
+
+fn report(bar: &ProgressBar, name: &str, line: Option<u64>, err: &dyn std::fmt::Display) {
+    bar.suspend(|| match line {
+        Some(l) => eprintln!("error: {name}:{l}: {err}; record skipped"),
+        None => eprintln!("error: {name}: {err}; file skipped"),
+    });
+}
+
+fn import_jsonl(
+    store: &Store,
+    name: &str,
+    reader: &mut dyn BufRead,
+    args: &Args,
+    bar: &ProgressBar,
+    summary: &mut Summary,
+) -> Result<()> {
+    let fingerprinter = store.fingerprinter();
+    let mut lines = Lines::new(reader);
+    loop {
+        let chunk = input::next_chunk(&mut lines, name, args.batch_size as usize)?;
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        let parsed: Vec<(u64, Result<Entry, RecordError>)> = chunk
+            .into_par_iter()
+            .map(|(line, bytes)| (line, bytes.and_then(|b| to_entry(&b, fingerprinter))))
+            .collect();
+        summary.read += parsed.len() as u64;
+        let mut good = Vec::with_capacity(parsed.len());
+        for (line, entry) in parsed {
+            match entry {
+                Ok(e) => good.push(e),
+                Err(err) => {
+                    summary.failed += 1;
+                    report(bar, name, Some(line), &err);
+                }
+            }
+        }
+        let out = store
+            .insert_batch(good)
+            .with_context(|| format!("cannot store records of {name}"))?;
+        summary.stored.inserted += out.inserted;
+        summary.stored.replaced += out.replaced;
+    }
+}
+
+fn to_entry(bytes: &[u8], f: &Fingerprinter) -> Result<Entry, RecordError> {
+    reader::parse_jsonl(bytes)?.into_entry(f)
+}
+
+fn import_text(
+    store: &Store,
+    name: &str,
+    reader: &mut dyn BufRead,
+    bar: &ProgressBar,
+    summary: &mut Summary,
+) -> Result<()> {
+    summary.read += 1;
+    let bytes = input::read_all(reader).with_context(|| format!("cannot read {name}"))?;
+    let entry = reader::as_text(&bytes).and_then(|text| {
+        let record = Record {
+            id: name.to_owned(),
+            title: None,
+            text: Some(text.to_owned()),
+            url: None,
+            fp: None,
+        };
+        record.into_entry(store.fingerprinter())
+    });
+    match entry {
+        Ok(e) => {
+            let out = store
+                .insert_batch([e])
+                .with_context(|| format!("cannot store {name}"))?;
+            summary.stored.inserted += out.inserted;
+            summary.stored.replaced += out.replaced;
+        }
+        Err(err) => {
+            summary.failed += 1;
+            report(bar, name, None, &err);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,51 @@
+//! `simstore init`: create an empty store with a chosen layout.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use simstore::Store;
+
+use super::Code;
+
+/// Arguments of `simstore init`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Largest Hamming distance the tables answer exactly.
+    #[arg(long, default_value_t = 3)]
+    k_max: u32,
+    /// Expected number of documents; picks the number of blocks (see docs/design.md).
+    #[arg(long, default_value_t = 1_000_000)]
+    expected_docs: u64,
+    /// Force the number of blocks instead (the store gets C(blocks, k_max) tables).
+    #[arg(long)]
+    blocks: Option<u32>,
+}
+
+/// Runs the command; see [`Args`].
+pub fn run(db: &Path, args: Args) -> Result<Code> {
+    if db.exists() {
+        anyhow::bail!(
+            "{} already exists; choose another --db path or remove it first",
+            db.display()
+        );
+    }
+    let mut builder = Store::builder(db)
+        .k_max(args.k_max)
+        .expected_docs(args.expected_docs);
+    if let Some(b) = args.blocks {
+        builder = builder.blocks(b);
+    }
+    let store = builder
+        .open()
+        .with_context(|| format!("cannot create {}", db.display()))?;
+    let l = store.layout();
+    eprintln!(
+        "created {}: k_max = {}, {} blocks of {:?} bits, {} tables",
+        db.display(),
+        l.k_max(),
+        l.widths().len(),
+        l.widths(),
+        l.tables().len()
+    );
+    Ok(0)
+}

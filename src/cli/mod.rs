@@ -1,0 +1,125 @@
+//! Command-line parsing, dispatch and the exit-code policy.
+//!
+//! Exit codes follow ripgrep: 0 = success (for `query`: some match), 1 = nothing found
+//! (or, for `import`, some records failed), 2 = error. A closed stdout (broken pipe) is
+//! not an error.
+
+mod delete;
+mod fingerprint;
+mod get;
+mod import;
+mod init;
+mod input;
+mod output;
+mod query;
+mod stats;
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use simstore::{Error, Store};
+
+const EXAMPLES: &str = "\
+Examples:
+  simstore import data/sample.jsonl            import documents (creates ./simstore.db)
+  simstore query --k 3 \"some text to look up\"   near-duplicates of a text
+  simstore query --fp 0f3a5c7e9b1d2f40 --json  near-duplicates of a fingerprint, as JSON
+  simstore query --batch queries.jsonl         one JSON line of matches per input line
+  simstore fingerprint --file page.txt         print a text's fingerprint
+  simstore --db /data/pages.db stats           what a store holds and how it is laid out";
+
+/// simstore: a persistent store of 64-bit SimHash fingerprints for near-duplicate detection.
+#[derive(Debug, Parser)]
+#[command(name = "simstore", version, about, after_help = EXAMPLES)]
+pub struct Cli {
+    /// The store directory.
+    #[arg(
+        long,
+        global = true,
+        env = "SIMSTORE_DB",
+        default_value = "simstore.db"
+    )]
+    db: PathBuf,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Create an empty store (import creates a default one too).
+    Init(init::Args),
+    /// Import documents or precomputed fingerprints (JSONL or text files).
+    Import(import::Args),
+    /// Find stored documents within Hamming distance k of a text or fingerprint.
+    Query(query::Args),
+    /// Print fingerprints of texts without storing them.
+    Fingerprint(fingerprint::Args),
+    /// Show a stored document.
+    Get(get::Args),
+    /// Delete documents by id.
+    Delete(delete::Args),
+    /// Show what a store holds and how it is laid out.
+    Stats(stats::Args),
+}
+
+/// What a subcommand reports: 0 success, 1 nothing found / partial failure.
+pub type Code = u8;
+
+/// Parses the arguments, runs the subcommand and turns its outcome into an exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Init(a) => init::run(&cli.db, a),
+        Command::Import(a) => import::run(&cli.db, a),
+        Command::Query(a) => query::run(&cli.db, a),
+        Command::Fingerprint(a) => fingerprint::run(a),
+        Command::Get(a) => get::run(&cli.db, a),
+        Command::Delete(a) => delete::run(&cli.db, a),
+        Command::Stats(a) => stats::run(&cli.db, a),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = writeln!(io::stderr(), "error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Opens an existing store for writing.
+fn open_existing(db: &Path) -> Result<Store> {
+    Store::builder(db)
+        .create_if_missing(false)
+        .open()
+        .with_context(|| format!("cannot open {}", db.display()))
+}
+
+/// Opens an existing store for reading; when another process holds the write lock, opens
+/// it read-only instead (seeing its data as of now) and says so.
+fn open_for_reading(db: &Path) -> Result<Store> {
+    match Store::builder(db).create_if_missing(false).open() {
+        Err(Error::Locked { .. }) => {
+            eprintln!(
+                "note: {} is locked by a writer; reading it read-only (writes made after now are not seen)",
+                db.display()
+            );
+            Store::builder(db)
+                .read_only(true)
+                .open()
+                .with_context(|| format!("cannot open {} read-only", db.display()))
+        }
+        other => other.with_context(|| format!("cannot open {}", db.display())),
+    }
+}

@@ -1,0 +1,184 @@
+//! `simstore query`: stored documents within Hamming distance k of a text or fingerprint.
+
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use rayon::prelude::*;
+use serde_json::{Value, json};
+use simstore::reader::{self, Lines, RecordError};
+use simstore::{Fingerprint, Match, Store};
+
+use super::{Code, input, open_for_reading, output};
+
+/// Arguments of `simstore query`.
+#[derive(Debug, clap::Args)]
+#[command(
+    group = clap::ArgGroup::new("what").required(true).args(["text", "file", "fp", "batch"]),
+    after_help = "Exit status: 0 some match, 1 no match, 2 error.\n\
+                  Batch lines: a JSONL record {\"id\", \"title\"?, \"text\"?, \"fp\"?} or a bare 16-hex-digit fingerprint;\n\
+                  output: one line {\"query\": <id or line number>, \"matches\": [{\"id\", \"distance\", \"fp\", \"title\"?, \"url\"?}]} per input line."
+)]
+pub struct Args {
+    /// Largest Hamming distance to report (at most the store's k_max unless --exhaustive).
+    #[arg(long, short, default_value_t = 3)]
+    k: u32,
+    /// Print matches as JSON lines.
+    #[arg(long)]
+    json: bool,
+    /// Report at most N matches per query (the nearest ones).
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Scan every stored document instead of the tables: exact for any k, but slow.
+    #[arg(long)]
+    exhaustive: bool,
+    /// In batch mode, leave out the match whose id equals the query record's id.
+    #[arg(long)]
+    exclude_self: bool,
+    /// Title of the query text (weighs 1.5x, as when stored).
+    #[arg(long)]
+    title: Option<String>,
+    /// Query with the text of this file.
+    #[arg(long)]
+    file: Option<PathBuf>,
+    /// Query with a fingerprint (16 hex digits).
+    #[arg(long)]
+    fp: Option<String>,
+    /// Query with every line of FILE ('-' = stdin); writes JSON lines.
+    #[arg(long, value_name = "FILE")]
+    batch: Option<String>,
+    /// Query with this text.
+    text: Option<String>,
+}
+
+/// Runs the query; see [`Args`].
+pub fn run(db: &Path, args: Args) -> Result<Code> {
+    let store = open_for_reading(db)?;
+    if !args.exhaustive && args.k > store.layout().k_max() {
+        // Fail before reading any input, with the library's message.
+        store.layout().tables_for_k(args.k)?;
+    }
+    if let Some(batch) = &args.batch {
+        return run_batch(&store, batch, &args);
+    }
+    let fp = match (&args.fp, &args.file, &args.text) {
+        (Some(hex), _, _) => hex.parse::<Fingerprint>()?,
+        (_, Some(file), _) => {
+            let bytes =
+                std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+            let text = reader::as_text(&bytes).with_context(|| format!("{}", file.display()))?;
+            store
+                .fingerprinter()
+                .fingerprint(args.title.as_deref(), text)?
+        }
+        (_, _, Some(text)) => store
+            .fingerprinter()
+            .fingerprint(args.title.as_deref(), text)?,
+        _ => unreachable!("clap requires one of text, --file, --fp, --batch"),
+    };
+    let matches = search(&store, fp, &args, None)?;
+    let mut out = BufWriter::new(io::stdout().lock());
+    for m in &matches {
+        if args.json {
+            writeln!(out, "{}", output::match_json(m))?;
+        } else {
+            writeln!(out, "{}", output::match_line(m))?;
+        }
+    }
+    out.flush()?;
+    if !args.json && matches.is_empty() {
+        eprintln!("no stored document within distance {} of {fp}", args.k);
+    }
+    Ok(if matches.is_empty() { 1 } else { 0 })
+}
+
+fn search(
+    store: &Store,
+    fp: Fingerprint,
+    args: &Args,
+    self_id: Option<&str>,
+) -> simstore::Result<Vec<Match>> {
+    let mut matches = if args.exhaustive {
+        store.query_exhaustive(fp, args.k)?
+    } else {
+        store.query(fp, args.k)?
+    };
+    if let Some(id) = self_id {
+        matches.retain(|m| m.doc.id != id);
+    }
+    if let Some(limit) = args.limit {
+        matches.truncate(limit);
+    }
+    Ok(matches)
+}
+
+/// One batch line's query: its name in the output and its fingerprint.
+fn parse_line(
+    store: &Store,
+    line: u64,
+    bytes: &[u8],
+) -> Result<(Value, Option<String>, Fingerprint), RecordError> {
+    let trimmed = bytes.trim_ascii();
+    if trimmed.len() == 16 {
+        if let Ok(fp) = reader::as_text(trimmed)?.parse::<Fingerprint>() {
+            return Ok((json!(line), None, fp));
+        }
+    }
+    let record = reader::parse_jsonl(bytes)?;
+    let fp = record.fingerprint(store.fingerprinter())?;
+    Ok((json!(record.id), Some(record.id), fp))
+}
+
+/// A batch line's answer: the query's name and its matches, or an error message.
+type Answer = Result<(Value, Vec<Match>), String>;
+
+fn run_batch(store: &Store, path: &str, args: &Args) -> Result<Code> {
+    let name = input::display_name(path);
+    let mut lines = Lines::new(input::open(path)?);
+    let mut out = BufWriter::new(io::stdout().lock());
+    let (mut any_match, mut errors) = (false, 0u64);
+    loop {
+        let chunk = input::next_chunk(&mut lines, name, 1024)?;
+        if chunk.is_empty() {
+            break;
+        }
+        let answers: Vec<(u64, Answer)> = chunk
+            .into_par_iter()
+            .map(|(line, bytes)| {
+                let answer = bytes.map_err(|e| e.to_string()).and_then(|b| {
+                    let (query, id, fp) = parse_line(store, line, &b).map_err(|e| e.to_string())?;
+                    let self_id = if args.exclude_self {
+                        id.as_deref()
+                    } else {
+                        None
+                    };
+                    let matches = search(store, fp, args, self_id).map_err(|e| e.to_string())?;
+                    Ok((query, matches))
+                });
+                (line, answer)
+            })
+            .collect();
+        for (line, answer) in answers {
+            match answer {
+                Ok((query, matches)) => {
+                    any_match |= !matches.is_empty();
+                    let matches: Vec<Value> = matches.iter().map(output::match_json).collect();
+                    writeln!(out, "{}", json!({ "query": query, "matches": matches }))?;
+                }
+                Err(e) => {
+                    errors += 1;
+                    eprintln!("error: {name}:{line}: {e}; query skipped");
+                    writeln!(out, "{}", json!({ "query": line, "error": e }))?;
+                }
+            }
+        }
+    }
+    out.flush()?;
+    Ok(if errors > 0 {
+        2
+    } else if any_match {
+        0
+    } else {
+        1
+    })
+}

@@ -1,0 +1,60 @@
+//! `simstore stats`: what a store holds and how it is laid out.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::{Code, open_for_reading};
+
+/// Arguments of `simstore stats`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Print the figures as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs the command; see [`Args`].
+pub fn run(db: &Path, args: Args) -> Result<Code> {
+    let store = open_for_reading(db)?;
+    let s = store.stats()?;
+    let l = &s.layout;
+    let prefixes: Vec<u32> = l.tables().iter().map(|t| t.prefix_bits()).collect();
+    let mut out = io::stdout().lock();
+    if args.json {
+        let v = json!({
+            "path": store.path(), "docs": s.docs, "format_version": s.format_version,
+            "spec": s.spec.to_string(), "spec_version": s.spec.version,
+            "k_max": l.k_max(), "blocks": l.widths(), "tables": l.tables().len(), "prefix_bits": prefixes,
+            "disk_bytes": s.disk_bytes, "expected_candidates_per_query": s.expected_candidates,
+        });
+        writeln!(out, "{v}")?;
+    } else {
+        writeln!(out, "store:          {}", store.path().display())?;
+        writeln!(out, "documents:      {}", s.docs)?;
+        writeln!(out, "format version: {}", s.format_version)?;
+        writeln!(out, "spec:           {}", s.spec)?;
+        writeln!(
+            out,
+            "layout:         k_max = {}, {} blocks of {:?} bits, {} tables",
+            l.k_max(),
+            l.widths().len(),
+            l.widths(),
+            l.tables().len()
+        )?;
+        writeln!(out, "prefix bits:    {prefixes:?}")?;
+        writeln!(
+            out,
+            "candidates:     {:.1} expected per k_max query (uniform fingerprints)",
+            s.expected_candidates
+        )?;
+        writeln!(
+            out,
+            "disk:           {:.1} MiB",
+            s.disk_bytes as f64 / (1u64 << 20) as f64
+        )?;
+    }
+    Ok(0)
+}

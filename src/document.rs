@@ -1,0 +1,98 @@
+//! Documents as they enter the store, and what the store keeps about them.
+
+use crate::fingerprint::Fingerprint;
+
+/// A document to fingerprint and store.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Document {
+    /// The caller's unique id (a URL, a path, a database key...). Non-empty, at most
+    /// [`MAX_ID_BYTES`] bytes.
+    pub id: String,
+    /// The title, if any; its words weigh 1.5× the body's.
+    pub title: Option<String>,
+    /// The body text.
+    pub text: String,
+    /// Where the document came from, if known. Stored, not fingerprinted.
+    pub url: Option<String>,
+}
+
+/// The longest document id accepted, in bytes.
+pub const MAX_ID_BYTES: usize = 4096;
+
+impl Document {
+    /// A document with an id and a body text.
+    pub fn new(id: impl Into<String>, text: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            text: text.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Sets the title.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the URL.
+    #[must_use]
+    pub fn with_url(mut self, url: impl Into<String>) -> Self {
+        self.url = Some(url.into());
+        self
+    }
+
+    /// The metadata the store keeps for this document.
+    pub fn meta(&self) -> DocMeta {
+        DocMeta {
+            title: self.title.clone(),
+            url: self.url.clone(),
+            length: self.text.chars().count() as u64,
+        }
+    }
+}
+
+/// What the store keeps about a document besides its id and fingerprint.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DocMeta {
+    /// The title, if any.
+    pub title: Option<String>,
+    /// The URL, if any.
+    pub url: Option<String>,
+    /// Length of the body in characters (0 when only a fingerprint was given).
+    pub length: u64,
+}
+
+/// A stored document, as returned by [`crate::Store::get`].
+#[derive(Debug, Clone, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub struct StoredDoc {
+    /// The external id.
+    pub id: String,
+    /// The fingerprint (as a raw u64; see [`StoredDoc::fingerprint`]).
+    pub fp: u64,
+    /// The title, if any.
+    pub title: Option<String>,
+    /// The URL, if any.
+    pub url: Option<String>,
+    /// Length of the body in characters (0 when only a fingerprint was given).
+    pub length: u64,
+    /// When it was stored, in seconds since the Unix epoch.
+    pub time: u64,
+}
+
+impl StoredDoc {
+    /// The fingerprint.
+    pub fn fingerprint(&self) -> Fingerprint {
+        Fingerprint(self.fp)
+    }
+}
+
+/// One answer to a query: a stored document within the asked distance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Match {
+    /// Hamming distance between the query and the document's fingerprint.
+    pub distance: u32,
+    /// The stored document.
+    pub doc: StoredDoc,
+}

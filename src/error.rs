@@ -1,0 +1,122 @@
+//! Typed errors of the simstore library.
+//!
+//! Every error carries what was found and, where the user can act on it, what to do.
+//! The binary adds context (file names, line numbers) on top of these.
+
+use std::path::PathBuf;
+
+/// The result type of every fallible simstore operation.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in the simstore library.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The path exists but does not hold a simstore store.
+    #[error(
+        "{path} is not a simstore store ({reason}); choose another --db path, or create a store with `simstore init`"
+    )]
+    NotAStore {
+        /// The path that was opened.
+        path: PathBuf,
+        /// What was found instead.
+        reason: String,
+    },
+
+    /// No store exists at the path and the builder was not asked to create one.
+    #[error(
+        "no store at {path}; create one with `simstore init` (or `simstore import`, which creates one)"
+    )]
+    NoStore {
+        /// The path that was opened.
+        path: PathBuf,
+    },
+
+    /// The store was written with an on-disk format this build cannot read.
+    #[error(
+        "store format version {found} is not supported by this build (it reads version {expected}); {hint}"
+    )]
+    FormatVersion {
+        /// The format version found in the store.
+        found: u32,
+        /// The format version this build reads and writes.
+        expected: u32,
+        /// What to do about it.
+        hint: &'static str,
+    },
+
+    /// The store's fingerprints were made under another fingerprint spec.
+    #[error(
+        "the store's fingerprints were made with fingerprint spec {found}, this build computes spec {expected}; \
+         fingerprints of different specs are not comparable: re-import the documents into a new store \
+         (or use a simstore build that has spec {found})"
+    )]
+    SpecMismatch {
+        /// The spec found in the store, in its display form.
+        found: String,
+        /// The spec of this build, in its display form.
+        expected: String,
+    },
+
+    /// Another process (or another `Store` in this process) holds the store open for writing.
+    #[error(
+        "the store at {path} is locked by another writer (only one process may write a store at a time): {detail}"
+    )]
+    Locked {
+        /// The store path.
+        path: PathBuf,
+        /// RocksDB's message.
+        detail: String,
+    },
+
+    /// The stored data is damaged: a manifest, record or key could not be decoded.
+    #[error("corrupt store: {0}; run `simstore check` for a full report")]
+    Corrupt(String),
+
+    /// An invalid layout was asked for (e.g. k_max not smaller than the number of blocks).
+    #[error("invalid layout: {0}")]
+    InvalidLayout(String),
+
+    /// A query asked for a Hamming distance the store's tables cannot answer exactly.
+    #[error(
+        "k = {k} exceeds this store's k_max = {k_max}: its tables only answer k <= {k_max} exactly; \
+         use --exhaustive (Store::query_exhaustive) for a full scan, or create a store with a larger --k-max"
+    )]
+    KTooLarge {
+        /// The k asked for.
+        k: u32,
+        /// The store's k_max.
+        k_max: u32,
+    },
+
+    /// A document had no text to fingerprint.
+    #[error(
+        "document has no text to fingerprint (empty or only punctuation/whitespace); give it a title or text"
+    )]
+    EmptyDocument,
+
+    /// A document id was empty or too long.
+    #[error("invalid document id: {0}")]
+    InvalidId(String),
+
+    /// A fingerprint could not be parsed.
+    #[error(
+        "invalid fingerprint {input:?}: expected exactly 16 hexadecimal digits (e.g. 0f3a5c7e9b1d2f40)"
+    )]
+    InvalidFingerprint {
+        /// The text that was given.
+        input: String,
+    },
+
+    /// A write was attempted on a store opened read-only.
+    #[error("the store was opened read-only; open it without read_only to write")]
+    ReadOnly,
+
+    /// An error reported by RocksDB.
+    #[error("storage error: {0}")]
+    Storage(#[from] rocksdb::Error),
+
+    /// An I/O error outside RocksDB.
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+}

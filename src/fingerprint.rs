@@ -1,0 +1,211 @@
+//! Text → 64-bit fingerprint, under one versioned [`FingerprintSpec`].
+//!
+//! Everything that changes a fingerprint is part of the spec, and the spec is stored in
+//! the store: fingerprints made under different specs are not comparable, so a store
+//! refuses to open under another spec.
+
+use std::fmt;
+use std::str::FromStr;
+
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+use crate::analyze;
+use crate::document::Document;
+use crate::error::{Error, Result};
+use crate::simhash::SimHasher;
+
+/// A 64-bit SimHash fingerprint. Displayed and parsed as exactly 16 hexadecimal digits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Fingerprint(pub u64);
+
+impl Fingerprint {
+    /// The Hamming distance between two fingerprints (number of differing bits).
+    #[inline]
+    pub fn distance(self, other: Fingerprint) -> u32 {
+        (self.0 ^ other.0).count_ones()
+    }
+}
+
+impl fmt::Display for Fingerprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+impl FromStr for Fingerprint {
+    type Err = Error;
+
+    /// Parses exactly 16 hexadecimal digits (either case), nothing else.
+    fn from_str(s: &str) -> Result<Self> {
+        if s.len() != 16 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(Error::InvalidFingerprint {
+                input: s.chars().take(40).collect(),
+            });
+        }
+        u64::from_str_radix(s, 16)
+            .map(Fingerprint)
+            .map_err(|_| Error::InvalidFingerprint {
+                input: s.to_owned(),
+            })
+    }
+}
+
+/// Everything that determines a document's fingerprint. Persisted in each store's
+/// manifest and compared on open.
+#[derive(Debug, Clone, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub struct FingerprintSpec {
+    /// The spec's version number; bumped with every change below.
+    pub version: u32,
+    /// Text normalization.
+    pub normalizer: String,
+    /// Tokenizer and its dictionary.
+    pub tokenizer: String,
+    /// What a feature is.
+    pub features: String,
+    /// How features are weighted.
+    pub weighting: String,
+    /// Feature hash function.
+    pub hash: String,
+    /// Seed of the feature hash.
+    pub seed: u64,
+}
+
+/// Seed of the xxh3 feature hash in spec v1 (the bytes of "SIMSTORE").
+pub const SPEC_V1_SEED: u64 = 0x5349_4D53_544F_5245;
+
+/// Weight of one occurrence of a token in the body (fixed point: 2 = 1.0).
+const BODY_WEIGHT: u32 = 2;
+/// Weight of one occurrence of a token in the title (fixed point: 3 = 1.5).
+const TITLE_WEIGHT: u32 = 3;
+
+impl FingerprintSpec {
+    /// The spec this build computes (v1).
+    pub fn current() -> Self {
+        Self {
+            version: 1,
+            normalizer: "unicode NFKC + lowercase".into(),
+            tokenizer: "jieba-rs 0.11 default dictionary, HMM on, for Han runs; alphanumeric runs elsewhere".into(),
+            features: "token unigrams".into(),
+            weighting: "term frequency; title occurrences weigh 1.5x body occurrences".into(),
+            hash: "xxh3-64".into(),
+            seed: SPEC_V1_SEED,
+        }
+    }
+}
+
+impl fmt::Display for FingerprintSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "v{} ({}; {}; {}; {}; {} seed {:#018x})",
+            self.version,
+            self.normalizer,
+            self.tokenizer,
+            self.features,
+            self.weighting,
+            self.hash,
+            self.seed
+        )
+    }
+}
+
+/// Computes fingerprints under the current [`FingerprintSpec`]. Cheap to create and
+/// `Send + Sync`; the jieba dictionary is shared by the whole process.
+#[derive(Debug, Clone)]
+pub struct Fingerprinter {
+    spec: FingerprintSpec,
+}
+
+impl Default for Fingerprinter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Fingerprinter {
+    /// A fingerprinter for [`FingerprintSpec::current`].
+    pub fn new() -> Self {
+        Self {
+            spec: FingerprintSpec::current(),
+        }
+    }
+
+    /// The spec this fingerprinter computes.
+    pub fn spec(&self) -> &FingerprintSpec {
+        &self.spec
+    }
+
+    /// Fingerprints a title (optional) and a body text.
+    ///
+    /// Errors with [`Error::EmptyDocument`] when neither has a single token.
+    pub fn fingerprint(&self, title: Option<&str>, text: &str) -> Result<Fingerprint> {
+        let mut hasher = SimHasher::new();
+        let mut add = |part: &str, weight: u32| {
+            analyze::tokenize(&analyze::normalize(part), |token| {
+                hasher.add(xxh3_64_with_seed(token.as_bytes(), self.spec.seed), weight)
+            })
+        };
+        if let Some(title) = title {
+            add(title, TITLE_WEIGHT);
+        }
+        add(text, BODY_WEIGHT);
+        if hasher.total_weight() == 0 {
+            return Err(Error::EmptyDocument);
+        }
+        Ok(Fingerprint(hasher.finish()))
+    }
+
+    /// Fingerprints a document's title and text.
+    pub fn fingerprint_doc(&self, doc: &Document) -> Result<Fingerprint> {
+        self.fingerprint(doc.title.as_deref(), &doc.text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_round_trip_and_strictness() {
+        let fp: Fingerprint = "0123456789abcdef".parse().unwrap();
+        assert_eq!(fp.0, 0x0123_4567_89ab_cdef);
+        assert_eq!(fp.to_string(), "0123456789abcdef");
+        assert_eq!("0123456789ABCDEF".parse::<Fingerprint>().unwrap(), fp);
+        for bad in [
+            "",
+            "123",
+            "0123456789abcdeg",
+            "0x23456789abcdef",
+            "+123456789abcdef",
+            "0123456789abcdef0",
+            "０１２３４５６７８９ａｂｃｄｅｆ",
+        ] {
+            assert!(
+                bad.parse::<Fingerprint>().is_err(),
+                "{bad:?} must not parse"
+            );
+        }
+    }
+
+    #[test]
+    fn empty_documents_are_errors() {
+        let f = Fingerprinter::new();
+        assert!(matches!(f.fingerprint(None, ""), Err(Error::EmptyDocument)));
+        assert!(matches!(
+            f.fingerprint(Some("  "), "。，！"),
+            Err(Error::EmptyDocument)
+        ));
+        assert!(f.fingerprint(Some("标题"), "").is_ok());
+    }
+
+    #[test]
+    fn title_counts_more_than_body() {
+        let f = Fingerprinter::new();
+        let a = f.fingerprint(Some("alpha"), "beta").unwrap();
+        let b = f.fingerprint(Some("beta"), "alpha").unwrap();
+        let alpha = f.fingerprint(None, "alpha").unwrap();
+        let beta = f.fingerprint(None, "beta").unwrap();
+        assert_eq!(a, alpha, "the 1.5x title outvotes the body");
+        assert_eq!(b, beta);
+    }
+}

@@ -1,0 +1,430 @@
+//! The permutation-table layout of Manku, Jain and Das Sarma (WWW 2007).
+//!
+//! The 64 fingerprint bits are split into `b` blocks (block 0 holds the most significant
+//! bits). If two fingerprints differ in at most `k` bits, at least `b − k` blocks agree
+//! exactly (pigeonhole). For every choice of `b − k_max` blocks there is one table whose
+//! permutation moves those blocks to the top; a query probes, in each table, the run of
+//! keys whose top `p` bits (the leading blocks) equal its own. The union over tables holds
+//! every fingerprint within `k_max`, and for `k < k_max` a smaller set of tables suffices
+//! ([`Layout::tables_for_k`]).
+
+use crate::error::{Error, Result};
+
+/// The most tables a layout may have (each is a RocksDB column family).
+pub const MAX_TABLES: usize = 100;
+
+/// The largest `k_max` a layout may have.
+pub const MAX_K: u32 = 16;
+
+/// The budget of the layout rule: the expected number of candidate keys a query scans,
+/// summed over all tables, for uniformly distributed fingerprints.
+pub const CANDIDATE_BUDGET: f64 = 1024.0;
+
+/// One table: the order in which the blocks are laid out in its permuted key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Table {
+    /// Block indices in key order; the first `b − k_max` are the matched prefix.
+    order: Vec<u8>,
+    /// Number of leading key bits that a query must match exactly.
+    prefix_bits: u32,
+}
+
+impl Table {
+    /// Block indices in key order; the first `b − k_max` form the prefix.
+    pub fn order(&self) -> &[u8] {
+        &self.order
+    }
+
+    /// Number of leading bits of the permuted key that a probe matches exactly.
+    pub fn prefix_bits(&self) -> u32 {
+        self.prefix_bits
+    }
+}
+
+/// A validated layout: block widths, `k_max`, and the tables' permutations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    k_max: u32,
+    widths: Vec<u8>,
+    /// Shift of each block's least significant bit within the fingerprint.
+    shifts: Vec<u32>,
+    tables: Vec<Table>,
+    /// For each k in 0..=k_max, the indices of the tables a query with that k probes.
+    probe_sets: Vec<Vec<usize>>,
+}
+
+impl Layout {
+    /// A layout of `blocks` blocks of near-equal width (wider blocks first, as in Manku
+    /// et al.'s 11,11,11,11,10,10), exact for every `k ≤ k_max`.
+    ///
+    /// Errors when `k_max ≥ blocks`, `blocks` is 0 or above 64, or the layout would need
+    /// more than [`MAX_TABLES`] tables.
+    pub fn new(k_max: u32, blocks: u32) -> Result<Self> {
+        if blocks == 0 || blocks > 64 {
+            return Err(Error::InvalidLayout(format!(
+                "the number of blocks must be between 1 and 64, got {blocks}"
+            )));
+        }
+        let base = 64 / blocks;
+        let extra = 64 % blocks;
+        let widths = (0..blocks)
+            .map(|i| (base + u32::from(i < extra)) as u8)
+            .collect::<Vec<_>>();
+        Self::with_widths(k_max, widths)
+    }
+
+    /// A layout with explicit block widths (most significant block first), exact for every
+    /// `k ≤ k_max`. The widths must be positive and sum to 64.
+    pub fn with_widths(k_max: u32, widths: Vec<u8>) -> Result<Self> {
+        let b = widths.len();
+        if b == 0 || widths.contains(&0) || widths.iter().map(|&w| u32::from(w)).sum::<u32>() != 64
+        {
+            return Err(Error::InvalidLayout(format!(
+                "block widths must be positive and sum to 64, got {widths:?}"
+            )));
+        }
+        if k_max > MAX_K {
+            return Err(Error::InvalidLayout(format!(
+                "k_max must be at most {MAX_K}, got {k_max}"
+            )));
+        }
+        if k_max as usize >= b {
+            return Err(Error::InvalidLayout(format!(
+                "k_max = {k_max} needs more than {k_max} blocks (got {b}): at least one block must match"
+            )));
+        }
+        let lead = b - k_max as usize;
+        let count = binomial(b as u64, lead as u64);
+        if count > MAX_TABLES as u64 {
+            return Err(Error::InvalidLayout(format!(
+                "{b} blocks with k_max = {k_max} need {count} tables; at most {MAX_TABLES} are allowed"
+            )));
+        }
+        let tables = combinations(b, lead)
+            .into_iter()
+            .map(|chosen| {
+                let prefix_bits = chosen.iter().map(|&i| u32::from(widths[i])).sum();
+                let mut order: Vec<u8> = chosen.iter().map(|&i| i as u8).collect();
+                order.extend((0..b).filter(|i| !chosen.contains(i)).map(|i| i as u8));
+                Table { order, prefix_bits }
+            })
+            .collect::<Vec<_>>();
+        Self::from_parts(k_max, widths, tables)
+    }
+
+    /// Rebuilds a layout from persisted parts, checking that they are consistent: every
+    /// table's order is a permutation of the blocks, and the tables cover every choice of
+    /// `b − k_max` leading blocks.
+    pub(crate) fn from_persisted(
+        k_max: u32,
+        widths: Vec<u8>,
+        orders: Vec<Vec<u8>>,
+    ) -> Result<Self> {
+        let expected = Self::with_widths(k_max, widths.clone())?;
+        let lead = widths.len() - k_max as usize;
+        let mut tables = Vec::with_capacity(orders.len());
+        for order in orders {
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            if sorted != (0..widths.len() as u8).collect::<Vec<_>>() {
+                return Err(Error::Corrupt(format!(
+                    "table order {order:?} is not a permutation of the blocks"
+                )));
+            }
+            let prefix_bits = order[..lead]
+                .iter()
+                .map(|&i| u32::from(widths[i as usize]))
+                .sum();
+            tables.push(Table { order, prefix_bits });
+        }
+        let mut found: Vec<Vec<u8>> = tables.iter().map(|t| sorted_lead(t, lead)).collect();
+        let mut wanted: Vec<Vec<u8>> = expected
+            .tables
+            .iter()
+            .map(|t| sorted_lead(t, lead))
+            .collect();
+        found.sort();
+        wanted.sort();
+        if found != wanted {
+            return Err(Error::Corrupt(
+                "the persisted tables do not cover every choice of leading blocks".into(),
+            ));
+        }
+        Self::from_parts(k_max, widths, tables)
+    }
+
+    fn from_parts(k_max: u32, widths: Vec<u8>, tables: Vec<Table>) -> Result<Self> {
+        let mut shifts = Vec::with_capacity(widths.len());
+        let mut top = 64u32;
+        for &w in &widths {
+            top -= u32::from(w);
+            shifts.push(top);
+        }
+        let lead = widths.len() - k_max as usize;
+        let probe_sets = (0..=k_max)
+            .map(|k| cover(&tables, widths.len(), lead, k as usize))
+            .collect();
+        Ok(Self {
+            k_max,
+            widths,
+            shifts,
+            tables,
+            probe_sets,
+        })
+    }
+
+    /// The layout the cost rule picks for a store expected to hold `expected_docs`
+    /// fingerprints: the smallest number of blocks `b > k_max` whose expected number of
+    /// candidates per query, `Σ_tables N / 2^prefix_bits`, is at most [`CANDIDATE_BUDGET`]
+    /// (with `k_max = 3`: b = 4 up to ~16M documents, b = 5 up to ~4.9G, then b = 6),
+    /// capped by [`MAX_TABLES`].
+    pub fn for_expected_docs(expected_docs: u64, k_max: u32) -> Result<Self> {
+        let n = expected_docs.max(1) as f64;
+        let mut best: Option<Layout> = None;
+        for blocks in (k_max + 1)..=64 {
+            let layout = match Self::new(k_max, blocks) {
+                Ok(l) => l,
+                Err(_) if best.is_some() => break,
+                Err(e) => return Err(e),
+            };
+            let fits = layout.expected_candidates(n) <= CANDIDATE_BUDGET;
+            best = Some(layout);
+            if fits {
+                break;
+            }
+        }
+        best.ok_or_else(|| Error::InvalidLayout(format!("no layout for k_max = {k_max}")))
+    }
+
+    /// Expected candidate keys scanned by one query over `n` uniform fingerprints.
+    pub fn expected_candidates(&self, n: f64) -> f64 {
+        self.tables
+            .iter()
+            .map(|t| n / 2f64.powi(t.prefix_bits as i32))
+            .sum()
+    }
+
+    /// The largest Hamming distance the tables answer exactly.
+    pub fn k_max(&self) -> u32 {
+        self.k_max
+    }
+
+    /// Block widths in bits, most significant block first.
+    pub fn widths(&self) -> &[u8] {
+        &self.widths
+    }
+
+    /// The tables, in column-family order (`t00`, `t01`, ...).
+    pub fn tables(&self) -> &[Table] {
+        &self.tables
+    }
+
+    /// The tables a query with distance `k ≤ k_max` must probe to be exact. For `k = k_max`
+    /// that is every table; for smaller `k`, a greedy cover: for every set of `k` blocks
+    /// that may differ, some chosen table leads with none of them.
+    pub fn tables_for_k(&self, k: u32) -> Result<&[usize]> {
+        self.probe_sets
+            .get(k as usize)
+            .map(Vec::as_slice)
+            .ok_or(Error::KTooLarge {
+                k,
+                k_max: self.k_max,
+            })
+    }
+
+    /// Applies table `t`'s permutation: its blocks, in the table's order, from the top bit down.
+    #[inline]
+    pub fn permute(&self, t: usize, fp: u64) -> u64 {
+        let mut out = 0u64;
+        let mut top = 64u32;
+        for &block in &self.tables[t].order {
+            let w = u32::from(self.widths[block as usize]);
+            let bits = (fp >> self.shifts[block as usize]) & low_mask(w);
+            top -= w;
+            out |= bits << top;
+        }
+        out
+    }
+
+    /// Inverts [`Layout::permute`] for table `t`.
+    pub fn unpermute(&self, t: usize, key: u64) -> u64 {
+        let mut out = 0u64;
+        let mut top = 64u32;
+        for &block in &self.tables[t].order {
+            let w = u32::from(self.widths[block as usize]);
+            top -= w;
+            let bits = (key >> top) & low_mask(w);
+            out |= bits << self.shifts[block as usize];
+        }
+        out
+    }
+}
+
+/// A mask of the `w` least significant bits (`w ≤ 64`).
+#[inline]
+fn low_mask(w: u32) -> u64 {
+    if w >= 64 { u64::MAX } else { (1u64 << w) - 1 }
+}
+
+fn sorted_lead(t: &Table, lead: usize) -> Vec<u8> {
+    let mut v = t.order[..lead].to_vec();
+    v.sort_unstable();
+    v
+}
+
+/// Greedy set cover: tables such that for every set `D` of `k` blocks, one table's lead
+/// blocks avoid `D` entirely.
+fn cover(tables: &[Table], b: usize, lead: usize, k: usize) -> Vec<usize> {
+    let mut uncovered: Vec<Vec<usize>> = combinations(b, k);
+    let avoids =
+        |t: &Table, d: &[usize]| t.order[..lead].iter().all(|&i| !d.contains(&(i as usize)));
+    let mut chosen = Vec::new();
+    while !uncovered.is_empty() {
+        let (best, _) = tables
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !chosen.contains(i))
+            .map(|(i, t)| (i, uncovered.iter().filter(|d| avoids(t, d)).count()))
+            .max_by_key(|&(i, n)| (n, std::cmp::Reverse(i)))
+            .expect("every k-subset is avoided by the table that leads with its complement");
+        chosen.push(best);
+        uncovered.retain(|d| !avoids(&tables[best], d));
+    }
+    chosen.sort_unstable();
+    chosen
+}
+
+/// All `r`-subsets of `0..n`, in lexicographic order.
+fn combinations(n: usize, r: usize) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    let mut cur = Vec::with_capacity(r);
+    fn rec(start: usize, n: usize, r: usize, cur: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+        if cur.len() == r {
+            out.push(cur.clone());
+            return;
+        }
+        for i in start..n {
+            if n - i < r - cur.len() {
+                break;
+            }
+            cur.push(i);
+            rec(i + 1, n, r, cur, out);
+            cur.pop();
+        }
+    }
+    rec(0, n, r, &mut cur, &mut out);
+    out
+}
+
+fn binomial(n: u64, r: u64) -> u64 {
+    let r = r.min(n - r);
+    (0..r).fold(1u64, |acc, i| acc.saturating_mul(n - i) / (i + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manku_layouts() {
+        let l = Layout::new(3, 4).unwrap();
+        assert_eq!(l.tables().len(), 4);
+        assert!(l.tables().iter().all(|t| t.prefix_bits() == 16));
+        let l = Layout::new(3, 6).unwrap();
+        assert_eq!(l.widths(), &[11, 11, 11, 11, 10, 10]);
+        assert_eq!(l.tables().len(), 20);
+        let p: Vec<u32> = l.tables().iter().map(Table::prefix_bits).collect();
+        assert_eq!(*p.iter().min().unwrap(), 31);
+        assert_eq!(*p.iter().max().unwrap(), 33);
+    }
+
+    #[test]
+    fn invalid_layouts_are_errors() {
+        assert!(Layout::new(3, 3).is_err());
+        assert!(Layout::new(0, 0).is_err());
+        assert!(Layout::new(3, 65).is_err());
+        assert!(Layout::new(8, 20).is_err(), "C(20,8) tables is too many");
+        assert!(Layout::with_widths(1, vec![32, 31]).is_err());
+        assert!(Layout::with_widths(1, vec![64, 0]).is_err());
+    }
+
+    #[test]
+    fn permute_round_trips_and_preserves_distance() {
+        for (k, b) in [(3, 4), (3, 6), (2, 5), (0, 1), (1, 7)] {
+            let l = Layout::new(k, b).unwrap();
+            let mut x = 0x9E37_79B9_7F4A_7C15u64;
+            for _ in 0..200 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let y = x.rotate_left(17) ^ 0x55;
+                for t in 0..l.tables().len() {
+                    assert_eq!(l.unpermute(t, l.permute(t, x)), x);
+                    assert_eq!(
+                        (l.permute(t, x) ^ l.permute(t, y)).count_ones(),
+                        (x ^ y).count_ones()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn smaller_k_probes_fewer_tables() {
+        let l = Layout::new(3, 6).unwrap();
+        assert_eq!(l.tables_for_k(3).unwrap().len(), 20);
+        assert_eq!(l.tables_for_k(0).unwrap().len(), 1);
+        assert!(l.tables_for_k(1).unwrap().len() < 20);
+        assert!(matches!(
+            l.tables_for_k(4),
+            Err(Error::KTooLarge { k: 4, k_max: 3 })
+        ));
+    }
+
+    #[test]
+    fn layout_rule_grows_with_n() {
+        assert_eq!(
+            Layout::for_expected_docs(1_000, 3).unwrap().widths().len(),
+            4
+        );
+        assert_eq!(
+            Layout::for_expected_docs(10_000_000, 3)
+                .unwrap()
+                .widths()
+                .len(),
+            4
+        );
+        assert_eq!(
+            Layout::for_expected_docs(100_000_000, 3)
+                .unwrap()
+                .widths()
+                .len(),
+            5
+        );
+        assert_eq!(
+            Layout::for_expected_docs(8_000_000_000, 3)
+                .unwrap()
+                .widths()
+                .len(),
+            6
+        );
+        assert_eq!(
+            Layout::for_expected_docs(1_000, 0).unwrap().widths().len(),
+            1
+        );
+    }
+
+    #[test]
+    fn persisted_layout_is_validated() {
+        let l = Layout::new(3, 5).unwrap();
+        let orders: Vec<Vec<u8>> = l.tables().iter().map(|t| t.order().to_vec()).collect();
+        assert_eq!(
+            Layout::from_persisted(3, l.widths().to_vec(), orders.clone()).unwrap(),
+            l
+        );
+        let mut bad = orders.clone();
+        bad[0] = vec![0, 0, 1, 2, 3];
+        assert!(Layout::from_persisted(3, l.widths().to_vec(), bad).is_err());
+        assert!(Layout::from_persisted(3, l.widths().to_vec(), orders[1..].to_vec()).is_err());
+    }
+}

@@ -1,0 +1,46 @@
+//! simstore: a persistent store of 64-bit SimHash fingerprints for near-duplicate
+//! detection of web pages and documents, Chinese and English first.
+//!
+//! Text is normalized, segmented (jieba for Chinese), hashed into a weighted 64-bit
+//! SimHash ([`Fingerprinter`]) and stored in RocksDB permutation tables (Manku et al.,
+//! WWW 2007) so that "which stored documents are within Hamming distance k of this one?"
+//! is a handful of prefix seeks, exact for every `k ≤ k_max`.
+//!
+//! ```
+//! use simstore::{Document, Store};
+//!
+//! # fn main() -> simstore::Result<()> {
+//! let dir = tempfile::tempdir()?;
+//! let store = Store::builder(dir.path().join("pages.db")).k_max(3).open()?;
+//!
+//! let page = Document::new("https://example.com/a", "今天北京的天气很好，我们去公园散步，看到很多人在跑步和放风筝。")
+//!     .with_title("北京天气");
+//! store.insert(&page)?;
+//!
+//! // The same article reposted elsewhere, with half-width punctuation.
+//! let repost = Document::new("https://example.org/b", "今天北京的天气很好,我们去公园散步,看到很多人在跑步和放风筝!")
+//!     .with_title("北京天气");
+//! let found = store.query_doc(&repost, 3)?;
+//! assert_eq!(found[0].doc.id, "https://example.com/a");
+//! assert!(found[0].distance <= 3);
+//! # Ok(())
+//! # }
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod analyze;
+pub mod codec;
+pub mod document;
+pub mod error;
+pub mod fingerprint;
+pub mod layout;
+pub mod reader;
+pub mod simhash;
+pub mod store;
+
+pub use document::{DocMeta, Document, Match, StoredDoc};
+pub use error::{Error, Result};
+pub use fingerprint::{Fingerprint, FingerprintSpec, Fingerprinter};
+pub use layout::Layout;
+pub use store::{BatchOutcome, Entry, InsertOutcome, Stats, Store, StoreBuilder};

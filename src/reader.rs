@@ -1,0 +1,355 @@
+//! Input records: the "reader" stage of the data flow.
+//!
+//! A JSONL record is one JSON object per line:
+//! `{"id": string, "title"?: string, "text"?: string, "url"?: string, "fp"?: "16 hex digits"}`.
+//! Every way a record can be bad is a [`RecordError`] that says what is wrong and how to
+//! fix it; callers add the file name and line number.
+
+use std::io::{self, BufRead, Read};
+
+use serde_json::{Map, Value};
+
+use crate::document::{DocMeta, Document};
+use crate::fingerprint::{Fingerprint, Fingerprinter};
+use crate::store::Entry;
+
+/// The longest line (one record) accepted, in bytes: 256 MiB.
+pub const MAX_LINE_BYTES: usize = 256 << 20;
+
+/// One input record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// The external id.
+    pub id: String,
+    /// The title, if given.
+    pub title: Option<String>,
+    /// The body text, if given.
+    pub text: Option<String>,
+    /// The URL, if given.
+    pub url: Option<String>,
+    /// A precomputed fingerprint, if given; it is stored instead of computing one.
+    pub fp: Option<Fingerprint>,
+}
+
+/// Why a record was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecordError {
+    /// The line is not valid UTF-8.
+    #[error("not valid UTF-8 (byte {offset}): convert the input to UTF-8")]
+    InvalidUtf8 {
+        /// Offset of the first invalid byte within the line.
+        offset: usize,
+    },
+    /// The line holds a NUL byte: binary data, not text.
+    #[error("contains a NUL byte (binary data?): records must be UTF-8 text")]
+    Binary,
+    /// The line is not valid JSON.
+    #[error("invalid JSON: {0}")]
+    InvalidJson(String),
+    /// The line is JSON but not an object.
+    #[error("expected a JSON object like {{\"id\": \"...\", \"text\": \"...\"}}, found {0}")]
+    NotAnObject(&'static str),
+    /// The `id` field is missing.
+    #[error("missing \"id\": every record needs a unique string id")]
+    MissingId,
+    /// A field has the wrong type.
+    #[error("field \"{field}\" must be {expected}, found {found}")]
+    WrongType {
+        /// The field name.
+        field: &'static str,
+        /// What it must be.
+        expected: &'static str,
+        /// What it was.
+        found: &'static str,
+    },
+    /// The `fp` field is not 16 hex digits.
+    #[error("field \"fp\" must be exactly 16 hexadecimal digits, found {0:?}")]
+    InvalidFingerprint(String),
+    /// Neither text, title nor fp to make a fingerprint from.
+    #[error(
+        "nothing to fingerprint: give \"text\" (or \"title\") with words in it, or a precomputed \"fp\""
+    )]
+    Empty,
+    /// The id is empty or too long.
+    #[error("invalid id: {0}")]
+    InvalidId(String),
+    /// The line is longer than [`MAX_LINE_BYTES`].
+    #[error("the line is longer than {} MiB: split the document or check the input is JSONL", MAX_LINE_BYTES >> 20)]
+    TooLong,
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn opt_string(
+    obj: &mut Map<String, Value>,
+    field: &'static str,
+) -> Result<Option<String>, RecordError> {
+    match obj.remove(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(RecordError::WrongType {
+            field,
+            expected: "a string",
+            found: type_name(&other),
+        }),
+    }
+}
+
+/// Checks raw bytes are text: UTF-8 without NUL bytes.
+pub fn as_text(bytes: &[u8]) -> Result<&str, RecordError> {
+    let s = std::str::from_utf8(bytes).map_err(|e| RecordError::InvalidUtf8 {
+        offset: e.valid_up_to(),
+    })?;
+    if s.contains('\0') {
+        return Err(RecordError::Binary);
+    }
+    Ok(s)
+}
+
+/// Parses one JSONL line (without its newline) into a record.
+pub fn parse_jsonl(line: &[u8]) -> Result<Record, RecordError> {
+    let text = as_text(line)?;
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| RecordError::InvalidJson(e.to_string()))?;
+    let mut obj = match value {
+        Value::Object(o) => o,
+        other => return Err(RecordError::NotAnObject(type_name(&other))),
+    };
+    let id = match obj.remove("id") {
+        None | Some(Value::Null) => return Err(RecordError::MissingId),
+        Some(Value::String(s)) => s,
+        Some(other) => {
+            return Err(RecordError::WrongType {
+                field: "id",
+                expected: "a string",
+                found: type_name(&other),
+            });
+        }
+    };
+    if id.is_empty() {
+        return Err(RecordError::InvalidId("the id is empty".into()));
+    }
+    if id.len() > crate::document::MAX_ID_BYTES {
+        return Err(RecordError::InvalidId(format!(
+            "the id is {} bytes; at most {} are allowed",
+            id.len(),
+            crate::document::MAX_ID_BYTES
+        )));
+    }
+    let title = opt_string(&mut obj, "title")?;
+    let text = opt_string(&mut obj, "text")?;
+    let url = opt_string(&mut obj, "url")?;
+    let fp = match opt_string(&mut obj, "fp")? {
+        None => None,
+        Some(s) => Some(
+            s.parse::<Fingerprint>()
+                .map_err(|_| RecordError::InvalidFingerprint(s))?,
+        ),
+    };
+    Ok(Record {
+        id,
+        title,
+        text,
+        url,
+        fp,
+    })
+}
+
+impl Record {
+    /// The record as a document (text defaults to empty).
+    pub fn to_document(&self) -> Document {
+        Document {
+            id: self.id.clone(),
+            title: self.title.clone(),
+            text: self.text.clone().unwrap_or_default(),
+            url: self.url.clone(),
+        }
+    }
+
+    /// The record's fingerprint: the given `fp`, else one computed from title and text.
+    pub fn fingerprint(&self, f: &Fingerprinter) -> Result<Fingerprint, RecordError> {
+        match self.fp {
+            Some(fp) => Ok(fp),
+            None => f
+                .fingerprint(self.title.as_deref(), self.text.as_deref().unwrap_or(""))
+                .map_err(|_| RecordError::Empty),
+        }
+    }
+
+    /// The store entry for this record (fingerprinting it unless `fp` was given).
+    pub fn into_entry(self, f: &Fingerprinter) -> Result<Entry, RecordError> {
+        let fp = self.fingerprint(f)?;
+        let length = self.text.as_deref().map_or(0, |t| t.chars().count() as u64);
+        Ok(Entry {
+            id: self.id,
+            fp,
+            meta: DocMeta {
+                title: self.title,
+                url: self.url,
+                length,
+            },
+        })
+    }
+}
+
+/// One numbered line of input: its bytes (without the line ending), or why it could not
+/// be read as a record.
+pub type NumberedLine = (u64, Result<Vec<u8>, RecordError>);
+
+/// Reads lines of at most [`MAX_LINE_BYTES`] bytes, numbering them from 1. Longer lines
+/// are skipped to their end and reported as [`RecordError::TooLong`].
+pub struct Lines<R> {
+    inner: R,
+    line_no: u64,
+    max: usize,
+}
+
+impl<R: BufRead> Lines<R> {
+    /// Lines of `inner`, with the default limit.
+    pub fn new(inner: R) -> Self {
+        Self::with_limit(inner, MAX_LINE_BYTES)
+    }
+
+    /// Lines of `inner`, each at most `max` bytes.
+    pub fn with_limit(inner: R, max: usize) -> Self {
+        Self {
+            inner,
+            line_no: 0,
+            max,
+        }
+    }
+
+    /// The next line as `(line number, bytes or error)`, without its `\n` / `\r\n`;
+    /// `None` at the end. An I/O error ends the iteration with `Some(Err)`.
+    pub fn next_line(&mut self) -> io::Result<Option<NumberedLine>> {
+        let mut buf = Vec::new();
+        let n = (&mut self.inner)
+            .take(self.max as u64 + 1)
+            .read_until(b'\n', &mut buf)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.line_no += 1;
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+            if buf.last() == Some(&b'\r') {
+                buf.pop();
+            }
+        } else if buf.len() > self.max {
+            // Skip the rest of the over-long line.
+            loop {
+                let chunk = self.inner.fill_buf()?;
+                if chunk.is_empty() {
+                    break;
+                }
+                match chunk.iter().position(|&b| b == b'\n') {
+                    Some(i) => {
+                        self.inner.consume(i + 1);
+                        break;
+                    }
+                    None => {
+                        let len = chunk.len();
+                        self.inner.consume(len);
+                    }
+                }
+            }
+            return Ok(Some((self.line_no, Err(RecordError::TooLong))));
+        }
+        Ok(Some((self.line_no, Ok(buf))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_full_and_minimal_records() {
+        let r =
+            parse_jsonl(br#"{"id":"a","title":"T","text":"x","url":"u","fp":"00000000000000ff"}"#)
+                .unwrap();
+        assert_eq!(r.fp, Some(Fingerprint(255)));
+        assert_eq!(r.title.as_deref(), Some("T"));
+        let r = parse_jsonl(br#"{"id":"b","text":"hello","extra":1}"#).unwrap();
+        assert_eq!(
+            (r.id.as_str(), r.text.as_deref(), r.fp),
+            ("b", Some("hello"), None)
+        );
+    }
+
+    #[test]
+    fn bad_records_say_why() {
+        assert!(matches!(
+            parse_jsonl(b"{not json"),
+            Err(RecordError::InvalidJson(_))
+        ));
+        assert!(matches!(
+            parse_jsonl(b"[1,2]"),
+            Err(RecordError::NotAnObject("an array"))
+        ));
+        assert!(matches!(
+            parse_jsonl(br#"{"text":"x"}"#),
+            Err(RecordError::MissingId)
+        ));
+        assert!(matches!(
+            parse_jsonl(br#"{"id":7}"#),
+            Err(RecordError::WrongType { field: "id", .. })
+        ));
+        assert!(matches!(
+            parse_jsonl(br#"{"id":"a","text":["x"]}"#),
+            Err(RecordError::WrongType {
+                field: "text",
+                found: "an array",
+                ..
+            })
+        ));
+        assert!(matches!(
+            parse_jsonl(br#"{"id":"a","fp":"xyz"}"#),
+            Err(RecordError::InvalidFingerprint(_))
+        ));
+        assert!(matches!(
+            parse_jsonl(b"{\"id\":\"a\",\"text\":\"\xff\"}"),
+            Err(RecordError::InvalidUtf8 { offset: 18 })
+        ));
+        assert!(matches!(
+            parse_jsonl(b"{\"id\":\"a\"}\0"),
+            Err(RecordError::Binary)
+        ));
+        assert!(matches!(
+            parse_jsonl(br#"{"id":""}"#),
+            Err(RecordError::InvalidId(_))
+        ));
+    }
+
+    #[test]
+    fn empty_record_cannot_be_fingerprinted() {
+        let r = parse_jsonl(br#"{"id":"a","text":"  ..."}"#).unwrap();
+        assert!(matches!(
+            r.into_entry(&Fingerprinter::new()),
+            Err(RecordError::Empty)
+        ));
+    }
+
+    #[test]
+    fn lines_are_numbered_and_bounded() {
+        let input = b"one\r\ntoolongline\nthree".as_slice();
+        let mut lines = Lines::with_limit(input, 5);
+        assert_eq!(lines.next_line().unwrap(), Some((1, Ok(b"one".to_vec()))));
+        assert_eq!(
+            lines.next_line().unwrap(),
+            Some((2, Err(RecordError::TooLong)))
+        );
+        assert_eq!(lines.next_line().unwrap(), Some((3, Ok(b"three".to_vec()))));
+        assert_eq!(lines.next_line().unwrap(), None);
+    }
+}

@@ -1,0 +1,730 @@
+//! The store: RocksDB column families holding documents, ids and permutation tables
+//! (the "store" and "query" stages of the data flow). See docs/design.md for the layout.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rocksdb::{
+    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DB, DBCompressionType, Options,
+    ReadOptions, WriteBatch, WriteOptions,
+};
+
+use crate::codec::{self, Manifest};
+use crate::document::{DocMeta, Document, MAX_ID_BYTES, Match, StoredDoc};
+use crate::error::{Error, Result};
+use crate::fingerprint::{Fingerprint, FingerprintSpec, Fingerprinter};
+use crate::layout::Layout;
+
+const META: &str = "meta";
+const DOCS: &str = "docs";
+const IDS: &str = "ids";
+
+/// Options for creating or opening a [`Store`]. Every setter documents its default.
+///
+/// Layout options (`k_max`, `expected_docs`, `blocks`) only matter when the store is
+/// created; an existing store keeps the layout in its manifest.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct StoreBuilder {
+    path: PathBuf,
+    create_if_missing: bool,
+    k_max: u32,
+    expected_docs: u64,
+    blocks: Option<u32>,
+    sync_writes: bool,
+    block_cache_bytes: usize,
+    read_only: bool,
+}
+
+impl StoreBuilder {
+    /// Options for the store at `path` (a directory).
+    pub fn new(path: impl AsRef<Path>) -> Self {
+        Self {
+            path: path.as_ref().to_path_buf(),
+            create_if_missing: true,
+            k_max: 3,
+            expected_docs: 1_000_000,
+            blocks: None,
+            sync_writes: false,
+            block_cache_bytes: 256 << 20,
+            read_only: false,
+        }
+    }
+
+    /// Create the store when `path` does not exist (or is an empty directory).
+    /// Default: `true`.
+    pub fn create_if_missing(mut self, yes: bool) -> Self {
+        self.create_if_missing = yes;
+        self
+    }
+
+    /// The largest Hamming distance queries answer exactly (from the tables).
+    /// Default: 3. Only used when creating.
+    pub fn k_max(mut self, k_max: u32) -> Self {
+        self.k_max = k_max;
+        self
+    }
+
+    /// How many documents the store is expected to hold; picks the number of blocks by the
+    /// rule of [`Layout::for_expected_docs`]. Default: 1,000,000 (with k_max = 3: 4 blocks,
+    /// 4 tables, 16-bit prefixes). Only used when creating, and not when
+    /// [`StoreBuilder::blocks`] is set.
+    pub fn expected_docs(mut self, n: u64) -> Self {
+        self.expected_docs = n;
+        self
+    }
+
+    /// Force the number of blocks (must exceed `k_max`; the store gets C(b, k_max) tables).
+    /// Default: unset, chosen from [`StoreBuilder::expected_docs`]. Only used when creating.
+    pub fn blocks(mut self, blocks: u32) -> Self {
+        self.blocks = Some(blocks);
+        self
+    }
+
+    /// fsync the write-ahead log before acknowledging each write, so acknowledged writes
+    /// survive power loss and OS crashes, not only a crash of the process. Default: `false`
+    /// (acknowledged writes survive `kill -9` of the process).
+    pub fn sync_writes(mut self, yes: bool) -> Self {
+        self.sync_writes = yes;
+        self
+    }
+
+    /// Size of the block cache shared by all column families. Default: 256 MiB.
+    pub fn block_cache_bytes(mut self, bytes: usize) -> Self {
+        self.block_cache_bytes = bytes;
+        self
+    }
+
+    /// Open read-only: queries only, and no lock is taken, so it works beside a writer
+    /// process (seeing the data as of opening). Default: `false`.
+    pub fn read_only(mut self, yes: bool) -> Self {
+        self.read_only = yes;
+        self
+    }
+
+    /// The layout a new store would get from these options.
+    pub fn layout(&self) -> Result<Layout> {
+        match self.blocks {
+            Some(b) => Layout::new(self.k_max, b),
+            None => Layout::for_expected_docs(self.expected_docs, self.k_max),
+        }
+    }
+
+    /// Opens the store, creating it if allowed and missing.
+    ///
+    /// Errors: [`Error::NoStore`] (missing and not allowed to create), [`Error::NotAStore`]
+    /// (the path holds something else), [`Error::Locked`] (another writer has it open),
+    /// [`Error::FormatVersion`] / [`Error::SpecMismatch`] (written by another version),
+    /// [`Error::InvalidLayout`] (bad layout options when creating).
+    pub fn open(self) -> Result<Store> {
+        let path = self.path.clone();
+        if path.exists() && !path.is_dir() {
+            return Err(Error::NotAStore {
+                path,
+                reason: "it is a file, not a directory".into(),
+            });
+        }
+        if path.join("CURRENT").is_file() {
+            return self.open_existing();
+        }
+        if path.is_dir() && std::fs::read_dir(&path)?.next().is_some() {
+            return Err(Error::NotAStore {
+                path,
+                reason: "the directory is not empty and holds no RocksDB database".into(),
+            });
+        }
+        if !self.create_if_missing || self.read_only {
+            return Err(Error::NoStore { path });
+        }
+        self.create()
+    }
+
+    fn db_options(&self, cache: &Cache) -> Options {
+        let mut opts = Options::default();
+        opts.set_max_background_jobs(2);
+        opts.set_keep_log_file_num(3);
+        let mut bbo = BlockBasedOptions::default();
+        bbo.set_block_cache(cache);
+        opts.set_block_based_table_factory(&bbo);
+        opts
+    }
+
+    fn cf_descriptor(name: &str, cache: &Cache) -> ColumnFamilyDescriptor {
+        let mut opts = Options::default();
+        let mut bbo = BlockBasedOptions::default();
+        bbo.set_block_cache(cache);
+        if name.starts_with('t') {
+            // Table keys are random 16-byte strings: compression gains nothing but CPU.
+            opts.set_compression_type(DBCompressionType::None);
+            bbo.set_cache_index_and_filter_blocks(true);
+            bbo.set_pin_l0_filter_and_index_blocks_in_cache(true);
+        } else {
+            opts.set_compression_type(DBCompressionType::Lz4);
+        }
+        opts.set_block_based_table_factory(&bbo);
+        ColumnFamilyDescriptor::new(name, opts)
+    }
+
+    fn create(self) -> Result<Store> {
+        let layout = self.layout()?;
+        let cache = Cache::new_lru_cache(self.block_cache_bytes);
+        let mut opts = self.db_options(&cache);
+        opts.create_if_missing(true);
+        opts.create_missing_column_families(true);
+        let names = cf_names(layout.tables().len());
+        let db = DB::open_cf_descriptors(
+            &opts,
+            &self.path,
+            names.iter().map(|n| Self::cf_descriptor(n, &cache)),
+        )
+        .map_err(|e| open_error(&self.path, e))?;
+        let manifest = Manifest {
+            layout,
+            spec: FingerprintSpec::current(),
+            created: now(),
+        };
+        let mut batch = WriteBatch::default();
+        batch.put_cf(
+            cf(&db, META)?,
+            codec::MANIFEST_KEY,
+            codec::encode_manifest(&manifest),
+        );
+        batch.put_cf(
+            cf(&db, META)?,
+            codec::COUNTERS_KEY,
+            codec::encode_counters(0, 0),
+        );
+        let mut wo = WriteOptions::default();
+        wo.set_sync(true);
+        db.write_opt(batch, &wo)?;
+        Store::assemble(db, self, manifest, (0, 0))
+    }
+
+    fn open_existing(self) -> Result<Store> {
+        let cache = Cache::new_lru_cache(self.block_cache_bytes);
+        let opts = self.db_options(&cache);
+        let names = DB::list_cf(&opts, &self.path).map_err(|e| Error::NotAStore {
+            path: self.path.clone(),
+            reason: format!("RocksDB cannot list its column families: {e}"),
+        })?;
+        if !names.iter().any(|n| n == META) {
+            return Err(Error::NotAStore {
+                path: self.path.clone(),
+                reason: "a RocksDB database without simstore's `meta` column family".into(),
+            });
+        }
+        let descriptors = names.iter().map(|n| Self::cf_descriptor(n, &cache));
+        let db = if self.read_only {
+            DB::open_cf_descriptors_read_only(&opts, &self.path, descriptors, false)
+        } else {
+            DB::open_cf_descriptors(&opts, &self.path, descriptors)
+        }
+        .map_err(|e| open_error(&self.path, e))?;
+        let meta = cf(&db, META)?;
+        let bytes = db
+            .get_cf(meta, codec::MANIFEST_KEY)?
+            .ok_or_else(|| Error::NotAStore {
+                path: self.path.clone(),
+                reason: "its `meta` column family has no manifest".into(),
+            })?;
+        let manifest = codec::decode_manifest(&bytes)?;
+        let current = FingerprintSpec::current();
+        if manifest.spec != current {
+            return Err(Error::SpecMismatch {
+                found: manifest.spec.to_string(),
+                expected: current.to_string(),
+            });
+        }
+        for name in cf_names(manifest.layout.tables().len()) {
+            if !names.contains(&name) {
+                return Err(Error::Corrupt(format!(
+                    "column family `{name}` of the manifest's layout is missing"
+                )));
+            }
+        }
+        let counters = match db.get_cf(meta, codec::COUNTERS_KEY)? {
+            Some(b) => codec::decode_counters(&b)?,
+            None => return Err(Error::Corrupt("the counters are missing".into())),
+        };
+        Store::assemble(db, self, manifest, counters)
+    }
+}
+
+/// The column family names of a store with `tables` tables, in creation order.
+fn cf_names(tables: usize) -> Vec<String> {
+    [META, DOCS, IDS]
+        .iter()
+        .map(|s| s.to_string())
+        .chain((0..tables).map(codec::table_cf_name))
+        .collect()
+}
+
+fn open_error(path: &Path, e: rocksdb::Error) -> Error {
+    let msg = e.to_string();
+    if msg.contains("LOCK") || msg.contains("lock file") || msg.contains("lock hold") {
+        Error::Locked {
+            path: path.to_path_buf(),
+            detail: msg,
+        }
+    } else {
+        Error::Storage(e)
+    }
+}
+
+fn cf<'a>(db: &'a DB, name: &str) -> Result<&'a ColumnFamily> {
+    db.cf_handle(name)
+        .ok_or_else(|| Error::Corrupt(format!("column family `{name}` is missing")))
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// What an insert did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InsertOutcome {
+    /// The id was new.
+    Inserted,
+    /// The id existed; its old record and table entries were replaced.
+    Replaced,
+}
+
+/// One entry of [`Store::insert_batch`]: an id, its fingerprint and its metadata.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The external id.
+    pub id: String,
+    /// The fingerprint to store.
+    pub fp: Fingerprint,
+    /// Title, URL and length to keep with it.
+    pub meta: DocMeta,
+}
+
+/// Counts of what a batch insert did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BatchOutcome {
+    /// Entries whose id was new.
+    pub inserted: u64,
+    /// Entries that replaced an existing id (including earlier entries of the same batch).
+    pub replaced: u64,
+}
+
+/// Figures about a store, for `simstore stats`.
+#[derive(Debug, Clone)]
+pub struct Stats {
+    /// Live documents.
+    pub docs: u64,
+    /// The layout.
+    pub layout: Layout,
+    /// The fingerprint spec.
+    pub spec: FingerprintSpec,
+    /// The on-disk format version.
+    pub format_version: u32,
+    /// Total size of the store's files, in bytes.
+    pub disk_bytes: u64,
+    /// Expected candidates scanned by a k_max query at the current size, for uniform fingerprints.
+    pub expected_candidates: f64,
+}
+
+/// The writer's in-memory state; the lock serializes writers.
+#[derive(Debug)]
+struct Counters {
+    next_seq: u64,
+    live: u64,
+}
+
+/// A persistent store of SimHash fingerprints. `Send + Sync`: share it (e.g. in an `Arc`)
+/// and query from many threads; writes are serialized internally.
+pub struct Store {
+    db: DB,
+    path: PathBuf,
+    manifest: Manifest,
+    table_cfs: Vec<String>,
+    fingerprinter: Fingerprinter,
+    counters: Mutex<Counters>,
+    sync_writes: bool,
+    read_only: bool,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.path)
+            .field("layout", &self.manifest.layout)
+            .finish()
+    }
+}
+
+impl Store {
+    /// Options for the store at `path`; see [`StoreBuilder`].
+    pub fn builder(path: impl AsRef<Path>) -> StoreBuilder {
+        StoreBuilder::new(path)
+    }
+
+    /// Opens the store at `path`, creating it with default options if it does not exist.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        StoreBuilder::new(path).open()
+    }
+
+    fn assemble(
+        db: DB,
+        b: StoreBuilder,
+        manifest: Manifest,
+        (next_seq, live): (u64, u64),
+    ) -> Result<Self> {
+        let table_cfs = (0..manifest.layout.tables().len())
+            .map(codec::table_cf_name)
+            .collect();
+        Ok(Self {
+            db,
+            path: b.path,
+            manifest,
+            table_cfs,
+            fingerprinter: Fingerprinter::new(),
+            counters: Mutex::new(Counters { next_seq, live }),
+            sync_writes: b.sync_writes,
+            read_only: b.read_only,
+        })
+    }
+
+    /// The store's directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The permutation-table layout.
+    pub fn layout(&self) -> &Layout {
+        &self.manifest.layout
+    }
+
+    /// The fingerprinter of the store's spec.
+    pub fn fingerprinter(&self) -> &Fingerprinter {
+        &self.fingerprinter
+    }
+
+    /// Number of stored documents.
+    pub fn len(&self) -> u64 {
+        self.lock().live
+    }
+
+    /// True when no document is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Counters> {
+        // Counters change only after a successful write, so a poisoned lock holds valid state.
+        self.counters.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn cf(&self, name: &str) -> Result<&ColumnFamily> {
+        cf(&self.db, name)
+    }
+
+    fn write(&self, batch: WriteBatch) -> Result<()> {
+        let mut wo = WriteOptions::default();
+        wo.set_sync(self.sync_writes);
+        self.db.write_opt(batch, &wo)?;
+        Ok(())
+    }
+
+    fn check_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ReadOnly);
+        }
+        Ok(())
+    }
+
+    /// Fingerprints `doc` and stores it; an existing document with the same id is replaced.
+    pub fn insert(&self, doc: &Document) -> Result<InsertOutcome> {
+        let fp = self.fingerprinter.fingerprint_doc(doc)?;
+        self.insert_fingerprint(&doc.id, fp, doc.meta())
+    }
+
+    /// Stores a precomputed fingerprint under `id`; an existing document with the same id
+    /// is replaced. When this returns `Ok`, the write survives a crash of the process.
+    pub fn insert_fingerprint(
+        &self,
+        id: &str,
+        fp: Fingerprint,
+        meta: DocMeta,
+    ) -> Result<InsertOutcome> {
+        let out = self.insert_batch([Entry {
+            id: id.to_owned(),
+            fp,
+            meta,
+        }])?;
+        Ok(if out.replaced > 0 {
+            InsertOutcome::Replaced
+        } else {
+            InsertOutcome::Inserted
+        })
+    }
+
+    /// Stores many entries in one atomic write (all or none). Later entries with an id
+    /// already in the store, or earlier in the batch, replace the earlier ones.
+    pub fn insert_batch(&self, entries: impl IntoIterator<Item = Entry>) -> Result<BatchOutcome> {
+        self.check_writable()?;
+        let entries: Vec<Entry> = entries.into_iter().collect();
+        for e in &entries {
+            validate_id(&e.id)?;
+        }
+        let (docs, ids, meta) = (self.cf(DOCS)?, self.cf(IDS)?, self.cf(META)?);
+        let mut counters = self.lock();
+        let existing =
+            self.db
+                .batched_multi_get_cf(ids, entries.iter().map(|e| e.id.as_bytes()), false);
+        let mut pending: HashMap<&str, (u64, u64)> = HashMap::new();
+        let mut batch = WriteBatch::default();
+        let (mut next, mut live) = (counters.next_seq, counters.live);
+        let mut out = BatchOutcome::default();
+        let time = now();
+        for (e, old) in entries.iter().zip(existing) {
+            let old = match pending.get(e.id.as_str()) {
+                Some(&p) => Some(p),
+                None => old?.map(|v| codec::decode_id_value(&v)).transpose()?,
+            };
+            match old {
+                Some((seq, fp)) => {
+                    self.delete_entries(&mut batch, seq, fp)?;
+                    out.replaced += 1;
+                }
+                None => {
+                    live += 1;
+                    out.inserted += 1;
+                }
+            }
+            let seq = next;
+            next += 1;
+            let record = StoredDoc {
+                id: e.id.clone(),
+                fp: e.fp.0,
+                title: e.meta.title.clone(),
+                url: e.meta.url.clone(),
+                length: e.meta.length,
+                time,
+            };
+            batch.put_cf(docs, codec::doc_key(seq), codec::encode_doc(&record));
+            batch.put_cf(ids, e.id.as_bytes(), codec::encode_id_value(seq, e.fp.0));
+            for (t, name) in self.table_cfs.iter().enumerate() {
+                let key = codec::table_key(self.manifest.layout.permute(t, e.fp.0), seq);
+                batch.put_cf(self.cf(name)?, key, []);
+            }
+            pending.insert(&e.id, (seq, e.fp.0));
+        }
+        batch.put_cf(
+            meta,
+            codec::COUNTERS_KEY,
+            codec::encode_counters(next, live),
+        );
+        self.write(batch)?;
+        counters.next_seq = next;
+        counters.live = live;
+        Ok(out)
+    }
+
+    /// Adds to `batch` the deletion of document `seq` (fingerprint `fp`) from `docs` and
+    /// every table (not from `ids`: the caller overwrites or deletes that).
+    fn delete_entries(&self, batch: &mut WriteBatch, seq: u64, fp: u64) -> Result<()> {
+        batch.delete_cf(self.cf(DOCS)?, codec::doc_key(seq));
+        for (t, name) in self.table_cfs.iter().enumerate() {
+            batch.delete_cf(
+                self.cf(name)?,
+                codec::table_key(self.manifest.layout.permute(t, fp), seq),
+            );
+        }
+        Ok(())
+    }
+
+    /// Deletes the document `id` and its table entries. Returns whether it existed.
+    pub fn delete(&self, id: &str) -> Result<bool> {
+        self.check_writable()?;
+        let (ids, meta) = (self.cf(IDS)?, self.cf(META)?);
+        let mut counters = self.lock();
+        let Some(value) = self.db.get_cf(ids, id.as_bytes())? else {
+            return Ok(false);
+        };
+        let (seq, fp) = codec::decode_id_value(&value)?;
+        let mut batch = WriteBatch::default();
+        self.delete_entries(&mut batch, seq, fp)?;
+        batch.delete_cf(ids, id.as_bytes());
+        let live = counters.live.saturating_sub(1);
+        batch.put_cf(
+            meta,
+            codec::COUNTERS_KEY,
+            codec::encode_counters(counters.next_seq, live),
+        );
+        self.write(batch)?;
+        counters.live = live;
+        Ok(true)
+    }
+
+    /// The stored document `id`, if any.
+    pub fn get(&self, id: &str) -> Result<Option<StoredDoc>> {
+        let snap = self.db.snapshot();
+        let Some(value) = snap.get_cf(self.cf(IDS)?, id.as_bytes())? else {
+            return Ok(None);
+        };
+        let (seq, _) = codec::decode_id_value(&value)?;
+        match snap.get_cf(self.cf(DOCS)?, codec::doc_key(seq))? {
+            Some(bytes) => codec::decode_doc(&bytes).map(Some),
+            None => Err(Error::Corrupt(format!(
+                "id {id:?} points at missing document {seq}"
+            ))),
+        }
+    }
+
+    /// Every stored document within Hamming distance `k` of `fp`, sorted by distance, then
+    /// id. Exact (equal to a brute-force scan) for every `k ≤ k_max`; a larger `k` is
+    /// [`Error::KTooLarge`] (use [`Store::query_exhaustive`]).
+    pub fn query(&self, fp: Fingerprint, k: u32) -> Result<Vec<Match>> {
+        let layout = &self.manifest.layout;
+        let tables = layout.tables_for_k(k)?;
+        let snap = self.db.snapshot();
+        let mut hits: Vec<(u64, u32)> = Vec::new();
+        for &t in tables {
+            let pq = layout.permute(t, fp.0);
+            let shift = 64 - layout.tables()[t].prefix_bits();
+            let prefix = pq >> shift;
+            let lo = prefix << shift;
+            let mut ro = ReadOptions::default();
+            ro.set_snapshot(&snap);
+            if let Some(hi) = lo.checked_add(1u64 << shift) {
+                ro.set_iterate_upper_bound(codec::table_bound(hi));
+            }
+            let mut it = self
+                .db
+                .raw_iterator_cf_opt(self.cf(&self.table_cfs[t])?, ro);
+            it.seek(codec::table_bound(lo));
+            while let Some(key) = it.key() {
+                let (kfp, seq) = codec::decode_table_key(key)?;
+                if kfp >> shift != prefix {
+                    break;
+                }
+                let d = (kfp ^ pq).count_ones();
+                if d <= k {
+                    hits.push((seq, d));
+                }
+                it.next();
+            }
+            it.status()?;
+        }
+        hits.sort_unstable();
+        hits.dedup_by_key(|h| h.0);
+        let mut ro = ReadOptions::default();
+        ro.set_snapshot(&snap);
+        let keys: Vec<[u8; 8]> = hits.iter().map(|&(seq, _)| codec::doc_key(seq)).collect();
+        let values = self
+            .db
+            .batched_multi_get_cf_opt(self.cf(DOCS)?, &keys, true, &ro);
+        let mut out = Vec::with_capacity(hits.len());
+        for ((seq, distance), value) in hits.into_iter().zip(values) {
+            let bytes = value?.ok_or_else(|| {
+                Error::Corrupt(format!("a table entry points at missing document {seq}"))
+            })?;
+            out.push(Match {
+                distance,
+                doc: codec::decode_doc(&bytes)?,
+            });
+        }
+        sort_matches(&mut out);
+        Ok(out)
+    }
+
+    /// Every stored document within distance `k` (any k ≤ 64) by a full scan of `docs`.
+    /// Exact but slow: it reads every record.
+    pub fn query_exhaustive(&self, fp: Fingerprint, k: u32) -> Result<Vec<Match>> {
+        let mut out = Vec::new();
+        self.for_each_doc(|doc| {
+            let distance = doc.fingerprint().distance(fp);
+            if distance <= k {
+                out.push(Match { distance, doc });
+            }
+            Ok(())
+        })?;
+        sort_matches(&mut out);
+        Ok(out)
+    }
+
+    /// Fingerprints `doc` and queries with it.
+    pub fn query_doc(&self, doc: &Document, k: u32) -> Result<Vec<Match>> {
+        self.query(self.fingerprinter.fingerprint_doc(doc)?, k)
+    }
+
+    /// Calls `f` with every stored document, in insertion order, from one consistent snapshot.
+    pub fn for_each_doc(&self, mut f: impl FnMut(StoredDoc) -> Result<()>) -> Result<()> {
+        let snap = self.db.snapshot();
+        let mut ro = ReadOptions::default();
+        ro.set_snapshot(&snap);
+        let mut it = self.db.raw_iterator_cf_opt(self.cf(DOCS)?, ro);
+        it.seek_to_first();
+        while let Some(value) = it.value() {
+            f(codec::decode_doc(value)?)?;
+            it.next();
+        }
+        it.status()?;
+        Ok(())
+    }
+
+    /// Flushes memtables to SST files. Not needed for durability (the write-ahead log
+    /// already has every acknowledged write); useful before measuring disk size.
+    pub fn flush(&self) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
+        for name in [META, DOCS, IDS]
+            .into_iter()
+            .chain(self.table_cfs.iter().map(String::as_str))
+        {
+            self.db.flush_cf(self.cf(name)?)?;
+        }
+        Ok(())
+    }
+
+    /// Figures about the store.
+    pub fn stats(&self) -> Result<Stats> {
+        let docs = self.len();
+        Ok(Stats {
+            docs,
+            layout: self.manifest.layout.clone(),
+            spec: self.manifest.spec.clone(),
+            format_version: codec::FORMAT_VERSION,
+            disk_bytes: dir_size(&self.path),
+            expected_candidates: self.manifest.layout.expected_candidates(docs as f64),
+        })
+    }
+}
+
+fn sort_matches(matches: &mut [Match]) {
+    matches.sort_unstable_by(|a, b| (a.distance, &a.doc.id).cmp(&(b.distance, &b.doc.id)));
+}
+
+fn validate_id(id: &str) -> Result<()> {
+    if id.is_empty() {
+        return Err(Error::InvalidId("the id is empty".into()));
+    }
+    if id.len() > MAX_ID_BYTES {
+        return Err(Error::InvalidId(format!(
+            "the id is {} bytes; at most {MAX_ID_BYTES} are allowed",
+            id.len()
+        )));
+    }
+    Ok(())
+}
+
+fn dir_size(path: &Path) -> u64 {
+    std::fs::read_dir(path)
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.metadata().ok())
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}

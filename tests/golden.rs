@@ -1,0 +1,129 @@
+//! Golden tests: exact fingerprints, segmentations and manifest bytes. If one of these
+//! changes, every stored fingerprint changes meaning: bump the FingerprintSpec version
+//! (or the format version) and say so in the CHANGELOG.
+
+use simstore::codec::{self, Manifest};
+use simstore::{FingerprintSpec, Fingerprinter, Layout, analyze};
+
+#[test]
+fn fingerprints_of_fixed_texts() {
+    let f = Fingerprinter::new();
+    let cases: &[(Option<&str>, &str, &str)] = &[
+        (
+            Some("北京天气"),
+            "今天北京的天气很好，我们去公园散步，看到很多人在跑步和放风筝。",
+            "0419d38ec1866b4b",
+        ),
+        (
+            Some("北京天气"),
+            "今天北京的天气很好，我们去公园散步，看到很多人在跑步和放风筝。来源：某某网",
+            "0419d28ec1c64b49",
+        ),
+        (
+            None,
+            "自然语言处理是人工智能领域中的一个重要方向。它研究能实现人与计算机之间用自然语言进行有效通信的各种理论和方法。",
+            "151284a09cd24848",
+        ),
+        (
+            Some("Local weather"),
+            "The city council approved a new budget on Tuesday, adding funds for parks, libraries and road repairs across the northern districts.",
+            "b41c72b60c32e58e",
+        ),
+        (
+            None,
+            "ＦＵＬＬ－ＷＩＤＴＨ Text, mixed 中文 and English：２０２６年",
+            "259136b90d35cd0f",
+        ),
+    ];
+    for &(title, text, want) in cases {
+        assert_eq!(
+            f.fingerprint(title, text).unwrap().to_string(),
+            want,
+            "{title:?} / {text}"
+        );
+    }
+}
+
+#[test]
+fn normalization_makes_width_case_and_punctuation_irrelevant() {
+    let f = Fingerprinter::new();
+    let a = f
+        .fingerprint(
+            None,
+            "ＦＵＬＬ－ＷＩＤＴＨ Text, mixed 中文 and English：２０２６年",
+        )
+        .unwrap();
+    let b = f
+        .fingerprint(None, "full-width text, MIXED 中文 AND english:2026年")
+        .unwrap();
+    assert_eq!(a, b);
+    let c = f
+        .fingerprint(
+            Some("北京天气"),
+            "今天北京的天气很好,我们去公园散步,看到很多人在跑步和放风筝!",
+        )
+        .unwrap();
+    let d = f
+        .fingerprint(
+            Some("北京天气"),
+            "今天北京的天气很好，我们去公园散步，看到很多人在跑步和放风筝。",
+        )
+        .unwrap();
+    assert_eq!(c, d);
+}
+
+#[test]
+fn jieba_segmentation_of_fixed_sentences() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "我们中出了一个叛徒",
+            &["我们", "中出", "了", "一个", "叛徒"],
+        ),
+        (
+            "今天北京的天气很好",
+            &["今天", "北京", "的", "天气", "很", "好"],
+        ),
+        ("南京市长江大桥", &["南京市", "长江大桥"]),
+        (
+            "自然语言处理是人工智能领域中的一个重要方向",
+            &[
+                "自然语言",
+                "处理",
+                "是",
+                "人工智能",
+                "领域",
+                "中",
+                "的",
+                "一个",
+                "重要",
+                "方向",
+            ],
+        ),
+        (
+            "iPhone 15 发布会在加州举行",
+            &["iphone", "15", "发布会", "在", "加州", "举行"],
+        ),
+    ];
+    for &(text, want) in cases {
+        assert_eq!(analyze::tokens(text), want, "{text}");
+    }
+}
+
+#[test]
+fn manifest_bytes_are_stable() {
+    let m = Manifest {
+        layout: Layout::new(3, 4).unwrap(),
+        spec: FingerprintSpec::current(),
+        created: 0,
+    };
+    let bytes = codec::encode_manifest(&m);
+    assert_eq!(&bytes[..12], b"SIMSTORE\0\0\0\x01");
+    assert_eq!(
+        format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes)),
+        MANIFEST_V1_HASH,
+        "{} bytes",
+        bytes.len()
+    );
+}
+
+const MANIFEST_V1_HASH: &str = "945518f1698c48c2";

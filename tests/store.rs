@@ -1,0 +1,293 @@
+//! Store behaviours: reopening, refusing other versions, locking, replacing, deleting,
+//! batches with repeated ids, and concurrent queries.
+
+use std::sync::Arc;
+
+use rocksdb::{DB, Options};
+use simstore::codec::{self, Manifest};
+use simstore::{
+    DocMeta, Document, Entry, Error, Fingerprint, FingerprintSpec, InsertOutcome, Store,
+};
+
+use crate::util::fp;
+
+fn meta(title: &str) -> DocMeta {
+    DocMeta {
+        title: Some(title.into()),
+        url: Some(format!("https://example.com/{title}")),
+        length: 10,
+    }
+}
+
+/// Rewrites the manifest of a closed store with `f` applied to its bytes.
+fn rewrite_manifest(path: &std::path::Path, f: impl FnOnce(Vec<u8>) -> Vec<u8>) {
+    let cfs = DB::list_cf(&Options::default(), path).unwrap();
+    let db = DB::open_cf(&Options::default(), path, &cfs).unwrap();
+    let meta = db.cf_handle("meta").unwrap();
+    let bytes = db.get_cf(meta, codec::MANIFEST_KEY).unwrap().unwrap();
+    db.put_cf(meta, codec::MANIFEST_KEY, f(bytes)).unwrap();
+}
+
+#[test]
+fn reopened_store_keeps_documents_and_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    {
+        let store = Store::open(&path).unwrap();
+        store
+            .insert_fingerprint("a", fp("00000000000000ff"), meta("a"))
+            .unwrap();
+        store
+            .insert_fingerprint("b", fp("00000000000000fe"), meta("b"))
+            .unwrap();
+        store.delete("a").unwrap();
+        store
+            .insert(&Document::new("c", "hello world, a document").with_title("greeting"))
+            .unwrap();
+    }
+    let store = Store::builder(&path)
+        .create_if_missing(false)
+        .open()
+        .unwrap();
+    assert_eq!(store.len(), 2);
+    let b = store.get("b").unwrap().unwrap();
+    assert_eq!((b.fp, b.title.as_deref(), b.length), (0xfe, Some("b"), 10));
+    assert!(store.get("a").unwrap().is_none());
+    let c = store.get("c").unwrap().unwrap();
+    assert_eq!(c.length, 23);
+    assert_eq!(store.query(fp("00000000000000ff"), 1).unwrap().len(), 1);
+    // New sequence numbers do not collide with old ones after reopening.
+    store
+        .insert_fingerprint("d", fp("00000000000000fc"), DocMeta::default())
+        .unwrap();
+    let ids: Vec<String> = store
+        .query(fp("00000000000000fe"), 2)
+        .unwrap()
+        .into_iter()
+        .map(|m| m.doc.id)
+        .collect();
+    assert_eq!(ids, ["b", "d"]);
+}
+
+#[test]
+fn replace_moves_the_document_in_every_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("db")).unwrap();
+    let old = fp("123456789abcdef0");
+    let new = fp("0fedcba987654321");
+    assert_eq!(
+        store.insert_fingerprint("x", old, meta("v1")).unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert_fingerprint("x", new, meta("v2")).unwrap(),
+        InsertOutcome::Replaced
+    );
+    assert_eq!(store.len(), 1);
+    assert!(
+        store.query(old, 3).unwrap().is_empty(),
+        "no table may still point at the old fingerprint"
+    );
+    assert!(store.query_exhaustive(old, 3).unwrap().is_empty());
+    let hits = store.query(new, 0).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].doc.title.as_deref(), Some("v2"));
+}
+
+#[test]
+fn repeated_ids_in_one_batch_keep_the_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("db")).unwrap();
+    let e = |id: &str, hex: &str| Entry {
+        id: id.into(),
+        fp: fp(hex),
+        meta: DocMeta::default(),
+    };
+    let out = store
+        .insert_batch([
+            e("a", "1111111111111111"),
+            e("b", "2222222222222222"),
+            e("a", "3333333333333333"),
+        ])
+        .unwrap();
+    assert_eq!((out.inserted, out.replaced), (2, 1));
+    assert_eq!(store.len(), 2);
+    assert_eq!(store.get("a").unwrap().unwrap().fp, 0x3333_3333_3333_3333);
+    assert!(store.query(fp("1111111111111111"), 3).unwrap().is_empty());
+    let mut all = Vec::new();
+    store
+        .for_each_doc(|d| {
+            all.push(d.id);
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(all, ["b", "a"]);
+}
+
+#[test]
+fn bad_documents_are_refused_without_side_effects() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("db")).unwrap();
+    assert!(matches!(
+        store.insert(&Document::new("e", "  ，。 ")),
+        Err(Error::EmptyDocument)
+    ));
+    assert!(matches!(
+        store.insert_fingerprint("", fp("0000000000000001"), DocMeta::default()),
+        Err(Error::InvalidId(_))
+    ));
+    let long = "x".repeat(5000);
+    let batch = [
+        Entry {
+            id: "ok".into(),
+            fp: fp("0000000000000001"),
+            meta: DocMeta::default(),
+        },
+        Entry {
+            id: long,
+            fp: fp("0000000000000002"),
+            meta: DocMeta::default(),
+        },
+    ];
+    assert!(matches!(
+        store.insert_batch(batch),
+        Err(Error::InvalidId(_))
+    ));
+    assert_eq!(store.len(), 0, "a refused batch stores nothing");
+}
+
+#[test]
+fn another_spec_is_refused_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    drop(Store::open(&path).unwrap());
+    rewrite_manifest(&path, |bytes| {
+        let mut m: Manifest = codec::decode_manifest(&bytes).unwrap();
+        m.spec = FingerprintSpec {
+            version: 99,
+            ..FingerprintSpec::current()
+        };
+        codec::encode_manifest(&m)
+    });
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, Error::SpecMismatch { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("v99") && msg.contains("v1") && msg.contains("re-import"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn another_format_version_is_refused_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    drop(Store::open(&path).unwrap());
+    rewrite_manifest(&path, |mut bytes| {
+        bytes[8..12].copy_from_slice(&2u32.to_be_bytes());
+        bytes
+    });
+    let err = Store::open(&path).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::FormatVersion {
+                found: 2,
+                expected: 1,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("upgrade simstore"), "{err}");
+}
+
+#[test]
+fn paths_that_are_not_stores_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("file");
+    std::fs::write(&file, b"hello").unwrap();
+    assert!(matches!(Store::open(&file), Err(Error::NotAStore { .. })));
+    let full = dir.path().join("full");
+    std::fs::create_dir(&full).unwrap();
+    std::fs::write(full.join("notes.txt"), b"hello").unwrap();
+    let err = Store::open(&full).unwrap_err();
+    assert!(matches!(err, Error::NotAStore { .. }), "{err:?}");
+    assert!(
+        std::fs::read_dir(&full).unwrap().count() == 1,
+        "nothing was written into it"
+    );
+    // A RocksDB database that is not a simstore store.
+    let other = dir.path().join("rocks");
+    drop(DB::open_default(&other).unwrap());
+    assert!(matches!(Store::open(&other), Err(Error::NotAStore { .. })));
+    // Missing, not allowed to create.
+    let missing = dir.path().join("missing");
+    assert!(matches!(
+        Store::builder(&missing).create_if_missing(false).open(),
+        Err(Error::NoStore { .. })
+    ));
+    assert!(!missing.exists());
+}
+
+#[test]
+fn invalid_layouts_are_errors_at_creation() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let err = Store::builder(&path).k_max(4).blocks(4).open().unwrap_err();
+    assert!(matches!(err, Error::InvalidLayout(_)), "{err:?}");
+    assert!(
+        !path.join("CURRENT").exists(),
+        "no store is created for an invalid layout"
+    );
+}
+
+#[test]
+fn a_second_writer_is_refused_and_a_reader_is_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let store = Store::open(&path).unwrap();
+    store
+        .insert_fingerprint("a", fp("00000000000000ff"), DocMeta::default())
+        .unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, Error::Locked { .. }), "{err:?}");
+    let reader = Store::builder(&path).read_only(true).open().unwrap();
+    assert_eq!(reader.query(fp("00000000000000ff"), 0).unwrap().len(), 1);
+    assert!(matches!(reader.delete("a"), Err(Error::ReadOnly)));
+}
+
+#[test]
+fn queries_from_many_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Store>();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(dir.path().join("db")).unwrap());
+    let entries: Vec<Entry> = (0..2000u64)
+        .map(|i| Entry {
+            id: format!("d{i}"),
+            fp: Fingerprint(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            meta: DocMeta::default(),
+        })
+        .collect();
+    store.insert_batch(entries.clone()).unwrap();
+    let handles: Vec<_> = (0..4)
+        .map(|t| {
+            let store = Arc::clone(&store);
+            let entries = entries.clone();
+            std::thread::spawn(move || {
+                for e in entries.iter().skip(t).step_by(4) {
+                    let hits = store.query(e.fp, 3).unwrap();
+                    assert!(hits.iter().any(|m| m.doc.id == e.id && m.distance == 0));
+                }
+                store
+                    .insert_fingerprint(&format!("t{t}"), Fingerprint(t as u64), DocMeta::default())
+                    .unwrap();
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(store.len(), 2004);
+}
