@@ -250,7 +250,7 @@ fn broken_pipe_is_not_an_error() {
         .map(|i| {
             format!(
                 "{{\"id\":\"d{i}\",\"fp\":\"{:016x}\"}}\n",
-                i as u64 * 0x1234_5678_9
+                i as u64 * 0x0001_2345_6789
             )
         })
         .collect();

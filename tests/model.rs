@@ -104,6 +104,8 @@ fn run_case(layout: (u32, u32), seed: u64, random: usize, clusters: usize) {
     }
     model.retain(|(id, _)| !deleted.contains(id));
     assert_eq!(store.len(), model.len() as u64);
+    let report = store.check().unwrap();
+    assert!(report.is_ok(), "{:?}", report.problems);
 
     // Queries: stored fingerprints perturbed by 0..=k_max+2 bits, and random ones.
     let mut queries: Vec<u64> = (0..25)

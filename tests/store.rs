@@ -291,3 +291,64 @@ fn queries_from_many_threads() {
     }
     assert_eq!(store.len(), 2004);
 }
+
+#[test]
+fn check_finds_damage_and_repair_mends_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    {
+        let store = Store::open(&path).unwrap();
+        let entries: Vec<Entry> = (0..500u64)
+            .map(|i| Entry {
+                id: format!("d{i}"),
+                fp: Fingerprint(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+                meta: DocMeta::default(),
+            })
+            .collect();
+        store.insert_batch(entries).unwrap();
+        store.delete("d7").unwrap();
+        let report = store.check().unwrap();
+        assert!(report.is_ok(), "{report:?}");
+        assert_eq!(
+            (report.docs, report.ids, report.table_entries.clone()),
+            (499, 499, vec![499; 4])
+        );
+    }
+    // Damage it behind the store's back: drop a table entry, add a stray one, drop an id.
+    {
+        let cfs = DB::list_cf(&Options::default(), &path).unwrap();
+        let db = DB::open_cf(&Options::default(), &path, &cfs).unwrap();
+        let t2 = db.cf_handle("t02").unwrap();
+        let first = db
+            .iterator_cf(t2, rocksdb::IteratorMode::Start)
+            .next()
+            .unwrap()
+            .unwrap()
+            .0;
+        db.delete_cf(t2, &first).unwrap();
+        db.put_cf(
+            db.cf_handle("t00").unwrap(),
+            codec::table_key(42, 999_999),
+            b"",
+        )
+        .unwrap();
+        db.delete_cf(db.cf_handle("ids").unwrap(), b"d3").unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    let report = store.check().unwrap();
+    assert_eq!(report.problem_count, 3, "{:?}", report.problems);
+    let all = report.problems.join("\n");
+    assert!(
+        all.contains("table t02")
+            && all.contains("missing document 999999")
+            && all.contains("no ids entry"),
+        "{all}"
+    );
+    assert_eq!(store.repair().unwrap(), 499);
+    assert!(store.check().unwrap().is_ok());
+    assert_eq!(store.len(), 499);
+    assert_eq!(
+        store.get("d3").unwrap().unwrap().fp,
+        3u64.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    );
+}

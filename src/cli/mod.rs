@@ -4,6 +4,7 @@
 //! (or, for `import`, some records failed), 2 = error. A closed stdout (broken pipe) is
 //! not an error.
 
+mod check;
 mod delete;
 mod fingerprint;
 mod get;
@@ -12,6 +13,7 @@ mod init;
 mod input;
 mod output;
 mod query;
+mod repair;
 mod stats;
 
 use std::io::{self, Write};
@@ -64,6 +66,10 @@ enum Command {
     Delete(delete::Args),
     /// Show what a store holds and how it is laid out.
     Stats(stats::Args),
+    /// Verify that every document is in every table and nothing else is.
+    Check(check::Args),
+    /// Rebuild tables and ids from the documents.
+    Repair(repair::Args),
 }
 
 /// What a subcommand reports: 0 success, 1 nothing found / partial failure.
@@ -80,6 +86,8 @@ pub fn main() -> ExitCode {
         Command::Get(a) => get::run(&cli.db, a),
         Command::Delete(a) => delete::run(&cli.db, a),
         Command::Stats(a) => stats::run(&cli.db, a),
+        Command::Check(a) => check::run(&cli.db, a),
+        Command::Repair(a) => repair::run(&cli.db, a),
     };
     match result {
         Ok(code) => ExitCode::from(code),
