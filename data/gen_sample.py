@@ -547,7 +547,7 @@ def make_variant(rng, lang, base, changes, ctx):
             cand = [(i, s) for i, p in enumerate(paras)
                     for s in re.split(splitter, p) if len(s) >= (25 if lang == "en" else 12)
                     and len(re.split(splitter, p)) > 1]
-            i, s = min(cand, key=lambda x: len(x[1]))
+            i, s = rng.choice(sorted(cand, key=lambda x: len(x[1]))[:3])
             ss = [x for x in re.split(splitter, paras[i]) if x and x != s]
             paras[i] = (" " if lang == "en" else "").join(ss)
     if "timestamp" in changes:

@@ -1,7 +1,11 @@
 //! Integration tests, one binary (ripgrep style): each module is a behaviour.
 
+mod bad_input;
 mod cli;
+mod crash;
+mod fuzz;
 mod golden;
 mod model;
 mod store;
+mod stress;
 mod util;
