@@ -105,7 +105,7 @@ T["en"]["weather"] = dict(titles=["{wx} [expected|forecast] across {city} [this 
     "Weather service issues {wxw} [advisory|warning|alert] for {city} and {city2}"], leads=[
     "Residents of {city} [should prepare for|are being told to expect] {wx} [starting {weekday}|later this week|over the coming days], according to the latest forecast from the regional weather service.",
     "[A slow-moving|A powerful|An unusually persistent] weather system [is pushing|has moved] into {city}, bringing {wx} to [parts of the region|the coast and the hills|most of the county].",
-    "Forecasters in {city} [issued|upgraded] a [yellow|amber|orange] {wxw} [warning|advisory] on {weekday} morning as [conditions changed quickly|the barometer fell|the outlook worsened] along the coast."], body=[
+    "Forecasters in {city} [issued|upgraded] [a yellow|an amber|an orange] {wxw} [warning|advisory] on {weekday} morning as [conditions changed quickly|the barometer fell|the outlook worsened] along the coast."], body=[
     "Daytime highs are [expected|forecast] to reach {hi} degrees, while overnight lows [could dip|may fall] to {lo} degrees in [outlying|rural|low-lying] areas.",
     "Meteorologist {expert} said the pattern was [typical|unusual] for {month}, [noting|adding] that [a similar system|the last comparable event] [hit the region|passed through] in {year}.",
     "Commuters [were advised|have been urged] to allow [extra time|an additional {n2} minutes] for travel on {street} and other [major|busy] routes.",
@@ -156,9 +156,9 @@ T["en"]["technology"] = dict(titles=["{company} [unveils|launches|announces] {pr
     "[A software update|A companion app] [released alongside|launched with] the [device|product] [adds|brings] [offline maps|family sharing|energy reports], [the company said|according to {company}].",
     "The [launch|announcement] [comes as|arrives as] {company} [faces|deals with] [growing competition|slower sales|pressure from investors] [in its core business|after a difficult year]."])
 T["en"]["cooking"] = dict(titles=["[How to make|Recipe:|Weeknight win:] {dish} [in under {n2} minutes|with {ingredient}|the easy way]",
-    "[Why|The secret to] [perfect|better] {dish} [starts with|is] {ingredient}",
+    "[The secret to|The key to] [perfect|better] {dish} [starts with|is] {ingredient}",
     "{chef}'s [go-to|family] {dish} [is the comfort food we need|will feed a crowd]"], leads=[
-    "[Few dishes|Not many recipes] [say comfort|feel as welcoming] like {dish}, and this version [from|by] chef {chef} [adds|leans on] {ingredient} for [extra depth|a bright finish].",
+    "[Few dishes say comfort like|Not many recipes feel as welcoming as] {dish}, and this version [from|by] chef {chef} [adds|leans on] {ingredient} for [extra depth|a bright finish].",
     "[When the evenings turn cold|On busy weeknights|For a relaxed weekend lunch], {chef} [reaches for|turns to] {dish}, a recipe picked up [from a neighbour in {city}|at a market stall in {city2}].",
     "This {dish} [takes about|needs roughly] {n2} minutes [from start to finish|of hands-on time] and [serves|feeds] {n} people [generously|with leftovers]."], body=[
     "[Buy|Look for] the [freshest|best] [produce|ingredients] you can [afford|find]; {chef} [shops|buys] at [a Saturday market|a small grocer] in {city} [every week|most mornings].",
@@ -175,7 +175,7 @@ T["en"]["travel"] = dict(titles=["[A long weekend|Three days|Five slow days] in 
     "[Record crowds for|Visitors flock back to] {dest} [after a quiet winter|as a new rail link opens]",
     "[Hiking|Eating|Wandering] [through|across] {dest} [on a budget|with kids|in the off season]"], leads=[
     "[Getting to|Reaching] {dest} [used to take|once required] [a full day|two connecting flights], but a new [rail link|ferry service|direct flight] from {city} has [cut the journey to|reduced the trip to] {n} hours.",
-    "[Early morning|Late afternoon] [is the best time|is the quietest hour] to [explore|visit] {dest}, [before|after] the [tour buses|day-trippers|cruise crowds] [arrive|leave].",
+    "[Early morning is the best time to explore {dest}, before the tour buses arrive|Late afternoon is the quietest hour to visit {dest}, after the day-trippers leave].",
     "[Tourism officials|Local guides] [in|around] {dest} [report|say] visitor numbers [rose|grew] {pct} percent [last year|in {yearp}], [putting pressure on|straining] [small villages|narrow roads|local housing]."], body=[
     "[Double rooms|Guesthouse rooms] [in the old quarter|near the harbour] [start at|cost from] {price2}0 a night, [breakfast included|with discounts for longer stays].",
     "[The trail|The coastal path] [climbs|winds up] {n2}0 metres [over|across] {n} kilometres and [takes|needs] [most walkers|an average hiker] [about|roughly] {n} hours.",
@@ -268,7 +268,7 @@ T["en"]["education"] = dict(titles=["{school} [launches|expands|pilots] {subject
     "[Families|Parents] can [share feedback|comment] [through|via] an online survey [until|before] [the end of {month}|{weekday2}].",
     "[Sessions|Classes] [run|take place] [twice a week|every weekday afternoon] in the school's [library|science lab|old gym], with [equipment|laptops] [donated|lent] by {company}."])
 GEN = {"en": dict(mid=[
-    "<C>\"[We are|I'm] [keeping a close eye on|monitoring] the situation [hour by hour|day by day],\" {person2} said [in a statement|at a briefing|on {weekday2}].",
+    "<C>\"[We are|I'm] [keeping a close eye on|monitoring] the situation [hour by hour|day by day],\" said {official}, [a city spokesperson|a spokesperson for the council|who coordinates the city's response], [in a statement|at a briefing|on {weekday2}].",
     "<C>Local resident {resident} [told reporters|said] that the [news|story] had been [the talk of the neighbourhood|a common topic at the school gate|discussed at length in local chat groups] [all week|since {weekday2}].",
     "<C,B>[According to|Based on] figures [shared|published] by {org}, [about|roughly|nearly] {pct} percent of [respondents|readers|households] said they [follow such news closely|had heard about it beforehand|expected something similar].",
     "<C>[Similar|Comparable] [efforts|stories] [have been reported|made news] in {city2} [earlier this year|last {month}|in {year}], [though on a smaller scale|with mixed results].",
@@ -291,7 +291,7 @@ GEN = {"en": dict(mid=[
     "<C,B>[This story|This report] was updated at {hour}:{minute} with [additional|new] [comments|figures] from {person2}.",
     "<F>[What do you think|Have you tried it]? [Let us know|Tell us] [in the comments|by email].", "<F>Prices [were|are] correct at the time of [writing|publication] [and may change|but may vary by retailer]."]),
     "zh": dict(mid=[
-    "<C>“[我们会|我们将][密切关注|持续跟踪][事态|后续][进展|变化]，[及时|第一时间]向社会公布[信息|情况]。”{person2}[在接受采访时|在{weekday2}的通报会上]说。", "<C>家住{district}的{resident}[告诉记者|说]，[这几天|本周以来]，[小区里|街坊邻居之间][谈论最多的|聊得最多的]就是这件事。",
+    "<C>“[我们会|我们将][密切关注|持续跟踪][事态|后续][进展|变化]，[及时|第一时间]向社会公布[信息|情况]。”[相关部门负责人|市政府新闻发言人]{official}[在接受采访时|在{weekday2}的通报会上]说。", "<C>家住{district}的{resident}[告诉记者|说]，[这几天|本周以来]，[小区里|街坊邻居之间][谈论最多的|聊得最多的]就是这件事。",
     "<C,B>[据|根据]{org}[发布|公布]的数据，约{pct}%的[受访者|市民|读者][表示平时会关注此类消息|事先已经听说过此事|对此并不感到意外]。", "<C>[去年|{yearp}年]，{city2}也曾出现[类似情况|相似的事件]，[但规模较小|当时的应对效果不一]。",
     "<C,B>{analyst}[从事|关注][相关领域|这一行业]已有{n2}年，[在其看来|据其观察]，这一[变化|进展][来得正是时候|值得肯定|还需要时间检验]。", "<C,B,F>[也有|不过也有][网友|读者]{person4}[在社交平台上|在留言中][表示|提出]，[一些说法|部分细节][还有待商榷|值得进一步核实]。",
     "<C>[这一话题|此事][近期|最近][在{city}|在当地][引发|受到][广泛|不少]关注，在[社区座谈会|网络论坛|居民微信群]上，[不少人|许多参与者][呼吁|希望][信息更加公开|尽快拿出方案|多听听一线意见]。", "<C,B,F>{org}[整理|汇总]的数据显示，自{yearp}年以来，[相关需求|关注度][稳步|明显][上升|增长]，其中[年轻人|有孩子的家庭|退休人员][占比最高|增长最快]。",
@@ -336,7 +336,7 @@ T["zh"]["cooking"] = dict(titles=["[在家也能做|零失败|十分钟搞定]�
     "[吃不完的|剩下的]{dish}[放进冰箱冷藏|密封保存]，可以保存{n}天左右，[第二天加热后|回锅后]味道[依然不错|更入味]。", "[搭配|配上][一碗白米饭|一碗杂粮粥|两个馒头]，[就是|便是][一顿简单又满足的晚饭|孩子最爱的一餐]。",
     "{chef}师傅在{city}[经营着一家小饭馆|开设烹饪课]，[常说|常跟学员说]，做菜[最重要的是|关键在于][边做边尝|掌握火候|食材新鲜]。", "[按照|根据][食谱|营养师的]估算，每份{dish}[大约|约]含{cal}千卡热量、{n2}克蛋白质。"])
 T["zh"]["travel"] = dict(titles=["[三天两夜|五天慢游|一个周末]玩转{dest}，[这份攻略请收好|避坑指南来了|本地人推荐路线]", "{dest}[迎来客流高峰|游客数量创新高|新线路开通]", "[带娃|穷游|淡季]去{dest}，[怎么玩最划算|需要注意什么]"], leads=[
-    "[以前|过去]从{city}去{dest}[要花一整天|需要转两次车]，[如今|现在]随着[高铁|新航线|旅游专线]开通，[全程|路上]只需{n}个小时。", "[清晨|傍晚]是[游览|感受]{dest}的最佳时段，[旅行团|一日游游客][还没到|已经离开]，[景区|古镇]格外安静。",
+    "[以前|过去]从{city}去{dest}[要花一整天|需要转两次车]，[如今|现在]随着[高铁|新航线|旅游专线]开通，[全程|路上]只需{n}个小时。", "[清晨是游览{dest}的最佳时段，旅行团还没到|傍晚是感受{dest}的最佳时段，一日游游客已经离开]，四周格外安静。",
     "[据当地文旅部门统计|当地旅游部门介绍]，{yearp}年{dest}接待游客[同比增长|增长了]{pct}%，[给当地交通和住宿带来不小压力|也带动了周边村镇的发展]。"], body=[
     "[古城内|景区附近]的[民宿|客栈]标准间[每晚|一晚]{price2}0元起，[含早餐|住三晚以上可打折]。", "[登山步道|环湖绿道]全长约{n}公里，[爬升|落差]{n2}0米，[普通游客|一般人]走完需要{n}小时左右。",
     "{month}[正值|赶上][旺季|假期|花期]，[酒店|餐馆][往往|经常][一房难求|需要排队]，[建议|最好]提前[预订|安排]。", "当地[向导|导游]{guide}建议，中午[尽量避开|不要去][主广场|热门观景台]，[可以|不妨]去[附近的小渔村|山腰的老村落|本地人逛的菜市场]走走。",
@@ -370,7 +370,7 @@ T["zh"]["review"] = dict(titles=["{product}评测：[表现稳定但价格偏高
     "{month}推送的[固件更新|系统更新][修复了|改善了][早期出现的断连问题|亮度调节问题|电量显示不准的问题]。", "[如果不着急|预算有限的话]，可以[等等促销|关注电商大促]，[届时|通常][价格会下调|能便宜]{pct}%左右。"])
 T["zh"]["education"] = dict(titles=["{school}[开设|推出|试点]{subject}[特色课程|兴趣班|课后服务]", "{school}{subject}课[受追捧|一位难求|报名火爆]", "{school}[扩大|推广]{subject}课程，[覆盖更多年级|惠及更多学生]"], leads=[
     "从{month}起，{school}的学生[可以|将能够]在[课后|午休时间][参加|选修]新开设的{subject}[课程|兴趣班]，[费用由|经费来自]{org}[承担|支持]。", "{school}新开设的{subject}[兴趣班|课程]已有{n2}0多名学生报名，[学校方面表示|校方坦言]，报名人数[远超预期|超出了计划名额]。",
-    "{school}[将把|计划把]{subject}[课程|兴趣班]扩大到[低年级|全部年级]，[原因是|此前]去年的试点[效果不错|反响热烈]。"], body=[
+    "{school}[将把|计划把]{subject}[课程|兴趣班]扩大到[低年级|全部年级]，原因是去年的试点[效果不错|反响热烈]。"], body=[
     "校长{person2}介绍，[近几年|过去{n}年]，[报名人数|学生兴趣][翻了一番|逐年增加]，[名额|报名表][往往|经常]几天内就被抢光。", "[参与授课的|任课]老师[在暑假期间|开课前]接受了{n2}小时的[专业培训|集中培训]，[费用由专项资金承担|经费来自区教育局]。",
     "[不少|一些]家长对此[表示欢迎|存在顾虑]，认为这[会|可能][打乱家庭作息|影响接送安排|让孩子更有兴趣]。", "[学校|教研组]援引的研究显示，[动手实践的|项目式的]{subject}[课程|学习][有助于|能够][提高出勤率|增强学生自信心|提升综合成绩]。",
     "[目前|现在]，[这门课程|该项目]已有{n2}0名学生参加，其中约{pct}%[此前|以前][从未接触过|没有学过]{subject}。", "[往届|以往参加过的]学生[后来|有的][考入了理工科院校|获得了奖学金|还自己创办了小工作室]。",
@@ -423,7 +423,7 @@ def make_context(rng, lang, topic, used_names):
                 used_names.add(nm)
                 return nm
     c = {k: name() for k in ["person2", "person3", "person4", "expert", "expert2", "coach", "athlete", "chef",
-                             "guide", "reporter", "resident", "analyst"]}
+                             "guide", "reporter", "resident", "analyst", "official"]}
     c["city"], c["city2"] = rng.sample(P["city"], 2)
     for k in ["district", "street", "facility", "company", "product", "dish", "dest", "sector", "subject",
               "weekday"]:
@@ -639,7 +639,7 @@ def main():
                 title_v, text_v, bp = make_variant(rng, lang, base, ch, ctx)
                 bp_ratio = sum(len(x) + 1 for x in bp) / len(base["text"])
                 assert bp_ratio < 0.1, (bid, bp_ratio)  # boilerplate stays < 10% of the text
-                stats["max_bp_pct"] = max(stats["max_bp_pct"], round(100 * bp_ratio, 1))
+                stats["max_bp_pct"] = max(stats["max_bp_pct"], round(100 * bp_ratio, 2))
                 assert (title_v, text_v) != (base["title"], base["text"]), bid
                 docs.append({"id": f"{bid}-v{v}", "title": title_v, "text": text_v,
                              "url": variant_url(rng, lang, host, ctx["when"])})
@@ -652,7 +652,7 @@ def main():
         for d in docs:
             f.write(json.dumps(d, ensure_ascii=False) + "\n")
     # ------------------------------------------------------------- summary
-    print(f"wrote {OUT} ({os.path.getsize(OUT):,} bytes, seed {SEED})")
+    print(f"wrote {os.path.relpath(OUT)} ({os.path.getsize(OUT):,} bytes, seed {SEED})")
     print(f"{'':24}{'zh':>6}{'en':>6}{'total':>7}")
     rows = [("documents", lambda l: stats[f"{l}_bases"] + stats[f"{l}_variants"]),
             ("base articles", lambda l: stats[f"{l}_bases"]),
