@@ -352,3 +352,144 @@ fn check_finds_damage_and_repair_mends_it() {
         3u64.wrapping_mul(0x9E37_79B9_7F4A_7C15)
     );
 }
+
+/// Everything a store holds, for comparing two stores: (id, fp, title, url, length) of every
+/// document, and the answers to some queries.
+fn contents(
+    store: &Store,
+    queries: &[u64],
+) -> (
+    Vec<(String, u64, Option<String>, Option<String>, u64)>,
+    Vec<Vec<(u32, String)>>,
+) {
+    let mut docs = Vec::new();
+    store
+        .for_each_doc(|d| {
+            docs.push((d.id, d.fp, d.title, d.url, d.length));
+            Ok(())
+        })
+        .unwrap();
+    docs.sort();
+    let answers = queries
+        .iter()
+        .map(|&q| {
+            store
+                .query(Fingerprint(q), 3)
+                .unwrap()
+                .iter()
+                .map(|m| (m.distance, m.doc.id.clone()))
+                .collect()
+        })
+        .collect();
+    (docs, answers)
+}
+
+#[test]
+fn bulk_load_equals_row_by_row_insertion() {
+    use rand::Rng;
+    let mut r = crate::util::rng(11);
+    let mut fps: Vec<u64> = (0..3000).map(|_| r.random()).collect();
+    fps.extend(crate::util::clustered(&mut r, 100, 10, 4));
+    let mut entries: Vec<Entry> = fps
+        .iter()
+        .enumerate()
+        .map(|(i, &f)| Entry {
+            id: format!("id{i}"),
+            fp: Fingerprint(f),
+            meta: meta(&format!("t{i}")),
+        })
+        .collect();
+    // Repeated ids: the last one wins in both paths.
+    for i in 0..50 {
+        entries.push(Entry {
+            id: format!("id{i}"),
+            fp: Fingerprint(fps[i] ^ 0b111),
+            meta: meta("again"),
+        });
+    }
+    let queries: Vec<u64> = fps
+        .iter()
+        .step_by(37)
+        .map(|&f| crate::util::flip(&mut r, f, 2))
+        .collect();
+    for blocks in [4, 6] {
+        let dir = tempfile::tempdir().unwrap();
+        let bulk = Store::builder(dir.path().join("bulk"))
+            .blocks(blocks)
+            .open()
+            .unwrap();
+        let out = bulk.bulk_load(entries.clone()).unwrap();
+        assert_eq!((out.inserted, out.replaced), (4000, 50));
+        let rows = Store::builder(dir.path().join("rows"))
+            .blocks(blocks)
+            .open()
+            .unwrap();
+        for chunk in entries.chunks(333) {
+            rows.insert_batch(chunk.to_vec()).unwrap();
+        }
+        assert_eq!(bulk.len(), rows.len());
+        let report = bulk.check().unwrap();
+        assert!(report.is_ok(), "{:?}", report.problems);
+        assert_eq!(report, rows.check().unwrap());
+        assert_eq!(contents(&bulk, &queries), contents(&rows, &queries));
+        // The bulk-loaded store keeps working: reopen, then row-by-row on top of it.
+        let path = bulk.path().to_path_buf();
+        drop(bulk);
+        let bulk = Store::open(&path).unwrap();
+        bulk.insert_fingerprint("late", Fingerprint(fps[0]), DocMeta::default())
+            .unwrap();
+        rows.insert_fingerprint("late", Fingerprint(fps[0]), DocMeta::default())
+            .unwrap();
+        assert_eq!(contents(&bulk, &queries), contents(&rows, &queries));
+        // Into a non-empty store, bulk_load falls back to batches with the same result.
+        let more: Vec<Entry> = (0..100)
+            .map(|i| Entry {
+                id: format!("id{i}"),
+                fp: Fingerprint(i),
+                meta: DocMeta::default(),
+            })
+            .collect();
+        bulk.bulk_load(more.clone()).unwrap();
+        rows.insert_batch(more).unwrap();
+        assert_eq!(contents(&bulk, &queries), contents(&rows, &queries));
+        assert!(bulk.check().unwrap().is_ok());
+    }
+}
+
+#[test]
+fn interrupted_bulk_load_is_recovered_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let entries: Vec<Entry> = (0..1000u64)
+        .map(|i| Entry {
+            id: format!("d{i}"),
+            fp: Fingerprint(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            meta: DocMeta::default(),
+        })
+        .collect();
+    drop(Store::open(&path).unwrap().bulk_load(entries).unwrap());
+    // Simulate a crash after ingestion but before the final batch: marker present, counters stale.
+    {
+        let cfs = DB::list_cf(&Options::default(), &path).unwrap();
+        let db = DB::open_cf(&Options::default(), &path, &cfs).unwrap();
+        let meta = db.cf_handle("meta").unwrap();
+        db.put_cf(meta, codec::BULK_PENDING_KEY, b"").unwrap();
+        db.put_cf(meta, codec::COUNTERS_KEY, codec::encode_counters(0, 0))
+            .unwrap();
+    }
+    assert!(
+        Store::builder(&path).read_only(true).open().is_err(),
+        "a reader cannot recover it"
+    );
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.len(), 1000);
+    assert!(store.check().unwrap().is_ok());
+    store
+        .insert_fingerprint("new", Fingerprint(1), DocMeta::default())
+        .unwrap();
+    assert_eq!(store.get("new").unwrap().unwrap().fp, 1);
+    assert!(
+        store.check().unwrap().is_ok(),
+        "sequence numbers were not reused"
+    );
+}

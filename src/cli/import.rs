@@ -28,16 +28,42 @@ pub struct Args {
     /// Print the summary as one JSON object on stdout as well.
     #[arg(long)]
     json: bool,
+    /// Load through sorted SST files (fast; needs memory for all records). Chosen
+    /// automatically when the store is empty and the input files total at least 32 MiB.
+    #[arg(long)]
+    bulk: bool,
     /// Input files ('-' = stdin). JSONL records: {"id", "title"?, "text"?, "url"?, "fp"?}.
     #[arg(required = true)]
     files: Vec<String>,
 }
+
+/// Input size from which an import into an empty store takes the bulk path by itself.
+const AUTO_BULK_BYTES: u64 = 32 << 20;
 
 #[derive(Debug, Default)]
 struct Summary {
     read: u64,
     failed: u64,
     stored: BatchOutcome,
+    /// Entries held for one bulk load at the end, when bulk loading.
+    pending: Option<Vec<Entry>>,
+}
+
+impl Summary {
+    /// Stores `entries` now (batches) or keeps them for the bulk load.
+    fn store(&mut self, store: &Store, name: &str, entries: Vec<Entry>) -> Result<()> {
+        match &mut self.pending {
+            Some(pending) => pending.extend(entries),
+            None => {
+                let out = store
+                    .insert_batch(entries)
+                    .with_context(|| format!("cannot store records of {name}"))?;
+                self.stored.inserted += out.inserted;
+                self.stored.replaced += out.replaced;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Runs the import; see [`Args`].
@@ -59,6 +85,9 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     );
     let start = Instant::now();
     let mut summary = Summary::default();
+    if args.bulk || (store.is_empty() && total >= AUTO_BULK_BYTES) {
+        summary.pending = Some(Vec::new());
+    }
     for path in &args.files {
         let mut reader = bar.wrap_read(input::open(path)?);
         let reader: &mut dyn BufRead = &mut io::BufReader::new(&mut reader);
@@ -69,6 +98,12 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
             }
             Format::Text => import_text(&store, name, reader, &bar, &mut summary)?,
         }
+    }
+    if let Some(entries) = summary.pending.take() {
+        bar.set_message("writing sorted tables");
+        let out = store.bulk_load(entries).context("bulk load failed")?;
+        summary.stored.inserted += out.inserted;
+        summary.stored.replaced += out.replaced;
     }
     bar.finish_and_clear();
     let secs = start.elapsed().as_secs_f64();
@@ -131,11 +166,7 @@ fn import_jsonl(
                 }
             }
         }
-        let out = store
-            .insert_batch(good)
-            .with_context(|| format!("cannot store records of {name}"))?;
-        summary.stored.inserted += out.inserted;
-        summary.stored.replaced += out.replaced;
+        summary.store(store, name, good)?;
     }
 }
 
@@ -164,11 +195,7 @@ fn import_text(
     });
     match entry {
         Ok(e) => {
-            let out = store
-                .insert_batch([e])
-                .with_context(|| format!("cannot store {name}"))?;
-            summary.stored.inserted += out.inserted;
-            summary.stored.replaced += out.replaced;
+            summary.store(store, name, vec![e])?;
         }
         Err(err) => {
             summary.failed += 1;

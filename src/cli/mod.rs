@@ -4,6 +4,7 @@
 //! (or, for `import`, some records failed), 2 = error. A closed stdout (broken pipe) is
 //! not an error.
 
+mod bench;
 mod check;
 mod delete;
 mod fingerprint;
@@ -70,6 +71,8 @@ enum Command {
     Check(check::Args),
     /// Rebuild tables and ids from the documents.
     Repair(repair::Args),
+    /// Macro benchmark: import, latency, throughput and recall against two baselines.
+    Bench(bench::Args),
 }
 
 /// What a subcommand reports: 0 success, 1 nothing found / partial failure.
@@ -88,6 +91,7 @@ pub fn main() -> ExitCode {
         Command::Stats(a) => stats::run(&cli.db, a),
         Command::Check(a) => check::run(&cli.db, a),
         Command::Repair(a) => repair::run(&cli.db, a),
+        Command::Bench(a) => bench::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

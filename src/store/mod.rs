@@ -17,6 +17,11 @@ use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, FingerprintSpec, Fingerprinter};
 use crate::layout::Layout;
 
+mod bulk;
+mod check;
+
+pub use check::CheckReport;
+
 const META: &str = "meta";
 const DOCS: &str = "docs";
 const IDS: &str = "ids";
@@ -151,22 +156,6 @@ impl StoreBuilder {
         opts
     }
 
-    fn cf_descriptor(name: &str, cache: &Cache) -> ColumnFamilyDescriptor {
-        let mut opts = Options::default();
-        let mut bbo = BlockBasedOptions::default();
-        bbo.set_block_cache(cache);
-        if name.starts_with('t') {
-            // Table keys are random 16-byte strings: compression gains nothing but CPU.
-            opts.set_compression_type(DBCompressionType::None);
-            bbo.set_cache_index_and_filter_blocks(true);
-            bbo.set_pin_l0_filter_and_index_blocks_in_cache(true);
-        } else {
-            opts.set_compression_type(DBCompressionType::Lz4);
-        }
-        opts.set_block_based_table_factory(&bbo);
-        ColumnFamilyDescriptor::new(name, opts)
-    }
-
     fn create(self) -> Result<Store> {
         let layout = self.layout()?;
         let cache = Cache::new_lru_cache(self.block_cache_bytes);
@@ -177,7 +166,7 @@ impl StoreBuilder {
         let db = DB::open_cf_descriptors(
             &opts,
             &self.path,
-            names.iter().map(|n| Self::cf_descriptor(n, &cache)),
+            names.iter().map(|n| cf_descriptor(n, &cache)),
         )
         .map_err(|e| open_error(&self.path, e))?;
         let manifest = Manifest {
@@ -199,7 +188,7 @@ impl StoreBuilder {
         let mut wo = WriteOptions::default();
         wo.set_sync(true);
         db.write_opt(batch, &wo)?;
-        Store::assemble(db, self, manifest, (0, 0))
+        Store::assemble(db, cache, self, manifest, (0, 0))
     }
 
     fn open_existing(self) -> Result<Store> {
@@ -215,7 +204,7 @@ impl StoreBuilder {
                 reason: "a RocksDB database without simstore's `meta` column family".into(),
             });
         }
-        let descriptors = names.iter().map(|n| Self::cf_descriptor(n, &cache));
+        let descriptors = names.iter().map(|n| cf_descriptor(n, &cache));
         let db = if self.read_only {
             DB::open_cf_descriptors_read_only(&opts, &self.path, descriptors, false)
         } else {
@@ -248,8 +237,40 @@ impl StoreBuilder {
             Some(b) => codec::decode_counters(&b)?,
             None => return Err(Error::Corrupt("the counters are missing".into())),
         };
-        Store::assemble(db, self, manifest, counters)
+        let bulk_pending = db.get_cf(meta, codec::BULK_PENDING_KEY)?.is_some();
+        let read_only = self.read_only;
+        let store = Store::assemble(db, cache, self, manifest, counters)?;
+        if bulk_pending {
+            if read_only {
+                return Err(Error::Corrupt(
+                    "a bulk load into this store was interrupted; open it for writing once to recover".into(),
+                ));
+            }
+            store.recover_bulk_load()?;
+        }
+        Ok(store)
     }
+}
+
+/// The options of column family `name`: also used to write SST files for bulk loads.
+fn cf_options(name: &str, cache: &Cache) -> Options {
+    let mut opts = Options::default();
+    let mut bbo = BlockBasedOptions::default();
+    bbo.set_block_cache(cache);
+    if name.starts_with('t') {
+        // Table keys are random 16-byte strings: compression gains nothing but CPU.
+        opts.set_compression_type(DBCompressionType::None);
+        bbo.set_cache_index_and_filter_blocks(true);
+        bbo.set_pin_l0_filter_and_index_blocks_in_cache(true);
+    } else {
+        opts.set_compression_type(DBCompressionType::Lz4);
+    }
+    opts.set_block_based_table_factory(&bbo);
+    opts
+}
+
+fn cf_descriptor(name: &str, cache: &Cache) -> ColumnFamilyDescriptor {
+    ColumnFamilyDescriptor::new(name, cf_options(name, cache))
 }
 
 /// The column family names of a store with `tables` tables, in creation order.
@@ -342,6 +363,7 @@ struct Counters {
 /// and query from many threads; writes are serialized internally.
 pub struct Store {
     db: DB,
+    cache: Cache,
     path: PathBuf,
     manifest: Manifest,
     table_cfs: Vec<String>,
@@ -373,6 +395,7 @@ impl Store {
 
     fn assemble(
         db: DB,
+        cache: Cache,
         b: StoreBuilder,
         manifest: Manifest,
         (next_seq, live): (u64, u64),
@@ -382,6 +405,7 @@ impl Store {
             .collect();
         Ok(Self {
             db,
+            cache,
             path: b.path,
             manifest,
             table_cfs,
@@ -688,240 +712,6 @@ impl Store {
             expected_candidates: self.manifest.layout.expected_candidates(docs as f64),
         })
     }
-}
-
-/// The findings of [`Store::check`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CheckReport {
-    /// Documents in `docs`.
-    pub docs: u64,
-    /// Entries in `ids`.
-    pub ids: u64,
-    /// Entries per table.
-    pub table_entries: Vec<u64>,
-    /// Number of problems found.
-    pub problem_count: u64,
-    /// The first [`CheckReport::MAX_LISTED`] problems, described.
-    pub problems: Vec<String>,
-}
-
-impl CheckReport {
-    /// How many problems are described in [`CheckReport::problems`].
-    pub const MAX_LISTED: usize = 100;
-
-    /// True when nothing is wrong.
-    pub fn is_ok(&self) -> bool {
-        self.problem_count == 0
-    }
-
-    fn problem(&mut self, what: String) {
-        self.problem_count += 1;
-        if self.problems.len() < Self::MAX_LISTED {
-            self.problems.push(what);
-        }
-    }
-}
-
-impl Store {
-    /// Verifies the store's invariants from one snapshot: every document is in `ids` and in
-    /// every table exactly once under its permuted fingerprint; no table or `ids` entry
-    /// lacks its document; the counters match. Reads everything; memory grows with the
-    /// number of documents (~40 bytes each plus ids).
-    pub fn check(&self) -> Result<CheckReport> {
-        let _writer = self.lock();
-        let snap = self.db.snapshot();
-        let ro = || {
-            let mut ro = ReadOptions::default();
-            ro.set_snapshot(&snap);
-            ro
-        };
-        let mut report = CheckReport::default();
-        // seq -> (fp, id)
-        let mut docs: HashMap<u64, (u64, String)> = HashMap::new();
-        let mut max_seq = None;
-        let mut it = self.db.raw_iterator_cf_opt(self.cf(DOCS)?, ro());
-        it.seek_to_first();
-        while let (Some(k), Some(v)) = (it.key(), it.value()) {
-            report.docs += 1;
-            match (codec::decode_doc_key(k), codec::decode_doc(v)) {
-                (Ok(seq), Ok(doc)) => {
-                    max_seq = Some(seq);
-                    docs.insert(seq, (doc.fp, doc.id));
-                }
-                (Err(e), _) | (_, Err(e)) => report.problem(format!("docs entry {k:02x?}: {e}")),
-            }
-            it.next();
-        }
-        it.status()?;
-        let (next_seq, live) = match snap.get_cf(self.cf(META)?, codec::COUNTERS_KEY)? {
-            Some(b) => codec::decode_counters(&b)?,
-            None => (0, 0),
-        };
-        if live != report.docs {
-            report.problem(format!(
-                "the counters say {live} documents, docs holds {}",
-                report.docs
-            ));
-        }
-        if max_seq.is_some_and(|m| m >= next_seq) {
-            report.problem(format!(
-                "the next sequence number {next_seq} is not above the largest in use"
-            ));
-        }
-        // ids: each points at a document with that id and fingerprint; each document has one.
-        let mut with_id: HashMap<u64, u32> = HashMap::new();
-        let mut it = self.db.raw_iterator_cf_opt(self.cf(IDS)?, ro());
-        it.seek_to_first();
-        while let (Some(k), Some(v)) = (it.key(), it.value()) {
-            report.ids += 1;
-            let id = String::from_utf8_lossy(k);
-            match codec::decode_id_value(v) {
-                Ok((seq, fp)) => match docs.get(&seq) {
-                    Some((dfp, did)) if *dfp == fp && did.as_bytes() == k => {
-                        *with_id.entry(seq).or_default() += 1
-                    }
-                    Some(_) => report.problem(format!("id {id:?} disagrees with document {seq}")),
-                    None => report.problem(format!("id {id:?} points at missing document {seq}")),
-                },
-                Err(e) => report.problem(format!("id {id:?}: {e}")),
-            }
-            it.next();
-        }
-        it.status()?;
-        for (seq, (_, id)) in &docs {
-            if with_id.get(seq) != Some(&1) {
-                report.problem(format!("document {seq} ({id:?}) has no ids entry"));
-            }
-        }
-        // Tables: one entry per document under its permuted fingerprint, nothing else.
-        for (t, name) in self.table_cfs.iter().enumerate() {
-            let mut seen: HashMap<u64, u32> = HashMap::with_capacity(docs.len());
-            let mut entries = 0u64;
-            let mut it = self.db.raw_iterator_cf_opt(self.cf(name)?, ro());
-            it.seek_to_first();
-            while let Some(k) = it.key() {
-                entries += 1;
-                match codec::decode_table_key(k) {
-                    Ok((kfp, seq)) => match docs.get(&seq) {
-                        Some((fp, _)) if self.manifest.layout.permute(t, *fp) == kfp => {
-                            *seen.entry(seq).or_default() += 1
-                        }
-                        Some(_) => report.problem(format!(
-                            "table {name}: entry for document {seq} has a wrong key"
-                        )),
-                        None => report
-                            .problem(format!("table {name}: entry for missing document {seq}")),
-                    },
-                    Err(e) => report.problem(format!("table {name}: {e}")),
-                }
-                it.next();
-            }
-            it.status()?;
-            for (seq, (_, id)) in &docs {
-                if seen.get(seq) != Some(&1) {
-                    report.problem(format!("table {name}: document {seq} ({id:?}) is missing"));
-                }
-            }
-            report.table_entries.push(entries);
-        }
-        Ok(report)
-    }
-
-    /// Rebuilds the derived data (`ids`, every table, the counters) from `docs`. When two
-    /// documents claim one id, the later one is kept and the earlier one deleted. Returns
-    /// the number of documents kept.
-    pub fn repair(&self) -> Result<u64> {
-        self.check_writable()?;
-        let mut counters = self.lock();
-        let mut docs: Vec<(u64, u64, String)> = Vec::new();
-        self.for_each_seq_doc(|seq, doc| {
-            docs.push((seq, doc.fp, doc.id));
-            Ok(())
-        })?;
-        let mut latest: HashMap<&str, u64> = HashMap::new();
-        for (seq, _, id) in &docs {
-            latest.insert(id, *seq);
-        }
-        let mut batch = WriteBatch::default();
-        for name in std::iter::once(IDS).chain(self.table_cfs.iter().map(String::as_str)) {
-            clear_cf(&self.db, self.cf(name)?, &mut batch)?;
-        }
-        self.write(batch)?;
-        let mut kept = 0u64;
-        for chunk in docs.chunks(10_000) {
-            let mut batch = WriteBatch::default();
-            for (seq, fp, id) in chunk {
-                if latest[id.as_str()] != *seq {
-                    batch.delete_cf(self.cf(DOCS)?, codec::doc_key(*seq));
-                    continue;
-                }
-                kept += 1;
-                batch.put_cf(
-                    self.cf(IDS)?,
-                    id.as_bytes(),
-                    codec::encode_id_value(*seq, *fp),
-                );
-                for (t, name) in self.table_cfs.iter().enumerate() {
-                    batch.put_cf(
-                        self.cf(name)?,
-                        codec::table_key(self.manifest.layout.permute(t, *fp), *seq),
-                        [],
-                    );
-                }
-            }
-            self.write(batch)?;
-        }
-        let next = docs
-            .iter()
-            .map(|d| d.0 + 1)
-            .max()
-            .unwrap_or(0)
-            .max(counters.next_seq);
-        let mut batch = WriteBatch::default();
-        batch.put_cf(
-            self.cf(META)?,
-            codec::COUNTERS_KEY,
-            codec::encode_counters(next, kept),
-        );
-        self.write(batch)?;
-        counters.next_seq = next;
-        counters.live = kept;
-        Ok(kept)
-    }
-
-    /// Like [`Store::for_each_doc`], with each document's sequence number.
-    fn for_each_seq_doc(&self, mut f: impl FnMut(u64, StoredDoc) -> Result<()>) -> Result<()> {
-        let snap = self.db.snapshot();
-        let mut ro = ReadOptions::default();
-        ro.set_snapshot(&snap);
-        let mut it = self.db.raw_iterator_cf_opt(self.cf(DOCS)?, ro);
-        it.seek_to_first();
-        while let (Some(k), Some(v)) = (it.key(), it.value()) {
-            f(codec::decode_doc_key(k)?, codec::decode_doc(v)?)?;
-            it.next();
-        }
-        it.status()?;
-        Ok(())
-    }
-}
-
-/// Adds the deletion of every key of `cf` to `batch` (one range tombstone, plus the
-/// largest keys, which a range's exclusive end cannot cover).
-fn clear_cf(db: &DB, cf: &ColumnFamily, batch: &mut WriteBatch) -> Result<()> {
-    let mut it = db.raw_iterator_cf(cf);
-    it.seek_to_first();
-    let Some(first) = it.key().map(<[u8]>::to_vec) else {
-        return Ok(());
-    };
-    it.seek_to_last();
-    let last = it
-        .key()
-        .map(<[u8]>::to_vec)
-        .unwrap_or_else(|| first.clone());
-    it.status()?;
-    batch.delete_range_cf(cf, &first, &last);
-    batch.delete_cf(cf, &last);
-    Ok(())
 }
 
 fn sort_matches(matches: &mut [Match]) {

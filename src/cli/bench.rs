@@ -1,0 +1,379 @@
+//! `simstore bench`: the macro benchmark. Generates fingerprints with planted neighbours,
+//! bulk-loads them, measures single-thread latency, batch throughput and recall, and the
+//! same figures for two baselines measured in the same run: brute force over a `Vec<u64>`
+//! and an in-memory sorted-table index of the same layout.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use rayon::prelude::*;
+use simstore::{BatchOutcome, DocMeta, Entry, Fingerprint, Layout, Store};
+
+use super::Code;
+
+/// Arguments of `simstore bench`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Example: simstore bench --n 10000000   (needs ~3 GB of memory and ~1 GB of disk per 10M)"
+)]
+pub struct Args {
+    /// Number of fingerprints to store.
+    #[arg(long, default_value_t = 1_000_000)]
+    n: u64,
+    /// Number of distinct queries (each at distance 0..=4 from planted neighbours).
+    #[arg(long, default_value_t = 10_000)]
+    queries: usize,
+    /// Hamming distance of the queries.
+    #[arg(long, default_value_t = 3)]
+    k: u32,
+    /// Force the number of blocks (default: the layout rule for --n).
+    #[arg(long)]
+    blocks: Option<u32>,
+    /// Directory for the benchmark store (default: a temporary directory, removed after).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Seconds to spend on each throughput measurement.
+    #[arg(long, default_value_t = 3.0)]
+    seconds: f64,
+    /// Queries timed for the brute-force baseline's latency (it is slow).
+    #[arg(long, default_value_t = 200)]
+    brute_queries: usize,
+    /// RNG seed.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+}
+
+/// SplitMix64: a small, fast, seedable generator (no dependency needed).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// `fp` with exactly `d` distinct bits flipped.
+    fn flip(&mut self, fp: u64, d: u32) -> u64 {
+        let mut mask = 0u64;
+        while mask.count_ones() < d {
+            mask |= 1 << (self.next() % 64);
+        }
+        fp ^ mask
+    }
+}
+
+/// Latency figures of one method.
+struct Figures {
+    p50: Duration,
+    p99: Duration,
+    qps: f64,
+}
+
+fn percentiles(mut lat: Vec<Duration>) -> (Duration, Duration) {
+    lat.sort_unstable();
+    let at = |q: f64| lat[((lat.len() as f64 * q) as usize).min(lat.len() - 1)];
+    (at(0.50), at(0.99))
+}
+
+/// Times `f` on every query once, single-threaded, after a warm-up pass.
+fn latency<T>(queries: &[u64], f: impl Fn(u64) -> T) -> (Duration, Duration) {
+    for &q in queries.iter().take(1000) {
+        std::hint::black_box(f(q));
+    }
+    let lat = queries
+        .iter()
+        .map(|&q| {
+            let t = Instant::now();
+            std::hint::black_box(f(q));
+            t.elapsed()
+        })
+        .collect();
+    percentiles(lat)
+}
+
+/// Queries per second over all cores (rayon), repeating the query set for `seconds`.
+fn throughput<T: Send>(queries: &[u64], seconds: f64, f: impl Fn(u64) -> T + Sync) -> f64 {
+    let start = Instant::now();
+    let mut done = 0usize;
+    while start.elapsed().as_secs_f64() < seconds {
+        queries.par_iter().for_each(|&q| {
+            std::hint::black_box(f(q));
+        });
+        done += queries.len();
+    }
+    done as f64 / start.elapsed().as_secs_f64()
+}
+
+/// An in-memory index of the same layout: one sorted `Vec` of permuted fingerprints per
+/// table, probed by binary search.
+struct MemIndex<'a> {
+    layout: &'a Layout,
+    tables: Vec<Vec<(u64, u32)>>,
+}
+
+impl<'a> MemIndex<'a> {
+    fn build(layout: &'a Layout, fps: &[u64]) -> Self {
+        let tables = (0..layout.tables().len())
+            .into_par_iter()
+            .map(|t| {
+                let mut v: Vec<(u64, u32)> = fps
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &f)| (layout.permute(t, f), i as u32))
+                    .collect();
+                v.sort_unstable();
+                v
+            })
+            .collect();
+        Self { layout, tables }
+    }
+
+    fn query(&self, q: u64, k: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        for &t in self.layout.tables_for_k(k).expect("k <= k_max") {
+            let pq = self.layout.permute(t, q);
+            let shift = 64 - self.layout.tables()[t].prefix_bits();
+            let lo = (pq >> shift) << shift;
+            let table = &self.tables[t];
+            let mut i = table.partition_point(|&(key, _)| key < lo);
+            while i < table.len() && table[i].0 >> shift == pq >> shift {
+                if (table[i].0 ^ pq).count_ones() <= k {
+                    out.push(table[i].1);
+                }
+                i += 1;
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
+fn brute(fps: &[u64], q: u64, k: u32) -> Vec<u32> {
+    fps.iter()
+        .enumerate()
+        .filter(|(_, f)| (*f ^ q).count_ones() <= k)
+        .map(|(i, _)| i as u32)
+        .collect()
+}
+
+fn dir_size(path: &Path) -> u64 {
+    std::fs::read_dir(path)
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.metadata().ok())
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+fn us(d: Duration) -> String {
+    format!("{:.1} µs", d.as_secs_f64() * 1e6)
+}
+
+/// Runs the benchmark; see [`Args`].
+pub fn run(args: Args) -> Result<Code> {
+    let n = args.n as usize;
+    anyhow::ensure!(
+        n >= 10 * args.queries.max(1),
+        "--n must be at least 10 × --queries"
+    );
+    let mut rng = Rng(args.seed);
+    // Uniform fingerprints, then planted neighbours: for each query, five stored
+    // fingerprints at distance 0, 1, 2, 3 and 4 from it.
+    let mut fps: Vec<u64> = (0..n).map(|_| rng.next()).collect();
+    let queries: Vec<u64> = (0..args.queries)
+        .map(|i| {
+            let q = rng.next();
+            for d in 0..5u32 {
+                let slot = (i * 5 + d as usize) * (n / (args.queries * 5));
+                fps[slot] = rng.flip(q, d);
+            }
+            q
+        })
+        .collect();
+    let tmp;
+    let dir = match &args.dir {
+        Some(d) => d.clone(),
+        None => {
+            tmp = tempfile_dir()?;
+            tmp.clone()
+        }
+    };
+    let db = dir.join("bench.db");
+    anyhow::ensure!(
+        !db.exists(),
+        "{} exists; remove it or choose another --dir",
+        db.display()
+    );
+    let mut builder = Store::builder(&db)
+        .k_max(args.k.max(3))
+        .expected_docs(args.n);
+    if let Some(b) = args.blocks {
+        builder = builder.blocks(b);
+    }
+    let store = builder
+        .open()
+        .context("cannot create the benchmark store")?;
+    let layout = store.layout().clone();
+    println!(
+        "simstore bench: N = {n}, {} queries, k = {}, layout {} blocks {:?} ({} tables), {} threads",
+        queries.len(),
+        args.k,
+        layout.widths().len(),
+        layout.widths(),
+        layout.tables().len(),
+        rayon::current_num_threads()
+    );
+
+    // Import.
+    let t = Instant::now();
+    let entries = fps.iter().enumerate().map(|(i, &f)| Entry {
+        id: format!("d{i}"),
+        fp: Fingerprint(f),
+        meta: DocMeta::default(),
+    });
+    let out: BatchOutcome = store.bulk_load(entries)?;
+    let import = t.elapsed();
+    anyhow::ensure!(
+        out.inserted == args.n,
+        "bulk load stored {} of {}",
+        out.inserted,
+        args.n
+    );
+    let size = dir_size(&db);
+    let t = Instant::now();
+    let mem = MemIndex::build(&layout, &fps);
+    let mem_build = t.elapsed();
+
+    // Recall and exactness against brute force (all queries, in parallel).
+    let t = Instant::now();
+    let id_of = |m: &simstore::Match| {
+        m.doc.id[1..]
+            .parse::<u32>()
+            .expect("bench ids are d<index>")
+    };
+    let (mut expected, mut found, mut extra, mut mem_wrong) = (0usize, 0usize, 0usize, 0usize);
+    let checks: Vec<(usize, usize, usize, bool)> = queries
+        .par_iter()
+        .map(|&q| {
+            let want = brute(&fps, q, args.k);
+            let mut got: Vec<u32> = store
+                .query(Fingerprint(q), args.k)
+                .expect("query")
+                .iter()
+                .map(id_of)
+                .collect();
+            got.sort_unstable();
+            let hits = got.iter().filter(|g| want.binary_search(g).is_ok()).count();
+            (
+                want.len(),
+                hits,
+                got.len() - hits,
+                mem.query(q, args.k) != want,
+            )
+        })
+        .collect();
+    for (w, h, x, m) in checks {
+        expected += w;
+        found += h;
+        extra += x;
+        mem_wrong += usize::from(m);
+    }
+    let check_time = t.elapsed();
+
+    // Latency (single thread, warm cache) and throughput (all cores).
+    let k = args.k;
+    let (s50, s99) = latency(&queries, |q| store.query(Fingerprint(q), k).expect("query"));
+    let s_qps = throughput(&queries, args.seconds, |q| {
+        store.query(Fingerprint(q), k).expect("query")
+    });
+    let (m50, m99) = latency(&queries, |q| mem.query(q, k));
+    let m_qps = throughput(&queries, args.seconds, |q| mem.query(q, k));
+    let few = &queries[..args.brute_queries.min(queries.len())];
+    let (b50, b99) = latency(few, |q| brute(&fps, q, k));
+    let b_qps = throughput(few, args.seconds, |q| brute(&fps, q, k));
+    let figures = [
+        (
+            "simstore (RocksDB)",
+            Figures {
+                p50: s50,
+                p99: s99,
+                qps: s_qps,
+            },
+        ),
+        (
+            "in-memory sorted tables",
+            Figures {
+                p50: m50,
+                p99: m99,
+                qps: m_qps,
+            },
+        ),
+        (
+            "brute force Vec<u64>",
+            Figures {
+                p50: b50,
+                p99: b99,
+                qps: b_qps,
+            },
+        ),
+    ];
+
+    println!(
+        "import (bulk, durable):  {:.2} s  ({:.0} fingerprints/s)",
+        import.as_secs_f64(),
+        n as f64 / import.as_secs_f64()
+    );
+    println!("in-memory index build:   {:.2} s", mem_build.as_secs_f64());
+    println!(
+        "store size on disk:      {:.1} MiB ({:.1} bytes/fingerprint)",
+        size as f64 / 1048576.0,
+        size as f64 / n as f64
+    );
+    println!(
+        "recall vs brute force:   {found}/{expected} = {:.6}, extra hits {extra}; in-memory index wrong on {mem_wrong} queries (checked in {:.1} s)",
+        found as f64 / expected.max(1) as f64,
+        check_time.as_secs_f64()
+    );
+    println!(
+        "{:<26} {:>12} {:>12} {:>14} {:>12} {:>12}",
+        "method", "p50", "p99", "queries/s", "p50 ratio", "qps ratio"
+    );
+    for (name, f) in &figures {
+        println!(
+            "{:<26} {:>12} {:>12} {:>14.0} {:>11.2}x {:>11.2}x",
+            name,
+            us(f.p50),
+            us(f.p99),
+            f.qps,
+            f.p50.as_secs_f64() / s50.as_secs_f64(),
+            f.qps / s_qps
+        );
+    }
+    println!(
+        "(ratios are relative to simstore: p50 ratio > 1 means slower than simstore, qps ratio > 1 faster)"
+    );
+    drop(store);
+    if args.dir.is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(if found == expected && extra == 0 && mem_wrong == 0 {
+        0
+    } else {
+        1
+    })
+}
+
+/// A fresh directory under the system temp dir.
+fn tempfile_dir() -> Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("simstore-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir)
+}
