@@ -18,16 +18,48 @@ pub fn warm_up() {
 }
 
 /// NFKC-normalizes and lowercases `text` (full-width `ＡＢＣ１２３` becomes `abc123`).
+///
+/// Fast path: ASCII and the CJK Unified Ideographs block are stable under NFKC (combining
+/// class 0, quick-check Yes, never the second half of a composition), so the text is cut
+/// before each such character, those characters are copied as they are, and only the
+/// pieces holding other characters go through the NFKC algorithm. The result is the same
+/// as normalizing the whole text at once.
 pub fn normalize(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.nfkc() {
+    let mut rest = text;
+    while !rest.is_empty() {
+        // The piece: one stable character (or a non-stable start) plus the non-stable
+        // characters after it.
+        let mut chars = rest.char_indices();
+        let (_, first) = chars.next().expect("rest is not empty");
+        let end = chars
+            .find(|&(_, c)| is_stable(c))
+            .map_or(rest.len(), |(i, _)| i);
+        let (piece, tail) = rest.split_at(end);
+        if piece.len() == first.len_utf8() && is_stable(first) {
+            out.push(first.to_ascii_lowercase());
+        } else {
+            push_lowercase(&mut out, piece.nfkc());
+        }
+        rest = tail;
+    }
+    out
+}
+
+fn push_lowercase(out: &mut String, chars: impl Iterator<Item = char>) {
+    for c in chars {
         if c.is_uppercase() {
             out.extend(c.to_lowercase());
         } else {
             out.push(c);
         }
     }
-    out
+}
+
+/// Characters that NFKC leaves as they are and never combines with a neighbour.
+#[inline]
+fn is_stable(c: char) -> bool {
+    c.is_ascii() || ('\u{4E00}'..='\u{9FFF}').contains(&c)
 }
 
 /// True for characters segmented by jieba: the CJK Unified Ideographs blocks, their
@@ -59,10 +91,9 @@ pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
         Run::None => {}
         Run::Word => emit(s),
         Run::Han => {
+            // A run of Han characters only: every token jieba returns is a word.
             for token in JIEBA.cut(s, true) {
-                if token.word.chars().any(char::is_alphanumeric) {
-                    emit(token.word);
-                }
+                emit(token.word);
             }
         }
     };
@@ -98,6 +129,20 @@ mod tests {
     fn normalizes_width_and_case() {
         assert_eq!(normalize("ＡＢＣ１２３ Hello"), "abc123 hello");
         assert_eq!(normalize("Ｗｏｒｌｄ！"), "world!");
+    }
+
+    #[test]
+    fn fast_path_equals_full_nfkc() {
+        for text in [
+            "Cafe\u{301} ＡＢＣ，中文（全角）ｶﾀｶﾅ ﬁ ① Ⅻ ㍿ e\u{301}\u{323}x 한국어 \u{1100}\u{1161}",
+            "abc\u{300}中\u{300}",
+            "\u{301}leading mark",
+            "",
+        ] {
+            let mut full = String::new();
+            push_lowercase(&mut full, text.nfkc());
+            assert_eq!(normalize(text), full, "{text:?}");
+        }
     }
 
     #[test]

@@ -4,6 +4,21 @@
 //! the fingerprint has a bit set where the sum is positive. Weights are integers, so the
 //! result does not depend on the order in which features are added.
 
+/// For each byte value, a mask per bit (bit 0 first): 0 if the bit is set, −1 if clear.
+static CLEAR_MASKS: [[i64; 8]; 256] = {
+    let mut table = [[0i64; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut bit = 0;
+        while bit < 8 {
+            table[b][bit] = if (b >> bit) & 1 == 1 { 0 } else { -1 };
+            bit += 1;
+        }
+        b += 1;
+    }
+    table
+};
+
 /// Accumulates weighted feature hashes into a 64-bit SimHash.
 #[derive(Debug, Clone)]
 pub struct SimHasher {
@@ -30,9 +45,13 @@ impl SimHasher {
     #[inline]
     pub fn add(&mut self, hash: u64, weight: u32) {
         let w = i64::from(weight);
-        for (bit, sum) in self.sums.iter_mut().enumerate() {
-            // +w where the bit is set, -w where it is clear.
-            *sum += (((hash >> bit) & 1) as i64 * 2 - 1) * w;
+        // Byte by byte through a mask table: contiguous loads, no multiplies, vectorizable.
+        for (byte, sums) in self.sums.chunks_exact_mut(8).enumerate() {
+            let masks = &CLEAR_MASKS[((hash >> (8 * byte)) & 0xFF) as usize];
+            for (sum, &m) in sums.iter_mut().zip(masks) {
+                // m = 0 where the bit is set (+w), m = -1 where it is clear ((w ^ -1) + 1 = -w).
+                *sum += (w ^ m) - m;
+            }
         }
         self.total_weight += u64::from(weight);
     }

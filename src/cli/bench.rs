@@ -36,6 +36,9 @@ pub struct Args {
     /// Seconds to spend on each throughput measurement.
     #[arg(long, default_value_t = 3.0)]
     seconds: f64,
+    /// Queries whose answers are checked against brute force (recall, extra hits).
+    #[arg(long, default_value_t = 2000)]
+    check_queries: usize,
     /// Queries timed for the brute-force baseline's latency (it is slow).
     #[arg(long, default_value_t = 200)]
     brute_queries: usize,
@@ -260,7 +263,7 @@ pub fn run(args: Args) -> Result<Code> {
             .expect("bench ids are d<index>")
     };
     let (mut expected, mut found, mut extra, mut mem_wrong) = (0usize, 0usize, 0usize, 0usize);
-    let checks: Vec<(usize, usize, usize, bool)> = queries
+    let checks: Vec<(usize, usize, usize, bool)> = queries[..args.check_queries.min(queries.len())]
         .par_iter()
         .map(|&q| {
             let want = brute(&fps, q, args.k);
