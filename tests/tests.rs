@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod cli;
+mod compat;
 mod crash;
 mod fuzz;
 mod golden;

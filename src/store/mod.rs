@@ -252,25 +252,23 @@ impl StoreBuilder {
     }
 }
 
-/// The options of column family `name`: also used to write SST files for bulk loads.
-fn cf_options(name: &str, cache: &Cache) -> Options {
+/// The options of every column family; also used to write SST files for bulk loads.
+fn cf_options(cache: &Cache) -> Options {
     let mut opts = Options::default();
     let mut bbo = BlockBasedOptions::default();
     bbo.set_block_cache(cache);
-    if name.starts_with('t') {
-        // Table keys are random 16-byte strings: compression gains nothing but CPU.
-        opts.set_compression_type(DBCompressionType::None);
-        bbo.set_cache_index_and_filter_blocks(true);
-        bbo.set_pin_l0_filter_and_index_blocks_in_cache(true);
-    } else {
-        opts.set_compression_type(DBCompressionType::Lz4);
-    }
+    // LZ4 everywhere: on the tables it saves 29% of the store's size (the 8-byte RocksDB
+    // trailer and the high bytes of the sequence numbers are mostly zeros) at no cost to
+    // warm queries, whose blocks sit uncompressed in the block cache (docs/benchmarks.md).
+    // Index blocks stay in the table readers (not in the block cache): one cache lookup
+    // less per seek; measured p99 72 µs instead of 115 µs at 1M.
+    opts.set_compression_type(DBCompressionType::Lz4);
     opts.set_block_based_table_factory(&bbo);
     opts
 }
 
 fn cf_descriptor(name: &str, cache: &Cache) -> ColumnFamilyDescriptor {
-    ColumnFamilyDescriptor::new(name, cf_options(name, cache))
+    ColumnFamilyDescriptor::new(name, cf_options(cache))
 }
 
 /// The column family names of a store with `tables` tables, in creation order.
