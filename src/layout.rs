@@ -16,9 +16,13 @@ pub const MAX_TABLES: usize = 100;
 /// The largest `k_max` a layout may have.
 pub const MAX_K: u32 = 16;
 
-/// The budget of the layout rule: the expected number of candidate keys a query scans,
-/// summed over all tables, for uniformly distributed fingerprints.
-pub const CANDIDATE_BUDGET: f64 = 1024.0;
+/// Cost model: time to probe one table (create a RocksDB iterator, seek, drop it), in µs,
+/// measured with `simstore bench` (docs/benchmarks.md).
+pub const PROBE_COST_US: f64 = 2.0;
+
+/// Cost model: time to scan one candidate key and test its distance, in µs, measured with
+/// `simstore bench` (docs/benchmarks.md).
+pub const CANDIDATE_COST_US: f64 = 0.1;
 
 /// One table: the order in which the blocks are laid out in its permuted key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,27 +177,36 @@ impl Layout {
         })
     }
 
-    /// The layout the cost rule picks for a store expected to hold `expected_docs`
-    /// fingerprints: the smallest number of blocks `b > k_max` whose expected number of
-    /// candidates per query, `Σ_tables N / 2^prefix_bits`, is at most [`CANDIDATE_BUDGET`]
-    /// (with `k_max = 3`: b = 4 up to ~16M documents, b = 5 up to ~4.9G, then b = 6),
-    /// capped by [`MAX_TABLES`].
+    /// The layout the cost model picks for a store expected to hold `expected_docs`
+    /// fingerprints: among `b = k_max + 1, k_max + 2, ...` blocks, the one with the lowest
+    /// [`Layout::expected_query_us`] (ties go to fewer tables, which cost less space and
+    /// fewer writes per insert). With `k_max = 3`: 4 tables (16-bit prefixes) up to ~2M
+    /// documents, 10 tables (25–26 bits) up to ~2G, then 20 tables (31–33 bits) — Manku's
+    /// "prefix ≈ log2 N" — capped by [`MAX_TABLES`].
     pub fn for_expected_docs(expected_docs: u64, k_max: u32) -> Result<Self> {
         let n = expected_docs.max(1) as f64;
-        let mut best: Option<Layout> = None;
+        let mut best: Option<(f64, Layout)> = None;
         for blocks in (k_max + 1)..=64 {
             let layout = match Self::new(k_max, blocks) {
                 Ok(l) => l,
                 Err(_) if best.is_some() => break,
                 Err(e) => return Err(e),
             };
-            let fits = layout.expected_candidates(n) <= CANDIDATE_BUDGET;
-            best = Some(layout);
-            if fits {
-                break;
+            let cost = layout.expected_query_us(n);
+            match &best {
+                // More blocks only add tables from here on once the cost stops falling.
+                Some((c, _)) if cost >= *c => break,
+                _ => best = Some((cost, layout)),
             }
         }
-        best.ok_or_else(|| Error::InvalidLayout(format!("no layout for k_max = {k_max}")))
+        best.map(|(_, l)| l)
+            .ok_or_else(|| Error::InvalidLayout(format!("no layout for k_max = {k_max}")))
+    }
+
+    /// The cost model's estimate of a k_max query over `n` uniform fingerprints, in µs:
+    /// `tables × PROBE_COST_US + candidates × CANDIDATE_COST_US`.
+    pub fn expected_query_us(&self, n: f64) -> f64 {
+        self.tables.len() as f64 * PROBE_COST_US + self.expected_candidates(n) * CANDIDATE_COST_US
     }
 
     /// Expected candidate keys scanned by one query over `n` uniform fingerprints.
@@ -383,35 +396,18 @@ mod tests {
 
     #[test]
     fn layout_rule_grows_with_n() {
-        assert_eq!(
-            Layout::for_expected_docs(1_000, 3).unwrap().widths().len(),
-            4
-        );
-        assert_eq!(
-            Layout::for_expected_docs(10_000_000, 3)
-                .unwrap()
-                .widths()
-                .len(),
-            4
-        );
-        assert_eq!(
-            Layout::for_expected_docs(100_000_000, 3)
-                .unwrap()
-                .widths()
-                .len(),
-            5
-        );
-        assert_eq!(
-            Layout::for_expected_docs(8_000_000_000, 3)
-                .unwrap()
-                .widths()
-                .len(),
-            6
-        );
-        assert_eq!(
-            Layout::for_expected_docs(1_000, 0).unwrap().widths().len(),
-            1
-        );
+        let blocks = |n, k| Layout::for_expected_docs(n, k).unwrap().widths().len();
+        assert_eq!(blocks(1_000, 3), 4);
+        assert_eq!(blocks(1_000_000, 3), 4);
+        assert_eq!(blocks(10_000_000, 3), 5);
+        assert_eq!(blocks(100_000_000, 3), 5);
+        assert_eq!(blocks(8_000_000_000, 3), 6);
+        assert_eq!(blocks(1_000, 0), 1);
+        assert_eq!(blocks(1_000_000, 1), 2);
+        // The estimate is what the rule minimizes.
+        let n = 10_000_000.0;
+        let (b4, b5) = (Layout::new(3, 4).unwrap(), Layout::new(3, 5).unwrap());
+        assert!(b5.expected_query_us(n) < b4.expected_query_us(n));
     }
 
     #[test]

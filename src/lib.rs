@@ -43,4 +43,6 @@ pub use document::{DocMeta, Document, Match, StoredDoc};
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, FingerprintSpec, Fingerprinter};
 pub use layout::Layout;
-pub use store::{BatchOutcome, CheckReport, Entry, InsertOutcome, Stats, Store, StoreBuilder};
+pub use store::{
+    BatchOutcome, CandidateStats, CheckReport, Entry, InsertOutcome, Stats, Store, StoreBuilder,
+};

@@ -20,6 +20,7 @@ pub struct Args {
 pub fn run(db: &Path, args: Args) -> Result<Code> {
     let store = open_for_reading(db)?;
     let s = store.stats()?;
+    let observed = store.observed_candidates(200)?;
     let l = &s.layout;
     let prefixes: Vec<u32> = l.tables().iter().map(|t| t.prefix_bits()).collect();
     let mut out = io::stdout().lock();
@@ -29,6 +30,8 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
             "spec": s.spec.to_string(), "spec_version": s.spec.version,
             "k_max": l.k_max(), "blocks": l.widths(), "tables": l.tables().len(), "prefix_bits": prefixes,
             "disk_bytes": s.disk_bytes, "expected_candidates_per_query": s.expected_candidates,
+            "observed_candidates_per_query": observed.mean(), "observed_candidates_max": observed.max,
+            "observed_queries": observed.queries, "expected_query_us": l.expected_query_us(s.docs as f64),
         });
         writeln!(out, "{v}")?;
     } else {
@@ -47,8 +50,16 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         writeln!(out, "prefix bits:    {prefixes:?}")?;
         writeln!(
             out,
-            "candidates:     {:.1} expected per k_max query (uniform fingerprints)",
-            s.expected_candidates
+            "candidates:     {:.1} expected per k_max query (uniform fingerprints; cost model {:.1} µs)",
+            s.expected_candidates,
+            l.expected_query_us(s.docs as f64)
+        )?;
+        writeln!(
+            out,
+            "observed:       {:.1} per k_max query, max {} (on {} stored fingerprints)",
+            observed.mean(),
+            observed.max,
+            observed.queries
         )?;
         writeln!(
             out,

@@ -350,6 +350,24 @@ pub struct Stats {
     pub expected_candidates: f64,
 }
 
+/// Candidates scanned by sampled queries, from [`Store::observed_candidates`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CandidateStats {
+    /// Queries sampled.
+    pub queries: u64,
+    /// Candidates scanned by all of them.
+    pub total: u64,
+    /// The most candidates one query scanned.
+    pub max: u64,
+}
+
+impl CandidateStats {
+    /// Mean candidates per query (0 with no sample).
+    pub fn mean(&self) -> f64 {
+        self.total as f64 / self.queries.max(1) as f64
+    }
+}
+
 /// The writer's in-memory state; the lock serializes writers.
 #[derive(Debug)]
 struct Counters {
@@ -605,37 +623,13 @@ impl Store {
     /// id. Exact (equal to a brute-force scan) for every `k ≤ k_max`; a larger `k` is
     /// [`Error::KTooLarge`] (use [`Store::query_exhaustive`]).
     pub fn query(&self, fp: Fingerprint, k: u32) -> Result<Vec<Match>> {
-        let layout = &self.manifest.layout;
-        let tables = layout.tables_for_k(k)?;
         let snap = self.db.snapshot();
         let mut hits: Vec<(u64, u32)> = Vec::new();
-        for &t in tables {
-            let pq = layout.permute(t, fp.0);
-            let shift = 64 - layout.tables()[t].prefix_bits();
-            let prefix = pq >> shift;
-            let lo = prefix << shift;
-            let mut ro = ReadOptions::default();
-            ro.set_snapshot(&snap);
-            if let Some(hi) = lo.checked_add(1u64 << shift) {
-                ro.set_iterate_upper_bound(codec::table_bound(hi));
+        self.probe(&snap, fp.0, k, |seq, d| {
+            if d <= k {
+                hits.push((seq, d));
             }
-            let mut it = self
-                .db
-                .raw_iterator_cf_opt(self.cf(&self.table_cfs[t])?, ro);
-            it.seek(codec::table_bound(lo));
-            while let Some(key) = it.key() {
-                let (kfp, seq) = codec::decode_table_key(key)?;
-                if kfp >> shift != prefix {
-                    break;
-                }
-                let d = (kfp ^ pq).count_ones();
-                if d <= k {
-                    hits.push((seq, d));
-                }
-                it.next();
-            }
-            it.status()?;
-        }
+        })?;
         hits.sort_unstable();
         hits.dedup_by_key(|h| h.0);
         let mut ro = ReadOptions::default();
@@ -656,6 +650,70 @@ impl Store {
         }
         sort_matches(&mut out);
         Ok(out)
+    }
+
+    /// Scans, in every table that a query with distance `k` probes, the keys sharing the
+    /// query's prefix, calling `each(seq, distance)` for every one (candidates, before the
+    /// distance filter).
+    fn probe(
+        &self,
+        snap: &rocksdb::Snapshot<'_>,
+        fp: u64,
+        k: u32,
+        mut each: impl FnMut(u64, u32),
+    ) -> Result<()> {
+        let layout = &self.manifest.layout;
+        for &t in layout.tables_for_k(k)? {
+            let pq = layout.permute(t, fp);
+            let shift = 64 - layout.tables()[t].prefix_bits();
+            let prefix = pq >> shift;
+            let lo = prefix << shift;
+            let mut ro = ReadOptions::default();
+            ro.set_snapshot(snap);
+            if let Some(hi) = lo.checked_add(1u64 << shift) {
+                ro.set_iterate_upper_bound(codec::table_bound(hi));
+            }
+            let mut it = self
+                .db
+                .raw_iterator_cf_opt(self.cf(&self.table_cfs[t])?, ro);
+            it.seek(codec::table_bound(lo));
+            while let Some(key) = it.key() {
+                let (kfp, seq) = codec::decode_table_key(key)?;
+                if kfp >> shift != prefix {
+                    break;
+                }
+                each(seq, (kfp ^ pq).count_ones());
+                it.next();
+            }
+            it.status()?;
+        }
+        Ok(())
+    }
+
+    /// Candidates a k_max query scans, observed on `samples` stored fingerprints spread over
+    /// the store (the real data, clusters included, unlike the uniform estimate).
+    pub fn observed_candidates(&self, samples: usize) -> Result<CandidateStats> {
+        let next_seq = self.lock().next_seq;
+        let snap = self.db.snapshot();
+        let mut ro = ReadOptions::default();
+        ro.set_snapshot(&snap);
+        let mut it = self.db.raw_iterator_cf_opt(self.cf(DOCS)?, ro);
+        let mut stats = CandidateStats::default();
+        for i in 0..samples as u64 {
+            if next_seq == 0 {
+                break;
+            }
+            it.seek(codec::doc_key(i.wrapping_mul(next_seq) / samples as u64));
+            let Some(value) = it.value() else { continue };
+            let fp = codec::decode_doc(value)?.fp;
+            let mut n = 0u64;
+            self.probe(&snap, fp, self.manifest.layout.k_max(), |_, _| n += 1)?;
+            stats.queries += 1;
+            stats.total += n;
+            stats.max = stats.max.max(n);
+        }
+        it.status()?;
+        Ok(stats)
     }
 
     /// Every stored document within distance `k` (any k ≤ 64) by a full scan of `docs`.
