@@ -6,6 +6,7 @@
 //! | `meta` | `"manifest"` | `MAGIC` ++ format version (u32 BE) ++ bincode([`Manifest`] body) |
 //! | `meta` | `"counters"` | next seq (u64 BE) ++ live documents (u64 BE) |
 //! | `meta` | `"bulk-pending"` | empty: present only while a bulk load is under way |
+//! | `meta` | `"relayout-pending"` | the new manifest, present only while a relayout is under way |
 //! | `docs` | seq (u64 BE) | record version (u8 = 1) ++ bincode([`StoredDoc`]) |
 //! | `ids` | external id (UTF-8 bytes) | seq (u64 BE) ++ fingerprint (u64 BE) |
 //! | `t00`.. | π(fingerprint) (u64 BE) ++ seq (u64 BE) | empty |
@@ -32,6 +33,10 @@ pub const COUNTERS_KEY: &[u8] = b"counters";
 /// Key of the marker in `meta` that says a bulk load is under way (value: empty). A store
 /// opened with the marker present was interrupted mid-load and is repaired from `docs`.
 pub const BULK_PENDING_KEY: &[u8] = b"bulk-pending";
+
+/// Key of the new manifest in `meta` while a relayout is under way. A store opened with it
+/// present finishes the relayout (new table column families, rebuilt from `docs`).
+pub const RELAYOUT_PENDING_KEY: &[u8] = b"relayout-pending";
 
 /// Version byte in front of every `docs` record.
 const RECORD_VERSION: u8 = 1;

@@ -493,3 +493,88 @@ fn interrupted_bulk_load_is_recovered_on_open() {
         "sequence numbers were not reused"
     );
 }
+
+#[test]
+fn relayout_rebuilds_tables_for_another_layout() {
+    use rand::Rng;
+    let mut r = crate::util::rng(5);
+    let mut fps: Vec<u64> = (0..2000).map(|_| r.random()).collect();
+    fps.extend(crate::util::clustered(&mut r, 50, 10, 6));
+    let model: Vec<(String, u64)> = fps
+        .iter()
+        .enumerate()
+        .map(|(i, &f)| (format!("r{i}"), f))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let store = Store::builder(&path).blocks(4).open().unwrap();
+    store
+        .insert_batch(model.iter().map(|(id, f)| Entry {
+            id: id.clone(),
+            fp: Fingerprint(*f),
+            meta: DocMeta::default(),
+        }))
+        .unwrap();
+    // More blocks and a larger k_max.
+    let store = store
+        .relayout(simstore::Layout::new(4, 6).unwrap())
+        .unwrap();
+    assert_eq!(store.layout().tables().len(), 15);
+    assert_eq!(store.len(), model.len() as u64);
+    assert!(store.check().unwrap().is_ok());
+    let queries: Vec<u64> = fps
+        .iter()
+        .step_by(41)
+        .map(|&f| crate::util::flip(&mut r, f, 3))
+        .collect();
+    for &q in &queries {
+        for k in 0..=4 {
+            let got: Vec<(u32, String)> = store
+                .query(Fingerprint(q), k)
+                .unwrap()
+                .into_iter()
+                .map(|m| (m.distance, m.doc.id))
+                .collect();
+            assert_eq!(got, crate::util::brute_force(&model, q, k));
+        }
+    }
+    drop(store);
+    // An interrupted relayout (the pending manifest written, nothing else) finishes on open.
+    {
+        let cfs = DB::list_cf(&Options::default(), &path).unwrap();
+        let db = DB::open_cf(&Options::default(), &path, &cfs).unwrap();
+        let pending = Manifest {
+            layout: simstore::Layout::new(2, 3).unwrap(),
+            spec: FingerprintSpec::current(),
+            created: 0,
+        };
+        db.put_cf(
+            db.cf_handle("meta").unwrap(),
+            codec::RELAYOUT_PENDING_KEY,
+            codec::encode_manifest(&pending),
+        )
+        .unwrap();
+    }
+    assert!(
+        Store::builder(&path).read_only(true).open().is_err(),
+        "a reader cannot finish it"
+    );
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.layout(), &simstore::Layout::new(2, 3).unwrap());
+    assert!(store.check().unwrap().is_ok());
+    let tables = DB::list_cf(&Options::default(), &path)
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.starts_with('t'))
+        .count();
+    assert_eq!(tables, 3, "old table column families are gone");
+    for &q in &queries {
+        let got: Vec<(u32, String)> = store
+            .query(Fingerprint(q), 2)
+            .unwrap()
+            .into_iter()
+            .map(|m| (m.distance, m.doc.id))
+            .collect();
+        assert_eq!(got, crate::util::brute_force(&model, q, 2));
+    }
+}

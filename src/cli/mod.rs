@@ -14,6 +14,7 @@ mod init;
 mod input;
 mod output;
 mod query;
+mod relayout;
 mod repair;
 mod stats;
 
@@ -71,6 +72,8 @@ enum Command {
     Check(check::Args),
     /// Rebuild tables and ids from the documents.
     Repair(repair::Args),
+    /// Rebuild the tables under a layout chosen for the store's size (or given).
+    Relayout(relayout::Args),
     /// Macro benchmark: import, latency, throughput and recall against two baselines.
     Bench(bench::Args),
 }
@@ -92,6 +95,7 @@ pub fn main() -> ExitCode {
         Command::Check(a) => check::run(&cli.db, a),
         Command::Repair(a) => repair::run(&cli.db, a),
         Command::Bench(a) => bench::run(a),
+        Command::Relayout(a) => relayout::run(&cli.db, a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -170,7 +170,7 @@ impl Store {
     }
 
     /// Sets (`Some`) or removes (`None`) a `meta` key with an fsynced write.
-    fn write_meta(&self, key: &[u8], value: Option<&[u8]>) -> Result<()> {
+    pub(super) fn write_meta(&self, key: &[u8], value: Option<&[u8]>) -> Result<()> {
         let mut batch = WriteBatch::default();
         match value {
             Some(v) => batch.put_cf(self.cf(META)?, key, v),

@@ -205,12 +205,22 @@ impl StoreBuilder {
             });
         }
         let descriptors = names.iter().map(|n| cf_descriptor(n, &cache));
-        let db = if self.read_only {
+        let mut db = if self.read_only {
             DB::open_cf_descriptors_read_only(&opts, &self.path, descriptors, false)
         } else {
             DB::open_cf_descriptors(&opts, &self.path, descriptors)
         }
         .map_err(|e| open_error(&self.path, e))?;
+        let relayout = db.get_cf(cf(&db, META)?, codec::RELAYOUT_PENDING_KEY)?;
+        let names = match &relayout {
+            Some(_) if self.read_only => {
+                return Err(Error::Corrupt(
+                    "a relayout of this store was interrupted; open it for writing once to finish it".into(),
+                ));
+            }
+            Some(pending) => replace_tables(&mut db, &names, pending, &cache)?,
+            None => names,
+        };
         let meta = cf(&db, META)?;
         let bytes = db
             .get_cf(meta, codec::MANIFEST_KEY)?
@@ -240,6 +250,10 @@ impl StoreBuilder {
         let bulk_pending = db.get_cf(meta, codec::BULK_PENDING_KEY)?.is_some();
         let read_only = self.read_only;
         let store = Store::assemble(db, cache, self, manifest, counters)?;
+        if relayout.is_some() {
+            store.repair()?;
+            store.write_meta(codec::RELAYOUT_PENDING_KEY, None)?;
+        }
         if bulk_pending {
             if read_only {
                 return Err(Error::Corrupt(
@@ -250,6 +264,30 @@ impl StoreBuilder {
         }
         Ok(store)
     }
+}
+
+/// Finishes the first half of a relayout: drops every table column family, creates the
+/// new layout's, and writes the pending manifest as the manifest (its tables are rebuilt
+/// from `docs` once the store is assembled). Returns the column families now present.
+fn replace_tables(
+    db: &mut DB,
+    names: &[String],
+    pending: &[u8],
+    cache: &Cache,
+) -> Result<Vec<String>> {
+    let manifest = codec::decode_manifest(pending)?;
+    let is_table =
+        |n: &str| n.len() > 1 && n.starts_with('t') && n[1..].bytes().all(|b| b.is_ascii_digit());
+    for name in names.iter().filter(|n| is_table(n)) {
+        db.drop_cf(name)?;
+    }
+    for i in 0..manifest.layout.tables().len() {
+        db.create_cf(codec::table_cf_name(i), &cf_options(cache))?;
+    }
+    let mut wo = WriteOptions::default();
+    wo.set_sync(true);
+    db.put_cf_opt(cf(db, META)?, codec::MANIFEST_KEY, pending, &wo)?;
+    Ok(cf_names(manifest.layout.tables().len()))
 }
 
 /// The options of every column family; also used to write SST files for bulk loads.
@@ -387,6 +425,8 @@ pub struct Store {
     counters: Mutex<Counters>,
     sync_writes: bool,
     read_only: bool,
+    /// The options it was opened with (to reopen it after a relayout).
+    options: StoreBuilder,
 }
 
 impl std::fmt::Debug for Store {
@@ -422,13 +462,14 @@ impl Store {
         Ok(Self {
             db,
             cache,
-            path: b.path,
+            path: b.path.clone(),
             manifest,
             table_cfs,
             fingerprinter: Fingerprinter::new(),
             counters: Mutex::new(Counters { next_seq, live }),
             sync_writes: b.sync_writes,
             read_only: b.read_only,
+            options: b,
         })
     }
 
@@ -754,6 +795,27 @@ impl Store {
             self.db.flush_cf(self.cf(name)?)?;
         }
         Ok(())
+    }
+
+    /// Rebuilds the store under another layout (e.g. more blocks as it grows, or another
+    /// k_max): the table column families are dropped and rebuilt from `docs`. Crash-safe:
+    /// the new manifest is recorded first, and a store opened with it pending finishes the
+    /// relayout. Takes the store by value (the tables cannot be queried meanwhile) and
+    /// returns it reopened.
+    pub fn relayout(self, layout: Layout) -> Result<Store> {
+        self.check_writable()?;
+        let pending = Manifest {
+            layout,
+            spec: self.manifest.spec.clone(),
+            created: self.manifest.created,
+        };
+        self.write_meta(
+            codec::RELAYOUT_PENDING_KEY,
+            Some(&codec::encode_manifest(&pending)),
+        )?;
+        let options = self.options.clone();
+        drop(self);
+        options.create_if_missing(false).open()
     }
 
     /// Figures about the store.

@@ -1,0 +1,59 @@
+//! `simstore relayout`: rebuild the tables under a layout chosen for the store's size.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use simstore::Layout;
+
+use super::{Code, open_existing};
+
+/// Arguments of `simstore relayout`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Size to lay the store out for (default: the documents it holds now).
+    #[arg(long)]
+    expected_docs: Option<u64>,
+    /// Force the number of blocks instead of the cost model's choice.
+    #[arg(long)]
+    blocks: Option<u32>,
+    /// The new k_max (default: the store's current one).
+    #[arg(long)]
+    k_max: Option<u32>,
+}
+
+/// Runs the command; see [`Args`].
+pub fn run(db: &Path, args: Args) -> Result<Code> {
+    let store = open_existing(db)?;
+    let old = store.layout().clone();
+    let k_max = args.k_max.unwrap_or(old.k_max());
+    let layout = match args.blocks {
+        Some(b) => Layout::new(k_max, b)?,
+        None => Layout::for_expected_docs(args.expected_docs.unwrap_or(store.len()), k_max)?,
+    };
+    if layout == old {
+        eprintln!(
+            "the store already has this layout: k_max = {}, blocks {:?}",
+            old.k_max(),
+            old.widths()
+        );
+        return Ok(0);
+    }
+    let start = Instant::now();
+    let docs = store.len();
+    let store = store
+        .relayout(layout)
+        .context("relayout failed (reopen the store to finish it)")?;
+    let new = store.layout();
+    eprintln!(
+        "relaid {docs} documents from k_max = {}, {} tables of {:?} to k_max = {}, {} tables of {:?} in {:.2} s",
+        old.k_max(),
+        old.tables().len(),
+        old.widths(),
+        new.k_max(),
+        new.tables().len(),
+        new.widths(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(0)
+}
