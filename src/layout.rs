@@ -18,11 +18,11 @@ pub const MAX_K: u32 = 16;
 
 /// Cost model: time to probe one table (create a RocksDB iterator, seek, drop it), in µs,
 /// measured with `simstore bench` (docs/benchmarks.md).
-pub const PROBE_COST_US: f64 = 2.0;
+pub const PROBE_COST_US: f64 = 5.0;
 
 /// Cost model: time to scan one candidate key and test its distance, in µs, measured with
 /// `simstore bench` (docs/benchmarks.md).
-pub const CANDIDATE_COST_US: f64 = 0.1;
+pub const CANDIDATE_COST_US: f64 = 0.09;
 
 /// One table: the order in which the blocks are laid out in its permuted key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -180,8 +180,8 @@ impl Layout {
     /// The layout the cost model picks for a store expected to hold `expected_docs`
     /// fingerprints: among `b = k_max + 1, k_max + 2, ...` blocks, the one with the lowest
     /// [`Layout::expected_query_us`] (ties go to fewer tables, which cost less space and
-    /// fewer writes per insert). With `k_max = 3`: 4 tables (16-bit prefixes) up to ~2M
-    /// documents, 10 tables (25–26 bits) up to ~2G, then 20 tables (31–33 bits) — Manku's
+    /// fewer writes per insert). With `k_max = 3`: 4 tables (16-bit prefixes) up to ~5M
+    /// documents, 10 tables (25–26 bits) up to ~2.5G, then 20 tables (31–33 bits) — Manku's
     /// "prefix ≈ log2 N" — capped by [`MAX_TABLES`].
     pub fn for_expected_docs(expected_docs: u64, k_max: u32) -> Result<Self> {
         let n = expected_docs.max(1) as f64;

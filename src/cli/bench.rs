@@ -42,6 +42,12 @@ pub struct Args {
     /// Queries timed for the brute-force baseline's latency (it is slow).
     #[arg(long, default_value_t = 200)]
     brute_queries: usize,
+    /// Block cache size in MiB (the store's default is 256).
+    #[arg(long, default_value_t = 256)]
+    cache_mb: usize,
+    /// Skip the in-memory index baseline (it needs ~16 bytes × tables × N of memory).
+    #[arg(long)]
+    no_mem_index: bool,
     /// RNG seed.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -252,7 +258,7 @@ pub fn run(args: Args) -> Result<Code> {
     );
     let size = dir_size(&db);
     let t = Instant::now();
-    let mem = MemIndex::build(&layout, &fps);
+    let mem = (!args.no_mem_index).then(|| MemIndex::build(&layout, &fps));
     let mem_build = t.elapsed();
 
     // Recall and exactness against brute force (all queries, in parallel).
@@ -279,7 +285,7 @@ pub fn run(args: Args) -> Result<Code> {
                 want.len(),
                 hits,
                 got.len() - hits,
-                mem.query(q, args.k) != want,
+                mem.as_ref().is_some_and(|m| m.query(q, args.k) != want),
             )
         })
         .collect();
@@ -297,37 +303,30 @@ pub fn run(args: Args) -> Result<Code> {
     let s_qps = throughput(&queries, args.seconds, |q| {
         store.query(Fingerprint(q), k).expect("query")
     });
-    let (m50, m99) = latency(&queries, |q| mem.query(q, k));
-    let m_qps = throughput(&queries, args.seconds, |q| mem.query(q, k));
     let few = &queries[..args.brute_queries.min(queries.len())];
     let (b50, b99) = latency(few, |q| brute(&fps, q, k));
     let b_qps = throughput(few, args.seconds, |q| brute(&fps, q, k));
-    let figures = [
-        (
-            "simstore (RocksDB)",
-            Figures {
-                p50: s50,
-                p99: s99,
-                qps: s_qps,
-            },
-        ),
-        (
-            "in-memory sorted tables",
-            Figures {
-                p50: m50,
-                p99: m99,
-                qps: m_qps,
-            },
-        ),
-        (
-            "brute force Vec<u64>",
-            Figures {
-                p50: b50,
-                p99: b99,
-                qps: b_qps,
-            },
-        ),
-    ];
+    let mut figures = vec![(
+        "simstore (RocksDB)",
+        Figures {
+            p50: s50,
+            p99: s99,
+            qps: s_qps,
+        },
+    )];
+    if let Some(mem) = &mem {
+        let (p50, p99) = latency(&queries, |q| mem.query(q, k));
+        let qps = throughput(&queries, args.seconds, |q| mem.query(q, k));
+        figures.push(("in-memory sorted tables", Figures { p50, p99, qps }));
+    }
+    figures.push((
+        "brute force Vec<u64>",
+        Figures {
+            p50: b50,
+            p99: b99,
+            qps: b_qps,
+        },
+    ));
 
     println!(
         "import (bulk, durable):  {:.2} s  ({:.0} fingerprints/s)",

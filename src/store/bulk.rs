@@ -108,7 +108,7 @@ impl Store {
         base: u64,
         tmp: &Path,
     ) -> Result<(u64, usize, Vec<u64>)> {
-        let docs_opts = cf_options(&self.cache);
+        let docs_opts = cf_options(DOCS, &self.cache);
         let mut docs = SstFileWriter::create(&docs_opts);
         docs.open(tmp.join("docs.sst"))?;
         let time = now();
@@ -133,7 +133,7 @@ impl Store {
         }
         docs.finish()?;
         rows.par_sort_unstable_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
-        let ids_opts = cf_options(&self.cache);
+        let ids_opts = cf_options(IDS, &self.cache);
         let mut ids = SstFileWriter::create(&ids_opts);
         ids.open(tmp.join("ids.sst"))?;
         let mut winners: Vec<(u64, u64)> = Vec::with_capacity(rows.len());
@@ -157,7 +157,7 @@ impl Store {
                     .map(|&(seq, fp)| (layout.permute(t, fp), seq))
                     .collect();
                 keys.sort_unstable();
-                let opts = cf_options(&self.cache);
+                let opts = cf_options(&self.table_cfs[t], &self.cache);
                 let mut w = SstFileWriter::create(&opts);
                 w.open(tmp.join(format!("{}.sst", self.table_cfs[t])))?;
                 for (perm, seq) in keys {
