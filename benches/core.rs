@@ -95,7 +95,10 @@ const FALLBACK_EN: &[(&str, &str)] = &[
 ];
 
 /// The sample corpus as (title, text) pairs, split into (Chinese, English).
-fn load_corpus() -> (Vec<(String, String)>, Vec<(String, String)>) {
+/// (title, text) pairs of one language.
+type Docs = Vec<(String, String)>;
+
+fn load_corpus() -> (Docs, Docs) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/sample.jsonl");
     let (mut zh, mut en) = (Vec::new(), Vec::new());
     match std::fs::read_to_string(&path) {

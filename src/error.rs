@@ -112,11 +112,24 @@ pub enum Error {
     #[error("the store was opened read-only; open it without read_only to write")]
     ReadOnly,
 
-    /// An error reported by RocksDB.
+    /// An error reported by RocksDB (its message is shown; it is not chained as a source,
+    /// so it is printed once).
     #[error("storage error: {0}")]
-    Storage(#[from] rocksdb::Error),
+    Storage(rocksdb::Error),
 
     /// An I/O error outside RocksDB.
     #[error("I/O error: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
+}
+
+impl From<rocksdb::Error> for Error {
+    fn from(e: rocksdb::Error) -> Self {
+        Error::Storage(e)
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Io(e)
+    }
 }

@@ -234,12 +234,16 @@ impl<R: BufRead> Lines<R> {
     pub fn next_line(&mut self) -> io::Result<Option<NumberedLine>> {
         let mut buf = Vec::new();
         let n = (&mut self.inner)
-            .take(self.max as u64 + 1)
+            .take((self.max as u64).saturating_add(1))
             .read_until(b'\n', &mut buf)?;
         if n == 0 {
             return Ok(None);
         }
         self.line_no += 1;
+        if self.line_no == 1 && buf.starts_with(b"\xEF\xBB\xBF") {
+            // A UTF-8 byte-order mark (as some Windows tools write) is not part of the record.
+            buf.drain(..3);
+        }
         if buf.last() == Some(&b'\n') {
             buf.pop();
             if buf.last() == Some(&b'\r') {
@@ -248,7 +252,11 @@ impl<R: BufRead> Lines<R> {
         } else if buf.len() > self.max {
             // Skip the rest of the over-long line.
             loop {
-                let chunk = self.inner.fill_buf()?;
+                let chunk = match self.inner.fill_buf() {
+                    Ok(chunk) => chunk,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                };
                 if chunk.is_empty() {
                     break;
                 }

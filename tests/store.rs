@@ -353,15 +353,12 @@ fn check_finds_damage_and_repair_mends_it() {
     );
 }
 
+/// A stored document as (id, fp, title, url, length).
+type DocRow = (String, u64, Option<String>, Option<String>, u64);
+
 /// Everything a store holds, for comparing two stores: (id, fp, title, url, length) of every
 /// document, and the answers to some queries.
-fn contents(
-    store: &Store,
-    queries: &[u64],
-) -> (
-    Vec<(String, u64, Option<String>, Option<String>, u64)>,
-    Vec<Vec<(u32, String)>>,
-) {
+fn contents(store: &Store, queries: &[u64]) -> (Vec<DocRow>, Vec<Vec<(u32, String)>>) {
     let mut docs = Vec::new();
     store
         .for_each_doc(|d| {
@@ -400,10 +397,10 @@ fn bulk_load_equals_row_by_row_insertion() {
         })
         .collect();
     // Repeated ids: the last one wins in both paths.
-    for i in 0..50 {
+    for (i, fp) in fps.iter().enumerate().take(50) {
         entries.push(Entry {
             id: format!("id{i}"),
-            fp: Fingerprint(fps[i] ^ 0b111),
+            fp: Fingerprint(fp ^ 0b111),
             meta: meta("again"),
         });
     }
@@ -467,7 +464,7 @@ fn interrupted_bulk_load_is_recovered_on_open() {
             meta: DocMeta::default(),
         })
         .collect();
-    drop(Store::open(&path).unwrap().bulk_load(entries).unwrap());
+    Store::open(&path).unwrap().bulk_load(entries).unwrap();
     // Simulate a crash after ingestion but before the final batch: marker present, counters stale.
     {
         let cfs = DB::list_cf(&Options::default(), &path).unwrap();

@@ -88,23 +88,8 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     if args.bulk || (store.is_empty() && total >= AUTO_BULK_BYTES) {
         summary.pending = Some(Vec::new());
     }
-    for path in &args.files {
-        let mut reader = bar.wrap_read(input::open(path)?);
-        let reader: &mut dyn BufRead = &mut io::BufReader::new(&mut reader);
-        let name = input::display_name(path);
-        match input::resolve(args.format, path, reader)? {
-            Format::Jsonl | Format::Auto => {
-                import_jsonl(&store, name, reader, &args, &bar, &mut summary)?
-            }
-            Format::Text => import_text(&store, name, reader, &bar, &mut summary)?,
-        }
-    }
-    if let Some(entries) = summary.pending.take() {
-        bar.set_message("writing sorted tables");
-        let out = store.bulk_load(entries).context("bulk load failed")?;
-        summary.stored.inserted += out.inserted;
-        summary.stored.replaced += out.replaced;
-    }
+    // On a fatal error the summary still says what was stored before it.
+    let outcome = import_all(&store, &args, &bar, &mut summary);
     bar.finish_and_clear();
     let secs = start.elapsed().as_secs_f64();
     let s = &summary;
@@ -126,7 +111,28 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         });
         writeln!(io::stdout(), "{v}")?;
     }
+    outcome?;
     Ok(if s.failed > 0 { 1 } else { 0 })
+}
+
+/// Reads every input into the store (or into the pending bulk load, then loads it).
+fn import_all(store: &Store, args: &Args, bar: &ProgressBar, summary: &mut Summary) -> Result<()> {
+    for path in &args.files {
+        let mut reader = bar.wrap_read(input::open(path)?);
+        let reader: &mut dyn BufRead = &mut io::BufReader::new(&mut reader);
+        let name = input::display_name(path);
+        match input::resolve(args.format, path, reader)? {
+            Format::Jsonl | Format::Auto => import_jsonl(store, name, reader, args, bar, summary)?,
+            Format::Text => import_text(store, name, reader, bar, summary)?,
+        }
+    }
+    if let Some(entries) = summary.pending.take() {
+        bar.set_message("writing sorted tables");
+        let out = store.bulk_load(entries).context("bulk load failed")?;
+        summary.stored.inserted += out.inserted;
+        summary.stored.replaced += out.replaced;
+    }
+    Ok(())
 }
 
 fn report(bar: &ProgressBar, name: &str, line: Option<u64>, err: &dyn std::fmt::Display) {

@@ -9,7 +9,8 @@ use anyhow::{Context, Result};
 /// How to read an input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// JSONL for .jsonl/.ndjson/.json files and for stdin starting with `{`; text otherwise.
+    /// JSONL for .jsonl/.ndjson/.json files and for stdin starting with `{` (or blank);
+    /// text otherwise.
     Auto,
     /// One JSON record per line.
     Jsonl,
@@ -42,7 +43,8 @@ pub fn resolve(format: Format, path: &str, reader: &mut dyn BufRead) -> io::Resu
     if path == "-" {
         let buf = reader.fill_buf()?;
         let first = buf.iter().find(|b| !b.is_ascii_whitespace());
-        return Ok(if first == Some(&b'{') {
+        // Empty or blank input reads as JSONL: zero records, not one empty document.
+        return Ok(if matches!(first, Some(&b'{') | None) {
             Format::Jsonl
         } else {
             Format::Text

@@ -22,6 +22,9 @@ mod check;
 
 pub use check::CheckReport;
 
+/// Replaced or deleted documents after which the table memtables are flushed.
+const CHURN_FLUSH: u64 = 5_000;
+
 const META: &str = "meta";
 const DOCS: &str = "docs";
 const IDS: &str = "ids";
@@ -307,6 +310,10 @@ fn cf_options(name: &str, cache: &Cache) -> Options {
     if is_table_cf(name) {
         opts.set_compression_type(DBCompressionType::None);
         bbo.disable_cache();
+        // Replacements and deletes leave tombstones under a prefix that every query of that
+        // prefix steps over; compact a file as soon as 50 of any 1,000 consecutive entries
+        // are deletions.
+        opts.add_compact_on_deletion_collector_factory(1000, 50, 0.0);
     } else {
         opts.set_compression_type(DBCompressionType::Lz4);
         bbo.set_block_cache(cache);
@@ -426,6 +433,10 @@ impl CandidateStats {
 struct Counters {
     next_seq: u64,
     live: u64,
+    /// Documents replaced (with another fingerprint) or deleted since the table memtables
+    /// were last flushed: their tombstones slow down queries of their prefixes until flushed
+    /// and compacted.
+    churn: u64,
 }
 
 /// A persistent store of SimHash fingerprints. `Send + Sync`: share it (e.g. in an `Arc`)
@@ -481,7 +492,11 @@ impl Store {
             manifest,
             table_cfs,
             fingerprinter: Fingerprinter::new(),
-            counters: Mutex::new(Counters { next_seq, live }),
+            counters: Mutex::new(Counters {
+                next_seq,
+                live,
+                churn: 0,
+            }),
             sync_writes: b.sync_writes,
             read_only: b.read_only,
             options: b,
@@ -577,7 +592,7 @@ impl Store {
                 .batched_multi_get_cf(ids, entries.iter().map(|e| e.id.as_bytes()), false);
         let mut pending: HashMap<&str, (u64, u64)> = HashMap::new();
         let mut batch = WriteBatch::default();
-        let (mut next, mut live) = (counters.next_seq, counters.live);
+        let (mut next, mut live, mut churn) = (counters.next_seq, counters.live, 0);
         let mut out = BatchOutcome::default();
         let time = now();
         for (e, old) in entries.iter().zip(existing) {
@@ -585,18 +600,28 @@ impl Store {
                 Some(&p) => Some(p),
                 None => old?.map(|v| codec::decode_id_value(&v)).transpose()?,
             };
-            match old {
+            // A replacement with the same fingerprint (a re-crawled page) keeps its sequence
+            // number and table keys: only the record changes, and no table tombstones
+            // accumulate under the fingerprint's prefix.
+            let (seq, new_keys) = match old {
+                Some((seq, fp)) if fp == e.fp.0 => {
+                    out.replaced += 1;
+                    (seq, false)
+                }
                 Some((seq, fp)) => {
                     self.delete_entries(&mut batch, seq, fp)?;
                     out.replaced += 1;
+                    churn += 1;
+                    next += 1;
+                    (next - 1, true)
                 }
                 None => {
                     live += 1;
                     out.inserted += 1;
+                    next += 1;
+                    (next - 1, true)
                 }
-            }
-            let seq = next;
-            next += 1;
+            };
             let record = StoredDoc {
                 id: e.id.clone(),
                 fp: e.fp.0,
@@ -607,9 +632,11 @@ impl Store {
             };
             batch.put_cf(docs, codec::doc_key(seq), codec::encode_doc(&record));
             batch.put_cf(ids, e.id.as_bytes(), codec::encode_id_value(seq, e.fp.0));
-            for (t, name) in self.table_cfs.iter().enumerate() {
-                let key = codec::table_key(self.manifest.layout.permute(t, e.fp.0), seq);
-                batch.put_cf(self.cf(name)?, key, []);
+            if new_keys {
+                for (t, name) in self.table_cfs.iter().enumerate() {
+                    let key = codec::table_key(self.manifest.layout.permute(t, e.fp.0), seq);
+                    batch.put_cf(self.cf(name)?, key, []);
+                }
             }
             pending.insert(&e.id, (seq, e.fp.0));
         }
@@ -621,7 +648,23 @@ impl Store {
         self.write(batch)?;
         counters.next_seq = next;
         counters.live = live;
+        self.note_churn(&mut counters, churn)?;
         Ok(out)
+    }
+
+    /// Counts replaced/deleted documents; past [`CHURN_FLUSH`] since the last flush, flushes
+    /// the table memtables so that their tombstones reach SST files, where the
+    /// deletion-triggered compaction removes them (a query steps over every tombstone under
+    /// its prefix: 20,000 replaces near one fingerprint made queries there ~450× slower).
+    fn note_churn(&self, counters: &mut Counters, churn: u64) -> Result<()> {
+        counters.churn += churn;
+        if counters.churn >= CHURN_FLUSH {
+            for name in &self.table_cfs {
+                self.db.flush_cf(self.cf(name)?)?;
+            }
+            counters.churn = 0;
+        }
+        Ok(())
     }
 
     /// Adds to `batch` the deletion of document `seq` (fingerprint `fp`) from `docs` and
@@ -657,6 +700,7 @@ impl Store {
         );
         self.write(batch)?;
         counters.live = live;
+        self.note_churn(&mut counters, 1)?;
         Ok(true)
     }
 
