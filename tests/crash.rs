@@ -309,6 +309,7 @@ fn child_main(path: &Path, seed: u64, iter: u64) -> ! {
         };
         writeln!(out, "try {n} {}", op.describe()).unwrap();
         out.flush().unwrap();
+        if n == 30 { panic!("deliberate test panic"); }
         execute(&store, &op, &url);
         writeln!(out, "ack {n}").unwrap();
         out.flush().unwrap();
