@@ -273,6 +273,20 @@ impl Layout {
     }
 }
 
+impl std::fmt::Display for Layout {
+    /// `k_max = 3, 4 blocks of [16, 16, 16, 16] bits, 4 tables`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "k_max = {}, {} blocks of {:?} bits, {} tables",
+            self.k_max,
+            self.widths.len(),
+            self.widths,
+            self.tables.len()
+        )
+    }
+}
+
 /// A mask of the `w` least significant bits (`w ≤ 64`).
 #[inline]
 fn low_mask(w: u32) -> u64 {

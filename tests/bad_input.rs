@@ -9,92 +9,11 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use rocksdb::{DB, Options};
+
+use crate::util::{TestCommand, checked, code, stderr};
 use serde_json::Value;
 use simstore::Store;
 use simstore::codec;
-
-/// A temporary directory with a store path, running the real binary (as tests/cli.rs).
-struct TestCommand {
-    dir: tempfile::TempDir,
-}
-
-impl TestCommand {
-    fn new() -> Self {
-        Self {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn db(&self) -> PathBuf {
-        self.dir.path().join("store.db")
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
-        let p = self.path(name);
-        std::fs::write(&p, bytes).unwrap();
-        p
-    }
-
-    /// The binary with `--db DB` and `args`, run in the temporary directory.
-    fn command_on(&self, db: &Path, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_simstore"));
-        c.current_dir(self.dir.path())
-            .env_remove("SIMSTORE_DB")
-            .arg("--db")
-            .arg(db)
-            .args(args);
-        c
-    }
-
-    fn run_on(&self, db: &Path, args: &[&str]) -> Output {
-        checked(
-            self.command_on(db, args)
-                .stdin(Stdio::null())
-                .output()
-                .unwrap(),
-        )
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.run_on(&self.db(), args)
-    }
-
-    fn run_stdin(&self, args: &[&str], input: &[u8]) -> Output {
-        let mut child = self
-            .command_on(&self.db(), args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(input).unwrap();
-        checked(child.wait_with_output().unwrap())
-    }
-}
-
-/// Every run: the process exited by itself (no signal) and did not panic.
-fn checked(o: Output) -> Output {
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        o.status.code().is_some(),
-        "killed by a signal: {:?}\n{err}",
-        o.status
-    );
-    assert!(!err.contains("panicked"), "the binary panicked:\n{err}");
-    o
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

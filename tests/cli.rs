@@ -1,75 +1,12 @@
 //! The `simstore` binary, run for real on temporary stores (ripgrep's TestCommand style).
 
 use std::collections::HashMap;
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use rand::Rng;
 use serde_json::Value;
 
-use crate::util::{brute_force, clustered, flip, rng};
-
-/// A temporary directory with a store path, running the real binary.
-struct TestCommand {
-    dir: tempfile::TempDir,
-}
-
-impl TestCommand {
-    fn new() -> Self {
-        Self {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn db(&self) -> PathBuf {
-        self.dir.path().join("store.db")
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
-        let p = self.path(name);
-        std::fs::write(&p, bytes).unwrap();
-        p
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_simstore"));
-        c.current_dir(self.dir.path())
-            .env_remove("SIMSTORE_DB")
-            .arg("--db")
-            .arg(self.db())
-            .args(args);
-        c
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.command(args).stdin(Stdio::null()).output().unwrap()
-    }
-
-    fn run_stdin(&self, args: &[&str], input: &[u8]) -> Output {
-        let mut child = self
-            .command(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(input).unwrap();
-        child.wait_with_output().unwrap()
-    }
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exited normally, not by a signal")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use crate::util::{TestCommand, brute_force, clustered, code, flip, rng, stderr};
 
 fn json_lines(o: &Output) -> Vec<Value> {
     String::from_utf8(o.stdout.clone())

@@ -309,7 +309,6 @@ fn child_main(path: &Path, seed: u64, iter: u64) -> ! {
         };
         writeln!(out, "try {n} {}", op.describe()).unwrap();
         out.flush().unwrap();
-        if n == 30 { panic!("deliberate test panic"); }
         execute(&store, &op, &url);
         writeln!(out, "ack {n}").unwrap();
         out.flush().unwrap();
@@ -502,15 +501,17 @@ fn run_child(path: &Path, seed: u64, iter: u64, run: Duration) -> ChildRun {
     let stderr = stderr.join().expect("the stderr reader");
     let killed = killed_by_us(&status);
     if exited_early || !killed || !ready {
-        let tail: Vec<&str> = lines
+        // Its last operations (long batch lines cut), then libtest's own report.
+        let protocol = |l: &&Line| l.0.starts_with("try ") || l.0.starts_with("ack ");
+        let mut tail: Vec<String> = lines
             .iter()
+            .filter(protocol)
             .rev()
-            .take(5)
-            .map(|l| l.0.as_str())
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
+            .take(4)
+            .map(|l| l.0.chars().take(200).collect())
             .collect();
+        tail.reverse();
+        tail.extend(lines.iter().filter(|l| !protocol(l)).map(|l| l.0.clone()));
         panic!(
             "the child of iteration {iter} {} (status {status}); its last lines:\n{}\n\
              its stderr:\n{stderr}",

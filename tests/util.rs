@@ -1,5 +1,9 @@
 //! Helpers shared by the integration tests.
 
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use simstore::{Fingerprint, Match};
@@ -56,4 +60,92 @@ pub fn clustered(rng: &mut StdRng, clusters: usize, size: usize, spread: u32) ->
 /// Parses a fingerprint, panicking on bad test data.
 pub fn fp(hex: &str) -> Fingerprint {
     hex.parse().expect("valid test fingerprint")
+}
+
+/// A temporary directory with a store path, running the real binary (ripgrep's TestCommand).
+pub struct TestCommand {
+    dir: tempfile::TempDir,
+}
+
+impl TestCommand {
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.dir.path().join("store.db")
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    pub fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let p = self.path(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+
+    /// The binary with `--db DB` and `args`, run in the temporary directory.
+    pub fn command_on(&self, db: &Path, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_simstore"));
+        c.current_dir(self.dir.path())
+            .env_remove("SIMSTORE_DB")
+            .arg("--db")
+            .arg(db)
+            .args(args);
+        c
+    }
+
+    /// The binary with `--db` the default store path and `args`.
+    pub fn command(&self, args: &[&str]) -> Command {
+        self.command_on(&self.db(), args)
+    }
+
+    pub fn run_on(&self, db: &Path, args: &[&str]) -> Output {
+        checked(
+            self.command_on(db, args)
+                .stdin(Stdio::null())
+                .output()
+                .unwrap(),
+        )
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.run_on(&self.db(), args)
+    }
+
+    pub fn run_stdin(&self, args: &[&str], input: &[u8]) -> Output {
+        let mut child = self
+            .command_on(&self.db(), args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        checked(child.wait_with_output().unwrap())
+    }
+}
+
+/// Every run: the process exited by itself (no signal) and did not panic.
+pub fn checked(o: Output) -> Output {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.code().is_some(),
+        "killed by a signal: {:?}\n{err}",
+        o.status
+    );
+    assert!(!err.contains("panicked"), "the binary panicked:\n{err}");
+    o
+}
+
+pub fn code(o: &Output) -> i32 {
+    o.status.code().unwrap()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
 }

@@ -3,7 +3,7 @@
 //! same figures for two baselines measured in the same run: brute force over a `Vec<u64>`
 //! and an in-memory sorted-table index of the same layout.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -170,18 +170,6 @@ fn brute(fps: &[u64], q: u64, k: u32) -> Vec<u32> {
         .collect()
 }
 
-fn dir_size(path: &Path) -> u64 {
-    std::fs::read_dir(path)
-        .map(|rd| {
-            rd.flatten()
-                .filter_map(|e| e.metadata().ok())
-                .filter(|m| m.is_file())
-                .map(|m| m.len())
-                .sum()
-        })
-        .unwrap_or(0)
-}
-
 fn us(d: Duration) -> String {
     format!("{:.1} µs", d.as_secs_f64() * 1e6)
 }
@@ -232,12 +220,9 @@ pub fn run(args: Args) -> Result<Code> {
         .context("cannot create the benchmark store")?;
     let layout = store.layout().clone();
     println!(
-        "simstore bench: N = {n}, {} queries, k = {}, layout {} blocks {:?} ({} tables), {} threads",
+        "simstore bench: N = {n}, {} queries, k = {}, layout {layout}, {} threads",
         queries.len(),
         args.k,
-        layout.widths().len(),
-        layout.widths(),
-        layout.tables().len(),
         rayon::current_num_threads()
     );
 
@@ -256,7 +241,7 @@ pub fn run(args: Args) -> Result<Code> {
         out.inserted,
         args.n
     );
-    let size = dir_size(&db);
+    let size = store.stats()?.disk_bytes;
     let t = Instant::now();
     let mem = (!args.no_mem_index).then(|| MemIndex::build(&layout, &fps));
     let mem_build = t.elapsed();

@@ -38,14 +38,6 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     let store = builder
         .open()
         .with_context(|| format!("cannot create {}", db.display()))?;
-    let l = store.layout();
-    eprintln!(
-        "created {}: k_max = {}, {} blocks of {:?} bits, {} tables",
-        db.display(),
-        l.k_max(),
-        l.widths().len(),
-        l.widths(),
-        l.tables().len()
-    );
+    eprintln!("created {}: {}", db.display(), store.layout());
     Ok(0)
 }

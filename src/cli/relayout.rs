@@ -32,11 +32,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         None => Layout::for_expected_docs(args.expected_docs.unwrap_or(store.len()), k_max)?,
     };
     if layout == old {
-        eprintln!(
-            "the store already has this layout: k_max = {}, blocks {:?}",
-            old.k_max(),
-            old.widths()
-        );
+        eprintln!("the store already has this layout: {old}");
         return Ok(0);
     }
     let start = Instant::now();
@@ -46,13 +42,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         .context("relayout failed (reopen the store to finish it)")?;
     let new = store.layout();
     eprintln!(
-        "relaid {docs} documents from k_max = {}, {} tables of {:?} to k_max = {}, {} tables of {:?} in {:.2} s",
-        old.k_max(),
-        old.tables().len(),
-        old.widths(),
-        new.k_max(),
-        new.tables().len(),
-        new.widths(),
+        "relaid {docs} documents from {old} to {new} in {:.2} s",
         start.elapsed().as_secs_f64()
     );
     Ok(0)

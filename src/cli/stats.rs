@@ -39,14 +39,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         writeln!(out, "documents:      {}", s.docs)?;
         writeln!(out, "format version: {}", s.format_version)?;
         writeln!(out, "spec:           {}", s.spec)?;
-        writeln!(
-            out,
-            "layout:         k_max = {}, {} blocks of {:?} bits, {} tables",
-            l.k_max(),
-            l.widths().len(),
-            l.widths(),
-            l.tables().len()
-        )?;
+        writeln!(out, "layout:         {l}")?;
         writeln!(out, "prefix bits:    {prefixes:?}")?;
         writeln!(
             out,
