@@ -28,20 +28,33 @@ pub fn normalize(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while !rest.is_empty() {
-        // The piece: one stable character (or a non-stable start) plus the non-stable
-        // characters after it.
-        let mut chars = rest.char_indices();
-        let (_, first) = chars.next().expect("rest is not empty");
-        let end = chars
-            .find(|&(_, c)| is_stable(c))
-            .map_or(rest.len(), |(i, _)| i);
-        let (piece, tail) = rest.split_at(end);
-        if piece.len() == first.len_utf8() && is_stable(first) {
-            out.push(first.to_ascii_lowercase());
+        let unstable = rest.find(|c: char| !is_stable(c)).unwrap_or(rest.len());
+        // Stable characters are copied as they are (ASCII lowercased), except the last one
+        // before an unstable character: it may combine with what follows, so it goes
+        // through NFKC with it.
+        let copy_end = if unstable == rest.len() {
+            unstable
         } else {
-            push_lowercase(&mut out, piece.nfkc());
+            rest[..unstable]
+                .char_indices()
+                .next_back()
+                .map_or(0, |(i, _)| i)
+        };
+        let start = out.len();
+        out.push_str(&rest[..copy_end]);
+        out[start..].make_ascii_lowercase();
+        rest = &rest[copy_end..];
+        if rest.is_empty() {
+            break;
         }
-        rest = tail;
+        // The piece: that stable character (if any), the unstable characters after it, up
+        // to the next stable character.
+        let first_unstable = unstable - copy_end;
+        let end = rest[first_unstable..]
+            .find(is_stable)
+            .map_or(rest.len(), |i| first_unstable + i);
+        push_lowercase(&mut out, rest[..end].nfkc());
+        rest = &rest[end..];
     }
     out
 }
@@ -142,6 +155,26 @@ mod tests {
             let mut full = String::new();
             push_lowercase(&mut full, text.nfkc());
             assert_eq!(normalize(text), full, "{text:?}");
+        }
+        // Random mixes of stable characters, combining marks and compatibility forms.
+        let alphabet: Vec<char> =
+            "aZ9 .中文\u{300}\u{301}\u{323}\u{3099}ＡＢ，ｶﾞﾟﬁ①한\u{1100}\u{1161}\u{11a8}eÉ"
+                .chars()
+                .collect();
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..20_000 {
+            let len = (x % 12) as usize;
+            let text: String = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    alphabet[(x % alphabet.len() as u64) as usize]
+                })
+                .collect();
+            let mut full = String::new();
+            push_lowercase(&mut full, text.nfkc());
+            assert_eq!(normalize(&text), full, "{text:?}");
         }
     }
 

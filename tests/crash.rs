@@ -644,8 +644,8 @@ struct Totals {
     queries: u64,
 }
 
-/// Verifies the recovered store against the model; returns whether the in-flight
-/// operation turned out applied (the model is updated to the store's state).
+/// Verifies the recovered store against the model. When the in-flight operation turns out
+/// applied, the model (and the deleted set) is updated to include it.
 fn verify(
     path: &Path,
     iter: u64,
