@@ -9,11 +9,11 @@ import matplotlib.pyplot as plt
 
 # simstore bench --n N --queries 10000, 2026-11-23 (docs/benchmarks.md)
 n = [1e6, 1e7, 1e8]
-p50 = [24.3, 53.8, 63.1]  # µs
-p99 = [37.9, 167.2, 138.8]  # µs
-mem_p50 = [3.9, 21.4, None]  # in-memory sorted tables
-brute_p50 = [1336.7, 40062.1, 674371.2]  # brute force Vec<u64>
-import_s = [0.82, 12.89, 129.67]  # bulk load, durable
+p50 = [24.3, 53.7, 63.1]  # µs
+p99 = [37.9, 119.9, 138.8]  # µs
+mem_p50 = [3.9, 23.5, None]  # in-memory sorted tables
+brute_p50 = [1336.7, 36761.7, 674371.2]  # brute force Vec<u64>
+import_s = [0.82, 11.80, 129.67]  # bulk load, durable
 
 fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
 a.loglog(n, p50, "o-", label="simstore p50")
