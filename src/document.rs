@@ -19,6 +19,20 @@ pub struct Document {
 /// The longest document id accepted, in bytes.
 pub const MAX_ID_BYTES: usize = 4096;
 
+/// Checks an external id: non-empty and at most [`MAX_ID_BYTES`] bytes. The error says which.
+pub fn check_id(id: &str) -> Result<(), String> {
+    if id.is_empty() {
+        return Err("the id is empty".into());
+    }
+    if id.len() > MAX_ID_BYTES {
+        return Err(format!(
+            "the id is {} bytes; at most {MAX_ID_BYTES} are allowed",
+            id.len()
+        ));
+    }
+    Ok(())
+}
+
 impl Document {
     /// A document with an id and a body text.
     pub fn new(id: impl Into<String>, text: impl Into<String>) -> Self {

@@ -136,16 +136,7 @@ pub fn parse_jsonl(line: &[u8]) -> Result<Record, RecordError> {
             });
         }
     };
-    if id.is_empty() {
-        return Err(RecordError::InvalidId("the id is empty".into()));
-    }
-    if id.len() > crate::document::MAX_ID_BYTES {
-        return Err(RecordError::InvalidId(format!(
-            "the id is {} bytes; at most {} are allowed",
-            id.len(),
-            crate::document::MAX_ID_BYTES
-        )));
-    }
+    crate::document::check_id(&id).map_err(RecordError::InvalidId)?;
     let title = opt_string(&mut obj, "title")?;
     let text = opt_string(&mut obj, "text")?;
     let url = opt_string(&mut obj, "url")?;

@@ -3,7 +3,7 @@
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use rayon::prelude::*;
 use serde_json::json;
 use simstore::Fingerprinter;
@@ -41,12 +41,7 @@ pub fn run(args: Args) -> Result<Code> {
         return run_batch(&f, batch);
     }
     let fp = match (&args.file, &args.text) {
-        (Some(file), _) => {
-            let bytes =
-                std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-            let text = reader::as_text(&bytes).with_context(|| format!("{}", file.display()))?;
-            f.fingerprint(args.title.as_deref(), text)?
-        }
+        (Some(file), _) => f.fingerprint(args.title.as_deref(), &input::read_text(file)?)?,
         (_, Some(text)) => f.fingerprint(args.title.as_deref(), text)?,
         _ => unreachable!("clap requires one of text, --file, --batch"),
     };

@@ -62,6 +62,13 @@ pub fn resolve(format: Format, path: &str, reader: &mut dyn BufRead) -> io::Resu
     })
 }
 
+/// Reads a whole file as text (UTF-8 without NUL bytes), for `--file` arguments.
+pub fn read_text(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = simstore::reader::as_text(&bytes).with_context(|| format!("{}", path.display()))?;
+    Ok(text.to_owned())
+}
+
 /// Reads a whole input into memory (for text documents).
 pub fn read_all(reader: &mut dyn BufRead) -> io::Result<Vec<u8>> {
     let mut buf = Vec::new();

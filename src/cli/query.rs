@@ -3,7 +3,7 @@
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use rayon::prelude::*;
 use serde_json::{Value, json};
 use simstore::reader::{self, Lines, RecordError};
@@ -63,14 +63,9 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     }
     let fp = match (&args.fp, &args.file, &args.text) {
         (Some(hex), _, _) => hex.parse::<Fingerprint>()?,
-        (_, Some(file), _) => {
-            let bytes =
-                std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-            let text = reader::as_text(&bytes).with_context(|| format!("{}", file.display()))?;
-            store
-                .fingerprinter()
-                .fingerprint(args.title.as_deref(), text)?
-        }
+        (_, Some(file), _) => store
+            .fingerprinter()
+            .fingerprint(args.title.as_deref(), &input::read_text(file)?)?,
         (_, _, Some(text)) => store
             .fingerprinter()
             .fingerprint(args.title.as_deref(), text)?,

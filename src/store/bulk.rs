@@ -14,9 +14,11 @@
 use std::path::Path;
 
 use rayon::prelude::*;
-use rocksdb::{IngestExternalFileOptions, SstFileWriter, WriteBatch, WriteOptions};
+use rocksdb::{IngestExternalFileOptions, SstFileWriter, WriteBatch};
 
-use super::{BatchOutcome, DOCS, Entry, IDS, META, Store, cf_options, now, validate_id};
+use super::{
+    BatchOutcome, DOCS, Entry, IDS, META, Store, cf_options, now, validate_id, write_synced,
+};
 use crate::codec;
 use crate::document::StoredDoc;
 use crate::error::Result;
@@ -48,7 +50,7 @@ impl Store {
             out.add(self.insert_batch(chunk)?);
             return Ok(out);
         }
-        let tmp = self.path.join("bulk-load.tmp");
+        let tmp = self.path().join("bulk-load.tmp");
         let _ = std::fs::remove_dir_all(&tmp);
         std::fs::create_dir_all(&tmp)?;
         self.write_meta(codec::BULK_PENDING_KEY, Some(&[]))?;
@@ -82,17 +84,8 @@ impl Store {
         }
         let next = base + n;
         let live = winners as u64;
-        batch.put_cf(
-            self.cf(META)?,
-            codec::COUNTERS_KEY,
-            codec::encode_counters(next, live),
-        );
         batch.delete_cf(self.cf(META)?, codec::BULK_PENDING_KEY);
-        let mut wo = WriteOptions::default();
-        wo.set_sync(true);
-        self.db.write_opt(batch, &wo)?;
-        counters.next_seq = next;
-        counters.live = live;
+        self.commit(&mut counters, batch, next, live, true)?;
         let _ = std::fs::remove_dir_all(&tmp);
         Ok(BatchOutcome {
             inserted: live,
@@ -176,17 +169,14 @@ impl Store {
             Some(v) => batch.put_cf(self.cf(META)?, key, v),
             None => batch.delete_cf(self.cf(META)?, key),
         }
-        let mut wo = WriteOptions::default();
-        wo.set_sync(true);
-        self.db.write_opt(batch, &wo)?;
-        Ok(())
+        write_synced(&self.db, batch)
     }
 
     /// Completes or undoes a bulk load that was interrupted: rebuilds the derived data from
     /// `docs`, then removes the marker.
     pub(super) fn recover_bulk_load(&self) -> Result<()> {
         self.repair()?;
-        let _ = std::fs::remove_dir_all(self.path.join("bulk-load.tmp"));
+        let _ = std::fs::remove_dir_all(self.path().join("bulk-load.tmp"));
         self.write_meta(codec::BULK_PENDING_KEY, None)
     }
 }

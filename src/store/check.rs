@@ -109,8 +109,10 @@ impl Store {
         }
         it.status()?;
         for (seq, (_, id)) in &docs {
-            if with_id.get(seq) != Some(&1) {
-                report.problem(format!("document {seq} ({id:?}) has no ids entry"));
+            match with_id.get(seq) {
+                Some(1) => {}
+                None => report.problem(format!("document {seq} ({id:?}) has no ids entry")),
+                Some(n) => report.problem(format!("document {seq} ({id:?}) has {n} ids entries")),
             }
         }
         // Tables: one entry per document under its permuted fingerprint, nothing else.
@@ -197,15 +199,7 @@ impl Store {
             .max()
             .unwrap_or(0)
             .max(counters.next_seq);
-        let mut batch = WriteBatch::default();
-        batch.put_cf(
-            self.cf(META)?,
-            codec::COUNTERS_KEY,
-            codec::encode_counters(next, kept),
-        );
-        self.write(batch)?;
-        counters.next_seq = next;
-        counters.live = kept;
+        self.commit(&mut counters, WriteBatch::default(), next, kept, false)?;
         Ok(kept)
     }
 

@@ -12,7 +12,7 @@ use rocksdb::{
 };
 
 use crate::codec::{self, Manifest};
-use crate::document::{DocMeta, Document, MAX_ID_BYTES, Match, StoredDoc};
+use crate::document::{DocMeta, Document, Match, StoredDoc};
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, FingerprintSpec, Fingerprinter};
 use crate::layout::Layout;
@@ -190,9 +190,7 @@ impl StoreBuilder {
             codec::COUNTERS_KEY,
             codec::encode_counters(0, 0),
         );
-        let mut wo = WriteOptions::default();
-        wo.set_sync(true);
-        db.write_opt(batch, &wo)?;
+        write_synced(&db, batch)?;
         Store::assemble(db, cache, self, manifest, (0, 0))
     }
 
@@ -290,9 +288,9 @@ fn replace_tables(
         let name = codec::table_cf_name(i);
         db.create_cf(&name, &cf_options(&name, cache))?;
     }
-    let mut wo = WriteOptions::default();
-    wo.set_sync(true);
-    db.put_cf_opt(cf(db, META)?, codec::MANIFEST_KEY, pending, &wo)?;
+    let mut batch = WriteBatch::default();
+    batch.put_cf(cf(db, META)?, codec::MANIFEST_KEY, pending);
+    write_synced(db, batch)?;
     Ok(cf_names(manifest.layout.tables().len()))
 }
 
@@ -355,6 +353,15 @@ fn open_error(path: &Path, e: rocksdb::Error) -> Error {
 fn cf<'a>(db: &'a DB, name: &str) -> Result<&'a ColumnFamily> {
     db.cf_handle(name)
         .ok_or_else(|| Error::Corrupt(format!("column family `{name}` is missing")))
+}
+
+/// Writes `batch` with an fsync of the write-ahead log before returning (for the writes that
+/// protocols depend on: creation, markers, the end of a bulk load, a new manifest).
+fn write_synced(db: &DB, batch: WriteBatch) -> Result<()> {
+    let mut wo = WriteOptions::default();
+    wo.set_sync(true);
+    db.write_opt(batch, &wo)?;
+    Ok(())
 }
 
 fn now() -> u64 {
@@ -444,21 +451,19 @@ struct Counters {
 pub struct Store {
     db: DB,
     cache: Cache,
-    path: PathBuf,
     manifest: Manifest,
     table_cfs: Vec<String>,
     fingerprinter: Fingerprinter,
     counters: Mutex<Counters>,
-    sync_writes: bool,
-    read_only: bool,
-    /// The options it was opened with (to reopen it after a relayout).
+    /// The options it was opened with: path, write sync, read-only (and to reopen it after
+    /// a relayout).
     options: StoreBuilder,
 }
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store")
-            .field("path", &self.path)
+            .field("path", &self.options.path)
             .field("layout", &self.manifest.layout)
             .finish()
     }
@@ -488,7 +493,6 @@ impl Store {
         Ok(Self {
             db,
             cache,
-            path: b.path.clone(),
             manifest,
             table_cfs,
             fingerprinter: Fingerprinter::new(),
@@ -497,15 +501,13 @@ impl Store {
                 live,
                 churn: 0,
             }),
-            sync_writes: b.sync_writes,
-            read_only: b.read_only,
             options: b,
         })
     }
 
     /// The store's directory.
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.options.path
     }
 
     /// The permutation-table layout.
@@ -539,13 +541,39 @@ impl Store {
 
     fn write(&self, batch: WriteBatch) -> Result<()> {
         let mut wo = WriteOptions::default();
-        wo.set_sync(self.sync_writes);
+        wo.set_sync(self.options.sync_writes);
         self.db.write_opt(batch, &wo)?;
         Ok(())
     }
 
+    /// Adds the new counters to `batch`, writes it (fsynced if `synced`, else as
+    /// [`StoreBuilder::sync_writes`] says) and only then updates the in-memory counters, so
+    /// a failed write leaves them as they were.
+    fn commit(
+        &self,
+        counters: &mut Counters,
+        mut batch: WriteBatch,
+        next_seq: u64,
+        live: u64,
+        synced: bool,
+    ) -> Result<()> {
+        batch.put_cf(
+            self.cf(META)?,
+            codec::COUNTERS_KEY,
+            codec::encode_counters(next_seq, live),
+        );
+        if synced {
+            write_synced(&self.db, batch)?;
+        } else {
+            self.write(batch)?;
+        }
+        counters.next_seq = next_seq;
+        counters.live = live;
+        Ok(())
+    }
+
     fn check_writable(&self) -> Result<()> {
-        if self.read_only {
+        if self.options.read_only {
             return Err(Error::ReadOnly);
         }
         Ok(())
@@ -585,7 +613,7 @@ impl Store {
         for e in &entries {
             validate_id(&e.id)?;
         }
-        let (docs, ids, meta) = (self.cf(DOCS)?, self.cf(IDS)?, self.cf(META)?);
+        let (docs, ids) = (self.cf(DOCS)?, self.cf(IDS)?);
         let mut counters = self.lock();
         let existing =
             self.db
@@ -640,14 +668,7 @@ impl Store {
             }
             pending.insert(&e.id, (seq, e.fp.0));
         }
-        batch.put_cf(
-            meta,
-            codec::COUNTERS_KEY,
-            codec::encode_counters(next, live),
-        );
-        self.write(batch)?;
-        counters.next_seq = next;
-        counters.live = live;
+        self.commit(&mut counters, batch, next, live, false)?;
         self.note_churn(&mut counters, churn)?;
         Ok(out)
     }
@@ -683,7 +704,7 @@ impl Store {
     /// Deletes the document `id` and its table entries. Returns whether it existed.
     pub fn delete(&self, id: &str) -> Result<bool> {
         self.check_writable()?;
-        let (ids, meta) = (self.cf(IDS)?, self.cf(META)?);
+        let ids = self.cf(IDS)?;
         let mut counters = self.lock();
         let Some(value) = self.db.get_cf(ids, id.as_bytes())? else {
             return Ok(false);
@@ -693,13 +714,8 @@ impl Store {
         self.delete_entries(&mut batch, seq, fp)?;
         batch.delete_cf(ids, id.as_bytes());
         let live = counters.live.saturating_sub(1);
-        batch.put_cf(
-            meta,
-            codec::COUNTERS_KEY,
-            codec::encode_counters(counters.next_seq, live),
-        );
-        self.write(batch)?;
-        counters.live = live;
+        let next = counters.next_seq;
+        self.commit(&mut counters, batch, next, live, false)?;
         self.note_churn(&mut counters, 1)?;
         Ok(true)
     }
@@ -844,7 +860,7 @@ impl Store {
     /// Flushes memtables to SST files. Not needed for durability (the write-ahead log
     /// already has every acknowledged write); useful before measuring disk size.
     pub fn flush(&self) -> Result<()> {
-        if self.read_only {
+        if self.options.read_only {
             return Ok(());
         }
         for name in [META, DOCS, IDS]
@@ -885,7 +901,7 @@ impl Store {
             layout: self.manifest.layout.clone(),
             spec: self.manifest.spec.clone(),
             format_version: codec::FORMAT_VERSION,
-            disk_bytes: dir_size(&self.path),
+            disk_bytes: dir_size(self.path()),
             expected_candidates: self.manifest.layout.expected_candidates(docs as f64),
         })
     }
@@ -896,16 +912,7 @@ fn sort_matches(matches: &mut [Match]) {
 }
 
 fn validate_id(id: &str) -> Result<()> {
-    if id.is_empty() {
-        return Err(Error::InvalidId("the id is empty".into()));
-    }
-    if id.len() > MAX_ID_BYTES {
-        return Err(Error::InvalidId(format!(
-            "the id is {} bytes; at most {MAX_ID_BYTES} are allowed",
-            id.len()
-        )));
-    }
-    Ok(())
+    crate::document::check_id(id).map_err(Error::InvalidId)
 }
 
 fn dir_size(path: &Path) -> u64 {
