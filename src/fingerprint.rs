@@ -191,6 +191,39 @@ impl Fingerprinter {
     pub fn fingerprint_doc(&self, doc: &Document) -> Result<Fingerprint> {
         self.fingerprint(doc.title.as_deref(), &doc.text)
     }
+
+    /// A 128-bit hash of the document's content as the fingerprint sees it: the token
+    /// sequence of the title and of the body, in order, after normalization (and, from
+    /// spec v2 on, cleaning). Two documents with equal content hashes are exact duplicates
+    /// for the purposes of deduplication: they differ at most in what the fingerprint
+    /// ignores (case, width, punctuation, spacing, boilerplate).
+    ///
+    /// Errors with [`Error::EmptyDocument`] when neither has a single token.
+    pub fn content_hash(&self, title: Option<&str>, text: &str) -> Result<u128> {
+        let mut hasher = xxhash_rust::xxh3::Xxh3::with_seed(self.spec.seed);
+        let mut tokens = 0usize;
+        let mut add = |part: &str, tag: u8| {
+            hasher.update(&[tag]);
+            analyze::tokenize(&analyze::normalize(part), |token| {
+                tokens += 1;
+                hasher.update(token.as_bytes());
+                hasher.update(&[0x1f]);
+            });
+        };
+        if let Some(title) = title {
+            add(title, 1);
+        }
+        add(text, 2);
+        if tokens == 0 {
+            return Err(Error::EmptyDocument);
+        }
+        Ok(hasher.digest128())
+    }
+
+    /// [`Fingerprinter::content_hash`] of a document.
+    pub fn content_hash_doc(&self, doc: &Document) -> Result<u128> {
+        self.content_hash(doc.title.as_deref(), &doc.text)
+    }
 }
 
 #[cfg(test)]
