@@ -30,13 +30,18 @@
 #![deny(missing_docs)]
 
 pub mod analyze;
+pub mod charset;
+pub mod clean;
 pub mod codec;
 pub mod document;
 pub mod error;
+pub mod eval;
 pub mod fingerprint;
+pub mod html;
 pub mod layout;
 pub mod reader;
 pub mod simhash;
+pub mod sketch;
 pub mod store;
 
 pub use document::{DocMeta, Document, Match, StoredDoc};

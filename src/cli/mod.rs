@@ -7,6 +7,7 @@
 mod bench;
 mod check;
 mod delete;
+mod eval;
 mod fingerprint;
 mod get;
 mod import;
@@ -74,6 +75,8 @@ enum Command {
     Repair(repair::Args),
     /// Rebuild the tables under a layout chosen for the store's size (or given).
     Relayout(relayout::Args),
+    /// Detection quality on labelled pairs: precision, recall and F1 for k = 0..8.
+    Eval(eval::Args),
     /// Macro benchmark: import, latency, throughput and recall against two baselines.
     Bench(bench::Args),
 }
@@ -95,6 +98,7 @@ pub fn main() -> ExitCode {
         Command::Check(a) => check::run(&cli.db, a),
         Command::Repair(a) => repair::run(&cli.db, a),
         Command::Bench(a) => bench::run(a),
+        Command::Eval(a) => eval::run(a),
         Command::Relayout(a) => relayout::run(&cli.db, a),
     };
     match result {
