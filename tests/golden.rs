@@ -127,4 +127,4 @@ fn manifest_bytes_are_stable() {
     );
 }
 
-const MANIFEST_V2_HASH: &str = "945518f1698c48c2";
+const MANIFEST_V2_HASH: &str = "0a64a0be05d0653f";
