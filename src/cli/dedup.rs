@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use serde_json::json;
 use simstore::cluster;
 use simstore::reader::{self, Lines, Record};
-use simstore::{DedupReport, DuplicatePair, Fingerprinter};
+use simstore::{DuplicatePair, Fingerprinter};
 
 use super::input::{self, Format};
 use super::{Code, open_for_reading};
@@ -75,24 +75,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
             }
             Ok(())
         })
-        .map(|summary| {
-            let mut clusters: Vec<Vec<String>> = summary
-                .clusters
-                .iter()
-                .map(|c| {
-                    let mut ids: Vec<String> =
-                        c.iter().map(|&i| docs[i as usize].0.clone()).collect();
-                    ids.sort_unstable();
-                    ids
-                })
-                .collect();
-            clusters.sort_unstable();
-            DedupReport {
-                documents: summary.documents,
-                pairs: summary.pairs,
-                clusters,
-            }
-        })
+        .map(|summary| summary.to_report(|i| docs[i as usize].0.clone()))
     };
     let report = match result {
         Ok(r) => r,
