@@ -150,9 +150,10 @@ fn cli_dedup_of_files_and_of_a_store() {
     let t = TestCommand::new();
     let f = 0x0123_4567_89ab_cdefu64;
     let g = 0xfedc_ba98_7654_3210u64;
+    // "b" first: pairs name the smaller id first, whatever the input order.
     let lines = [
-        ("a", f),
         ("b", f ^ 1),
+        ("a", f),
         ("c", f ^ 0b110),
         ("d", g),
         ("e", g ^ 0xf),

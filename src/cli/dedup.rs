@@ -67,9 +67,11 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         let fps: Vec<u64> = docs.iter().map(|d| d.1).collect();
         cluster::near_duplicates(&fps, args.k, |a, b, distance| {
             if args.pairs {
+                let (x, y) = (&docs[a as usize].0, &docs[b as usize].0);
+                let (a, b) = if x <= y { (x, y) } else { (y, x) };
                 print_pair(DuplicatePair {
-                    a: docs[a as usize].0.clone(),
-                    b: docs[b as usize].0.clone(),
+                    a: a.clone(),
+                    b: b.clone(),
                     distance,
                 })?;
             }
