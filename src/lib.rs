@@ -23,6 +23,12 @@
 //! let found = store.query_doc(&repost, 3)?;
 //! assert_eq!(found[0].doc.id, "https://example.com/a");
 //! assert!(found[0].distance <= 3);
+//!
+//! // A crawler stores only what is new, in one atomic call.
+//! use simstore::CheckOutcome;
+//! let outcome = store.check_and_insert(&repost, 3)?;
+//! assert!(matches!(outcome, CheckOutcome::ExactDuplicate { ref of, .. } if of == "https://example.com/a"));
+//! assert!(store.get("https://example.org/b")?.is_none(), "a duplicate is not stored");
 //! # Ok(())
 //! # }
 //! ```
@@ -32,6 +38,7 @@
 pub mod analyze;
 pub mod charset;
 pub mod clean;
+pub mod cluster;
 pub mod codec;
 pub mod document;
 pub mod error;
@@ -44,10 +51,12 @@ pub mod simhash;
 pub mod sketch;
 pub mod store;
 
+pub use cluster::{DedupReport, DuplicatePair};
 pub use document::{DocMeta, Document, Match, StoredDoc};
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, FingerprintSpec, Fingerprinter};
 pub use layout::Layout;
 pub use store::{
-    BatchOutcome, CandidateStats, CheckReport, Entry, InsertOutcome, Stats, Store, StoreBuilder,
+    BatchOutcome, CandidateStats, CheckOutcome, CheckReport, Entry, InsertOutcome, Stats, Store,
+    StoreBuilder,
 };

@@ -1,10 +1,11 @@
-//! Format compatibility: the committed store of format v1 / fingerprint spec v1 is refused
-//! clearly by this build (spec v2) and left untouched; its input re-imports.
+//! Format compatibility: the committed format-v1 store (tests/fixtures/v1-store) is refused
+//! by this format-2 build with an error that says to re-import; its input re-imports into a
+//! format-2 store that answers like brute force.
 
 use std::path::Path;
 
 use simstore::reader::parse_jsonl;
-use simstore::{Fingerprint, Fingerprinter, Store};
+use simstore::{Error, Fingerprint, Fingerprinter, Store};
 
 use crate::util::brute_force;
 
@@ -22,82 +23,67 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// Every file of a directory with its bytes, to show that a refused open changed nothing.
-fn snapshot(dir: &Path) -> Vec<(std::ffi::OsString, Vec<u8>)> {
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_name() != "LOCK" && !e.file_name().to_string_lossy().starts_with("LOG"))
-        .map(|e| (e.file_name(), std::fs::read(e.path()).unwrap()))
-        .collect();
-    files.sort();
-    files
-}
-
-/// A store of fingerprint spec v1 is refused by this build (spec v2): its fingerprints mean
-/// something else. The message names both specs and says to re-import; the store is left
-/// as it was, for a build with spec v1 to keep using.
+/// Format 2 (the `exact` column family, content hashes in `docs` and `ids`) cannot read a
+/// format-1 store: it is refused on open, for writing and read-only, with an error that
+/// says to re-import, and its data files are left untouched.
 #[test]
-fn spec_v1_store_is_refused_clearly_and_left_intact() {
+fn format_v1_store_is_refused_with_what_to_do() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v1");
     copy_dir(&fixture("v1-store"), &path);
-    let before = snapshot(&path);
-    for read_only in [true, false] {
-        let Err(err) = Store::builder(&path)
+    let before = dir_bytes(&path);
+    for read_only in [false, true] {
+        let err = Store::builder(&path)
             .create_if_missing(false)
             .read_only(read_only)
             .open()
-        else {
-            panic!("a spec-v1 store must be refused");
-        };
+            .expect_err("a v1 store must be refused");
+        assert!(
+            matches!(
+                err,
+                Error::FormatVersion {
+                    found: 1,
+                    expected: 2,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
         let msg = err.to_string();
-        assert!(matches!(err, simstore::Error::SpecMismatch { .. }), "{msg}");
-        assert!(
-            msg.contains("spec v1 (") && msg.contains("spec v2 ("),
-            "{msg}"
+        assert_eq!(
+            msg,
+            "store format version 1 is not supported by this build (it reads version 2); \
+             it was written by an older simstore: re-import its documents into a new store"
         );
-        assert!(
-            msg.contains("re-import the documents into a new store"),
-            "{msg}"
-        );
-        if read_only {
-            assert_eq!(
-                snapshot(&path),
-                before,
-                "a refused read-only open changes nothing"
-            );
-        }
     }
-
-    // The CLI says the same and exits 2.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_simstore"))
-        .arg("--db")
-        .arg(&path)
-        .args(["query", "--k", "3", "some text"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("re-import"), "{stderr}");
+    // The refusal changed no data file of the old store.
+    let after = dir_bytes(&path);
+    let ssts: Vec<&String> = before.keys().filter(|n| n.ends_with(".sst")).collect();
+    assert!(!ssts.is_empty());
+    for name in ssts {
+        assert_eq!(after.get(name), before.get(name), "{name} changed");
+    }
 }
 
-/// The v1 fixture's input still parses, and its precomputed fingerprints still go into a
-/// new store exactly (the fingerprint-only path does not depend on the spec).
+/// The documented way out: re-importing the fixture's input into a new store gives a
+/// format-2 store with the same documents and answers.
 #[test]
-fn v1_input_reimports_into_a_new_store() {
+fn format_v1_input_reimports() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::builder(dir.path().join("new")).open().unwrap();
+    let store = Store::open(dir.path().join("v2")).unwrap();
     let input = std::fs::read(fixture("v1-input.jsonl")).unwrap();
     let f = Fingerprinter::new();
     let mut model = Vec::new();
     for line in input.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
         let record = parse_jsonl(line).unwrap();
-        let entry = record.clone().into_entry(&f).unwrap();
-        model.push((record.id.clone(), entry.fp.0));
+        let id = record.id.clone();
+        let entry = record.into_entry(&f).unwrap();
+        model.push((id, entry.fp.0));
         store.insert_batch([entry]).unwrap();
     }
     assert_eq!(store.len(), model.len() as u64);
+    assert_eq!(store.stats().unwrap().format_version, 2);
+    assert!(store.check().unwrap().is_ok());
     for (_, fp) in &model {
         for k in 0..=3 {
             let got: Vec<(u32, String)> = store
@@ -109,4 +95,17 @@ fn v1_input_reimports_into_a_new_store() {
             assert_eq!(got, brute_force(&model, *fp, k));
         }
     }
+}
+
+fn dir_bytes(path: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(path)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
 }

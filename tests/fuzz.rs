@@ -30,8 +30,8 @@ use simstore::codec::{self, Manifest};
 use simstore::document::MAX_ID_BYTES;
 use simstore::reader::{Lines, Record, RecordError, parse_jsonl};
 use simstore::{
-    DocMeta, Entry, Error, Fingerprint, FingerprintSpec, Fingerprinter, InsertOutcome, Layout,
-    Store, StoredDoc,
+    CheckOutcome, DocMeta, Entry, Error, Fingerprint, FingerprintSpec, Fingerprinter,
+    InsertOutcome, Layout, Store, StoredDoc,
 };
 
 use crate::util::{brute_force, shape};
@@ -830,9 +830,24 @@ fn binomial(n: u64, k: u64) -> u64 {
 /// Every decoder on `bytes`: Ok or Err, never a panic; fixed-size values decode exactly
 /// when they have their size; whatever decodes re-encodes to something that decodes to it.
 fn check_codec(bytes: &[u8]) -> u64 {
+    match codec::decode_id_value(bytes) {
+        Ok(v) => {
+            assert!(bytes.len() == 16 || bytes.len() == 32);
+            assert_eq!((v.seq, v.fp), (be(&bytes[..8]), be(&bytes[8..16])));
+            assert_eq!(v.hash.is_some(), bytes.len() == 32);
+            assert_eq!(codec::encode_id_value(v), bytes);
+        }
+        Err(e) => assert!(bytes.len() != 16 && bytes.len() != 32 && matches!(e, Error::Corrupt(_))),
+    }
+    match codec::decode_exact_key(bytes) {
+        Ok((h, seq)) => {
+            assert_eq!(bytes.len(), 24);
+            assert_eq!(codec::exact_key(h, seq), bytes);
+        }
+        Err(e) => assert!(bytes.len() != 24 && matches!(e, Error::Corrupt(_))),
+    }
     for r in [
         codec::decode_counters(bytes),
-        codec::decode_id_value(bytes),
         codec::decode_table_key(bytes),
     ] {
         match r {
@@ -849,7 +864,7 @@ fn check_codec(bytes: &[u8]) -> u64 {
     }
     match codec::decode_doc(bytes) {
         Ok(doc) => {
-            assert_eq!(bytes[0], 1);
+            assert_eq!(bytes[0], 2);
             let again = codec::encode_doc(&doc);
             assert_eq!(codec::decode_doc(&again).unwrap(), doc);
         }
@@ -1047,7 +1062,7 @@ fn codec_arbitrary_bytes() {
         2 => Just(Vec::new()),
         2 => Just([&codec::MAGIC[..], &codec::FORMAT_VERSION.to_be_bytes()].concat()),
         1 => any::<u32>().prop_map(|v| [&codec::MAGIC[..], &v.to_be_bytes()].concat()),
-        2 => Just(vec![1u8]),
+        2 => Just(vec![2u8]),
     ];
     run_prop(
         "codec_arbitrary_bytes",
@@ -1122,15 +1137,19 @@ fn stored_doc() -> impl Strategy<Value = StoredDoc> {
         proptest::option::of(odd_string()),
         any::<u64>(),
         any::<u64>(),
+        proptest::option::of(any::<u128>()),
     )
-        .prop_map(|(id, fp, title, url, length, time)| StoredDoc {
-            id,
-            fp,
-            title,
-            url,
-            length,
-            time,
-        })
+        .prop_map(
+            |(id, fp, title, url, length, time, content_hash)| StoredDoc {
+                id,
+                fp,
+                title,
+                url,
+                length,
+                time,
+                content_hash,
+            },
+        )
 }
 
 #[test]
@@ -1148,9 +1167,21 @@ fn codec_round_trips() {
                 codec::decode_counters(&codec::encode_counters(a, b)).unwrap(),
                 (a, b)
             );
+            for hash in [None, Some(u128::from(a) << 64 | u128::from(b))] {
+                let v = codec::IdValue {
+                    seq: a,
+                    fp: b,
+                    hash,
+                };
+                assert_eq!(
+                    codec::decode_id_value(&codec::encode_id_value(v)).unwrap(),
+                    v
+                );
+            }
+            let h = u128::from(a) << 64 | u128::from(b);
             assert_eq!(
-                codec::decode_id_value(&codec::encode_id_value(a, b)).unwrap(),
-                (a, b)
+                codec::decode_exact_key(&codec::exact_key(h, a)).unwrap(),
+                (h, a)
             );
             assert_eq!(
                 codec::decode_table_key(&codec::table_key(a, b)).unwrap(),
@@ -1446,6 +1477,8 @@ enum Op {
     /// A batch with one invalid id (empty or too long) at some position: refused whole.
     BadBatch(Vec<(IdSel, FpSel)>, Index, bool),
     Query(FpSel, u32),
+    /// `check_and_insert_fingerprint` with a content hash from a small pool (or none).
+    CheckInsert(IdSel, FpSel, Option<u8>, u32),
     Get(IdSel),
     Len,
     Reopen,
@@ -1478,6 +1511,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (vec((id_sel(), fp_sel()), 0..4), any::<Index>(), any::<bool>())
             .prop_map(|(v, i, e)| Op::BadBatch(v, i, e)),
         6 => (fp_sel(), 0u32..5).prop_map(|(f, k)| Op::Query(f, k)),
+        5 => (id_sel(), fp_sel(), proptest::option::of(0u8..4), 0u32..5)
+            .prop_map(|(i, f, h, k)| Op::CheckInsert(i, f, h, k)),
         2 => id_sel().prop_map(Op::Get),
         1 => Just(Op::Len),
         1 => Just(Op::Reopen),
@@ -1533,14 +1568,30 @@ impl Run {
             title,
             url: Some(format!("https://example.com/{}", self.step)),
             length: self.step,
+            // Some documents share a content hash: exact duplicates of each other.
+            content_hash: (self.step % 3 != 0).then_some(u128::from(self.step % 4)),
         }
     }
 }
 
 fn assert_doc(doc: &StoredDoc, id: &str, (fp, meta): &(u64, DocMeta)) {
     assert_eq!(
-        (&doc.id[..], doc.fp, &doc.title, &doc.url, doc.length),
-        (id, *fp, &meta.title, &meta.url, meta.length)
+        (
+            &doc.id[..],
+            doc.fp,
+            &doc.title,
+            &doc.url,
+            doc.length,
+            doc.content_hash
+        ),
+        (
+            id,
+            *fp,
+            &meta.title,
+            &meta.url,
+            meta.length,
+            meta.content_hash
+        )
     );
 }
 
@@ -1689,6 +1740,49 @@ fn run_ops(layout: (u32, u32), ops: &[Op]) {
                 for m in &got {
                     assert_doc(&m.doc, &m.doc.id, &run.model[&m.doc.id]);
                     assert_eq!(m.distance, (m.doc.fp ^ q).count_ones());
+                }
+            }
+            Op::CheckInsert(i, f, h, k) => {
+                let (id, fp) = (run.id(i), run.fp(f));
+                let mut meta = run.meta(None);
+                meta.content_hash = h.map(u128::from);
+                let got =
+                    store.check_and_insert_fingerprint(&id, Fingerprint(fp), meta.clone(), *k);
+                if *k > k_max {
+                    assert!(matches!(got, Err(Error::KTooLarge { .. })), "{got:?}");
+                    continue;
+                }
+                let got = got.unwrap();
+                // Exact: any stored document with the hash (the earliest stored, which the
+                // model does not track); else the nearest within k, ties to the smallest id.
+                let exact: Vec<&String> = run
+                    .model
+                    .iter()
+                    .filter(|(_, (_, m))| {
+                        m.content_hash.is_some() && m.content_hash == meta.content_hash
+                    })
+                    .map(|(id, _)| id)
+                    .collect();
+                let near = run
+                    .model
+                    .iter()
+                    .map(|(id, (f, _))| ((f ^ fp).count_ones(), id))
+                    .filter(|(d, _)| d <= k)
+                    .min();
+                match (&got, exact.is_empty(), near) {
+                    (CheckOutcome::ExactDuplicate { of, .. }, false, _) => {
+                        assert!(exact.contains(&of), "{got:?} not in {exact:?}")
+                    }
+                    (CheckOutcome::NearDuplicate { of, distance, .. }, true, Some((d, nid))) => {
+                        assert_eq!((distance, of), (&d, nid), "check_and_insert {id:?}")
+                    }
+                    (CheckOutcome::New { replaced, .. }, true, None) => {
+                        assert_eq!(*replaced, run.model.contains_key(&id));
+                        run.model.insert(id, (fp, meta));
+                    }
+                    _ => panic!(
+                        "check_and_insert {id:?} {fp:016x} k={k}: {got:?}, model exact {exact:?} near {near:?}"
+                    ),
                 }
             }
             Op::Get(i) => {

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use simstore::reader::{self, Lines, Record, RecordError};
-use simstore::{BatchOutcome, Entry, Fingerprinter, Store};
+use simstore::{BatchOutcome, CheckOutcome, Entry, Fingerprinter, Store};
 
 use super::Code;
 use super::input::{self, Format};
@@ -16,7 +16,10 @@ use super::input::{self, Format};
 /// Arguments of `simstore import`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Exit status: 0 all records stored, 1 some records failed (the others were stored), 2 error."
+    after_help = "Exit status: 0 all records stored (or, with --dedup, stored or found duplicate), \
+                  1 some records failed (the others were stored), 2 error.\n\
+                  With --dedup, one JSON line per duplicate on stdout: \
+                  {\"id\", \"duplicate_of\", \"distance\"} (distance 0 for an exact duplicate)."
 )]
 pub struct Args {
     /// Input format.
@@ -30,8 +33,16 @@ pub struct Args {
     json: bool,
     /// Load through sorted SST files (fast; needs memory for all records). Chosen
     /// automatically when the store is empty and the input files total at least 32 MiB.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "dedup")]
     bulk: bool,
+    /// Store only documents that are new: a record whose content equals a stored
+    /// document's, or whose fingerprint lies within --k of one, is not stored and is
+    /// reported on stdout. Records are checked in input order (earlier ones win).
+    #[arg(long)]
+    dedup: bool,
+    /// Largest Hamming distance of a near duplicate, with --dedup (at most the store's k_max).
+    #[arg(long, short, default_value_t = 3, requires = "dedup")]
+    k: u32,
     /// Input files ('-' = stdin). JSONL records: {"id", "title"?, "text"?, "url"?, "fp"?}.
     #[arg(required = true)]
     files: Vec<String>,
@@ -47,11 +58,22 @@ struct Summary {
     stored: BatchOutcome,
     /// Entries held for one bulk load at the end, when bulk loading.
     pending: Option<Vec<Entry>>,
+    /// With --dedup: the k of near duplicates.
+    dedup: Option<u32>,
+    /// With --dedup: records not stored as exact duplicates.
+    exact: u64,
+    /// With --dedup: records not stored as near duplicates.
+    near: u64,
+    /// With --dedup: stdout was closed (`| head`); the import goes on without the lines.
+    stdout_closed: bool,
 }
 
 impl Summary {
     /// Stores `entries` now (batches) or keeps them for the bulk load.
     fn store(&mut self, store: &Store, name: &str, entries: Vec<Entry>) -> Result<()> {
+        if let Some(k) = self.dedup {
+            return self.check_and_store(store, name, entries, k);
+        }
         match &mut self.pending {
             Some(pending) => pending.extend(entries),
             None => {
@@ -63,6 +85,51 @@ impl Summary {
             }
         }
         Ok(())
+    }
+
+    /// Checks and stores `entries` one by one, in order; prints a line per duplicate.
+    fn check_and_store(
+        &mut self,
+        store: &Store,
+        name: &str,
+        entries: Vec<Entry>,
+        k: u32,
+    ) -> Result<()> {
+        let mut out = io::stdout().lock();
+        for e in entries {
+            let outcome = store
+                .check_and_insert_fingerprint(&e.id, e.fp, e.meta, k)
+                .with_context(|| format!("cannot store records of {name}"))?;
+            match &outcome {
+                CheckOutcome::New { replaced: true, .. } => self.stored.replaced += 1,
+                CheckOutcome::New { .. } => self.stored.inserted += 1,
+                CheckOutcome::ExactDuplicate { .. } => self.exact += 1,
+                _ => self.near += 1,
+            }
+            if let (Some(of), Some(distance), false) = (
+                outcome.duplicate_of(),
+                outcome.distance(),
+                self.stdout_closed,
+            ) {
+                let line =
+                    serde_json::json!({"id": e.id, "duplicate_of": of, "distance": distance});
+                self.stdout_closed = closed(writeln!(out, "{line}"))?;
+            }
+        }
+        if !self.stdout_closed {
+            self.stdout_closed = closed(out.flush())?;
+        }
+        Ok(())
+    }
+}
+
+/// True when `r` failed because stdout is a closed pipe (the reader went away: the import
+/// goes on, storing what it reads); other errors are errors.
+fn closed(r: io::Result<()>) -> Result<bool> {
+    match r {
+        Ok(()) => Ok(false),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(true),
+        Err(e) => Err(e).context("cannot write to stdout"),
     }
 }
 
@@ -85,7 +152,11 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     );
     let start = Instant::now();
     let mut summary = Summary::default();
-    if args.bulk || (store.is_empty() && total >= AUTO_BULK_BYTES) {
+    if args.dedup {
+        // Refuse a k the tables cannot answer before reading anything.
+        store.layout().tables_for_k(args.k).context("--k")?;
+        summary.dedup = Some(args.k);
+    } else if args.bulk || (store.is_empty() && total >= AUTO_BULK_BYTES) {
         summary.pending = Some(Vec::new());
     }
     // On a fatal error the summary still says what was stored before it.
@@ -93,8 +164,15 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     bar.finish_and_clear();
     let secs = start.elapsed().as_secs_f64();
     let s = &summary;
+    let dups = match s.dedup {
+        Some(k) => format!(
+            ", not stored: {} exact duplicates, {} near duplicates (k = {k})",
+            s.exact, s.near
+        ),
+        None => String::new(),
+    };
     eprintln!(
-        "read {} records: stored {} ({} new, {} replaced), failed {} — {:.2} s, {:.0} records/s; the store holds {} documents",
+        "read {} records: stored {} ({} new, {} replaced){dups}, failed {} — {:.2} s, {:.0} records/s; the store holds {} documents",
         s.read,
         s.stored.inserted + s.stored.replaced,
         s.stored.inserted,
@@ -105,10 +183,14 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         store.len()
     );
     if args.json {
-        let v = serde_json::json!({
+        let mut v = serde_json::json!({
             "read": s.read, "stored": s.stored.inserted + s.stored.replaced, "new": s.stored.inserted,
             "replaced": s.stored.replaced, "failed": s.failed, "seconds": secs, "docs": store.len(),
         });
+        if s.dedup.is_some() {
+            v["exact_duplicates"] = s.exact.into();
+            v["near_duplicates"] = s.near.into();
+        }
         writeln!(io::stdout(), "{v}")?;
     }
     outcome?;

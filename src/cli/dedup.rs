@@ -1,0 +1,185 @@
+//! `simstore dedup`: every near-duplicate pair within k, of a store or of input files,
+//! clustered (connected components).
+
+use std::io::{self, BufRead, BufWriter, Write};
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use rayon::prelude::*;
+use serde_json::json;
+use simstore::cluster;
+use simstore::reader::{self, Lines, Record};
+use simstore::{DuplicatePair, Fingerprinter};
+
+use super::input::{self, Format};
+use super::{Code, open_for_reading};
+
+/// Arguments of `simstore dedup`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Without FILEs, reads the store (--db); with FILEs, fingerprints them in memory \
+                  (no store is written; a repeated id counts as another document).\n\
+                  Output: one JSON line {\"cluster\": n, \"ids\": [...]} per cluster of 2 or more \
+                  documents, or with --pairs one line {\"a\", \"b\", \"distance\"} per pair; a summary \
+                  on stderr.\n\
+                  Exit status: 0 some pair found, 1 none (or some input records failed), 2 error."
+)]
+pub struct Args {
+    /// Largest Hamming distance of a pair (for a store: at most its k_max).
+    #[arg(long, short, default_value_t = 3)]
+    k: u32,
+    /// Print every pair instead of the clusters.
+    #[arg(long)]
+    pairs: bool,
+    /// Input format of FILEs.
+    #[arg(long, value_enum, default_value_t = Format::Auto)]
+    format: Format,
+    /// Input files ('-' = stdin); none: the store.
+    files: Vec<String>,
+}
+
+/// Runs the dedup; see [`Args`].
+pub fn run(db: &Path, args: Args) -> Result<Code> {
+    let start = Instant::now();
+    let mut out = BufWriter::new(io::stdout().lock());
+    // A write error (a closed pipe) stops the run; it is kept to be reported as itself.
+    let mut write_error: Option<io::Error> = None;
+    let mut print_pair = |p: DuplicatePair| -> simstore::Result<()> {
+        let line = json!({"a": p.a, "b": p.b, "distance": p.distance});
+        writeln!(out, "{line}").map_err(|e| {
+            let kind = e.kind();
+            write_error = Some(e);
+            simstore::Error::Io(kind.into())
+        })
+    };
+    let mut failed = 0;
+    let result = if args.files.is_empty() {
+        let store = open_for_reading(db)?;
+        if args.pairs {
+            store.dedup_pairs(args.k, &mut print_pair)
+        } else {
+            store.dedup(args.k)
+        }
+    } else {
+        let (docs, bad) = read_inputs(&args)?;
+        failed = bad;
+        let fps: Vec<u64> = docs.iter().map(|d| d.1).collect();
+        cluster::near_duplicates(&fps, args.k, |a, b, distance| {
+            if args.pairs {
+                let (x, y) = (&docs[a as usize].0, &docs[b as usize].0);
+                let (a, b) = if x <= y { (x, y) } else { (y, x) };
+                print_pair(DuplicatePair {
+                    a: a.clone(),
+                    b: b.clone(),
+                    distance,
+                })?;
+            }
+            Ok(())
+        })
+        .map(|summary| summary.to_report(|i| docs[i as usize].0.clone()))
+    };
+    let report = match result {
+        Ok(r) => r,
+        Err(_) if write_error.is_some() => {
+            return Err(write_error.take().expect("checked").into());
+        }
+        Err(e) => return Err(anyhow::Error::from(e).context("dedup failed")),
+    };
+    if !args.pairs {
+        for (n, ids) in report.clusters.iter().enumerate() {
+            writeln!(out, "{}", json!({"cluster": n, "ids": ids}))?;
+        }
+    }
+    out.flush()?;
+    let histogram: Vec<String> = report
+        .histogram()
+        .iter()
+        .map(|(size, count)| format!("{size}: {count}"))
+        .collect();
+    eprintln!(
+        "{} documents: {} pairs within k = {}, {} clusters (largest {}); cluster sizes {{{}}}{} — {:.2} s",
+        report.documents,
+        report.pairs,
+        args.k,
+        report.clusters.len(),
+        report.largest(),
+        histogram.join(", "),
+        if failed > 0 {
+            format!("; {failed} records failed")
+        } else {
+            String::new()
+        },
+        start.elapsed().as_secs_f64()
+    );
+    Ok(if failed > 0 || report.pairs == 0 {
+        1
+    } else {
+        0
+    })
+}
+
+/// Reads and fingerprints every record of the inputs: `(id, fingerprint)` in input order,
+/// and the number of records that failed (each reported on stderr).
+fn read_inputs(args: &Args) -> Result<(Vec<(String, u64)>, u64)> {
+    let f = Fingerprinter::new();
+    let mut docs = Vec::new();
+    let mut failed = 0u64;
+    for path in &args.files {
+        let mut reader = input::open(path)?;
+        let reader: &mut dyn BufRead = &mut reader;
+        let name = input::display_name(path);
+        match input::resolve(args.format, path, reader)? {
+            Format::Jsonl | Format::Auto => {
+                let mut lines = Lines::new(reader);
+                loop {
+                    let chunk = input::next_chunk(&mut lines, name, 4096)?;
+                    if chunk.is_empty() {
+                        break;
+                    }
+                    let parsed: Vec<_> = chunk
+                        .into_par_iter()
+                        .map(|(line, bytes)| {
+                            let r = bytes.and_then(|b| reader::parse_jsonl(&b)).and_then(|r| {
+                                let fp = r.fingerprint(&f)?;
+                                Ok((r.id, fp.0))
+                            });
+                            (line, r)
+                        })
+                        .collect();
+                    for (line, r) in parsed {
+                        match r {
+                            Ok(doc) => docs.push(doc),
+                            Err(e) => {
+                                failed += 1;
+                                eprintln!("error: {name}:{line}: {e}; record skipped");
+                            }
+                        }
+                    }
+                }
+            }
+            Format::Text => {
+                let bytes =
+                    input::read_all(reader).with_context(|| format!("cannot read {name}"))?;
+                let r = reader::as_text(&bytes).and_then(|text| {
+                    Record {
+                        id: name.to_owned(),
+                        title: None,
+                        text: Some(text.to_owned()),
+                        url: None,
+                        fp: None,
+                    }
+                    .fingerprint(&f)
+                });
+                match r {
+                    Ok(fp) => docs.push((name.to_owned(), fp.0)),
+                    Err(e) => {
+                        failed += 1;
+                        eprintln!("error: {name}: {e}; file skipped");
+                    }
+                }
+            }
+        }
+    }
+    Ok((docs, failed))
+}
