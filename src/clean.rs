@@ -30,6 +30,9 @@
 //! (dates, counters, ids) and stop words.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
 
 /// Weight of a short line (see the module documentation), relative to a content line.
 pub const SHORT_LINE_WEIGHT: f32 = 0.25;
@@ -349,7 +352,22 @@ pub fn classify(line: &str) -> LineKind {
     if chars == 0 {
         return LineKind::Boilerplate;
     }
-    let han = line.chars().filter(|&c| crate::analyze::is_han(c)).count();
+    // One pass: Han characters, letters and digits, ASCII digits, all characters.
+    let (mut han, mut alnum, mut digits, mut len) = (0usize, 0usize, 0usize, 0usize);
+    for c in line.chars() {
+        len += 1;
+        if c.is_ascii() {
+            if c.is_ascii_alphanumeric() {
+                alnum += 1;
+                digits += usize::from(c.is_ascii_digit());
+            }
+        } else if crate::analyze::is_han(c) {
+            han += 1;
+            alnum += 1;
+        } else if c.is_alphanumeric() {
+            alnum += 1;
+        }
+    }
     // Navigation: many short items between separators.
     let items: Vec<&str> = line
         .split(SEPARATORS)
@@ -366,9 +384,6 @@ pub fn classify(line: &str) -> LineKind {
         }
     }
     // Metadata: digit-heavy short lines.
-    let alnum = line.chars().filter(|c| c.is_alphanumeric()).count();
-    let digits = line.chars().filter(char::is_ascii_digit).count();
-    let len = line.chars().count();
     if len <= 120 && digits >= 4 && digits * 4 >= alnum {
         return LineKind::Boilerplate;
     }
@@ -392,17 +407,17 @@ pub fn classify(line: &str) -> LineKind {
 /// when it opens the line (within its first 8 characters in Han text, 20 in other text), or when two markers meet in
 /// it: a long sentence that merely mentions "转载" or "subscribe" stays content.
 fn is_marked(line: &str, len: usize, han: bool) -> bool {
+    static AUTOMATON: LazyLock<AhoCorasick> =
+        LazyLock::new(|| AhoCorasick::new(MARKERS).expect("the markers are valid patterns"));
     let opening = if han { 8 } else { 20 };
-    let mut found = 0;
-    for m in MARKERS {
-        if let Some(at) = line.find(m) {
-            if len <= 60 || line[..at].chars().count() < opening {
-                return true;
-            }
-            found += 1;
-            if found >= 2 {
-                return true;
-            }
+    let mut found = None;
+    for m in AUTOMATON.find_overlapping_iter(line) {
+        if len <= 60 || line[..m.start()].chars().count() < opening {
+            return true;
+        }
+        match found {
+            Some(p) if p != m.pattern() => return true,
+            _ => found = Some(m.pattern()),
         }
     }
     false
@@ -452,7 +467,10 @@ pub fn title(title: &str) -> String {
 /// `line` without URLs (`http://…`, `https://…`, `www.…`), which are cut at whitespace or
 /// the first non-ASCII character.
 pub fn strip_urls(line: &str) -> Cow<'_, str> {
-    let starts = |s: &str| s.find("http://").or(s.find("https://")).or(s.find("www."));
+    static STARTS: LazyLock<AhoCorasick> = LazyLock::new(|| {
+        AhoCorasick::new(["http://", "https://", "www."]).expect("valid patterns")
+    });
+    let starts = |s: &str| STARTS.find(s).map(|m| m.start());
     let Some(mut at) = starts(line) else {
         return Cow::Borrowed(line);
     };

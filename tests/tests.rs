@@ -9,6 +9,7 @@ mod dedup;
 mod fuzz;
 mod golden;
 mod model;
+mod quality;
 mod readers;
 mod store;
 mod stress;
