@@ -30,6 +30,7 @@
 #![deny(missing_docs)]
 
 pub mod analyze;
+pub mod archive;
 pub mod codec;
 pub mod document;
 pub mod error;

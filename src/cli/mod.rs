@@ -16,6 +16,7 @@ mod output;
 mod query;
 mod relayout;
 mod repair;
+mod serve;
 mod stats;
 
 use std::io::{self, Write};
@@ -33,7 +34,8 @@ Examples:
   simstore query --fp 0f3a5c7e9b1d2f40 --json  near-duplicates of a fingerprint, as JSON
   simstore query --batch queries.jsonl         one JSON line of matches per input line
   simstore fingerprint --file page.txt         print a text's fingerprint
-  simstore --db /data/pages.db stats           what a store holds and how it is laid out";
+  simstore --db /data/pages.db stats           what a store holds and how it is laid out
+  simstore serve --port 7171                   HTTP JSON API for crawlers (prints its address)";
 
 /// simstore: a persistent store of 64-bit SimHash fingerprints for near-duplicate detection.
 #[derive(Debug, Parser)]
@@ -76,6 +78,8 @@ enum Command {
     Relayout(relayout::Args),
     /// Macro benchmark: import, latency, throughput and recall against two baselines.
     Bench(bench::Args),
+    /// Serve the store over HTTP (JSON API for crawlers in other processes).
+    Serve(serve::Args),
 }
 
 /// What a subcommand reports: 0 success, 1 nothing found / partial failure.
@@ -96,6 +100,7 @@ pub fn main() -> ExitCode {
         Command::Repair(a) => repair::run(&cli.db, a),
         Command::Bench(a) => bench::run(a),
         Command::Relayout(a) => relayout::run(&cli.db, a),
+        Command::Serve(a) => serve::run(&cli.db, a),
     };
     match result {
         Ok(code) => ExitCode::from(code),
