@@ -7,9 +7,13 @@
 //! | `meta` | `"counters"` | next seq (u64 BE) ++ live documents (u64 BE) |
 //! | `meta` | `"bulk-pending"` | empty: present only while a bulk load is under way |
 //! | `meta` | `"relayout-pending"` | the new manifest, present only while a relayout is under way |
-//! | `docs` | seq (u64 BE) | record version (u8 = 1) ++ bincode([`StoredDoc`]) |
-//! | `ids` | external id (UTF-8 bytes) | seq (u64 BE) ++ fingerprint (u64 BE) |
+//! | `docs` | seq (u64 BE) | record version (u8 = 2) ++ bincode([`StoredDoc`]) |
+//! | `ids` | external id (UTF-8 bytes) | seq (u64 BE) ++ fingerprint (u64 BE) [++ content hash (u128 BE)] |
+//! | `exact` | content hash (u128 BE) ++ seq (u64 BE) | empty |
 //! | `t00`.. | π(fingerprint) (u64 BE) ++ seq (u64 BE) | empty |
+//!
+//! Format version 2 added the `exact` column family, the content hash in `docs` records
+//! and `ids` values; format-1 stores are refused (re-import them).
 //!
 //! bincode uses its `standard` configuration (little-endian varints) with a size limit,
 //! so a damaged length prefix cannot make a decoder allocate without bound.
@@ -23,7 +27,7 @@ use crate::layout::Layout;
 pub const MAGIC: [u8; 8] = *b"SIMSTORE";
 
 /// The on-disk format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Key of the manifest in the `meta` column family.
 pub const MANIFEST_KEY: &[u8] = b"manifest";
@@ -38,8 +42,8 @@ pub const BULK_PENDING_KEY: &[u8] = b"bulk-pending";
 /// present finishes the relayout (new table column families, rebuilt from `docs`).
 pub const RELAYOUT_PENDING_KEY: &[u8] = b"relayout-pending";
 
-/// Version byte in front of every `docs` record.
-const RECORD_VERSION: u8 = 1;
+/// Version byte in front of every `docs` record (2: with the content hash).
+const RECORD_VERSION: u8 = 2;
 
 const MANIFEST_LIMIT: usize = 1 << 20;
 const RECORD_LIMIT: usize = 1 << 28;
@@ -186,16 +190,75 @@ pub fn decode_doc(bytes: &[u8]) -> Result<StoredDoc> {
     Ok(doc)
 }
 
-/// Encodes an `ids` value.
-#[inline]
-pub fn encode_id_value(seq: u64, fp: u64) -> [u8; 16] {
-    encode_counters(seq, fp)
+/// What an `ids` value holds: the document's sequence number, fingerprint and content
+/// hash (absent for documents stored by fingerprint only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdValue {
+    /// The document's sequence number (its `docs` key).
+    pub seq: u64,
+    /// Its fingerprint.
+    pub fp: u64,
+    /// Its content hash, if known.
+    pub hash: Option<u128>,
 }
 
-/// Decodes an `ids` value into `(seq, fingerprint)`.
-pub fn decode_id_value(bytes: &[u8]) -> Result<(u64, u64)> {
-    split16(bytes)
-        .ok_or_else(|| Error::Corrupt(format!("an ids value is {} bytes, not 16", bytes.len())))
+/// Encodes an `ids` value: seq ++ fingerprint (16 bytes), plus the content hash (32 bytes).
+pub fn encode_id_value(v: IdValue) -> Vec<u8> {
+    let mut out = Vec::with_capacity(32);
+    out.extend_from_slice(&v.seq.to_be_bytes());
+    out.extend_from_slice(&v.fp.to_be_bytes());
+    if let Some(h) = v.hash {
+        out.extend_from_slice(&h.to_be_bytes());
+    }
+    out
+}
+
+/// Decodes an `ids` value (16 or 32 bytes).
+pub fn decode_id_value(bytes: &[u8]) -> Result<IdValue> {
+    let bad = || {
+        Error::Corrupt(format!(
+            "an ids value is {} bytes, not 16 or 32",
+            bytes.len()
+        ))
+    };
+    let (head, hash) = match bytes.len() {
+        16 => (bytes, None),
+        32 => {
+            let h: [u8; 16] = bytes[16..].try_into().map_err(|_| bad())?;
+            (&bytes[..16], Some(u128::from_be_bytes(h)))
+        }
+        _ => return Err(bad()),
+    };
+    let (seq, fp) = split16(head).ok_or_else(bad)?;
+    Ok(IdValue { seq, fp, hash })
+}
+
+/// The key of an `exact` entry: content hash then sequence number, both big-endian, so the
+/// documents sharing a content hash are one contiguous key range (smallest seq first).
+#[inline]
+pub fn exact_key(hash: u128, seq: u64) -> [u8; 24] {
+    let mut out = [0u8; 24];
+    out[..16].copy_from_slice(&hash.to_be_bytes());
+    out[16..].copy_from_slice(&seq.to_be_bytes());
+    out
+}
+
+/// The 16-byte prefix of every `exact` key of `hash` (for seeks).
+#[inline]
+pub fn exact_prefix(hash: u128) -> [u8; 16] {
+    hash.to_be_bytes()
+}
+
+/// Decodes an `exact` key into `(content hash, seq)`.
+pub fn decode_exact_key(bytes: &[u8]) -> Result<(u128, u64)> {
+    let bytes: &[u8; 24] = bytes
+        .try_into()
+        .map_err(|_| Error::Corrupt(format!("an exact key is {} bytes, not 24", bytes.len())))?;
+    let mut h = [0u8; 16];
+    h.copy_from_slice(&bytes[..16]);
+    let mut s = [0u8; 8];
+    s.copy_from_slice(&bytes[16..]);
+    Ok((u128::from_be_bytes(h), u64::from_be_bytes(s)))
 }
 
 /// The key of a table entry: permuted fingerprint then sequence number, both big-endian,
@@ -254,15 +317,26 @@ mod tests {
     #[test]
     fn manifest_version_and_magic_are_checked() {
         let mut bytes = encode_manifest(&manifest());
-        bytes[11] = 2;
+        bytes[11] = 3;
         assert!(matches!(
             decode_manifest(&bytes),
             Err(Error::FormatVersion {
-                found: 2,
-                expected: 1,
+                found: 3,
+                expected: 2,
                 ..
             })
         ));
+        bytes[11] = 1;
+        let err = decode_manifest(&bytes).unwrap_err();
+        assert!(matches!(
+            err,
+            Error::FormatVersion {
+                found: 1,
+                expected: 2,
+                ..
+            }
+        ));
+        assert!(err.to_string().contains("re-import"), "{err}");
         bytes[0] = b'X';
         assert!(matches!(decode_manifest(&bytes), Err(Error::Corrupt(_))));
         assert!(matches!(
@@ -283,11 +357,18 @@ mod tests {
             url: None,
             length: 7,
             time: 9,
+            content_hash: Some(u128::MAX - 1),
         };
         assert_eq!(decode_doc(&encode_doc(&d)).unwrap(), d);
+        let none = StoredDoc {
+            content_hash: None,
+            ..d
+        };
+        assert_eq!(decode_doc(&encode_doc(&none)).unwrap(), none);
         assert!(decode_doc(&[]).is_err());
-        assert!(decode_doc(&[2, 0]).is_err());
-        assert!(decode_doc(&[1, 0xff, 0xff, 0xff, 0xff, 0xff]).is_err());
+        assert!(decode_doc(&[1, 0]).is_err());
+        assert!(decode_doc(&[3, 0]).is_err());
+        assert!(decode_doc(&[2, 0xff, 0xff, 0xff, 0xff, 0xff]).is_err());
     }
 
     #[test]
@@ -297,5 +378,61 @@ mod tests {
         assert!(a < b);
         assert_eq!(decode_table_key(&a).unwrap(), (0x00ff_0000_0000_0000, 5));
         assert!(decode_table_key(&a[..15]).is_err());
+    }
+
+    /// Golden bytes of the format-2 additions: `ids` values with and without a content
+    /// hash, `exact` keys, and a `docs` record carrying a content hash.
+    #[test]
+    fn format_2_golden_bytes() {
+        let hash = 0x0011_2233_4455_6677_8899_aabb_ccdd_eeffu128;
+        let with = IdValue {
+            seq: 5,
+            fp: 0x0102_0304_0506_0708,
+            hash: Some(hash),
+        };
+        let bytes = encode_id_value(with);
+        assert_eq!(
+            bytes,
+            [
+                0, 0, 0, 0, 0, 0, 0, 5, 1, 2, 3, 4, 5, 6, 7, 8, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55,
+                0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff
+            ]
+        );
+        assert_eq!(decode_id_value(&bytes).unwrap(), with);
+        let without = IdValue { hash: None, ..with };
+        assert_eq!(
+            encode_id_value(without),
+            [0, 0, 0, 0, 0, 0, 0, 5, 1, 2, 3, 4, 5, 6, 7, 8]
+        );
+        assert_eq!(decode_id_value(&encode_id_value(without)).unwrap(), without);
+        assert!(decode_id_value(&bytes[..20]).is_err());
+
+        let key = exact_key(hash, 0x0a0b);
+        assert_eq!(
+            key,
+            [
+                0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd,
+                0xee, 0xff, 0, 0, 0, 0, 0, 0, 0x0a, 0x0b
+            ]
+        );
+        assert_eq!(&key[..16], &exact_prefix(hash));
+        assert_eq!(decode_exact_key(&key).unwrap(), (hash, 0x0a0b));
+        assert!(decode_exact_key(&key[..23]).is_err());
+        // Keys of one hash sort by seq, and before every larger hash.
+        assert!(exact_key(hash, 1) < exact_key(hash, 2));
+        assert!(exact_key(hash, u64::MAX) < exact_key(hash + 1, 0));
+
+        let doc = StoredDoc {
+            id: "a".into(),
+            fp: 1,
+            title: None,
+            url: None,
+            length: 2,
+            time: 3,
+            content_hash: Some(hash),
+        };
+        let mut golden = vec![2u8, 1, b'a', 1, 0, 0, 2, 3, 1, 0xfe];
+        golden.extend_from_slice(&hash.to_le_bytes());
+        assert_eq!(encode_doc(&doc), golden);
     }
 }

@@ -63,6 +63,7 @@ impl Document {
             title: self.title.clone(),
             url: self.url.clone(),
             length: self.text.chars().count() as u64,
+            content_hash: None,
         }
     }
 }
@@ -76,6 +77,10 @@ pub struct DocMeta {
     pub url: Option<String>,
     /// Length of the body in characters (0 when only a fingerprint was given).
     pub length: u64,
+    /// The content hash ([`crate::Fingerprinter::content_hash`]) that the exact-duplicate
+    /// path of [`crate::Store::check_and_insert`] looks up; `None` when only a fingerprint
+    /// is known. [`crate::Store::insert`] fills it in; [`Document::meta`] leaves it `None`.
+    pub content_hash: Option<u128>,
 }
 
 /// A stored document, as returned by [`crate::Store::get`].
@@ -93,6 +98,8 @@ pub struct StoredDoc {
     pub length: u64,
     /// When it was stored, in seconds since the Unix epoch.
     pub time: u64,
+    /// Its content hash, when it was stored from text (see [`DocMeta::content_hash`]).
+    pub content_hash: Option<u128>,
 }
 
 impl StoredDoc {

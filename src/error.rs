@@ -108,8 +108,14 @@ pub enum Error {
         input: String,
     },
 
+    /// A reader that follows a writer (a secondary instance) can no longer follow it.
+    #[error("the store changed under this reader: {0}; open it again")]
+    Stale(String),
+
     /// A write was attempted on a store opened read-only.
-    #[error("the store was opened read-only; open it without read_only to write")]
+    #[error(
+        "the store was opened read-only (or as a secondary instance); open it without read_only to write"
+    )]
     ReadOnly,
 
     /// An error reported by RocksDB (its message is shown; it is not chained as a source,

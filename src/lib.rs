@@ -31,6 +31,7 @@
 
 pub mod analyze;
 pub mod archive;
+pub mod cluster;
 pub mod codec;
 pub mod document;
 pub mod error;
@@ -40,10 +41,12 @@ pub mod reader;
 pub mod simhash;
 pub mod store;
 
+pub use cluster::{DedupReport, DuplicatePair};
 pub use document::{DocMeta, Document, Match, StoredDoc};
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, FingerprintSpec, Fingerprinter};
 pub use layout::Layout;
 pub use store::{
-    BatchOutcome, CandidateStats, CheckReport, Entry, InsertOutcome, Stats, Store, StoreBuilder,
+    BatchOutcome, CandidateStats, CheckOutcome, CheckReport, Entry, InsertOutcome, Stats, Store,
+    StoreBuilder,
 };

@@ -177,9 +177,18 @@ impl Record {
         }
     }
 
-    /// The store entry for this record (fingerprinting it unless `fp` was given).
+    /// The store entry for this record (fingerprinting it unless `fp` was given). A record
+    /// fingerprinted from its text also gets its content hash (the exact-duplicate key); a
+    /// record with a given `fp` has none.
     pub fn into_entry(self, f: &Fingerprinter) -> Result<Entry, RecordError> {
         let fp = self.fingerprint(f)?;
+        let content_hash = match self.fp {
+            Some(_) => None,
+            None => Some(
+                f.content_hash(self.title.as_deref(), self.text.as_deref().unwrap_or(""))
+                    .map_err(|_| RecordError::Empty)?,
+            ),
+        };
         let length = self.text.as_deref().map_or(0, |t| t.chars().count() as u64);
         Ok(Entry {
             id: self.id,
@@ -188,6 +197,7 @@ impl Record {
                 title: self.title,
                 url: self.url,
                 length,
+                content_hash,
             },
         })
     }

@@ -1,10 +1,11 @@
-//! Format compatibility: the committed format-v1 store opens, holds exactly the records of
-//! its input, and answers queries like brute force over that input.
+//! Format compatibility: the committed format-v1 store (tests/fixtures/v1-store) is refused
+//! by this format-2 build with an error that says to re-import; its input re-imports into a
+//! format-2 store that answers like brute force.
 
 use std::path::Path;
 
 use simstore::reader::parse_jsonl;
-use simstore::{Fingerprint, Fingerprinter, Store};
+use simstore::{Error, Fingerprint, Fingerprinter, Store};
 
 use crate::util::brute_force;
 
@@ -22,32 +23,66 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// Format 2 (the `exact` column family, content hashes in `docs` and `ids`) cannot read a
+/// format-1 store: it is refused on open, for writing and read-only, with an error that
+/// says to re-import, and its data files are left untouched.
 #[test]
-fn format_v1_store_opens_and_answers() {
+fn format_v1_store_is_refused_with_what_to_do() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v1");
     copy_dir(&fixture("v1-store"), &path);
-    let store = Store::builder(&path)
-        .create_if_missing(false)
-        .open()
-        .expect("a v1 store must open");
+    let before = dir_bytes(&path);
+    for read_only in [false, true] {
+        let err = Store::builder(&path)
+            .create_if_missing(false)
+            .read_only(read_only)
+            .open()
+            .expect_err("a v1 store must be refused");
+        assert!(
+            matches!(
+                err,
+                Error::FormatVersion {
+                    found: 1,
+                    expected: 2,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        let msg = err.to_string();
+        assert_eq!(
+            msg,
+            "store format version 1 is not supported by this build (it reads version 2); \
+             it was written by an older simstore: re-import its documents into a new store"
+        );
+    }
+    // The refusal changed no data file of the old store.
+    let after = dir_bytes(&path);
+    let ssts: Vec<&String> = before.keys().filter(|n| n.ends_with(".sst")).collect();
+    assert!(!ssts.is_empty());
+    for name in ssts {
+        assert_eq!(after.get(name), before.get(name), "{name} changed");
+    }
+}
+
+/// The documented way out: re-importing the fixture's input into a new store gives a
+/// format-2 store with the same documents and answers.
+#[test]
+fn format_v1_input_reimports() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("v2")).unwrap();
     let input = std::fs::read(fixture("v1-input.jsonl")).unwrap();
     let f = Fingerprinter::new();
     let mut model = Vec::new();
     for line in input.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
         let record = parse_jsonl(line).unwrap();
-        // Fingerprints stored under spec v1 are what this build computes (spec stability).
-        let fp = record.fingerprint(&f).unwrap();
-        let stored = store
-            .get(&record.id)
-            .unwrap()
-            .expect("every input record is stored");
-        assert_eq!(stored.fingerprint(), fp, "{}", record.id);
-        assert_eq!(stored.title, record.title);
-        assert_eq!(stored.url, record.url);
-        model.push((record.id, fp.0));
+        let id = record.id.clone();
+        let entry = record.into_entry(&f).unwrap();
+        model.push((id, entry.fp.0));
+        store.insert_batch([entry]).unwrap();
     }
     assert_eq!(store.len(), model.len() as u64);
+    assert_eq!(store.stats().unwrap().format_version, 2);
     assert!(store.check().unwrap().is_ok());
     for (_, fp) in &model {
         for k in 0..=3 {
@@ -60,12 +95,17 @@ fn format_v1_store_opens_and_answers() {
             assert_eq!(got, brute_force(&model, *fp, k));
         }
     }
-    let cluster = store.query("61790134676b1b69".parse().unwrap(), 3).unwrap();
-    let ids: Vec<&str> = cluster.iter().map(|m| m.doc.id.as_str()).collect();
-    assert_eq!(
-        ids,
-        [
-            "fp-00", "fp-05", "fp-01", "fp-06", "fp-02", "fp-07", "fp-03", "fp-08"
-        ]
-    );
+}
+
+fn dir_bytes(path: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(path)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
 }

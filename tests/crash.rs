@@ -322,6 +322,7 @@ fn execute(store: &Store, op: &Op, url: &str) {
         title: None,
         url: Some(url.to_owned()),
         length: 0,
+        content_hash: None,
     };
     match op {
         Op::Batch(entries) => {

@@ -831,9 +831,24 @@ fn binomial(n: u64, k: u64) -> u64 {
 /// Every decoder on `bytes`: Ok or Err, never a panic; fixed-size values decode exactly
 /// when they have their size; whatever decodes re-encodes to something that decodes to it.
 fn check_codec(bytes: &[u8]) -> u64 {
+    match codec::decode_id_value(bytes) {
+        Ok(v) => {
+            assert!(bytes.len() == 16 || bytes.len() == 32);
+            assert_eq!((v.seq, v.fp), (be(&bytes[..8]), be(&bytes[8..16])));
+            assert_eq!(v.hash.is_some(), bytes.len() == 32);
+            assert_eq!(codec::encode_id_value(v), bytes);
+        }
+        Err(e) => assert!(bytes.len() != 16 && bytes.len() != 32 && matches!(e, Error::Corrupt(_))),
+    }
+    match codec::decode_exact_key(bytes) {
+        Ok((h, seq)) => {
+            assert_eq!(bytes.len(), 24);
+            assert_eq!(codec::exact_key(h, seq), bytes);
+        }
+        Err(e) => assert!(bytes.len() != 24 && matches!(e, Error::Corrupt(_))),
+    }
     for r in [
         codec::decode_counters(bytes),
-        codec::decode_id_value(bytes),
         codec::decode_table_key(bytes),
     ] {
         match r {
@@ -850,7 +865,7 @@ fn check_codec(bytes: &[u8]) -> u64 {
     }
     match codec::decode_doc(bytes) {
         Ok(doc) => {
-            assert_eq!(bytes[0], 1);
+            assert_eq!(bytes[0], 2);
             let again = codec::encode_doc(&doc);
             assert_eq!(codec::decode_doc(&again).unwrap(), doc);
         }
@@ -1046,7 +1061,7 @@ fn codec_arbitrary_bytes() {
         2 => Just(Vec::new()),
         2 => Just([&codec::MAGIC[..], &codec::FORMAT_VERSION.to_be_bytes()].concat()),
         1 => any::<u32>().prop_map(|v| [&codec::MAGIC[..], &v.to_be_bytes()].concat()),
-        2 => Just(vec![1u8]),
+        2 => Just(vec![2u8]),
     ];
     run_prop(
         "codec_arbitrary_bytes",
@@ -1121,15 +1136,19 @@ fn stored_doc() -> impl Strategy<Value = StoredDoc> {
         proptest::option::of(odd_string()),
         any::<u64>(),
         any::<u64>(),
+        proptest::option::of(any::<u128>()),
     )
-        .prop_map(|(id, fp, title, url, length, time)| StoredDoc {
-            id,
-            fp,
-            title,
-            url,
-            length,
-            time,
-        })
+        .prop_map(
+            |(id, fp, title, url, length, time, content_hash)| StoredDoc {
+                id,
+                fp,
+                title,
+                url,
+                length,
+                time,
+                content_hash,
+            },
+        )
 }
 
 #[test]
@@ -1147,9 +1166,21 @@ fn codec_round_trips() {
                 codec::decode_counters(&codec::encode_counters(a, b)).unwrap(),
                 (a, b)
             );
+            for hash in [None, Some(u128::from(a) << 64 | u128::from(b))] {
+                let v = codec::IdValue {
+                    seq: a,
+                    fp: b,
+                    hash,
+                };
+                assert_eq!(
+                    codec::decode_id_value(&codec::encode_id_value(v)).unwrap(),
+                    v
+                );
+            }
+            let h = u128::from(a) << 64 | u128::from(b);
             assert_eq!(
-                codec::decode_id_value(&codec::encode_id_value(a, b)).unwrap(),
-                (a, b)
+                codec::decode_exact_key(&codec::exact_key(h, a)).unwrap(),
+                (h, a)
             );
             assert_eq!(
                 codec::decode_table_key(&codec::table_key(a, b)).unwrap(),
@@ -1535,6 +1566,7 @@ impl Run {
             title,
             url: Some(format!("https://example.com/{}", self.step)),
             length: self.step,
+            content_hash: None,
         }
     }
 }

@@ -10,6 +10,9 @@ use crate::util::{TestCommand, answer, http};
 
 const TEXT_A: &str = "今天北京的天气很好，我们去公园散步，看到很多人在跑步和放风筝。The rivers of the north run cold and clear in spring.";
 const TEXT_A2: &str = "今天北京的天气很好,我们去公园散步,看到很多人在跑步和放风筝!The rivers of the north run cold and clear in spring.";
+/// A long text; adding " and the coast" or ", silver" moves its fingerprint by 2 bits
+/// (without a title).
+const LONG: &str = "The rivers of the north run cold and clear in spring, and the mountains above them keep their snow until June. Farmers in the valleys plant barley and oats, shepherds move their flocks to the high meadows, and travellers cross the passes on old stone roads built centuries ago by monks and merchants who traded salt, wool and copper between the towns of the plain";
 const TEXT_B: &str =
     "A completely different page about compilers, register allocation and instruction scheduling.";
 
@@ -172,6 +175,99 @@ fn bad_requests_get_status_codes_and_json_errors() {
     // Nothing bad was stored, and the server still answers.
     let (st, v) = answer(h.get(s.at("/stats")).call());
     assert_eq!((st, v["docs"].as_u64()), (200, Some(0)));
+}
+
+#[test]
+fn check_and_insert_answers_new_exact_or_near() {
+    let t = TestCommand::new();
+    let s = t.serve(&[]);
+    let h = http();
+    let check = |doc: Value| answer(h.post(s.at("/check_and_insert")).send_json(doc));
+    let (st, v) =
+        check(json!({"id": "a", "title": "North", "text": LONG, "url": "https://e.com/a"}));
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(
+        (v["status"].as_str(), v["replaced"].as_bool()),
+        (Some("new"), Some(false))
+    );
+    assert!(v.get("of").is_none());
+    // The same content under another id: an exact duplicate, not stored.
+    let (st, v) = check(json!({"id": "a-copy", "title": "North", "text": LONG}));
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["status"], "exact_duplicate");
+    assert_eq!(
+        (v["of"].as_str(), v["distance"].as_u64()),
+        (Some("a"), Some(0))
+    );
+    // Three more words: 3 bits away (with this title), a near duplicate within the default
+    // k (the store's k_max = 3)...
+    let near = format!("{LONG} and the coast");
+    let (st, v) = check(json!({"id": "a-near", "title": "North", "text": near}));
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["status"], "near_duplicate");
+    assert_eq!(
+        (v["of"].as_str(), v["distance"].as_u64()),
+        (Some("a"), Some(3))
+    );
+    // ... but new with k = 1, and then stored.
+    let (st, v) = check(json!({"id": "a-near", "title": "North", "text": near, "k": 1}));
+    assert_eq!((st, v["status"].as_str()), (200, Some("new")), "{v}");
+    for (id, want) in [("a", 200), ("a-copy", 404), ("a-near", 200)] {
+        let (st, _) = answer(h.get(s.at(&format!("/docs/{id}"))).call());
+        assert_eq!(st, want, "{id}");
+    }
+    // Errors as for /insert; k > k_max and a wrong k are refused.
+    let (st, v) = check(json!({"id": "x", "text": LONG, "k": 4}));
+    assert_eq!(st, 400, "{v}");
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("exceeds this store's k_max")
+    );
+    let (st, v) = check(json!({"id": "x", "text": LONG, "k": "two"}));
+    assert_eq!(st, 400, "{v}");
+    assert!(v["error"].as_str().unwrap().starts_with("invalid \"k\""));
+    let (st, _) = check(json!({"id": "x", "text": "!!!"}));
+    assert_eq!(st, 422);
+    let (st, _) = check(json!({"text": LONG}));
+    assert_eq!(st, 400);
+}
+
+#[test]
+fn concurrent_check_and_insert_stores_exactly_one_of_near_identical_pages() {
+    let t = TestCommand::new();
+    let s = t.serve(&[]);
+    let variants = ["", " and the coast", ", silver"];
+    let threads = 8;
+    let start = std::sync::Barrier::new(threads);
+    let answers: Vec<Value> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|i| {
+                let (s, start) = (&s, &start);
+                scope.spawn(move || {
+                    let h = http();
+                    let doc = json!({"id": format!("page-{i}"), "text": format!("{LONG}{}", variants[i % 3])});
+                    start.wait();
+                    let (st, v) = answer(h.post(s.at("/check_and_insert")).send_json(doc));
+                    assert_eq!(st, 200, "{v}");
+                    v
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let new: Vec<&Value> = answers.iter().filter(|v| v["status"] == "new").collect();
+    assert_eq!(new.len(), 1, "{answers:?}");
+    let winner = new[0]["id"].as_str().unwrap();
+    for v in &answers {
+        if v["status"] != "new" {
+            assert_eq!(v["of"], winner, "{v}");
+            assert!(v["distance"].as_u64().unwrap() <= 3);
+        }
+    }
+    let (_, v) = answer(http().get(s.at("/stats")).call());
+    assert_eq!(v["docs"], 1);
 }
 
 #[test]
@@ -346,7 +442,11 @@ fn throughput() {
             })
             .collect();
         let label = if sync { "fsync per write" } else { "--no-sync" };
-        for (endpoint, path) in [("insert", "/insert"), ("query", "/query")] {
+        for (endpoint, path) in [
+            ("check_and_insert", "/check_and_insert"),
+            ("insert", "/insert"),
+            ("query", "/query"),
+        ] {
             let next = AtomicUsize::new(0);
             let start = std::time::Instant::now();
             std::thread::scope(|scope| {

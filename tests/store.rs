@@ -16,6 +16,7 @@ fn meta(title: &str) -> DocMeta {
         title: Some(title.into()),
         url: Some(format!("https://example.com/{title}")),
         length: 10,
+        content_hash: None,
     }
 }
 

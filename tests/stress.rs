@@ -137,6 +137,7 @@ fn worker(store: &Store, t: usize, ops: usize, seed: u64) -> ThreadLog {
                     title: Some(format!("own:{i}")),
                     url: None,
                     length: i as u64,
+                    content_hash: None,
                 };
                 let want = if log.own.contains_key(&id) {
                     InsertOutcome::Replaced
@@ -168,6 +169,7 @@ fn worker(store: &Store, t: usize, ops: usize, seed: u64) -> ThreadLog {
                         title: Some(format!("batch:{i}:{e}")),
                         url: None,
                         length: 0,
+                        content_hash: None,
                     };
                     if log.own.insert(id.clone(), (fp, meta.clone())).is_some() {
                         replaced += 1;
@@ -193,6 +195,7 @@ fn worker(store: &Store, t: usize, ops: usize, seed: u64) -> ThreadLog {
                     title: Some(title),
                     url: None,
                     length: 0,
+                    content_hash: None,
                 };
                 let out = store
                     .insert_fingerprint(&shared_id(s), Fingerprint(fp), meta)

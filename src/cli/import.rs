@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
-use simstore::{BatchOutcome, Entry, Store};
+use simstore::{BatchOutcome, CheckOutcome, Entry, Store};
 
 use super::Code;
 use super::input::{self, Format, Inputs, Place};
@@ -15,7 +15,10 @@ use super::input::{self, Format, Inputs, Place};
 /// Arguments of `simstore import`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Exit status: 0 all records stored, 1 some records failed (the others were stored), 2 error."
+    after_help = "Exit status: 0 all records stored (or, with --dedup, stored or found duplicate), \
+                  1 some records failed (the others were stored), 2 error.\n\
+                  With --dedup, one JSON line per duplicate on stdout: \
+                  {\"id\", \"duplicate_of\", \"distance\"} (distance 0 for an exact duplicate)."
 )]
 pub struct Args {
     /// Input format.
@@ -29,8 +32,16 @@ pub struct Args {
     json: bool,
     /// Load through sorted SST files (fast; needs memory for all records). Chosen
     /// automatically when the store is empty and the input files total at least 32 MiB.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "dedup")]
     bulk: bool,
+    /// Store only documents that are new: a record whose content equals a stored
+    /// document's, or whose fingerprint lies within --k of one, is not stored and is
+    /// reported on stdout. Records are checked in input order (earlier ones win).
+    #[arg(long)]
+    dedup: bool,
+    /// Largest Hamming distance of a near duplicate, with --dedup (at most the store's k_max).
+    #[arg(long, short, default_value_t = 3, requires = "dedup")]
+    k: u32,
     /// Input files or directories ('-' = stdin; gzip'd inputs are decompressed).
     /// JSONL records: {"id", "title"?, "text"?, "url"?, "fp"?}; WARC: each HTML or text
     /// response; directories: every .html/.htm/.txt file under it (id = the path).
@@ -50,11 +61,20 @@ struct Summary {
     skipped: input::Skipped,
     /// Entries held for one bulk load at the end, when bulk loading.
     pending: Option<Vec<Entry>>,
+    /// With --dedup: the k of near duplicates.
+    dedup: Option<u32>,
+    /// With --dedup: records not stored as exact duplicates.
+    exact: u64,
+    /// With --dedup: records not stored as near duplicates.
+    near: u64,
 }
 
 impl Summary {
     /// Stores `entries` now (batches) or keeps them for the bulk load.
     fn store(&mut self, store: &Store, name: &str, entries: Vec<Entry>) -> Result<()> {
+        if let Some(k) = self.dedup {
+            return self.check_and_store(store, name, entries, k);
+        }
         match &mut self.pending {
             Some(pending) => pending.extend(entries),
             None => {
@@ -65,6 +85,35 @@ impl Summary {
                 self.stored.replaced += out.replaced;
             }
         }
+        Ok(())
+    }
+
+    /// Checks and stores `entries` one by one, in order; prints a line per duplicate.
+    fn check_and_store(
+        &mut self,
+        store: &Store,
+        name: &str,
+        entries: Vec<Entry>,
+        k: u32,
+    ) -> Result<()> {
+        let mut out = io::stdout().lock();
+        for e in entries {
+            let outcome = store
+                .check_and_insert_fingerprint(&e.id, e.fp, e.meta, k)
+                .with_context(|| format!("cannot store records of {name}"))?;
+            match &outcome {
+                CheckOutcome::New { replaced: true, .. } => self.stored.replaced += 1,
+                CheckOutcome::New { .. } => self.stored.inserted += 1,
+                CheckOutcome::ExactDuplicate { .. } => self.exact += 1,
+                _ => self.near += 1,
+            }
+            if let (Some(of), Some(distance)) = (outcome.duplicate_of(), outcome.distance()) {
+                let line =
+                    serde_json::json!({"id": e.id, "duplicate_of": of, "distance": distance});
+                writeln!(out, "{line}")?;
+            }
+        }
+        out.flush()?;
         Ok(())
     }
 }
@@ -90,7 +139,11 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     );
     let start = Instant::now();
     let mut summary = Summary::default();
-    if args.bulk || (store.is_empty() && total >= AUTO_BULK_BYTES) {
+    if args.dedup {
+        // Refuse a k the tables cannot answer before reading anything.
+        store.layout().tables_for_k(args.k).context("--k")?;
+        summary.dedup = Some(args.k);
+    } else if args.bulk || (store.is_empty() && total >= AUTO_BULK_BYTES) {
         summary.pending = Some(Vec::new());
     }
     // On a fatal error the summary still says what was stored before it.
@@ -98,13 +151,20 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     bar.finish_and_clear();
     let secs = start.elapsed().as_secs_f64();
     let s = &summary;
+    let dups = match s.dedup {
+        Some(k) => format!(
+            ", not stored: {} exact duplicates, {} near duplicates (k = {k})",
+            s.exact, s.near
+        ),
+        None => String::new(),
+    };
     let skipped = if s.skipped.total() > 0 {
         format!(", {}", s.skipped)
     } else {
         String::new()
     };
     eprintln!(
-        "read {} records: stored {} ({} new, {} replaced), failed {}{skipped} — {:.2} s, {:.0} records/s; the store holds {} documents",
+        "read {} records: stored {} ({} new, {} replaced){dups}, failed {}{skipped} — {:.2} s, {:.0} records/s; the store holds {} documents",
         s.read,
         s.stored.inserted + s.stored.replaced,
         s.stored.inserted,
@@ -115,11 +175,15 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         store.len()
     );
     if args.json {
-        let v = serde_json::json!({
+        let mut v = serde_json::json!({
             "read": s.read, "stored": s.stored.inserted + s.stored.replaced, "new": s.stored.inserted,
             "replaced": s.stored.replaced, "failed": s.failed, "skipped": s.skipped.total(),
             "skipped_by_reason": s.skipped.json(), "seconds": secs, "docs": store.len(),
         });
+        if s.dedup.is_some() {
+            v["exact_duplicates"] = s.exact.into();
+            v["near_duplicates"] = s.near.into();
+        }
         writeln!(io::stdout(), "{v}")?;
     }
     outcome?;

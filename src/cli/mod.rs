@@ -6,6 +6,7 @@
 
 mod bench;
 mod check;
+mod dedup;
 mod delete;
 mod fingerprint;
 mod get;
@@ -33,6 +34,8 @@ Examples:
   simstore query --k 3 \"some text to look up\"   near-duplicates of a text
   simstore query --fp 0f3a5c7e9b1d2f40 --json  near-duplicates of a fingerprint, as JSON
   simstore query --batch queries.jsonl         one JSON line of matches per input line
+  simstore import --dedup pages.jsonl          store only new pages; print the duplicates
+  simstore dedup --k 3 pages.jsonl             near-duplicate clusters of files (no store)
   simstore fingerprint --file page.txt         print a text's fingerprint
   simstore --db /data/pages.db stats           what a store holds and how it is laid out
   simstore serve --port 7171                   HTTP JSON API for crawlers (prints its address)";
@@ -72,6 +75,8 @@ enum Command {
     Stats(stats::Args),
     /// Verify that every document is in every table and nothing else is.
     Check(check::Args),
+    /// All near-duplicate pairs within k (of the store or of input files), clustered.
+    Dedup(dedup::Args),
     /// Rebuild tables and ids from the documents.
     Repair(repair::Args),
     /// Rebuild the tables under a layout chosen for the store's size (or given).
@@ -97,6 +102,7 @@ pub fn main() -> ExitCode {
         Command::Delete(a) => delete::run(&cli.db, a),
         Command::Stats(a) => stats::run(&cli.db, a),
         Command::Check(a) => check::run(&cli.db, a),
+        Command::Dedup(a) => dedup::run(&cli.db, a),
         Command::Repair(a) => repair::run(&cli.db, a),
         Command::Bench(a) => bench::run(a),
         Command::Relayout(a) => relayout::run(&cli.db, a),

@@ -6,6 +6,7 @@
 //! | method, path | body | answer |
 //! |---|---|---|
 //! | `POST /insert` | `{"id", "title"?, "text"?, "url"?, "fp"?}` | `{"id", "fp", "status": "inserted" \| "replaced"}` |
+//! | `POST /check_and_insert` | the same and `"k"`? | `{"id", "fp", "status": "new" \| "exact_duplicate" \| "near_duplicate", "of"?, "distance"?}` |
 //! | `POST /query` | `{"text"? , "title"?, "fp"?, "k"?, "limit"?}` | `{"matches": [{"id", "distance", "fp", "title"?, "url"?}]}` |
 //! | `POST /query/batch` | `[query, ...]` | `{"results": [{"matches": [...]}, ...]}` |
 //! | `GET /docs/{id}` | | the document, or 404 |
@@ -36,7 +37,7 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use simstore::reader::{self, RecordError};
-use simstore::{Error, Fingerprint, InsertOutcome, Store};
+use simstore::{CheckOutcome, Error, Fingerprint, InsertOutcome, Store};
 use tokio::sync::Semaphore;
 
 use super::{Code, output};
@@ -44,7 +45,14 @@ use super::{Code, output};
 /// Arguments of `simstore serve`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Prints the address it listens on (http://IP:PORT) as the first line of stdout.\n\
+    after_help = "Endpoints (JSON in and out; errors {\"error\": ...} with 400/404/413/422/500/503):\n  \
+                  POST /insert {\"id\", \"title\"?, \"text\"?, \"url\"?, \"fp\"?}\n  \
+                  POST /check_and_insert (the same, and \"k\"?) -> {\"status\": \"new\"|\"exact_duplicate\"|\"near_duplicate\", \"of\"?, \"distance\"?}\n  \
+                  POST /query {\"text\"?|\"title\"?|\"fp\"?, \"k\"?, \"limit\"?} -> {\"matches\": [...]}\n  \
+                  POST /query/batch [query, ...] -> {\"results\": [...]}\n  \
+                  GET /docs/{id}, DELETE /docs/{id}, GET /stats, GET /health\n\
+                  Prints the address it listens on (http://IP:PORT) as the first line of stdout.\n\
+                  Writes are fsynced before they are answered (unless --no-sync).\n\
                   Exit status: 0 after a clean shutdown (SIGINT or SIGTERM), 2 error."
 )]
 pub struct Args {
@@ -178,6 +186,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
 fn router(app: Shared, max_body_bytes: usize) -> Router {
     Router::new()
         .route("/insert", post(insert))
+        .route("/check_and_insert", post(check_and_insert))
         .route("/query", post(query))
         .route("/query/batch", post(query_batch))
         .route("/docs/{id}", get(get_doc).delete(delete_doc))
@@ -288,6 +297,47 @@ async fn insert(State(app): State<Shared>, bytes: Result<Bytes, BytesRejection>)
         Ok(axum::Json(
             json!({ "id": id, "fp": fp.to_string(), "status": status }),
         ))
+    })
+    .await
+}
+
+/// The `k` of a check-and-insert request (the other fields are the document's).
+#[derive(Debug, Deserialize)]
+struct CheckK {
+    /// Default: the store's k_max.
+    #[serde(default)]
+    k: Option<u32>,
+}
+
+async fn check_and_insert(
+    State(app): State<Shared>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> ApiResult {
+    let bytes = body(bytes)?;
+    blocking(&app, move |store| {
+        let record = reader::parse_jsonl(bytes.trim_ascii())?;
+        // The record parsed, so the body is a JSON object.
+        let k = serde_json::from_slice::<CheckK>(&bytes)
+            .map_err(|e| ApiError::bad_request(format!("invalid \"k\": {e}")))?
+            .k
+            .unwrap_or_else(|| store.layout().k_max());
+        let entry = record.into_entry(store.fingerprinter())?;
+        let id = entry.id.clone();
+        let outcome = store.check_and_insert_fingerprint(&entry.id, entry.fp, entry.meta, k)?;
+        let mut v = json!({ "id": id, "fp": outcome.fingerprint().to_string() });
+        v["status"] = json!(match &outcome {
+            CheckOutcome::New { .. } => "new",
+            CheckOutcome::ExactDuplicate { .. } => "exact_duplicate",
+            _ => "near_duplicate",
+        });
+        if let CheckOutcome::New { replaced, .. } = &outcome {
+            v["replaced"] = json!(replaced);
+        }
+        if let (Some(of), Some(distance)) = (outcome.duplicate_of(), outcome.distance()) {
+            v["of"] = json!(of);
+            v["distance"] = json!(distance);
+        }
+        Ok(axum::Json(v))
     })
     .await
 }
@@ -423,6 +473,6 @@ async fn health() -> axum::Json<Value> {
 async fn not_found() -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
-        "no such endpoint: see `simstore serve --help` (POST /insert, /query, /query/batch; GET/DELETE /docs/{id}; GET /stats, /health)",
+        "no such endpoint: see `simstore serve --help` (POST /insert, /check_and_insert, /query, /query/batch; GET/DELETE /docs/{id}; GET /stats, /health)",
     )
 }

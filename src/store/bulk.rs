@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use rocksdb::{IngestExternalFileOptions, SstFileWriter, WriteBatch};
 
 use super::{
-    BatchOutcome, DOCS, Entry, IDS, META, Store, cf_options, now, validate_id, write_synced,
+    BatchOutcome, DOCS, EXACT, Entry, IDS, META, Store, cf_options, now, validate_id, write_synced,
 };
 use crate::codec;
 use crate::document::StoredDoc;
@@ -67,7 +67,7 @@ impl Store {
         };
         let mut ingest = IngestExternalFileOptions::default();
         ingest.set_move_files(true);
-        let names: Vec<&str> = [DOCS, IDS]
+        let names: Vec<&str> = [DOCS, IDS, EXACT]
             .into_iter()
             .chain(self.table_cfs.iter().map(String::as_str))
             .collect();
@@ -105,7 +105,7 @@ impl Store {
         let mut docs = SstFileWriter::create(&docs_opts);
         docs.open(tmp.join("docs.sst"))?;
         let time = now();
-        let mut rows: Vec<(String, u64, u64)> = Vec::new();
+        let mut rows: Vec<(String, u64, u64, Option<u128>)> = Vec::new();
         for (i, e) in entries.into_iter().enumerate() {
             validate_id(&e.id)?;
             let seq = base + i as u64;
@@ -116,9 +116,10 @@ impl Store {
                 url: e.meta.url,
                 length: e.meta.length,
                 time,
+                content_hash: e.meta.content_hash,
             };
             docs.put(codec::doc_key(seq), codec::encode_doc(&record))?;
-            rows.push((record.id, seq, record.fp));
+            rows.push((record.id, seq, record.fp, record.content_hash));
         }
         let n = rows.len() as u64;
         if rows.is_empty() {
@@ -130,17 +131,36 @@ impl Store {
         let mut ids = SstFileWriter::create(&ids_opts);
         ids.open(tmp.join("ids.sst"))?;
         let mut winners: Vec<(u64, u64)> = Vec::with_capacity(rows.len());
+        let mut hashes: Vec<(u128, u64)> = Vec::new();
         let mut losers = Vec::new();
-        for (i, (id, seq, fp)) in rows.iter().enumerate() {
+        for (i, (id, seq, fp, hash)) in rows.iter().enumerate() {
             if rows.get(i + 1).is_some_and(|next| &next.0 == id) {
                 losers.push(*seq);
                 continue;
             }
-            ids.put(id.as_bytes(), codec::encode_id_value(*seq, *fp))?;
+            let value = codec::IdValue {
+                seq: *seq,
+                fp: *fp,
+                hash: *hash,
+            };
+            ids.put(id.as_bytes(), codec::encode_id_value(value))?;
             winners.push((*seq, *fp));
+            if let Some(h) = hash {
+                hashes.push((*h, *seq));
+            }
         }
         ids.finish()?;
         drop(rows);
+        if !hashes.is_empty() {
+            hashes.par_sort_unstable();
+            let opts = cf_options(EXACT, &self.cache);
+            let mut exact = SstFileWriter::create(&opts);
+            exact.open(tmp.join(format!("{EXACT}.sst")))?;
+            for (h, seq) in hashes {
+                exact.put(codec::exact_key(h, seq), [])?;
+            }
+            exact.finish()?;
+        }
         let layout = &self.manifest.layout;
         (0..self.table_cfs.len())
             .into_par_iter()

@@ -3,9 +3,9 @@
 
 use std::collections::HashMap;
 
-use rocksdb::{ColumnFamily, DB, ReadOptions, WriteBatch};
+use rocksdb::{ColumnFamily, DB, WriteBatch};
 
-use super::{DOCS, IDS, META, Store};
+use super::{DOCS, EXACT, IDS, META, Store};
 use crate::codec;
 use crate::document::StoredDoc;
 use crate::error::Result;
@@ -19,6 +19,8 @@ pub struct CheckReport {
     pub ids: u64,
     /// Entries per table.
     pub table_entries: Vec<u64>,
+    /// Entries in `exact` (one per document stored with a content hash).
+    pub exact_entries: u64,
     /// Number of problems found.
     pub problem_count: u64,
     /// The first [`CheckReport::MAX_LISTED`] problems, described.
@@ -49,15 +51,11 @@ impl Store {
     /// number of documents (~40 bytes each plus ids).
     pub fn check(&self) -> Result<CheckReport> {
         let _writer = self.lock();
-        let snap = self.db.snapshot();
-        let ro = || {
-            let mut ro = ReadOptions::default();
-            ro.set_snapshot(&snap);
-            ro
-        };
+        let view = self.view();
+        let ro = || view.ro();
         let mut report = CheckReport::default();
-        // seq -> (fp, id)
-        let mut docs: HashMap<u64, (u64, String)> = HashMap::new();
+        // seq -> (fp, id, content hash)
+        let mut docs: HashMap<u64, (u64, String, Option<u128>)> = HashMap::new();
         let mut max_seq = None;
         let mut it = self.db.raw_iterator_cf_opt(self.cf(DOCS)?, ro());
         it.seek_to_first();
@@ -66,14 +64,14 @@ impl Store {
             match (codec::decode_doc_key(k), codec::decode_doc(v)) {
                 (Ok(seq), Ok(doc)) => {
                     max_seq = Some(seq);
-                    docs.insert(seq, (doc.fp, doc.id));
+                    docs.insert(seq, (doc.fp, doc.id, doc.content_hash));
                 }
                 (Err(e), _) | (_, Err(e)) => report.problem(format!("docs entry {k:02x?}: {e}")),
             }
             it.next();
         }
         it.status()?;
-        let (next_seq, live) = match snap.get_cf(self.cf(META)?, codec::COUNTERS_KEY)? {
+        let (next_seq, live) = match view.get(&self.db, self.cf(META)?, codec::COUNTERS_KEY)? {
             Some(b) => codec::decode_counters(&b)?,
             None => (0, 0),
         };
@@ -96,8 +94,10 @@ impl Store {
             report.ids += 1;
             let id = String::from_utf8_lossy(k);
             match codec::decode_id_value(v) {
-                Ok((seq, fp)) => match docs.get(&seq) {
-                    Some((dfp, did)) if *dfp == fp && did.as_bytes() == k => {
+                Ok(codec::IdValue { seq, fp, hash }) => match docs.get(&seq) {
+                    Some((dfp, did, dhash))
+                        if *dfp == fp && did.as_bytes() == k && *dhash == hash =>
+                    {
                         *with_id.entry(seq).or_default() += 1
                     }
                     Some(_) => report.problem(format!("id {id:?} disagrees with document {seq}")),
@@ -108,11 +108,38 @@ impl Store {
             it.next();
         }
         it.status()?;
-        for (seq, (_, id)) in &docs {
+        for (seq, (_, id, _)) in &docs {
             match with_id.get(seq) {
                 Some(1) => {}
                 None => report.problem(format!("document {seq} ({id:?}) has no ids entry")),
                 Some(n) => report.problem(format!("document {seq} ({id:?}) has {n} ids entries")),
+            }
+        }
+        // exact: one entry per document with a content hash, under that hash; nothing else.
+        let mut exact_seen: HashMap<u64, u32> = HashMap::new();
+        let mut it = self.db.raw_iterator_cf_opt(self.cf(EXACT)?, ro());
+        it.seek_to_first();
+        while let Some(k) = it.key() {
+            report.exact_entries += 1;
+            match codec::decode_exact_key(k) {
+                Ok((hash, seq)) => match docs.get(&seq) {
+                    Some((_, _, Some(h))) if *h == hash => *exact_seen.entry(seq).or_default() += 1,
+                    Some(_) => report.problem(format!(
+                        "exact: entry for document {seq} has a wrong content hash"
+                    )),
+                    None => report.problem(format!("exact: entry for missing document {seq}")),
+                },
+                Err(e) => report.problem(format!("exact: {e}")),
+            }
+            it.next();
+        }
+        it.status()?;
+        for (seq, (_, id, hash)) in &docs {
+            if hash.is_some() && exact_seen.get(seq) != Some(&1) {
+                report.problem(format!(
+                    "exact: document {seq} ({id:?}) has {} entries, not 1",
+                    exact_seen.get(seq).copied().unwrap_or(0)
+                ));
             }
         }
         // Tables: one entry per document under its permuted fingerprint, nothing else.
@@ -125,7 +152,7 @@ impl Store {
                 entries += 1;
                 match codec::decode_table_key(k) {
                     Ok((kfp, seq)) => match docs.get(&seq) {
-                        Some((fp, _)) if self.manifest.layout.permute(t, *fp) == kfp => {
+                        Some((fp, _, _)) if self.manifest.layout.permute(t, *fp) == kfp => {
                             *seen.entry(seq).or_default() += 1
                         }
                         Some(_) => report.problem(format!(
@@ -139,7 +166,7 @@ impl Store {
                 it.next();
             }
             it.status()?;
-            for (seq, (_, id)) in &docs {
+            for (seq, (_, id, _)) in &docs {
                 if seen.get(seq) != Some(&1) {
                     report.problem(format!("table {name}: document {seq} ({id:?}) is missing"));
                 }
@@ -149,40 +176,47 @@ impl Store {
         Ok(report)
     }
 
-    /// Rebuilds the derived data (`ids`, every table, the counters) from `docs`. When two
+    /// Rebuilds the derived data (`ids`, `exact`, every table, the counters) from `docs`. When two
     /// documents claim one id, the later one is kept and the earlier one deleted. Returns
     /// the number of documents kept.
     pub fn repair(&self) -> Result<u64> {
         self.check_writable()?;
         let mut counters = self.lock();
-        let mut docs: Vec<(u64, u64, String)> = Vec::new();
+        let mut docs: Vec<(u64, u64, String, Option<u128>)> = Vec::new();
         self.for_each_seq_doc(|seq, doc| {
-            docs.push((seq, doc.fp, doc.id));
+            docs.push((seq, doc.fp, doc.id, doc.content_hash));
             Ok(())
         })?;
         let mut latest: HashMap<&str, u64> = HashMap::new();
-        for (seq, _, id) in &docs {
+        for (seq, _, id, _) in &docs {
             latest.insert(id, *seq);
         }
         let mut batch = WriteBatch::default();
-        for name in std::iter::once(IDS).chain(self.table_cfs.iter().map(String::as_str)) {
+        for name in [IDS, EXACT]
+            .into_iter()
+            .chain(self.table_cfs.iter().map(String::as_str))
+        {
             clear_cf(&self.db, self.cf(name)?, &mut batch)?;
         }
         self.write(batch)?;
         let mut kept = 0u64;
         for chunk in docs.chunks(10_000) {
             let mut batch = WriteBatch::default();
-            for (seq, fp, id) in chunk {
+            for (seq, fp, id, hash) in chunk {
                 if latest[id.as_str()] != *seq {
                     batch.delete_cf(self.cf(DOCS)?, codec::doc_key(*seq));
                     continue;
                 }
                 kept += 1;
-                batch.put_cf(
-                    self.cf(IDS)?,
-                    id.as_bytes(),
-                    codec::encode_id_value(*seq, *fp),
-                );
+                let value = codec::IdValue {
+                    seq: *seq,
+                    fp: *fp,
+                    hash: *hash,
+                };
+                batch.put_cf(self.cf(IDS)?, id.as_bytes(), codec::encode_id_value(value));
+                if let Some(h) = hash {
+                    batch.put_cf(self.cf(EXACT)?, codec::exact_key(*h, *seq), []);
+                }
                 for (t, name) in self.table_cfs.iter().enumerate() {
                     batch.put_cf(
                         self.cf(name)?,
@@ -208,10 +242,8 @@ impl Store {
         &self,
         mut f: impl FnMut(u64, StoredDoc) -> Result<()>,
     ) -> Result<()> {
-        let snap = self.db.snapshot();
-        let mut ro = ReadOptions::default();
-        ro.set_snapshot(&snap);
-        let mut it = self.db.raw_iterator_cf_opt(self.cf(DOCS)?, ro);
+        let view = self.view();
+        let mut it = self.db.raw_iterator_cf_opt(self.cf(DOCS)?, view.ro());
         it.seek_to_first();
         while let (Some(k), Some(v)) = (it.key(), it.value()) {
             f(codec::decode_doc_key(k)?, codec::decode_doc(v)?)?;

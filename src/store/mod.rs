@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rocksdb::{
@@ -19,8 +19,10 @@ use crate::layout::Layout;
 
 mod bulk;
 mod check;
+mod dedup;
 
 pub use check::CheckReport;
+pub use dedup::CheckOutcome;
 
 /// Replaced or deleted documents after which the table memtables are flushed.
 const CHURN_FLUSH: u64 = 5_000;
@@ -28,6 +30,7 @@ const CHURN_FLUSH: u64 = 5_000;
 const META: &str = "meta";
 const DOCS: &str = "docs";
 const IDS: &str = "ids";
+const EXACT: &str = "exact";
 
 /// Options for creating or opening a [`Store`]. Every setter documents its default.
 ///
@@ -44,6 +47,7 @@ pub struct StoreBuilder {
     sync_writes: bool,
     block_cache_bytes: usize,
     read_only: bool,
+    secondary: Option<PathBuf>,
 }
 
 impl StoreBuilder {
@@ -58,6 +62,7 @@ impl StoreBuilder {
             sync_writes: false,
             block_cache_bytes: 256 << 20,
             read_only: false,
+            secondary: None,
         }
     }
 
@@ -112,6 +117,21 @@ impl StoreBuilder {
         self
     }
 
+    /// Open as a RocksDB *secondary instance* that keeps its own small state (info logs) in
+    /// `dir`: read-only, works beside a writer process, and unlike
+    /// [`StoreBuilder::read_only`] can follow the writer: [`Store::try_catch_up`] makes the
+    /// writes the writer has made since visible. `dir` must not be the store's directory;
+    /// it is created if missing. Default: unset (a normal open).
+    pub fn secondary(mut self, dir: impl AsRef<Path>) -> Self {
+        self.secondary = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// True for read-only and secondary opens.
+    fn is_reader(&self) -> bool {
+        self.read_only || self.secondary.is_some()
+    }
+
     /// The layout a new store would get from these options.
     pub fn layout(&self) -> Result<Layout> {
         match self.blocks {
@@ -143,7 +163,7 @@ impl StoreBuilder {
                 reason: "the directory is not empty and holds no RocksDB database".into(),
             });
         }
-        if !self.create_if_missing || self.read_only {
+        if !self.create_if_missing || self.is_reader() {
             return Err(Error::NoStore { path });
         }
         self.create()
@@ -208,7 +228,17 @@ impl StoreBuilder {
             });
         }
         let descriptors = names.iter().map(|n| cf_descriptor(n, &cache));
-        let mut db = if self.read_only {
+        let mut db = if let Some(dir) = &self.secondary {
+            if dir == &self.path {
+                return Err(Error::NotAStore {
+                    path: dir.clone(),
+                    reason: "a secondary instance needs a directory of its own, not the store's"
+                        .into(),
+                });
+            }
+            std::fs::create_dir_all(dir)?;
+            DB::open_cf_descriptors_as_secondary(&opts, &self.path, dir, descriptors)
+        } else if self.read_only {
             DB::open_cf_descriptors_read_only(&opts, &self.path, descriptors, false)
         } else {
             DB::open_cf_descriptors(&opts, &self.path, descriptors)
@@ -216,7 +246,7 @@ impl StoreBuilder {
         .map_err(|e| open_error(&self.path, e))?;
         let relayout = db.get_cf(cf(&db, META)?, codec::RELAYOUT_PENDING_KEY)?;
         let names = match &relayout {
-            Some(_) if self.read_only => {
+            Some(_) if self.is_reader() => {
                 return Err(Error::Corrupt(
                     "a relayout of this store was interrupted; open it for writing once to finish it".into(),
                 ));
@@ -251,7 +281,7 @@ impl StoreBuilder {
             None => return Err(Error::Corrupt("the counters are missing".into())),
         };
         let bulk_pending = db.get_cf(meta, codec::BULK_PENDING_KEY)?.is_some();
-        let read_only = self.read_only;
+        let read_only = self.is_reader();
         let store = Store::assemble(db, cache, self, manifest, counters)?;
         if relayout.is_some() {
             store.repair()?;
@@ -331,7 +361,7 @@ fn cf_descriptor(name: &str, cache: &Cache) -> ColumnFamilyDescriptor {
 
 /// The column family names of a store with `tables` tables, in creation order.
 fn cf_names(tables: usize) -> Vec<String> {
-    [META, DOCS, IDS]
+    [META, DOCS, IDS, EXACT]
         .iter()
         .map(|s| s.to_string())
         .chain((0..tables).map(codec::table_cf_name))
@@ -455,6 +485,9 @@ pub struct Store {
     table_cfs: Vec<String>,
     fingerprinter: Fingerprinter,
     counters: Mutex<Counters>,
+    /// Held shared by every [`View`] of a secondary instance and exclusively by
+    /// [`Store::try_catch_up`], so a read never sees half of a catch-up.
+    catch_up: RwLock<()>,
     /// The options it was opened with: path, write sync, read-only (and to reopen it after
     /// a relayout).
     options: StoreBuilder,
@@ -501,6 +534,7 @@ impl Store {
                 live,
                 churn: 0,
             }),
+            catch_up: RwLock::new(()),
             options: b,
         })
     }
@@ -539,6 +573,23 @@ impl Store {
         cf(&self.db, name)
     }
 
+    /// A consistent view for reads: a RocksDB snapshot, or on a secondary instance (which
+    /// has no snapshots, and changes only in [`Store::try_catch_up`]) a shared hold on the
+    /// catch-up lock.
+    fn view(&self) -> View<'_> {
+        if self.options.secondary.is_some() {
+            View {
+                snap: None,
+                _guard: Some(self.catch_up.read().unwrap_or_else(|e| e.into_inner())),
+            }
+        } else {
+            View {
+                snap: Some(self.db.snapshot()),
+                _guard: None,
+            }
+        }
+    }
+
     fn write(&self, batch: WriteBatch) -> Result<()> {
         let mut wo = WriteOptions::default();
         wo.set_sync(self.options.sync_writes);
@@ -573,16 +624,26 @@ impl Store {
     }
 
     fn check_writable(&self) -> Result<()> {
-        if self.options.read_only {
+        if self.options.is_reader() {
             return Err(Error::ReadOnly);
         }
         Ok(())
     }
 
-    /// Fingerprints `doc` and stores it; an existing document with the same id is replaced.
+    /// Fingerprints `doc` and stores it (with its content hash, so that a later
+    /// [`Store::check_and_insert`] finds it as an exact duplicate); an existing document
+    /// with the same id is replaced.
     pub fn insert(&self, doc: &Document) -> Result<InsertOutcome> {
+        let (fp, meta) = self.fingerprint_with_meta(doc)?;
+        self.insert_fingerprint(&doc.id, fp, meta)
+    }
+
+    /// `doc`'s fingerprint and its metadata with the content hash filled in.
+    fn fingerprint_with_meta(&self, doc: &Document) -> Result<(Fingerprint, DocMeta)> {
         let fp = self.fingerprinter.fingerprint_doc(doc)?;
-        self.insert_fingerprint(&doc.id, fp, doc.meta())
+        let mut meta = doc.meta();
+        meta.content_hash = Some(self.fingerprinter.content_hash_doc(doc)?);
+        Ok((fp, meta))
     }
 
     /// Stores a precomputed fingerprint under `id`; an existing document with the same id
@@ -613,12 +674,18 @@ impl Store {
         for e in &entries {
             validate_id(&e.id)?;
         }
-        let (docs, ids) = (self.cf(DOCS)?, self.cf(IDS)?);
         let mut counters = self.lock();
+        self.write_entries(&mut counters, &entries)
+    }
+
+    /// The body of [`Store::insert_batch`], under the writer lock held by the caller.
+    /// Entries must have valid ids.
+    fn write_entries(&self, counters: &mut Counters, entries: &[Entry]) -> Result<BatchOutcome> {
+        let (docs, ids, exact) = (self.cf(DOCS)?, self.cf(IDS)?, self.cf(EXACT)?);
         let existing =
             self.db
                 .batched_multi_get_cf(ids, entries.iter().map(|e| e.id.as_bytes()), false);
-        let mut pending: HashMap<&str, (u64, u64)> = HashMap::new();
+        let mut pending: HashMap<&str, codec::IdValue> = HashMap::new();
         let mut batch = WriteBatch::default();
         let (mut next, mut live, mut churn) = (counters.next_seq, counters.live, 0);
         let mut out = BatchOutcome::default();
@@ -631,13 +698,19 @@ impl Store {
             // A replacement with the same fingerprint (a re-crawled page) keeps its sequence
             // number and table keys: only the record changes, and no table tombstones
             // accumulate under the fingerprint's prefix.
+            if let Some(codec::IdValue {
+                seq, hash: Some(h), ..
+            }) = old
+            {
+                batch.delete_cf(exact, codec::exact_key(h, seq));
+            }
             let (seq, new_keys) = match old {
-                Some((seq, fp)) if fp == e.fp.0 => {
+                Some(o) if o.fp == e.fp.0 => {
                     out.replaced += 1;
-                    (seq, false)
+                    (o.seq, false)
                 }
-                Some((seq, fp)) => {
-                    self.delete_entries(&mut batch, seq, fp)?;
+                Some(o) => {
+                    self.delete_entries(&mut batch, o.seq, o.fp)?;
                     out.replaced += 1;
                     churn += 1;
                     next += 1;
@@ -657,19 +730,28 @@ impl Store {
                 url: e.meta.url.clone(),
                 length: e.meta.length,
                 time,
+                content_hash: e.meta.content_hash,
+            };
+            let value = codec::IdValue {
+                seq,
+                fp: e.fp.0,
+                hash: e.meta.content_hash,
             };
             batch.put_cf(docs, codec::doc_key(seq), codec::encode_doc(&record));
-            batch.put_cf(ids, e.id.as_bytes(), codec::encode_id_value(seq, e.fp.0));
+            batch.put_cf(ids, e.id.as_bytes(), codec::encode_id_value(value));
+            if let Some(h) = e.meta.content_hash {
+                batch.put_cf(exact, codec::exact_key(h, seq), []);
+            }
             if new_keys {
                 for (t, name) in self.table_cfs.iter().enumerate() {
                     let key = codec::table_key(self.manifest.layout.permute(t, e.fp.0), seq);
                     batch.put_cf(self.cf(name)?, key, []);
                 }
             }
-            pending.insert(&e.id, (seq, e.fp.0));
+            pending.insert(&e.id, value);
         }
-        self.commit(&mut counters, batch, next, live, false)?;
-        self.note_churn(&mut counters, churn)?;
+        self.commit(counters, batch, next, live, false)?;
+        self.note_churn(counters, churn)?;
         Ok(out)
     }
 
@@ -689,7 +771,7 @@ impl Store {
     }
 
     /// Adds to `batch` the deletion of document `seq` (fingerprint `fp`) from `docs` and
-    /// every table (not from `ids`: the caller overwrites or deletes that).
+    /// every table (not from `ids` or `exact`: the caller overwrites or deletes those).
     fn delete_entries(&self, batch: &mut WriteBatch, seq: u64, fp: u64) -> Result<()> {
         batch.delete_cf(self.cf(DOCS)?, codec::doc_key(seq));
         for (t, name) in self.table_cfs.iter().enumerate() {
@@ -709,9 +791,12 @@ impl Store {
         let Some(value) = self.db.get_cf(ids, id.as_bytes())? else {
             return Ok(false);
         };
-        let (seq, fp) = codec::decode_id_value(&value)?;
+        let old = codec::decode_id_value(&value)?;
         let mut batch = WriteBatch::default();
-        self.delete_entries(&mut batch, seq, fp)?;
+        self.delete_entries(&mut batch, old.seq, old.fp)?;
+        if let Some(h) = old.hash {
+            batch.delete_cf(self.cf(EXACT)?, codec::exact_key(h, old.seq));
+        }
         batch.delete_cf(ids, id.as_bytes());
         let live = counters.live.saturating_sub(1);
         let next = counters.next_seq;
@@ -722,12 +807,18 @@ impl Store {
 
     /// The stored document `id`, if any.
     pub fn get(&self, id: &str) -> Result<Option<StoredDoc>> {
-        let snap = self.db.snapshot();
-        let Some(value) = snap.get_cf(self.cf(IDS)?, id.as_bytes())? else {
+        let view = self.view();
+        let Some(value) = self
+            .db
+            .get_cf_opt(self.cf(IDS)?, id.as_bytes(), &view.ro())?
+        else {
             return Ok(None);
         };
-        let (seq, _) = codec::decode_id_value(&value)?;
-        match snap.get_cf(self.cf(DOCS)?, codec::doc_key(seq))? {
+        let seq = codec::decode_id_value(&value)?.seq;
+        match self
+            .db
+            .get_cf_opt(self.cf(DOCS)?, codec::doc_key(seq), &view.ro())?
+        {
             Some(bytes) => codec::decode_doc(&bytes).map(Some),
             None => Err(Error::Corrupt(format!(
                 "id {id:?} points at missing document {seq}"
@@ -739,17 +830,16 @@ impl Store {
     /// id. Exact (equal to a brute-force scan) for every `k ≤ k_max`; a larger `k` is
     /// [`Error::KTooLarge`] (use [`Store::query_exhaustive`]).
     pub fn query(&self, fp: Fingerprint, k: u32) -> Result<Vec<Match>> {
-        let snap = self.db.snapshot();
+        let view = self.view();
         let mut hits: Vec<(u64, u32)> = Vec::new();
-        self.probe(&snap, fp.0, k, |seq, d| {
+        self.probe(&view, fp.0, k, |seq, d| {
             if d <= k {
                 hits.push((seq, d));
             }
         })?;
         hits.sort_unstable();
         hits.dedup_by_key(|h| h.0);
-        let mut ro = ReadOptions::default();
-        ro.set_snapshot(&snap);
+        let ro = view.ro();
         let keys: Vec<[u8; 8]> = hits.iter().map(|&(seq, _)| codec::doc_key(seq)).collect();
         let values = self
             .db
@@ -773,7 +863,7 @@ impl Store {
     /// distance filter).
     fn probe(
         &self,
-        snap: &rocksdb::Snapshot<'_>,
+        view: &View<'_>,
         fp: u64,
         k: u32,
         mut each: impl FnMut(u64, u32),
@@ -784,8 +874,7 @@ impl Store {
             let shift = 64 - layout.tables()[t].prefix_bits();
             let prefix = pq >> shift;
             let lo = prefix << shift;
-            let mut ro = ReadOptions::default();
-            ro.set_snapshot(snap);
+            let mut ro = view.ro();
             if let Some(hi) = lo.checked_add(1u64 << shift) {
                 ro.set_iterate_upper_bound(codec::table_bound(hi));
             }
@@ -810,10 +899,8 @@ impl Store {
     /// the store (the real data, clusters included, unlike the uniform estimate).
     pub fn observed_candidates(&self, samples: usize) -> Result<CandidateStats> {
         let next_seq = self.lock().next_seq;
-        let snap = self.db.snapshot();
-        let mut ro = ReadOptions::default();
-        ro.set_snapshot(&snap);
-        let mut it = self.db.raw_iterator_cf_opt(self.cf(DOCS)?, ro);
+        let view = self.view();
+        let mut it = self.db.raw_iterator_cf_opt(self.cf(DOCS)?, view.ro());
         let mut stats = CandidateStats::default();
         for i in 0..samples as u64 {
             if next_seq == 0 {
@@ -823,7 +910,7 @@ impl Store {
             let Some(value) = it.value() else { continue };
             let fp = codec::decode_doc(value)?.fp;
             let mut n = 0u64;
-            self.probe(&snap, fp, self.manifest.layout.k_max(), |_, _| n += 1)?;
+            self.probe(&view, fp, self.manifest.layout.k_max(), |_, _| n += 1)?;
             stats.queries += 1;
             stats.total += n;
             stats.max = stats.max.max(n);
@@ -860,10 +947,10 @@ impl Store {
     /// Flushes memtables to SST files. Not needed for durability (the write-ahead log
     /// already has every acknowledged write); useful before measuring disk size.
     pub fn flush(&self) -> Result<()> {
-        if self.options.read_only {
+        if self.options.is_reader() {
             return Ok(());
         }
-        for name in [META, DOCS, IDS]
+        for name in [META, DOCS, IDS, EXACT]
             .into_iter()
             .chain(self.table_cfs.iter().map(String::as_str))
         {
@@ -891,6 +978,34 @@ impl Store {
         let options = self.options.clone();
         drop(self);
         options.create_if_missing(false).open()
+    }
+
+    /// For a store opened with [`StoreBuilder::secondary`]: makes visible every write the
+    /// writer process has made (its flushed files and its write-ahead log) since opening or
+    /// the last catch-up. Queries that start afterwards see them; [`Store::len`] is updated.
+    ///
+    /// Errors: [`Error::ReadOnly`] when the store was not opened as a secondary;
+    /// [`Error::Stale`] when the writer has changed the layout (a relayout): reopen.
+    pub fn try_catch_up(&self) -> Result<()> {
+        if self.options.secondary.is_none() {
+            return Err(Error::ReadOnly);
+        }
+        let mut counters = self.lock();
+        let _readers_out = self.catch_up.write().unwrap_or_else(|e| e.into_inner());
+        self.db.try_catch_up_with_primary()?;
+        let meta = self.cf(META)?;
+        let manifest = self.db.get_cf(meta, codec::MANIFEST_KEY)?;
+        if manifest.as_deref() != Some(&codec::encode_manifest(&self.manifest)[..]) {
+            return Err(Error::Stale(
+                "its manifest changed (a relayout or another store at the path)".into(),
+            ));
+        }
+        if let Some(bytes) = self.db.get_cf(meta, codec::COUNTERS_KEY)? {
+            let (next_seq, live) = codec::decode_counters(&bytes)?;
+            counters.next_seq = next_seq;
+            counters.live = live;
+        }
+        Ok(())
     }
 
     /// Figures about the store.
@@ -925,4 +1040,26 @@ fn dir_size(path: &Path) -> u64 {
                 .sum()
         })
         .unwrap_or(0)
+}
+
+/// What reads go through: see [`Store::view`].
+pub(crate) struct View<'a> {
+    snap: Option<rocksdb::Snapshot<'a>>,
+    _guard: Option<RwLockReadGuard<'a, ()>>,
+}
+
+impl View<'_> {
+    /// Read options that read from this view.
+    fn ro(&self) -> ReadOptions {
+        let mut ro = ReadOptions::default();
+        if let Some(snap) = &self.snap {
+            ro.set_snapshot(snap);
+        }
+        ro
+    }
+
+    /// A value of `cf` as of this view.
+    fn get(&self, db: &DB, cf: &ColumnFamily, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(db.get_cf_opt(cf, key, &self.ro())?)
+    }
 }

@@ -1,0 +1,285 @@
+//! All near-duplicate pairs of a collection and their clusters (the "dedup" stage).
+//!
+//! Pairs come from the permutation tables (Manku et al.): every pair within k ≤ k_max shares
+//! the full prefix of some table of the probe set of k, so walking each of those tables in
+//! key order and comparing every key only with the following keys of the same prefix finds
+//! every pair. A pair sharing the prefix of several tables is reported by the first of them
+//! only (checked from the two fingerprints, without remembering pairs). Clusters are the
+//! connected components of the pairs, kept by a union-find over dense document indices:
+//! memory is a few integers per document, never a list of pairs.
+//!
+//! [`crate::Store::dedup`] runs this over a store's table column families;
+//! [`near_duplicates`] over fingerprints in memory.
+
+use std::collections::BTreeMap;
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+
+/// Union-find (disjoint sets) over `0..n`, with path halving and union by size.
+#[derive(Debug, Clone)]
+pub struct UnionFind {
+    parent: Vec<u32>,
+    size: Vec<u32>,
+}
+
+impl UnionFind {
+    /// `n` singleton sets. Errors when `n` does not fit in `u32`.
+    pub fn new(n: usize) -> Result<Self> {
+        if u32::try_from(n).is_err() {
+            return Err(Error::InvalidLayout(format!(
+                "{n} documents are too many to cluster (at most {})",
+                u32::MAX
+            )));
+        }
+        Ok(Self {
+            parent: (0..n as u32).collect(),
+            size: vec![1; n],
+        })
+    }
+
+    /// The representative of `x`'s set.
+    pub fn find(&mut self, mut x: u32) -> u32 {
+        while self.parent[x as usize] != x {
+            let p = self.parent[x as usize];
+            self.parent[x as usize] = self.parent[p as usize];
+            x = p;
+        }
+        x
+    }
+
+    /// Merges the sets of `a` and `b`; true when they were different sets.
+    pub fn union(&mut self, a: u32, b: u32) -> bool {
+        let (mut ra, mut rb) = (self.find(a), self.find(b));
+        if ra == rb {
+            return false;
+        }
+        if self.size[ra as usize] < self.size[rb as usize] {
+            std::mem::swap(&mut ra, &mut rb);
+        }
+        self.parent[rb as usize] = ra;
+        self.size[ra as usize] += self.size[rb as usize];
+        true
+    }
+
+    /// The sets with at least `min` members, each sorted, ordered by their smallest member.
+    pub fn sets(&mut self, min: usize) -> Vec<Vec<u32>> {
+        let n = self.parent.len();
+        let mut by_root: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+        for x in 0..n as u32 {
+            let r = self.find(x);
+            if self.size[r as usize] as usize >= min {
+                by_root.entry(r).or_default().push(x);
+            }
+        }
+        let mut sets: Vec<Vec<u32>> = by_root.into_values().collect();
+        sets.sort_unstable_by_key(|s| s[0]);
+        sets
+    }
+}
+
+/// Finds the pairs within `k` among keys of one table, given in key order.
+///
+/// `keys` yields `(permuted fingerprint, item)` sorted by the permuted fingerprint; `pos`
+/// is the table's position in `probe` (the tables a k-query probes). `emit(a, b, distance)`
+/// is called once for every pair this table owns (the first table of `probe` in which the
+/// two share the prefix).
+pub(crate) fn scan_table<I, T>(
+    layout: &Layout,
+    probe: &[usize],
+    pos: usize,
+    k: u32,
+    keys: I,
+    mut emit: impl FnMut(T, T, u32) -> Result<()>,
+) -> Result<()>
+where
+    I: Iterator<Item = Result<(u64, T)>>,
+    T: Copy,
+{
+    let t = probe[pos];
+    let shift = 64 - layout.tables()[t].prefix_bits();
+    let earlier: Vec<(usize, u32)> = probe[..pos]
+        .iter()
+        .map(|&e| (e, 64 - layout.tables()[e].prefix_bits()))
+        .collect();
+    let owned = |a: u64, b: u64| {
+        let (fa, fb) = (layout.unpermute(t, a), layout.unpermute(t, b));
+        !earlier.iter().any(|&(e, s)| {
+            let (pa, pb) = (layout.permute(e, fa), layout.permute(e, fb));
+            pa.checked_shr(s).unwrap_or(0) == pb.checked_shr(s).unwrap_or(0)
+        })
+    };
+    let prefix = |key: u64| key.checked_shr(shift).unwrap_or(0);
+    let mut group: Vec<(u64, T)> = Vec::new();
+    let mut flush = |group: &mut Vec<(u64, T)>| -> Result<()> {
+        for i in 0..group.len() {
+            let (ka, a) = group[i];
+            for &(kb, b) in &group[i + 1..] {
+                let d = (ka ^ kb).count_ones();
+                if d <= k && owned(ka, kb) {
+                    emit(a, b, d)?;
+                }
+            }
+        }
+        group.clear();
+        Ok(())
+    };
+    for item in keys {
+        let (key, it) = item?;
+        if group
+            .last()
+            .is_some_and(|&(last, _)| prefix(last) != prefix(key))
+        {
+            flush(&mut group)?;
+        }
+        group.push((key, it));
+    }
+    flush(&mut group)
+}
+
+/// What [`near_duplicates`] found, by index into its fingerprints.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DedupSummary {
+    /// Documents looked at.
+    pub documents: u64,
+    /// Distinct pairs within k.
+    pub pairs: u64,
+    /// Clusters of two or more documents (connected components of the pairs): each one's
+    /// members sorted, the clusters ordered by their first member.
+    pub clusters: Vec<Vec<u32>>,
+}
+
+/// One near-duplicate pair reported by [`crate::Store::dedup_pairs`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DuplicatePair {
+    /// The smaller id of the two.
+    pub a: String,
+    /// The larger id.
+    pub b: String,
+    /// Their Hamming distance.
+    pub distance: u32,
+}
+
+/// What [`crate::Store::dedup`] (or a dedup of fingerprints in memory, by id) found: pair count and clusters, by id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DedupReport {
+    /// Documents in the store.
+    pub documents: u64,
+    /// Distinct pairs within k.
+    pub pairs: u64,
+    /// Clusters of two or more documents (connected components of the pairs): each one's
+    /// ids sorted, the clusters ordered by their first id.
+    pub clusters: Vec<Vec<String>>,
+}
+
+impl DedupReport {
+    /// The size of the largest cluster (0 when there is none).
+    pub fn largest(&self) -> usize {
+        self.clusters.iter().map(Vec::len).max().unwrap_or(0)
+    }
+
+    /// How many clusters have each size.
+    pub fn histogram(&self) -> std::collections::BTreeMap<usize, u64> {
+        let mut h = std::collections::BTreeMap::new();
+        for c in &self.clusters {
+            *h.entry(c.len()).or_default() += 1;
+        }
+        h
+    }
+}
+
+/// All pairs of `fps` (indices into it) within Hamming distance `k`, and their clusters.
+///
+/// Builds a layout for `fps.len()` documents with `k_max = k` (so any `k` up to 16 whose
+/// layout has at most 100 tables), then, one table at a time, sorts the permuted
+/// fingerprints (12 bytes per document) and scans them. `on_pair(a, b, distance)` is called
+/// once per pair, with `a < b`.
+pub fn near_duplicates(
+    fps: &[u64],
+    k: u32,
+    mut on_pair: impl FnMut(u32, u32, u32) -> Result<()>,
+) -> Result<DedupSummary> {
+    let layout = Layout::for_expected_docs(fps.len() as u64, k)?;
+    let probe = layout.tables_for_k(k)?;
+    let mut uf = UnionFind::new(fps.len())?;
+    let mut pairs = 0u64;
+    let mut keys: Vec<(u64, u32)> = Vec::with_capacity(fps.len());
+    for pos in 0..probe.len() {
+        keys.clear();
+        keys.par_extend(
+            fps.par_iter()
+                .enumerate()
+                .map(|(i, &fp)| (layout.permute(probe[pos], fp), i as u32)),
+        );
+        keys.par_sort_unstable();
+        scan_table(
+            &layout,
+            probe,
+            pos,
+            k,
+            keys.iter().map(|&key| Ok(key)),
+            |a, b, d| {
+                pairs += 1;
+                uf.union(a, b);
+                on_pair(a.min(b), a.max(b), d)
+            },
+        )?;
+    }
+    Ok(DedupSummary {
+        documents: fps.len() as u64,
+        pairs,
+        clusters: uf.sets(2),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn union_find_sets() {
+        let mut uf = UnionFind::new(6).unwrap();
+        assert!(uf.union(4, 1));
+        assert!(uf.union(1, 5));
+        assert!(!uf.union(5, 4));
+        assert!(uf.union(0, 2));
+        assert_eq!(uf.sets(2), vec![vec![0, 2], vec![1, 4, 5]]);
+        assert_eq!(uf.sets(3), vec![vec![1, 4, 5]]);
+        assert_eq!(uf.sets(1).len(), 3);
+    }
+
+    #[test]
+    fn pairs_equal_brute_force_small() {
+        let fps = [
+            0u64,
+            1,
+            3,
+            0xff,
+            0xff00_0000_0000_0000,
+            0xff00_0000_0000_0001,
+            0,
+        ];
+        for k in 0..=4 {
+            let mut got = Vec::new();
+            let s = near_duplicates(&fps, k, |a, b, d| {
+                got.push((a, b, d));
+                Ok(())
+            })
+            .unwrap();
+            got.sort_unstable();
+            let mut want = Vec::new();
+            for a in 0..fps.len() {
+                for b in a + 1..fps.len() {
+                    let d = (fps[a] ^ fps[b]).count_ones();
+                    if d <= k {
+                        want.push((a as u32, b as u32, d));
+                    }
+                }
+            }
+            assert_eq!(got, want, "k = {k}");
+            assert_eq!(s.pairs, want.len() as u64);
+        }
+    }
+}

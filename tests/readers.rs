@@ -1,0 +1,115 @@
+//! Readers beside a writer: `simstore query` (another process) answers from a store whose
+//! writer holds it open, saying so; a secondary instance follows the writer's new writes
+//! after `try_catch_up`.
+
+use simstore::{CheckOutcome, DocMeta, Error, Fingerprint, Store, StoreBuilder};
+
+use crate::util::{TestCommand, code, stderr};
+
+fn meta() -> DocMeta {
+    DocMeta::default()
+}
+
+#[test]
+fn cli_query_reads_a_store_held_by_a_writer() {
+    let t = TestCommand::new();
+    let writer = Store::open(t.db()).unwrap();
+    writer
+        .insert_fingerprint("a", Fingerprint(0x00ff), meta())
+        .unwrap();
+    let query = |fp: &str| t.run(&["query", "--fp", fp, "--k", "2", "--json"]);
+    let o = query("00000000000000fe");
+    let err = stderr(&o);
+    assert_eq!(code(&o), 0, "{err}");
+    assert!(
+        err.contains("is locked by a writer; reading it read-only"),
+        "{err}"
+    );
+    let out = String::from_utf8(o.stdout.clone()).unwrap();
+    assert!(
+        out.contains("\"id\":\"a\"") && out.contains("\"distance\":1"),
+        "{out}"
+    );
+    // A write made while the writer stays open is seen by the next reader process.
+    writer
+        .insert_fingerprint("b", Fingerprint(0xff00_0000_0000_0000), meta())
+        .unwrap();
+    let o = query("fe00000000000000");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("\"id\":\"b\""));
+    // Writes are refused while the writer holds the lock (one writer process at a time).
+    t.write("in.jsonl", br#"{"id":"c","fp":"0000000000000001"}"#);
+    let o = t.run(&["import", "in.jsonl"]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("locked by another writer"),
+        "{}",
+        stderr(&o)
+    );
+    drop(writer);
+    assert_eq!(code(&t.run(&["import", "in.jsonl"])), 0);
+}
+
+#[test]
+fn secondary_instance_follows_the_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let writer = StoreBuilder::new(&path).k_max(3).blocks(4).open().unwrap();
+    writer
+        .insert_fingerprint("a", Fingerprint(1), meta())
+        .unwrap();
+    let reader = StoreBuilder::new(&path)
+        .secondary(dir.path().join("reader"))
+        .open()
+        .unwrap();
+    assert_eq!(reader.len(), 1);
+    assert_eq!(reader.query(Fingerprint(0), 1).unwrap().len(), 1);
+    // New writes (in the writer's WAL, and flushed ones) appear after catching up.
+    for i in 0..50u64 {
+        writer
+            .insert_fingerprint(&format!("n{i}"), Fingerprint(i << 20 | 3), meta())
+            .unwrap();
+    }
+    assert!(
+        reader.get("n7").unwrap().is_none(),
+        "not seen before catching up"
+    );
+    reader.try_catch_up().unwrap();
+    assert_eq!(reader.len(), 51);
+    assert_eq!(
+        reader.get("n7").unwrap().unwrap().fingerprint(),
+        Fingerprint(7 << 20 | 3)
+    );
+    let near: Vec<String> = reader
+        .query(Fingerprint(7 << 20 | 1), 1)
+        .unwrap()
+        .into_iter()
+        .map(|m| m.doc.id)
+        .collect();
+    assert_eq!(near, ["n7"]);
+    writer.flush().unwrap();
+    assert!(writer.delete("n7").unwrap());
+    writer
+        .insert_fingerprint("late", Fingerprint(u64::MAX), meta())
+        .unwrap();
+    reader.try_catch_up().unwrap();
+    assert!(reader.get("n7").unwrap().is_none());
+    assert!(reader.get("late").unwrap().is_some());
+    assert_eq!(reader.len(), 51);
+    assert!(reader.check().unwrap().is_ok());
+    // A secondary never writes; a primary cannot catch up.
+    assert!(matches!(
+        reader.check_and_insert_fingerprint("x", Fingerprint(5), meta(), 3),
+        Err(Error::ReadOnly)
+    ));
+    assert!(matches!(writer.try_catch_up(), Err(Error::ReadOnly)));
+    let out = writer
+        .check_and_insert_fingerprint("y", Fingerprint(u64::MAX ^ 1), meta(), 3)
+        .unwrap();
+    assert!(
+        matches!(&out, CheckOutcome::NearDuplicate { of, distance: 1, .. } if of == "late"),
+        "{out:?}"
+    );
+    // The secondary directory must not be the store's.
+    assert!(StoreBuilder::new(&path).secondary(&path).open().is_err());
+}
