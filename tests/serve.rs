@@ -171,6 +171,9 @@ fn bad_requests_get_status_codes_and_json_errors() {
     let (st, v) = answer(h.get(s.at("/no/such/endpoint")).call());
     assert_eq!(st, 404);
     assert!(error(&v).contains("no such endpoint"), "{v}");
+    let (st, v) = answer(h.get(s.at("/insert")).call());
+    assert_eq!(st, 405);
+    assert!(error(&v).starts_with("method not allowed here"), "{v}");
 
     // Nothing bad was stored, and the server still answers.
     let (st, v) = answer(h.get(s.at("/stats")).call());

@@ -193,6 +193,7 @@ fn router(app: Shared, max_body_bytes: usize) -> Router {
         .route("/stats", get(stats))
         .route("/health", get(health))
         .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .layer(middleware::from_fn_with_state(
             Arc::clone(&app),
@@ -468,6 +469,13 @@ async fn stats(State(app): State<Shared>) -> ApiResult {
 
 async fn health() -> axum::Json<Value> {
     axum::Json(json!({ "status": "ok" }))
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method not allowed here: POST /insert, /check_and_insert, /query, /query/batch; GET/DELETE /docs/{id}; GET /stats, /health",
+    )
 }
 
 async fn not_found() -> ApiError {
