@@ -23,6 +23,12 @@
 //! let found = store.query_doc(&repost, 3)?;
 //! assert_eq!(found[0].doc.id, "https://example.com/a");
 //! assert!(found[0].distance <= 3);
+//!
+//! // A crawler stores only what is new, in one atomic call.
+//! use simstore::CheckOutcome;
+//! let outcome = store.check_and_insert(&repost, 3)?;
+//! assert!(matches!(outcome, CheckOutcome::ExactDuplicate { ref of, .. } if of == "https://example.com/a"));
+//! assert!(store.get("https://example.org/b")?.is_none(), "a duplicate is not stored");
 //! # Ok(())
 //! # }
 //! ```

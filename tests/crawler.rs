@@ -300,7 +300,7 @@ fn concurrent_checks_admit_exactly_one() {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(open(&dir.path().join("s")));
     let threads = 8;
-    for round in 0..20u64 {
+    for round in 0..100u64 {
         let mut r = rng(round);
         let centre: u64 = r.random();
         let barrier = Arc::new(Barrier::new(threads));
@@ -343,7 +343,7 @@ fn concurrent_checks_admit_exactly_one() {
             }
         }
     }
-    assert_eq!(store.len(), 20);
+    assert_eq!(store.len(), 100);
     assert!(store.check().unwrap().is_ok());
 }
 

@@ -117,13 +117,14 @@ fn manifest_bytes_are_stable() {
         created: 0,
     };
     let bytes = codec::encode_manifest(&m);
-    assert_eq!(&bytes[..12], b"SIMSTORE\0\0\0\x01");
+    // Format 2: the body is the same as format 1's, only the version changed.
+    assert_eq!(&bytes[..12], b"SIMSTORE\0\0\0\x02");
     assert_eq!(
         format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes)),
-        MANIFEST_V1_HASH,
+        MANIFEST_V2_HASH,
         "{} bytes",
         bytes.len()
     );
 }
 
-const MANIFEST_V1_HASH: &str = "945518f1698c48c2";
+const MANIFEST_V2_HASH: &str = "0a64a0be05d0653f";

@@ -185,7 +185,7 @@ fn another_format_version_is_refused_with_what_to_do() {
     let path = dir.path().join("db");
     drop(Store::open(&path).unwrap());
     rewrite_manifest(&path, |mut bytes| {
-        bytes[8..12].copy_from_slice(&2u32.to_be_bytes());
+        bytes[8..12].copy_from_slice(&3u32.to_be_bytes());
         bytes
     });
     let err = Store::open(&path).unwrap_err();
@@ -193,14 +193,32 @@ fn another_format_version_is_refused_with_what_to_do() {
         matches!(
             err,
             Error::FormatVersion {
-                found: 2,
-                expected: 1,
+                found: 3,
+                expected: 2,
                 ..
             }
         ),
         "{err:?}"
     );
     assert!(err.to_string().contains("upgrade simstore"), "{err}");
+    // An older format (1, before the `exact` column family): re-import.
+    rewrite_manifest(&path, |mut bytes| {
+        bytes[8..12].copy_from_slice(&1u32.to_be_bytes());
+        bytes
+    });
+    let err = Store::open(&path).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::FormatVersion {
+                found: 1,
+                expected: 2,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("re-import"), "{err}");
 }
 
 #[test]

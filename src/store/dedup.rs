@@ -94,9 +94,11 @@ impl Store {
     ///    [`CheckOutcome::NearDuplicate`] of the nearest (ties: smallest id).
     /// 3. Else the document is stored (with its content hash) → [`CheckOutcome::New`].
     ///
-    /// The check and the insert run under the writer lock: of many threads checking
-    /// near-identical documents at once, exactly one gets `New`, and every check sees
-    /// every insert acknowledged before it.
+    /// The insert, and the check it depends on, run under the writer lock: of many threads
+    /// checking near-identical documents at once, exactly one gets `New`, and every check
+    /// sees every insert acknowledged before it. (A first check runs without the lock, so
+    /// duplicates are answered in parallel; it is repeated under the lock only when some
+    /// write happened in between.)
     ///
     /// **Same id:** a previously stored version under the same id is compared like any other
     /// stored document. A re-crawled unchanged page is an `ExactDuplicate` of itself (the
@@ -124,18 +126,20 @@ impl Store {
         self.check_writable()?;
         validate_id(id)?;
         self.manifest.layout.tables_for_k(k)?;
-        let mut counters = self.lock();
-        if let Some(hash) = meta.content_hash {
-            if let Some(of) = self.exact_match(hash)? {
-                return Ok(CheckOutcome::ExactDuplicate { of, fp });
-            }
+        // Optimistic check without the writer lock (checks of many threads run in
+        // parallel): a duplicate found here is a duplicate as of this call, and nothing is
+        // written. Every write goes through the lock and raises RocksDB's sequence number,
+        // so if it is unchanged once the lock is held, no write came in between and the
+        // check need not be repeated.
+        let before = self.db.latest_sequence_number();
+        if let Some(dup) = self.find_duplicate(fp, meta.content_hash, k)? {
+            return Ok(dup);
         }
-        if let Some(m) = self.nearest(fp, k)? {
-            return Ok(CheckOutcome::NearDuplicate {
-                of: m.doc.id,
-                distance: m.distance,
-                fp,
-            });
+        let mut counters = self.lock();
+        if self.db.latest_sequence_number() != before {
+            if let Some(dup) = self.find_duplicate(fp, meta.content_hash, k)? {
+                return Ok(dup);
+            }
         }
         let entry = Entry {
             id: id.to_owned(),
@@ -147,6 +151,25 @@ impl Store {
             fp,
             replaced: out.replaced > 0,
         })
+    }
+
+    /// The exact duplicate (by `hash`), else the nearest near duplicate within `k`.
+    fn find_duplicate(
+        &self,
+        fp: Fingerprint,
+        hash: Option<u128>,
+        k: u32,
+    ) -> Result<Option<CheckOutcome>> {
+        if let Some(hash) = hash {
+            if let Some(of) = self.exact_match(hash)? {
+                return Ok(Some(CheckOutcome::ExactDuplicate { of, fp }));
+            }
+        }
+        Ok(self.nearest(fp, k)?.map(|m| CheckOutcome::NearDuplicate {
+            of: m.doc.id,
+            distance: m.distance,
+            fp,
+        }))
     }
 
     /// The id of the first stored document (smallest seq) with content hash `hash`.
