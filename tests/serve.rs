@@ -239,38 +239,42 @@ fn check_and_insert_answers_new_exact_or_near() {
 
 #[test]
 fn concurrent_check_and_insert_stores_exactly_one_of_near_identical_pages() {
-    let t = TestCommand::new();
-    let s = t.serve(&[]);
-    let variants = ["", " and the coast", ", silver"];
-    let threads = 8;
-    let start = std::sync::Barrier::new(threads);
-    let answers: Vec<Value> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|i| {
-                let (s, start) = (&s, &start);
-                scope.spawn(move || {
-                    let h = http();
-                    let doc = json!({"id": format!("page-{i}"), "text": format!("{LONG}{}", variants[i % 3])});
-                    start.wait();
-                    let (st, v) = answer(h.post(s.at("/check_and_insert")).send_json(doc));
-                    assert_eq!(st, 200, "{v}");
-                    v
+    // Five rounds, each on a fresh server: 8 clients released at once with near-identical
+    // pages (exact copies and 2-bit variants).
+    for round in 0..5 {
+        let t = TestCommand::new();
+        let s = t.serve(&[]);
+        let variants = ["", " and the coast", ", silver"];
+        let threads = 8;
+        let start = std::sync::Barrier::new(threads);
+        let answers: Vec<Value> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|i| {
+                    let (s, start) = (&s, &start);
+                    scope.spawn(move || {
+                        let h = http();
+                        let doc = json!({"id": format!("page-{i}"), "text": format!("{LONG}{}", variants[(i + round) % 3])});
+                        start.wait();
+                        let (st, v) = answer(h.post(s.at("/check_and_insert")).send_json(doc));
+                        assert_eq!(st, 200, "{v}");
+                        v
+                    })
                 })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    let new: Vec<&Value> = answers.iter().filter(|v| v["status"] == "new").collect();
-    assert_eq!(new.len(), 1, "{answers:?}");
-    let winner = new[0]["id"].as_str().unwrap();
-    for v in &answers {
-        if v["status"] != "new" {
-            assert_eq!(v["of"], winner, "{v}");
-            assert!(v["distance"].as_u64().unwrap() <= 3);
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let new: Vec<&Value> = answers.iter().filter(|v| v["status"] == "new").collect();
+        assert_eq!(new.len(), 1, "round {round}: {answers:?}");
+        let winner = new[0]["id"].as_str().unwrap();
+        for v in &answers {
+            if v["status"] != "new" {
+                assert_eq!(v["of"], winner, "{v}");
+                assert!(v["distance"].as_u64().unwrap() <= 3);
+            }
         }
+        let (_, v) = answer(http().get(s.at("/stats")).call());
+        assert_eq!(v["docs"], 1);
     }
-    let (_, v) = answer(http().get(s.at("/stats")).call());
-    assert_eq!(v["docs"], 1);
 }
 
 #[test]
