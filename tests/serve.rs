@@ -455,6 +455,7 @@ fn throughput() {
             ("query", "/query"),
         ] {
             let next = AtomicUsize::new(0);
+            let new = AtomicUsize::new(0);
             let start = std::time::Instant::now();
             std::thread::scope(|scope| {
                 for _ in 0..threads {
@@ -465,13 +466,21 @@ fn throughput() {
                             let Some(doc) = docs.get(i) else { break };
                             let (st, v) = answer(h.post(s.at(path)).send_json(doc));
                             assert_eq!(st, 200, "{v}");
+                            if v["status"] == "new" {
+                                new.fetch_add(1, Ordering::SeqCst);
+                            }
                         }
                     });
                 }
             });
             let secs = start.elapsed().as_secs_f64();
+            let stored = if path == "/check_and_insert" {
+                format!(" ({} new, stored)", new.load(Ordering::SeqCst))
+            } else {
+                String::new()
+            };
             println!(
-                "{endpoint:>16} ({label}): {n} requests from {threads} threads in {secs:.2} s = {:.0} requests/s",
+                "{endpoint:>16} ({label}): {n} requests from {threads} threads in {secs:.2} s = {:.0} requests/s{stored}",
                 n as f64 / secs
             );
         }
