@@ -402,3 +402,28 @@ fn directories_are_walked_in_sorted_order() {
         json_lines(&o)[1]["fp"]
     );
 }
+
+#[test]
+fn file_arguments_read_html_and_gzip_like_imports() {
+    let t = TestCommand::new();
+    let page = html_page("Rivers", RIVERS);
+    t.write("page.html", &page);
+    t.write("page.html.gz", &gzip(&page));
+    t.write("notes.txt.gz", &gzip(RIVERS.as_bytes()));
+    let o = t.run(&["import", "page.html", "notes.txt.gz"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let fp = |args: &[&str]| stdout(&t.run(args)).trim().to_owned();
+    let stored = get(&t, "page.html").unwrap()["fp"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(fp(&["fingerprint", "--file", "page.html"]), stored);
+    assert_eq!(fp(&["fingerprint", "--file", "page.html.gz"]), stored);
+    assert_eq!(
+        fp(&["fingerprint", "--file", "notes.txt.gz"]),
+        fp(&["fingerprint", RIVERS])
+    );
+    let o = t.run(&["query", "--json", "--k", "0", "--file", "page.html.gz"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(json_lines(&o)[0]["id"], "page.html");
+}

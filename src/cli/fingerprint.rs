@@ -24,7 +24,7 @@ pub struct Args {
     /// Title of the text (weighs 1.5x).
     #[arg(long)]
     title: Option<String>,
-    /// Fingerprint the text of this file.
+    /// Fingerprint this file: a text, or an HTML page (.html/.htm: title and main text); gzip'd or not.
     #[arg(long)]
     file: Option<PathBuf>,
     /// Fingerprint every record of FILE ('-' = stdin): JSONL lines, or the pages of a WARC
@@ -42,7 +42,10 @@ pub fn run(args: Args) -> Result<Code> {
         return run_batch(&f, batch);
     }
     let fp = match (&args.file, &args.text) {
-        (Some(file), _) => f.fingerprint(args.title.as_deref(), &input::read_text(file)?)?,
+        (Some(file), _) => {
+            let (title, text) = input::read_document(file)?;
+            f.fingerprint(args.title.as_deref().or(title.as_deref()), &text)?
+        }
         (_, Some(text)) => f.fingerprint(args.title.as_deref(), text)?,
         _ => unreachable!("clap requires one of text, --file, --batch"),
     };

@@ -44,11 +44,30 @@ pub fn display_name(path: &str) -> &str {
     if path == "-" { "<stdin>" } else { path }
 }
 
-/// Reads a whole file as text (UTF-8 without NUL bytes), for `--file` arguments.
-pub fn read_text(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let text = reader::as_text(&bytes).with_context(|| format!("{}", path.display()))?;
-    Ok(text.to_owned())
+/// Reads a whole file as one document, for `--file` arguments: decompressed when it starts
+/// with the gzip magic, an HTML page (title and main text) when named .html/.htm (before a
+/// final .gz) or starting with `<!doctype html` / `<html`, else a text. Returns the title
+/// (HTML only) and the text.
+pub fn read_document(path: &Path) -> Result<(Option<String>, String)> {
+    let name = path.to_string_lossy().into_owned();
+    let (mut input, _) = open(&name, None)?;
+    let mut bytes = Vec::new();
+    input
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {name}"))?;
+    let html = matches!(
+        resolve(Format::Auto, &name, true, &mut bytes.as_slice(), false),
+        Ok(Format::Html)
+    );
+    let record = to_record(Raw::Page {
+        id: name.clone(),
+        url: None,
+        bytes,
+        charset: None,
+        html,
+    })
+    .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+    Ok((record.title, record.text.unwrap_or_default()))
 }
 
 /// Where an item is, for messages.

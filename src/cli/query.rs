@@ -39,7 +39,7 @@ pub struct Args {
     /// Title of the query text (weighs 1.5x, as when stored).
     #[arg(long)]
     title: Option<String>,
-    /// Query with the text of this file.
+    /// Query with this file: a text, or an HTML page (.html/.htm: title and main text); gzip'd or not.
     #[arg(long)]
     file: Option<PathBuf>,
     /// Query with a fingerprint (16 hex digits).
@@ -65,9 +65,12 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     }
     let fp = match (&args.fp, &args.file, &args.text) {
         (Some(hex), _, _) => hex.parse::<Fingerprint>()?,
-        (_, Some(file), _) => store
-            .fingerprinter()
-            .fingerprint(args.title.as_deref(), &input::read_text(file)?)?,
+        (_, Some(file), _) => {
+            let (title, text) = input::read_document(file)?;
+            store
+                .fingerprinter()
+                .fingerprint(args.title.as_deref().or(title.as_deref()), &text)?
+        }
         (_, _, Some(text)) => store
             .fingerprinter()
             .fingerprint(args.title.as_deref(), text)?,
