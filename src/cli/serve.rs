@@ -211,7 +211,12 @@ async fn serve(app: Shared, args: &Args) -> Result<()> {
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
     let local = listener.local_addr()?;
-    println!("http://{local}");
+    {
+        // A closed stdout (`serve | head -1` after head exits) is not a reason to stop.
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "http://{local}").and_then(|()| out.flush());
+    }
     eprintln!(
         "simstore serve: listening on http://{local} (store {}, {} documents; writes {})",
         app.store.path().display(),
