@@ -50,6 +50,13 @@ fn every_endpoint_answers() {
     assert_eq!(v["id"], "https://e.com/a?x=1");
     assert_eq!(v["title"], "北京天气");
     assert_eq!(v["fp"], fp_a.as_str());
+    // Slashes may also stay unencoded (a `?` may not: it starts the query string).
+    let (st, v) = answer(h.get(s.at("/docs/https://e.com/a%3Fx=1")).call());
+    assert_eq!(
+        (st, v["id"].as_str()),
+        (200, Some("https://e.com/a?x=1")),
+        "{v}"
+    );
     let (st, v) = answer(h.get(s.at("/docs/nope")).call());
     assert_eq!(st, 404);
     assert!(

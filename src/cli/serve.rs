@@ -189,7 +189,7 @@ fn router(app: Shared, max_body_bytes: usize) -> Router {
         .route("/check_and_insert", post(check_and_insert))
         .route("/query", post(query))
         .route("/query/batch", post(query_batch))
-        .route("/docs/{id}", get(get_doc).delete(delete_doc))
+        .route("/docs/{*id}", get(get_doc).delete(delete_doc))
         .route("/stats", get(stats))
         .route("/health", get(health))
         .fallback(not_found)
