@@ -151,6 +151,28 @@ pub struct DedupSummary {
     pub clusters: Vec<Vec<u32>>,
 }
 
+impl DedupSummary {
+    /// The same findings by id: `id(i)` is the id of fingerprint `i`. Ids are sorted within
+    /// each cluster, and the clusters by their first id, as [`crate::Store::dedup`] does.
+    pub fn to_report(&self, id: impl Fn(u32) -> String) -> DedupReport {
+        let mut clusters: Vec<Vec<String>> = self
+            .clusters
+            .iter()
+            .map(|c| {
+                let mut ids: Vec<String> = c.iter().map(|&i| id(i)).collect();
+                ids.sort_unstable();
+                ids
+            })
+            .collect();
+        clusters.sort_unstable();
+        DedupReport {
+            documents: self.documents,
+            pairs: self.pairs,
+            clusters,
+        }
+    }
+}
+
 /// One near-duplicate pair reported by [`crate::Store::dedup_pairs`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DuplicatePair {
@@ -162,10 +184,11 @@ pub struct DuplicatePair {
     pub distance: u32,
 }
 
-/// What [`crate::Store::dedup`] (or a dedup of fingerprints in memory, by id) found: pair count and clusters, by id.
+/// What [`crate::Store::dedup`] found (or [`near_duplicates`], through
+/// [`DedupSummary::to_report`]): pair count and clusters, by id.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DedupReport {
-    /// Documents in the store.
+    /// Documents looked at.
     pub documents: u64,
     /// Distinct pairs within k.
     pub pairs: u64,

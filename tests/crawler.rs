@@ -521,3 +521,34 @@ fn cli_import_dedup_reports_planted_copies() {
     assert!(stderr(&o).contains("k = 4 exceeds"), "{}", stderr(&o));
     assert!(code(&t.run(&["check"])) == 0);
 }
+
+/// `simstore import --dedup ... | head`: a closed stdout stops the duplicate lines, not the
+/// import (regression: it stopped the import at the first duplicate after the pipe closed).
+#[test]
+fn cli_import_dedup_goes_on_when_stdout_closes() {
+    let t = TestCommand::new();
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/data/sample.jsonl");
+    let mut child = t
+        .command(&["import", "--dedup", sample])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = crate::util::checked(child.wait_with_output().unwrap());
+    let err = stderr(&o);
+    assert_eq!(code(&o), 0, "{err}");
+    // Every record was checked: the same counts as with stdout open.
+    let full = t.run_on(&t.path("other.db"), &["import", "--dedup", sample]);
+    let counts = |s: &str| s.split(" — ").next().unwrap().to_owned();
+    assert_eq!(counts(&err), counts(&stderr(&full)));
+    assert!(err.starts_with("read 300 records: stored "), "{err}");
+    assert_eq!(stdout_lines(&full).len(), 300 - store_len(&t));
+}
+
+fn store_len(t: &TestCommand) -> usize {
+    let o = t.run(&["stats", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["docs"].as_u64().unwrap() as usize
+}

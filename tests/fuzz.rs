@@ -31,8 +31,8 @@ use simstore::codec::{self, Manifest};
 use simstore::document::MAX_ID_BYTES;
 use simstore::reader::{Lines, Record, RecordError, parse_jsonl};
 use simstore::{
-    DocMeta, Entry, Error, Fingerprint, FingerprintSpec, Fingerprinter, InsertOutcome, Layout,
-    Store, StoredDoc,
+    CheckOutcome, DocMeta, Entry, Error, Fingerprint, FingerprintSpec, Fingerprinter,
+    InsertOutcome, Layout, Store, StoredDoc,
 };
 
 use crate::util::{brute_force, shape};
@@ -1479,6 +1479,8 @@ enum Op {
     /// A batch with one invalid id (empty or too long) at some position: refused whole.
     BadBatch(Vec<(IdSel, FpSel)>, Index, bool),
     Query(FpSel, u32),
+    /// `check_and_insert_fingerprint` with a content hash from a small pool (or none).
+    CheckInsert(IdSel, FpSel, Option<u8>, u32),
     Get(IdSel),
     Len,
     Reopen,
@@ -1511,6 +1513,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (vec((id_sel(), fp_sel()), 0..4), any::<Index>(), any::<bool>())
             .prop_map(|(v, i, e)| Op::BadBatch(v, i, e)),
         6 => (fp_sel(), 0u32..5).prop_map(|(f, k)| Op::Query(f, k)),
+        5 => (id_sel(), fp_sel(), proptest::option::of(0u8..4), 0u32..5)
+            .prop_map(|(i, f, h, k)| Op::CheckInsert(i, f, h, k)),
         2 => id_sel().prop_map(Op::Get),
         1 => Just(Op::Len),
         1 => Just(Op::Reopen),
@@ -1566,15 +1570,30 @@ impl Run {
             title,
             url: Some(format!("https://example.com/{}", self.step)),
             length: self.step,
-            content_hash: None,
+            // Some documents share a content hash: exact duplicates of each other.
+            content_hash: (self.step % 3 != 0).then_some(u128::from(self.step % 4)),
         }
     }
 }
 
 fn assert_doc(doc: &StoredDoc, id: &str, (fp, meta): &(u64, DocMeta)) {
     assert_eq!(
-        (&doc.id[..], doc.fp, &doc.title, &doc.url, doc.length),
-        (id, *fp, &meta.title, &meta.url, meta.length)
+        (
+            &doc.id[..],
+            doc.fp,
+            &doc.title,
+            &doc.url,
+            doc.length,
+            doc.content_hash
+        ),
+        (
+            id,
+            *fp,
+            &meta.title,
+            &meta.url,
+            meta.length,
+            meta.content_hash
+        )
     );
 }
 
@@ -1723,6 +1742,49 @@ fn run_ops(layout: (u32, u32), ops: &[Op]) {
                 for m in &got {
                     assert_doc(&m.doc, &m.doc.id, &run.model[&m.doc.id]);
                     assert_eq!(m.distance, (m.doc.fp ^ q).count_ones());
+                }
+            }
+            Op::CheckInsert(i, f, h, k) => {
+                let (id, fp) = (run.id(i), run.fp(f));
+                let mut meta = run.meta(None);
+                meta.content_hash = h.map(u128::from);
+                let got =
+                    store.check_and_insert_fingerprint(&id, Fingerprint(fp), meta.clone(), *k);
+                if *k > k_max {
+                    assert!(matches!(got, Err(Error::KTooLarge { .. })), "{got:?}");
+                    continue;
+                }
+                let got = got.unwrap();
+                // Exact: any stored document with the hash (the earliest stored, which the
+                // model does not track); else the nearest within k, ties to the smallest id.
+                let exact: Vec<&String> = run
+                    .model
+                    .iter()
+                    .filter(|(_, (_, m))| {
+                        m.content_hash.is_some() && m.content_hash == meta.content_hash
+                    })
+                    .map(|(id, _)| id)
+                    .collect();
+                let near = run
+                    .model
+                    .iter()
+                    .map(|(id, (f, _))| ((f ^ fp).count_ones(), id))
+                    .filter(|(d, _)| d <= k)
+                    .min();
+                match (&got, exact.is_empty(), near) {
+                    (CheckOutcome::ExactDuplicate { of, .. }, false, _) => {
+                        assert!(exact.contains(&of), "{got:?} not in {exact:?}")
+                    }
+                    (CheckOutcome::NearDuplicate { of, distance, .. }, true, Some((d, nid))) => {
+                        assert_eq!((distance, of), (&d, nid), "check_and_insert {id:?}")
+                    }
+                    (CheckOutcome::New { replaced, .. }, true, None) => {
+                        assert_eq!(*replaced, run.model.contains_key(&id));
+                        run.model.insert(id, (fp, meta));
+                    }
+                    _ => panic!(
+                        "check_and_insert {id:?} {fp:016x} k={k}: {got:?}, model exact {exact:?} near {near:?}"
+                    ),
                 }
             }
             Op::Get(i) => {

@@ -37,6 +37,21 @@ fn cli_query_reads_a_store_held_by_a_writer() {
     let o = query("fe00000000000000");
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("\"id\":\"b\""));
+    // dedup reads beside the writer too: a, b are 16 bits apart, c is near a.
+    writer
+        .insert_fingerprint("c", Fingerprint(0x01ff), meta())
+        .unwrap();
+    let o = t.run(&["dedup", "--k", "1"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("reading it read-only"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "{\"cluster\":0,\"ids\":[\"a\",\"c\"]}\n"
+    );
     // Writes are refused while the writer holds the lock (one writer process at a time).
     t.write("in.jsonl", br#"{"id":"c","fp":"0000000000000001"}"#);
     let o = t.run(&["import", "in.jsonl"]);

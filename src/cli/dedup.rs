@@ -9,7 +9,7 @@ use anyhow::Result;
 use rayon::prelude::*;
 use serde_json::json;
 use simstore::cluster;
-use simstore::{DedupReport, DuplicatePair, Fingerprinter};
+use simstore::{DuplicatePair, Fingerprinter};
 
 use super::input::{self, Format, Inputs};
 use super::{Code, open_for_reading};
@@ -66,32 +66,17 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         let fps: Vec<u64> = docs.iter().map(|d| d.1).collect();
         cluster::near_duplicates(&fps, args.k, |a, b, distance| {
             if args.pairs {
+                let (x, y) = (&docs[a as usize].0, &docs[b as usize].0);
+                let (a, b) = if x <= y { (x, y) } else { (y, x) };
                 print_pair(DuplicatePair {
-                    a: docs[a as usize].0.clone(),
-                    b: docs[b as usize].0.clone(),
+                    a: a.clone(),
+                    b: b.clone(),
                     distance,
                 })?;
             }
             Ok(())
         })
-        .map(|summary| {
-            let mut clusters: Vec<Vec<String>> = summary
-                .clusters
-                .iter()
-                .map(|c| {
-                    let mut ids: Vec<String> =
-                        c.iter().map(|&i| docs[i as usize].0.clone()).collect();
-                    ids.sort_unstable();
-                    ids
-                })
-                .collect();
-            clusters.sort_unstable();
-            DedupReport {
-                documents: summary.documents,
-                pairs: summary.pairs,
-                clusters,
-            }
-        })
+        .map(|summary| summary.to_report(|i| docs[i as usize].0.clone()))
     };
     let report = match result {
         Ok(r) => r,

@@ -67,6 +67,8 @@ struct Summary {
     exact: u64,
     /// With --dedup: records not stored as near duplicates.
     near: u64,
+    /// With --dedup: stdout was closed (`| head`); the import goes on without the lines.
+    stdout_closed: bool,
 }
 
 impl Summary {
@@ -107,14 +109,30 @@ impl Summary {
                 CheckOutcome::ExactDuplicate { .. } => self.exact += 1,
                 _ => self.near += 1,
             }
-            if let (Some(of), Some(distance)) = (outcome.duplicate_of(), outcome.distance()) {
+            if let (Some(of), Some(distance), false) = (
+                outcome.duplicate_of(),
+                outcome.distance(),
+                self.stdout_closed,
+            ) {
                 let line =
                     serde_json::json!({"id": e.id, "duplicate_of": of, "distance": distance});
-                writeln!(out, "{line}")?;
+                self.stdout_closed = closed(writeln!(out, "{line}"))?;
             }
         }
-        out.flush()?;
+        if !self.stdout_closed {
+            self.stdout_closed = closed(out.flush())?;
+        }
         Ok(())
+    }
+}
+
+/// True when `r` failed because stdout is a closed pipe (the reader went away: the import
+/// goes on, storing what it reads); other errors are errors.
+fn closed(r: io::Result<()>) -> Result<bool> {
+    match r {
+        Ok(()) => Ok(false),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(true),
+        Err(e) => Err(e).context("cannot write to stdout"),
     }
 }
 

@@ -2,9 +2,12 @@
 //! document is an exact or near duplicate of it, atomically; [`Store::dedup`] finds every
 //! near-duplicate pair of a store and clusters them.
 
+use std::sync::Mutex;
+
+use rayon::prelude::*;
 use rocksdb::ReadOptions;
 
-use super::{DOCS, EXACT, Entry, IDS, Store, sort_matches, validate_id};
+use super::{DOCS, EXACT, Entry, IDS, Store, View, sort_matches, validate_id};
 use crate::cluster::{DedupReport, DuplicatePair, UnionFind, scan_table};
 use crate::codec;
 use crate::document::{DocMeta, Document, Match};
@@ -295,33 +298,36 @@ impl Store {
         };
         let mut uf = UnionFind::new(seqs.len())?;
         let mut pairs = 0u64;
-        for (pos, &t) in probe.iter().enumerate() {
-            let mut it = self
-                .db
-                .raw_iterator_cf_opt(self.cf(&self.table_cfs[t])?, ro());
-            it.seek_to_first();
-            let keys = std::iter::from_fn(|| {
-                let key = it.key()?;
-                let item = codec::decode_table_key(key);
-                it.next();
-                Some(item)
-            });
-            scan_table(layout, probe, pos, k, keys, |sa, sb, d| {
-                let (a, b) = (index(sa)?, index(sb)?);
-                pairs += 1;
-                uf.union(a, b);
-                if let Some(f) = on_pair.as_mut() {
+        if let Some(f) = on_pair.as_mut() {
+            // Pairs go to the caller in table-walk order: one table after the other.
+            for pos in 0..probe.len() {
+                self.walk_table(&view, pos, k, |sa, sb, d| {
+                    let (a, b) = (index(sa)?, index(sb)?);
+                    pairs += 1;
+                    uf.union(a, b);
                     let (x, y) = (&names[a as usize], &names[b as usize]);
                     let (a, b) = if x <= y { (x, y) } else { (y, x) };
                     f(DuplicatePair {
                         a: a.clone(),
                         b: b.clone(),
                         distance: d,
-                    })?;
-                }
-                Ok(())
+                    })
+                })?;
+            }
+        } else {
+            // The tables are walked in parallel (each pair is owned by one table, whatever
+            // the order); the rare pairs meet in one locked union-find.
+            let shared = Mutex::new((uf, 0u64));
+            (0..probe.len()).into_par_iter().try_for_each(|pos| {
+                self.walk_table(&view, pos, k, |sa, sb, _| {
+                    let (a, b) = (index(sa)?, index(sb)?);
+                    let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
+                    s.0.union(a, b);
+                    s.1 += 1;
+                    Ok(())
+                })
             })?;
-            it.status()?;
+            (uf, pairs) = shared.into_inner().unwrap_or_else(|e| e.into_inner());
         }
         // Ids of the clustered documents only.
         let sets = uf.sets(2);
@@ -361,6 +367,32 @@ impl Store {
             pairs,
             clusters,
         })
+    }
+
+    /// Walks table `probe[pos]` of the probe set of `k` in key order and calls
+    /// `emit(seq a, seq b, distance)` for every pair within `k` that this table owns.
+    fn walk_table(
+        &self,
+        view: &View<'_>,
+        pos: usize,
+        k: u32,
+        emit: impl FnMut(u64, u64, u32) -> Result<()>,
+    ) -> Result<()> {
+        let layout = &self.manifest.layout;
+        let probe = layout.tables_for_k(k)?;
+        let mut it = self
+            .db
+            .raw_iterator_cf_opt(self.cf(&self.table_cfs[probe[pos]])?, view.ro());
+        it.seek_to_first();
+        let keys = std::iter::from_fn(|| {
+            let key = it.key()?;
+            let item = codec::decode_table_key(key);
+            it.next();
+            Some(item)
+        });
+        scan_table(layout, probe, pos, k, keys, emit)?;
+        it.status()?;
+        Ok(())
     }
 
     /// Calls `f(id, seq)` for every `ids` entry.
