@@ -8,13 +8,16 @@ use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::str::FromStr;
+use std::sync::LazyLock;
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::analyze;
+use crate::clean;
 use crate::document::Document;
 use crate::error::{Error, Result};
 use crate::simhash::SimHasher;
+use crate::sketch::{Sketch, SketchBuilder};
 
 /// A 64-bit SimHash fingerprint. Displayed and parsed as exactly 16 hexadecimal digits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -92,23 +95,78 @@ pub struct FingerprintSpec {
     pub seed: u64,
 }
 
-/// Seed of the xxh3 feature hash in spec v1 (the bytes of "SIMSTORE").
+/// Seed of the xxh3 feature hash (the bytes of "SIMSTORE"; unchanged since spec v1).
 pub const SPEC_V1_SEED: u64 = 0x5349_4D53_544F_5245;
 
-/// Weight of one occurrence of a token in the body (fixed point: 2 = 1.0).
-const BODY_WEIGHT: u32 = 2;
-/// Weight of one occurrence of a token in the title (fixed point: 3 = 1.5).
-const TITLE_WEIGHT: u32 = 3;
+/// Fixed-point scale of feature weights: a weight of 1.0 votes 64.
+const WEIGHT_SCALE: f32 = 64.0;
+
+/// Weight of a title token relative to a body token of a content line.
+const TITLE_WEIGHT: f32 = 2.0;
+/// The title's total weight is at most this share of the body's (after IDF).
+const TITLE_CAP: f32 = 0.2;
+/// Exponent of a feature's body term frequency: above 1, words a text repeats (its topic)
+/// outweigh words it uses once (where edits land).
+const TF_POWER: f32 = 1.5;
+
+/// IDF of tokens not in the tables: Han words (about the median of jieba's table).
+const DEFAULT_IDF_ZH: f32 = 11.95;
+/// IDF of tokens not in the tables: other words (beyond the 30,000 most frequent).
+const DEFAULT_IDF_EN: f32 = 14.0;
+
+/// Token hash → IDF (0 for stop words), from `resources/idf-zh.txt` and `resources/idf-en.txt`.
+static IDF: LazyLock<HashMap<u64, f32, BuildHasherDefault<PrehashedHasher>>> =
+    LazyLock::new(|| {
+        let mut map = HashMap::default();
+        for table in [
+            include_str!("../resources/idf-zh.txt"),
+            include_str!("../resources/idf-en.txt"),
+        ] {
+            for line in table.lines().filter(|l| !l.starts_with('#')) {
+                if let Some((word, idf)) = line.split_once('\t')
+                    && let Ok(idf) = idf.parse::<f32>()
+                {
+                    map.insert(xxh3_64_with_seed(word.as_bytes(), SPEC_V1_SEED), idf);
+                }
+            }
+        }
+        for word in clean::STOP_WORDS {
+            map.insert(xxh3_64_with_seed(word.as_bytes(), SPEC_V1_SEED), 0.0);
+        }
+        map
+    });
+
+/// The IDF of a token (0 for stop words).
+fn idf_of(token: &str, hash: u64) -> f32 {
+    match IDF.get(&hash) {
+        Some(&idf) => idf,
+        None if token.chars().next().is_some_and(analyze::is_han) => DEFAULT_IDF_ZH,
+        None => DEFAULT_IDF_EN,
+    }
+}
+
+/// One feature's weighted term frequencies and IDF.
+#[derive(Debug, Clone, Copy, Default)]
+struct Feature {
+    body: f32,
+    title: f32,
+    idf: f32,
+}
 
 impl FingerprintSpec {
-    /// The spec this build computes (v1).
+    /// The spec this build computes (v2).
     pub fn current() -> Self {
         Self {
-            version: 1,
-            normalizer: "unicode NFKC + lowercase".into(),
+            version: 2,
+            normalizer: "unicode NFKC + lowercase; lines weighted by simstore::clean v2 \
+                         (boilerplate 0, short 0.25, content 1); URLs, digit runs and stop words dropped; \
+                         site names cut from titles"
+                .into(),
             tokenizer: "jieba-rs 0.11 default dictionary, HMM on, for Han runs; alphanumeric runs elsewhere".into(),
-            features: "token unigrams".into(),
-            weighting: "term frequency; title occurrences weigh 1.5x body occurrences".into(),
+            features: "token unigrams; Han words also count their characters".into(),
+            weighting: "body tf^1.5 x idf (resources/idf-zh.txt from jieba, resources/idf-en.txt from \
+                        wordfreq; unknown 11.95 Han / 14.0 other); title tokens 2x, title total <= 20% of body"
+                .into(),
             hash: "xxh3-64".into(),
             seed: SPEC_V1_SEED,
         }
@@ -132,7 +190,7 @@ impl fmt::Display for FingerprintSpec {
 }
 
 /// Computes fingerprints under the current [`FingerprintSpec`]. Cheap to create and
-/// `Send + Sync`; the jieba dictionary is shared by the whole process.
+/// `Send + Sync`; the jieba dictionary and the IDF tables are shared by the whole process.
 #[derive(Debug, Clone)]
 pub struct Fingerprinter {
     spec: FingerprintSpec,
@@ -157,32 +215,103 @@ impl Fingerprinter {
         &self.spec
     }
 
+    /// Calls `emit(token, token_hash, weight)` for every token that counts: the title's,
+    /// then the body's, line by line. `weight` is [`TITLE_WEIGHT`] or the line's weight.
+    /// With `han_chars`, each Han word is followed by its characters as tokens of their own.
+    fn tokens(
+        &self,
+        title: Option<&str>,
+        text: &str,
+        han_chars: bool,
+        mut emit: impl FnMut(&str, u64, f32),
+    ) {
+        let seed = self.spec.seed;
+        let mut part = |line: &str, weight: f32| {
+            let line = clean::strip_urls(line);
+            analyze::tokenize(&line, |token| {
+                if token.bytes().all(|b| b.is_ascii_digit()) {
+                    return;
+                }
+                emit(token, xxh3_64_with_seed(token.as_bytes(), seed), weight);
+                if han_chars && token.starts_with(analyze::is_han) {
+                    for (i, c) in token.char_indices() {
+                        let ch = &token[i..i + c.len_utf8()];
+                        emit(ch, xxh3_64_with_seed(ch.as_bytes(), seed), weight);
+                    }
+                }
+            });
+        };
+        if let Some(title) = title {
+            part(&clean::title(&analyze::normalize(title)), TITLE_WEIGHT);
+        }
+        let text = analyze::normalize(text);
+        for (line, weight) in clean::weighted_lines(&text) {
+            if weight > 0.0 {
+                part(line, weight);
+            }
+        }
+    }
+
     /// Fingerprints a title (optional) and a body text.
     ///
     /// Errors with [`Error::EmptyDocument`] when neither has a single token.
     pub fn fingerprint(&self, title: Option<&str>, text: &str) -> Result<Fingerprint> {
-        // Sum each distinct feature's weight first (term frequency), then vote once per
-        // feature: the same result as voting per occurrence, with far fewer votes.
-        let mut weights: HashMap<u64, u32, BuildHasherDefault<PrehashedHasher>> =
+        // Sum each distinct feature's weighted term frequency first (title and body apart),
+        // then vote once per feature.
+        let mut features: HashMap<u64, Feature, BuildHasherDefault<PrehashedHasher>> =
             HashMap::default();
-        let mut add = |part: &str, weight: u32| {
-            analyze::tokenize(&analyze::normalize(part), |token| {
-                let w = weights
-                    .entry(xxh3_64_with_seed(token.as_bytes(), self.spec.seed))
-                    .or_default();
-                *w = w.saturating_add(weight);
-            })
+        let mut tokens = 0usize;
+        let mut title_total = 0.0f32;
+        let mut body_total = 0.0f32;
+        let mut add = |token: &str, hash: u64, weight: f32, in_title: bool| {
+            tokens += 1;
+            let idf = idf_of(token, hash);
+            if idf == 0.0 {
+                return;
+            }
+            let f = features.entry(hash).or_insert(Feature {
+                idf,
+                ..Feature::default()
+            });
+            if in_title {
+                f.title += weight;
+                title_total += weight * idf;
+            } else {
+                f.body += weight;
+                body_total += weight * idf;
+            }
         };
         if let Some(title) = title {
-            add(title, TITLE_WEIGHT);
+            self.tokens(Some(title), "", true, |t, h, w| add(t, h, w, true));
         }
-        add(text, BODY_WEIGHT);
-        if weights.is_empty() {
+        self.tokens(None, text, true, |t, h, w| add(t, h, w, false));
+        if tokens == 0 {
             return Err(Error::EmptyDocument);
         }
+        if features.is_empty() {
+            // Only stop words: fingerprint them rather than nothing.
+            for (part_title, part_text) in [(title, ""), (None, text)] {
+                self.tokens(part_title, part_text, true, |_, hash, weight| {
+                    features.entry(hash).or_default().body += weight;
+                });
+            }
+            for f in features.values_mut() {
+                f.idf = 1.0;
+            }
+        }
+        // The title counts more per token, but never more than a share of the body: a
+        // changed or site-suffixed title must not outvote a short text.
+        let cap = TITLE_CAP * body_total;
+        let title_scale = if body_total > 0.0 && title_total > cap {
+            cap / title_total
+        } else {
+            1.0
+        };
         let mut hasher = SimHasher::new();
-        for (hash, weight) in weights {
-            hasher.add(hash, weight);
+        for (hash, f) in features {
+            let tf = f.body.powf(TF_POWER) + f.title * title_scale;
+            let w = tf * f.idf * WEIGHT_SCALE;
+            hasher.add(hash, w.round().max(1.0) as u32);
         }
         Ok(Fingerprint(hasher.finish()))
     }
@@ -192,32 +321,37 @@ impl Fingerprinter {
         self.fingerprint(doc.title.as_deref(), &doc.text)
     }
 
-    /// A 128-bit hash of the document's content as the fingerprint sees it: the token
-    /// sequence of the title and of the body, in order, after normalization (and, from
-    /// spec v2 on, cleaning). Two documents with equal content hashes are exact duplicates
-    /// for the purposes of deduplication: they differ at most in what the fingerprint
-    /// ignores (case, width, punctuation, spacing, boilerplate).
+    /// A 128-bit hash of the document's content as the fingerprint sees it: the tokens of
+    /// the title and of the body lines that are not boilerplate, in order, after
+    /// normalization and cleaning. Two documents with equal content hashes are exact
+    /// duplicates for the purposes of deduplication: they differ at most in what the
+    /// fingerprint ignores (case, width, punctuation, spacing, URLs, digit runs,
+    /// boilerplate lines).
     ///
     /// Errors with [`Error::EmptyDocument`] when neither has a single token.
     pub fn content_hash(&self, title: Option<&str>, text: &str) -> Result<u128> {
         let mut hasher = xxhash_rust::xxh3::Xxh3::with_seed(self.spec.seed);
         let mut tokens = 0usize;
-        let mut add = |part: &str, tag: u8| {
+        for (tag, title, text) in [(1u8, title, ""), (2, None, text)] {
             hasher.update(&[tag]);
-            analyze::tokenize(&analyze::normalize(part), |token| {
+            self.tokens(title, text, false, |token, _, _| {
                 tokens += 1;
                 hasher.update(token.as_bytes());
                 hasher.update(&[0x1f]);
             });
-        };
-        if let Some(title) = title {
-            add(title, 1);
         }
-        add(text, 2);
         if tokens == 0 {
             return Err(Error::EmptyDocument);
         }
         Ok(hasher.digest128())
+    }
+
+    /// A [`Sketch`] of the cleaned text's 3-token shingles (title excluded), for verifying
+    /// SimHash candidates found with a larger k. `None` when the text has no token.
+    pub fn sketch(&self, text: &str) -> Option<Sketch> {
+        let mut b = SketchBuilder::new();
+        self.tokens(None, text, false, |token, _, _| b.push(token));
+        b.finish()
     }
 
     /// [`Fingerprinter::content_hash`] of a document.
@@ -264,13 +398,23 @@ mod tests {
     }
 
     #[test]
-    fn title_counts_more_than_body() {
+    fn title_is_capped_by_the_body() {
         let f = Fingerprinter::new();
+        // Any body outweighs the title: it is capped at 20% of the body's weight.
         let a = f.fingerprint(Some("alpha"), "beta").unwrap();
-        let b = f.fingerprint(Some("beta"), "alpha").unwrap();
-        let alpha = f.fingerprint(None, "alpha").unwrap();
         let beta = f.fingerprint(None, "beta").unwrap();
-        assert_eq!(a, alpha, "the 1.5x title outvotes the body");
-        assert_eq!(b, beta);
+        assert_eq!(a, beta, "a one-word body outvotes a capped title");
+        // Without a body, the title is the fingerprint; its site name is cut.
+        assert_eq!(
+            f.fingerprint(Some("alpha beta gamma - Site"), "").unwrap(),
+            f.fingerprint(None, "alpha beta gamma").unwrap()
+        );
+        // Titles still count: the same body under two titles differs.
+        let body = "The council approved the budget for parks and libraries on Tuesday.";
+        let x = f.fingerprint(Some("Budget approved"), body).unwrap();
+        let y = f
+            .fingerprint(Some("Weather forecast for the weekend"), body)
+            .unwrap();
+        assert!(x.distance(y) > 0);
     }
 }

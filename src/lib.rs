@@ -37,14 +37,19 @@
 
 pub mod analyze;
 pub mod archive;
+pub mod charset;
+pub mod clean;
 pub mod cluster;
 pub mod codec;
 pub mod document;
 pub mod error;
+pub mod eval;
 pub mod fingerprint;
+pub mod html;
 pub mod layout;
 pub mod reader;
 pub mod simhash;
+pub mod sketch;
 pub mod store;
 
 pub use cluster::{DedupReport, DuplicatePair};

@@ -1,7 +1,9 @@
 //! Input records: the "reader" stage of the data flow.
 //!
 //! A JSONL record is one JSON object per line:
-//! `{"id": string, "title"?: string, "text"?: string, "url"?: string, "fp"?: "16 hex digits"}`.
+//! `{"id": string, "title"?: string, "text"?: string, "html"?: string, "url"?: string,
+//! "fp"?: "16 hex digits"}`. A record with `html` and no `text` stands for the page's main
+//! text and (unless `title` is given) its title, extracted by [`crate::html`].
 //! Every way a record can be bad is a [`RecordError`] that says what is wrong and how to
 //! fix it; callers add the file name and line number.
 
@@ -137,8 +139,19 @@ pub fn parse_jsonl(line: &[u8]) -> Result<Record, RecordError> {
         }
     };
     crate::document::check_id(&id).map_err(RecordError::InvalidId)?;
-    let title = opt_string(&mut obj, "title")?;
-    let text = opt_string(&mut obj, "text")?;
+    let mut title = opt_string(&mut obj, "title")?;
+    let mut text = opt_string(&mut obj, "text")?;
+    if let Some(html) = opt_string(&mut obj, "html")? {
+        // A web page: its main text stands for "text" unless that is given, its title for
+        // "title" unless that is given.
+        if text.is_none() {
+            let page = crate::html::parse(&html);
+            text = Some(page.text);
+            if title.is_none() {
+                title = page.title;
+            }
+        }
+    }
     let url = opt_string(&mut obj, "url")?;
     let fp = match opt_string(&mut obj, "fp")? {
         None => None,
@@ -294,6 +307,29 @@ mod tests {
             (r.id.as_str(), r.text.as_deref(), r.fp),
             ("b", Some("hello"), None)
         );
+    }
+
+    #[test]
+    fn html_records_stand_for_their_main_text() {
+        let r = parse_jsonl(
+            br#"{"id":"p","html":"<html><head><title>Story - Site</title></head><body><nav>Home | News</nav><p>The story itself.</p></body></html>"}"#,
+        )
+        .unwrap();
+        assert_eq!(r.title.as_deref(), Some("Story"));
+        assert_eq!(r.text.as_deref(), Some("The story itself."));
+        // Given text and title win over the page's.
+        let r = parse_jsonl(
+            br#"{"id":"p","title":"T","text":"given","html":"<title>X</title><p>page</p>"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (r.title.as_deref(), r.text.as_deref()),
+            (Some("T"), Some("given"))
+        );
+        assert!(matches!(
+            parse_jsonl(br#"{"id":"p","html":5}"#),
+            Err(RecordError::WrongType { field: "html", .. })
+        ));
     }
 
     #[test]

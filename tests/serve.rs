@@ -10,8 +10,7 @@ use crate::util::{TestCommand, answer, http};
 
 const TEXT_A: &str = "今天北京的天气很好，我们去公园散步，看到很多人在跑步和放风筝。The rivers of the north run cold and clear in spring.";
 const TEXT_A2: &str = "今天北京的天气很好,我们去公园散步,看到很多人在跑步和放风筝!The rivers of the north run cold and clear in spring.";
-/// A long text; adding " and the coast" or ", silver" moves its fingerprint by 2 bits
-/// (without a title).
+/// A long text; adding ", silver" moves its fingerprint by 1 bit (spec v2, no title).
 const LONG: &str = "The rivers of the north run cold and clear in spring, and the mountains above them keep their snow until June. Farmers in the valleys plant barley and oats, shepherds move their flocks to the high meadows, and travellers cross the passes on old stone roads built centuries ago by monks and merchants who traded salt, wool and copper between the towns of the plain";
 const TEXT_B: &str =
     "A completely different page about compilers, register allocation and instruction scheduling.";
@@ -193,8 +192,7 @@ fn check_and_insert_answers_new_exact_or_near() {
     let s = t.serve(&[]);
     let h = http();
     let check = |doc: Value| answer(h.post(s.at("/check_and_insert")).send_json(doc));
-    let (st, v) =
-        check(json!({"id": "a", "title": "North", "text": LONG, "url": "https://e.com/a"}));
+    let (st, v) = check(json!({"id": "a", "text": LONG, "url": "https://e.com/a"}));
     assert_eq!(st, 200, "{v}");
     assert_eq!(
         (v["status"].as_str(), v["replaced"].as_bool()),
@@ -202,25 +200,25 @@ fn check_and_insert_answers_new_exact_or_near() {
     );
     assert!(v.get("of").is_none());
     // The same content under another id: an exact duplicate, not stored.
-    let (st, v) = check(json!({"id": "a-copy", "title": "North", "text": LONG}));
+    let (st, v) = check(json!({"id": "a-copy", "text": LONG}));
     assert_eq!(st, 200, "{v}");
     assert_eq!(v["status"], "exact_duplicate");
     assert_eq!(
         (v["of"].as_str(), v["distance"].as_u64()),
         (Some("a"), Some(0))
     );
-    // Three more words: 3 bits away (with this title), a near duplicate within the default
-    // k (the store's k_max = 3)...
-    let near = format!("{LONG} and the coast");
-    let (st, v) = check(json!({"id": "a-near", "title": "North", "text": near}));
+    // One more word: 1 bit away, a near duplicate within the default k (the store's
+    // k_max = 3)...
+    let near = format!("{LONG}, silver");
+    let (st, v) = check(json!({"id": "a-near", "text": near}));
     assert_eq!(st, 200, "{v}");
     assert_eq!(v["status"], "near_duplicate");
     assert_eq!(
         (v["of"].as_str(), v["distance"].as_u64()),
-        (Some("a"), Some(3))
+        (Some("a"), Some(1))
     );
-    // ... but new with k = 1, and then stored.
-    let (st, v) = check(json!({"id": "a-near", "title": "North", "text": near, "k": 1}));
+    // ... but new with k = 0, and then stored.
+    let (st, v) = check(json!({"id": "a-near", "text": near, "k": 0}));
     assert_eq!((st, v["status"].as_str()), (200, Some("new")), "{v}");
     for (id, want) in [("a", 200), ("a-copy", 404), ("a-near", 200)] {
         let (st, _) = answer(h.get(s.at(&format!("/docs/{id}"))).call());
@@ -247,11 +245,11 @@ fn check_and_insert_answers_new_exact_or_near() {
 #[test]
 fn concurrent_check_and_insert_stores_exactly_one_of_near_identical_pages() {
     // Five rounds, each on a fresh server: 8 clients released at once with near-identical
-    // pages (exact copies and 2-bit variants).
+    // pages (exact copies and 1-bit variants).
     for round in 0..5 {
         let t = TestCommand::new();
         let s = t.serve(&[]);
-        let variants = ["", " and the coast", ", silver"];
+        let variants = ["", ", silver"];
         let threads = 8;
         let start = std::sync::Barrier::new(threads);
         let answers: Vec<Value> = std::thread::scope(|scope| {
@@ -260,7 +258,7 @@ fn concurrent_check_and_insert_stores_exactly_one_of_near_identical_pages() {
                     let (s, start) = (&s, &start);
                     scope.spawn(move || {
                         let h = http();
-                        let doc = json!({"id": format!("page-{i}"), "text": format!("{LONG}{}", variants[(i + round) % 3])});
+                        let doc = json!({"id": format!("page-{i}"), "text": format!("{LONG}{}", variants[(i + round) % 2])});
                         start.wait();
                         let (st, v) = answer(h.post(s.at("/check_and_insert")).send_json(doc));
                         assert_eq!(st, 200, "{v}");

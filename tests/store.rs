@@ -174,7 +174,7 @@ fn another_spec_is_refused_with_what_to_do() {
     assert!(matches!(err, Error::SpecMismatch { .. }), "{err:?}");
     let msg = err.to_string();
     assert!(
-        msg.contains("v99") && msg.contains("v1") && msg.contains("re-import"),
+        msg.contains("v99") && msg.contains("v2") && msg.contains("re-import"),
         "{msg}"
     );
 }

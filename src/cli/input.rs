@@ -170,29 +170,38 @@ pub fn to_record(raw: Raw) -> Result<Record, String> {
     }
 }
 
-/// An HTML page as a record: title and main text.
-// Placeholder until `simstore::html` lands: the bytes as UTF-8 text.
+/// An HTML page as a record: its title and main text (`simstore::html`: boilerplate
+/// removed, charset from `charset` (the HTTP header's), else the page's `<meta>`, else
+/// detected).
 fn html_document(
     id: String,
     url: Option<String>,
     bytes: &[u8],
     charset: Option<&str>,
 ) -> Result<Record, String> {
-    text_document(id, url, bytes, charset)
+    let page = simstore::html::page_from_bytes(bytes, charset).map_err(|e| e.to_string())?;
+    Ok(Record {
+        id,
+        title: page.title,
+        text: Some(page.text),
+        url,
+        fp: None,
+    })
 }
 
-/// A text file or page as a record.
+/// A text file or page as a record, decoded from `charset` or the detected charset
+/// (`simstore::charset`).
 fn text_document(
     id: String,
     url: Option<String>,
     bytes: &[u8],
-    _charset: Option<&str>,
+    charset: Option<&str>,
 ) -> Result<Record, String> {
-    let text = reader::as_text(bytes).map_err(|e| e.to_string())?;
+    let decoded = simstore::charset::decode(bytes, charset).map_err(|e| e.to_string())?;
     Ok(Record {
         id,
         title: None,
-        text: Some(text.to_owned()),
+        text: Some(decoded.text),
         url,
         fp: None,
     })

@@ -8,6 +8,7 @@ mod bench;
 mod check;
 mod dedup;
 mod delete;
+mod eval;
 mod fingerprint;
 mod get;
 mod import;
@@ -81,6 +82,8 @@ enum Command {
     Repair(repair::Args),
     /// Rebuild the tables under a layout chosen for the store's size (or given).
     Relayout(relayout::Args),
+    /// Detection quality on labelled pairs: precision, recall and F1 for k = 0..8.
+    Eval(eval::Args),
     /// Macro benchmark: import, latency, throughput and recall against two baselines.
     Bench(bench::Args),
     /// Serve the store over HTTP (JSON API for crawlers in other processes).
@@ -105,6 +108,7 @@ pub fn main() -> ExitCode {
         Command::Dedup(a) => dedup::run(&cli.db, a),
         Command::Repair(a) => repair::run(&cli.db, a),
         Command::Bench(a) => bench::run(a),
+        Command::Eval(a) => eval::run(a),
         Command::Relayout(a) => relayout::run(&cli.db, a),
         Command::Serve(a) => serve::run(&cli.db, a),
     };

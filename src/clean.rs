@@ -1,0 +1,575 @@
+//! Text cleaning: what of a text is page chrome or noise (the "clean" stage of the data
+//! flow, between reading and analysis).
+//!
+//! Web text carries lines that differ between two copies of one article (navigation,
+//! share bars, copyright and "reposted from / 来源 / 责任编辑" lines, publish times and
+//! view counters) and lines that two different articles of one site share (the site's
+//! chrome). Neither may decide a fingerprint. Cleaning works on normalized lines
+//! ([`crate::analyze::normalize`]) and gives each line a weight:
+//!
+//! - **boilerplate** (weight 0), by structure or by a short list of web-wide markers:
+//!   - navigation: three or more `|`-separated (or `·`, `•`, `»`, `›`) items averaging at
+//!     most 24 characters, or four or more space-separated Han items of at most 4
+//!     characters on average;
+//!   - metadata: a line of at most 120 characters whose letters and digits are at least
+//!     25 % digits (at least 4 of them) — timestamps, counters, phone and licence numbers;
+//!   - markers: a line of at most 160 characters holding a copyright, share, repost/source
+//!     attribution, login, advertisement, "related articles" or licence marker (the
+//!     [`MARKERS`] list: web-wide vocabulary, not any site's) — if the line is at most 60
+//!     characters, or the marker opens it (first 8 characters of Han text, 20 of
+//!     other text), or two markers meet;
+//! - **short** (weight [`SHORT_LINE_WEIGHT`]): a line without sentence-ending punctuation of
+//!   fewer than 25 characters (with Han characters) or fewer than 6 words (without) — teaser
+//!   headlines, truncated chrome, button labels — in a text that also has content lines;
+//! - **content** (weight 1): everything else.
+//!
+//! When no line is content, every line weighs 1: a text made only of short lines (a
+//! title-like snippet, a list) is still fingerprinted as a whole.
+//!
+//! Inside lines, URLs are removed before tokenization; [`is_noise_token`] drops digit runs
+//! (dates, counters, ids) and stop words.
+
+use std::borrow::Cow;
+
+/// Weight of a short line (see the module documentation), relative to a content line.
+pub const SHORT_LINE_WEIGHT: f32 = 0.25;
+
+/// What a line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineKind {
+    /// Article text.
+    Content,
+    /// Probably chrome: short and not a sentence.
+    Short,
+    /// Chrome, attribution or metadata: not fingerprinted.
+    Boilerplate,
+}
+
+/// Web-wide boilerplate markers, matched in normalized (NFKC, lowercase) lines of at most
+/// 160 characters.
+pub const MARKERS: &[&str] = &[
+    // Copyright and licences.
+    "copyright",
+    "©",
+    "all rights reserved",
+    "版权所有",
+    "版权声明",
+    "icp备",
+    "icp证",
+    "公网安备",
+    "违法和不良信息",
+    "免责声明",
+    "disclaimer",
+    // Attribution of reposts.
+    "来源:",
+    "责任编辑",
+    "原标题",
+    "转载",
+    "原文链接",
+    "原文地址",
+    "本文来自",
+    "本文来源",
+    "本文转自",
+    "reposted from",
+    "originally appeared",
+    "originally published",
+    "republished",
+    "editing by",
+    "reporting by",
+    // Sharing, accounts, subscriptions.
+    "分享到",
+    "分享至",
+    "扫描二维码",
+    "扫码关注",
+    "关注我们",
+    "share this",
+    "share on",
+    "follow us",
+    "sign in",
+    "log in",
+    "sign up",
+    "subscribe",
+    "newsletter",
+    // Advertising and navigation between articles.
+    "【广告】",
+    "[广告]",
+    "advertisement",
+    "sponsored",
+    "上一篇",
+    "下一篇",
+    "相关阅读",
+    "相关文章",
+    "推荐阅读",
+    "阅读全文",
+    "related articles",
+    "related stories",
+    "read more",
+    "click here",
+    "privacy policy",
+    "terms of use",
+    "terms of service",
+    "cookie policy",
+];
+
+/// Stop words: function words that carry no topic. Chinese words as jieba segments them;
+/// English from the usual short lists; month and weekday names, which timestamps are made of.
+pub const STOP_WORDS: &[&str] = &[
+    // Chinese.
+    "的",
+    "了",
+    "是",
+    "在",
+    "和",
+    "也",
+    "就",
+    "都",
+    "而",
+    "及",
+    "与",
+    "着",
+    "或",
+    "之",
+    "其",
+    "把",
+    "被",
+    "让",
+    "对",
+    "从",
+    "向",
+    "给",
+    "但",
+    "并",
+    "很",
+    "还",
+    "又",
+    "要",
+    "会",
+    "能",
+    "等",
+    "吧",
+    "吗",
+    "呢",
+    "啊",
+    "呀",
+    "哦",
+    "嗯",
+    "么",
+    "个",
+    "这",
+    "那",
+    "我",
+    "你",
+    "他",
+    "她",
+    "它",
+    "我们",
+    "你们",
+    "他们",
+    "她们",
+    "一个",
+    "没有",
+    "可以",
+    "因为",
+    "所以",
+    "但是",
+    "而且",
+    "然后",
+    "就是",
+    "这个",
+    "那个",
+    "这样",
+    "那样",
+    "什么",
+    "怎么",
+    "如果",
+    "已经",
+    "以及",
+    "还是",
+    "不是",
+    "这些",
+    "那些",
+    "自己",
+    "这种",
+    "以",
+    "于",
+    "为",
+    "所",
+    "得",
+    "地",
+    "年",
+    "月",
+    "日",
+    "时",
+    "分",
+    "秒",
+    "号",
+    // English.
+    "a",
+    "an",
+    "the",
+    "and",
+    "or",
+    "but",
+    "if",
+    "of",
+    "to",
+    "in",
+    "on",
+    "at",
+    "by",
+    "for",
+    "with",
+    "from",
+    "as",
+    "into",
+    "about",
+    "than",
+    "then",
+    "that",
+    "this",
+    "these",
+    "those",
+    "it",
+    "its",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "being",
+    "am",
+    "do",
+    "does",
+    "did",
+    "has",
+    "have",
+    "had",
+    "i",
+    "you",
+    "he",
+    "she",
+    "we",
+    "they",
+    "me",
+    "him",
+    "her",
+    "us",
+    "them",
+    "my",
+    "your",
+    "his",
+    "our",
+    "their",
+    "not",
+    "no",
+    "so",
+    "s",
+    "t",
+    "will",
+    "would",
+    "can",
+    "could",
+    "should",
+    "may",
+    "might",
+    "must",
+    "shall",
+    "there",
+    "here",
+    "which",
+    "who",
+    "whom",
+    "what",
+    "when",
+    "where",
+    "why",
+    "how",
+    "all",
+    "any",
+    "some",
+    "such",
+    "also",
+    "just",
+    "very",
+    "too",
+    "up",
+    "out",
+    "over",
+    "after",
+    "before",
+    "said",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+    "january",
+    "february",
+    "march",
+    "april",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "pm",
+];
+
+/// True for tokens that never become features: digit runs and stop words.
+pub fn is_noise_token(token: &str, is_stop_word: impl Fn(&str) -> bool) -> bool {
+    token.bytes().all(|b| b.is_ascii_digit()) || is_stop_word(token)
+}
+
+const SEPARATORS: &[char] = &['|', '·', '•', '»', '›', '>', '┃', '¦'];
+const SENTENCE_END: &[char] = &[
+    '。', '！', '？', '.', '!', '?', ';', '；', '…', '”', '"', '」', '』', ')', '）',
+];
+
+/// Classifies one normalized line (see the module documentation).
+pub fn classify(line: &str) -> LineKind {
+    let line = line.trim();
+    let chars = line.chars().filter(|c| !c.is_whitespace()).count();
+    if chars == 0 {
+        return LineKind::Boilerplate;
+    }
+    let han = line.chars().filter(|&c| crate::analyze::is_han(c)).count();
+    // Navigation: many short items between separators.
+    let items: Vec<&str> = line
+        .split(SEPARATORS)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    if items.len() >= 3 && chars / items.len() <= 24 {
+        return LineKind::Boilerplate;
+    }
+    if han > 0 {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.len() >= 4 && chars / words.len() <= 4 {
+            return LineKind::Boilerplate;
+        }
+    }
+    // Metadata: digit-heavy short lines.
+    let alnum = line.chars().filter(|c| c.is_alphanumeric()).count();
+    let digits = line.chars().filter(char::is_ascii_digit).count();
+    let len = line.chars().count();
+    if len <= 120 && digits >= 4 && digits * 4 >= alnum {
+        return LineKind::Boilerplate;
+    }
+    if len <= 160 && is_marked(line, len, han > 0) {
+        return LineKind::Boilerplate;
+    }
+    let sentence = line.ends_with(SENTENCE_END);
+    let short = if han > 0 {
+        chars < 25
+    } else {
+        line.split_whitespace().count() < 6
+    };
+    if short && !sentence {
+        LineKind::Short
+    } else {
+        LineKind::Content
+    }
+}
+
+/// A marker makes a line boilerplate when the line is short (at most 60 characters), or
+/// when it opens the line (within its first 8 characters in Han text, 20 in other text), or when two markers meet in
+/// it: a long sentence that merely mentions "转载" or "subscribe" stays content.
+fn is_marked(line: &str, len: usize, han: bool) -> bool {
+    let opening = if han { 8 } else { 20 };
+    let mut found = 0;
+    for m in MARKERS {
+        if let Some(at) = line.find(m) {
+            if len <= 60 || line[..at].chars().count() < opening {
+                return true;
+            }
+            found += 1;
+            if found >= 2 {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Splits normalized `text` into lines with their weights (0, [`SHORT_LINE_WEIGHT`] or 1).
+pub fn weighted_lines(text: &str) -> Vec<(&str, f32)> {
+    let lines: Vec<(&str, LineKind)> = text
+        .split(['\n', '\r', '\u{2028}', '\u{2029}'])
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| (l, classify(l)))
+        .collect();
+    let any_content = lines.iter().any(|(_, k)| *k == LineKind::Content);
+    lines
+        .into_iter()
+        .map(|(l, kind)| {
+            let w = match kind {
+                _ if !any_content => 1.0,
+                LineKind::Content => 1.0,
+                LineKind::Short => SHORT_LINE_WEIGHT,
+                LineKind::Boilerplate => 0.0,
+            };
+            (l, w)
+        })
+        .collect()
+}
+
+/// The article part of a title: the longest piece between the separators that sites put
+/// between an article's title and their own name (" - ", " | ", " – ", " — ", " :: ", "_",
+/// "｜", " · "), so "Story - Site" and "Story | Other site" are both "Story".
+pub fn title(title: &str) -> String {
+    const SEPARATORS: &[&str] = &[" | ", " - ", " – ", " — ", " :: ", "_", "｜", " · ", "|"];
+    let mut pieces = vec![title.trim()];
+    for sep in SEPARATORS {
+        pieces = pieces
+            .iter()
+            .flat_map(|p| p.split(sep).map(str::trim))
+            .collect();
+    }
+    pieces
+        .into_iter()
+        .max_by_key(|p| p.chars().count())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// `line` without URLs (`http://…`, `https://…`, `www.…`), which are cut at whitespace or
+/// the first non-ASCII character.
+pub fn strip_urls(line: &str) -> Cow<'_, str> {
+    let starts = |s: &str| s.find("http://").or(s.find("https://")).or(s.find("www."));
+    let Some(mut at) = starts(line) else {
+        return Cow::Borrowed(line);
+    };
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    loop {
+        out.push_str(&rest[..at]);
+        out.push(' ');
+        let url = &rest[at..];
+        let end = url
+            .find(|c: char| c.is_whitespace() || !c.is_ascii())
+            .unwrap_or(url.len());
+        rest = &url[end..];
+        match starts(rest) {
+            Some(next) => at = next,
+            None => break,
+        }
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::normalize;
+
+    fn kind(line: &str) -> LineKind {
+        classify(&normalize(line))
+    }
+
+    #[test]
+    fn navigation_and_footers_are_boilerplate() {
+        for line in [
+            "首页 | 新闻 | 体育 | 娱乐 | 财经 | 科技 | 汽车",
+            "Home | World | Business | Sport | Weather | Contact us",
+            "分享到：微信 微博 QQ空间 豆瓣 人人网 | 收藏 | 打印 | 纠错 | 字号：大 中 小",
+            "首页 新闻 体育 娱乐 财经",
+            "Home » News » World",
+            "版权所有 © 2003-2026 示例网",
+            "Copyright (c) 2012 Example Inc. All rights reserved.",
+            "（来源：某某网  责任编辑：张三）",
+            "转载自某某网，原文链接：http://news.example.com/2015/019093.html",
+            "Reposted from Example News. Original: https://www.example.com/a.html",
+            "This article originally appeared on Example and is republished here with permission.",
+            "2023-11-25 11:48  来源：某某新闻  阅读 28431  评论 4703",
+            "Published Mar 22, 2020 10:35 | 135,375 views | 4302 comments",
+            "发布时间：2026年11月23日 10:35",
+            "【广告】限时特惠！全场低至5折，点击立即抢购>>",
+            "分享到：微",
+        ] {
+            assert_eq!(kind(line), LineKind::Boilerplate, "{line}");
+        }
+    }
+
+    #[test]
+    fn sentences_are_content_and_fragments_short() {
+        for line in [
+            "据报道，这篇文章被多家网站转载，引起了广泛的讨论，很多读者在评论区留下了自己的看法和建议，也有人认为这种做法值得商榷，需要进一步讨论。",
+            "Readers of the paper said the new design made long articles easier to follow, and many plan to subscribe again.",
+            "今天北京的天气很好，我们去公园散步，看到很多人在跑步和放风筝。",
+            "The city council approved a new budget on Tuesday, adding funds for parks.",
+            "Their two-year contracts expire on April 30.",
+        ] {
+            assert_eq!(kind(line), LineKind::Content, "{line}");
+        }
+        for line in [
+            "【广",
+            "暴风魔镜在“激进”的路上摔了",
+            "Top stories today",
+            "房间很干净，服务也好，下次还会再来",
+        ] {
+            assert_eq!(kind(line), LineKind::Short, "{line}");
+        }
+    }
+
+    #[test]
+    fn weights_fall_back_to_uniform_without_content() {
+        let text = normalize("首页 | 新闻 | 体育\n今天北京的天气很好，我们去公园散步。\n热门推荐");
+        let w: Vec<f32> = weighted_lines(&text).into_iter().map(|(_, w)| w).collect();
+        assert_eq!(w, [0.0, 1.0, SHORT_LINE_WEIGHT]);
+        let w: Vec<f32> = weighted_lines("热门推荐\n新闻")
+            .into_iter()
+            .map(|(_, w)| w)
+            .collect();
+        assert_eq!(w, [1.0, 1.0]);
+    }
+
+    #[test]
+    fn titles_lose_site_names() {
+        assert_eq!(title("A long article title | Site"), "A long article title");
+        assert_eq!(title("Site - A long article title"), "A long article title");
+        assert_eq!(title("站点_文章的标题在这里"), "文章的标题在这里");
+        assert_eq!(
+            title("住这个酒店实在是太享受了 - 搜狐"),
+            "住这个酒店实在是太享受了"
+        );
+        assert_eq!(title("No separators"), "No separators");
+        assert_eq!(title(""), "");
+    }
+
+    #[test]
+    fn urls_are_removed() {
+        assert_eq!(
+            strip_urls("see http://a.example/x?y=1 and www.b.com/z，好"),
+            "see   and  ，好"
+        );
+        assert!(matches!(strip_urls("no links"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn noise_tokens() {
+        let stop = |t: &str| STOP_WORDS.contains(&t);
+        assert!(is_noise_token("2026", stop));
+        assert!(is_noise_token("的", stop));
+        assert!(is_noise_token("the", stop));
+        assert!(!is_noise_token("v3", stop));
+        assert!(!is_noise_token("北京", stop));
+    }
+}

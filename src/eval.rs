@@ -1,0 +1,297 @@
+//! Quality evaluation: precision, recall and F1 of "Hamming distance ≤ k" as a
+//! near-duplicate predictor, on labelled document pairs (the "eval" stage, outside the
+//! main data flow).
+//!
+//! The input is the format of simstore's development set: documents and variants as JSON
+//! lines (`{"id", "lang", "title", "text", "html"?}`), and labelled pairs
+//! (`{"a", "b", "label": 0|1, "class", "lang"}`). [`fingerprint_all`] fingerprints every
+//! document in parallel; [`evaluate`] counts, for every k in `0..=max_k`, the true and
+//! false positives and negatives overall, per language and per class.
+
+use std::collections::{BTreeMap, HashMap};
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::fingerprint::{Fingerprint, Fingerprinter};
+use crate::html;
+use crate::sketch::Sketch;
+
+/// A labelled document (a base document or a variant of one).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct EvalDoc {
+    /// Unique id, referred to by pairs.
+    pub id: String,
+    /// Language tag (`zh`, `en`, ...), if given.
+    #[serde(default)]
+    pub lang: Option<String>,
+    /// Title (may be empty).
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Body text.
+    #[serde(default)]
+    pub text: String,
+    /// The web page the text came from, where there is one.
+    #[serde(default)]
+    pub html: Option<String>,
+}
+
+/// A labelled pair of documents.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Pair {
+    /// Id of the first document.
+    pub a: String,
+    /// Id of the second document.
+    pub b: String,
+    /// 1: near-duplicates; 0: not.
+    pub label: u8,
+    /// The kind of pair (`boiler_append`, `neg_random`, ...).
+    #[serde(default)]
+    pub class: String,
+    /// Language of the pair.
+    #[serde(default)]
+    pub lang: String,
+}
+
+/// What to fingerprint of a document that has a web page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Source {
+    /// The title and the text.
+    #[default]
+    Text,
+    /// The page's HTML where there is one (title and text extracted), else the text.
+    Html,
+}
+
+/// What [`evaluate`] needs of one document: its fingerprint and, for two-stage
+/// evaluation, its sketch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Signature {
+    /// The fingerprint.
+    pub fp: Fingerprint,
+    /// The shingle sketch, when asked for and the text has words.
+    pub sketch: Option<Sketch>,
+}
+
+/// Fingerprints (and with `sketches`, sketches) every document in parallel. A document that
+/// cannot be fingerprinted (no words) gets `None`; pairs with it are predicted "not
+/// duplicate".
+pub fn fingerprint_all(
+    f: &Fingerprinter,
+    docs: &[EvalDoc],
+    source: Source,
+    sketches: bool,
+) -> HashMap<String, Option<Signature>> {
+    docs.par_iter()
+        .map(|d| {
+            let (title, text) = match (&d.html, source) {
+                (Some(page), Source::Html) => {
+                    let page = html::parse(page);
+                    (page.title, page.text)
+                }
+                _ => (d.title.clone().filter(|t| !t.is_empty()), d.text.clone()),
+            };
+            let sig = f
+                .fingerprint(title.as_deref(), &text)
+                .ok()
+                .map(|fp| Signature {
+                    fp,
+                    sketch: if sketches { f.sketch(&text) } else { None },
+                });
+            (d.id.clone(), sig)
+        })
+        .collect()
+}
+
+/// Confusion counts at one k.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Duplicates predicted duplicate.
+    pub tp: u64,
+    /// Non-duplicates predicted duplicate.
+    pub fp: u64,
+    /// Duplicates predicted not duplicate.
+    pub fn_: u64,
+    /// Non-duplicates predicted not duplicate.
+    pub tn: u64,
+}
+
+impl Counts {
+    fn add(&mut self, label: bool, predicted: bool) {
+        match (label, predicted) {
+            (true, true) => self.tp += 1,
+            (false, true) => self.fp += 1,
+            (true, false) => self.fn_ += 1,
+            (false, false) => self.tn += 1,
+        }
+    }
+
+    /// tp / (tp + fp); 1 when nothing was predicted duplicate.
+    pub fn precision(&self) -> f64 {
+        ratio(self.tp, self.tp + self.fp, 1.0)
+    }
+
+    /// tp / (tp + fn); 0 when there are no duplicates.
+    pub fn recall(&self) -> f64 {
+        ratio(self.tp, self.tp + self.fn_, 0.0)
+    }
+
+    /// Harmonic mean of precision and recall.
+    pub fn f1(&self) -> f64 {
+        let (p, r) = (self.precision(), self.recall());
+        if p + r == 0.0 {
+            0.0
+        } else {
+            2.0 * p * r / (p + r)
+        }
+    }
+
+    /// fp / (fp + tn): the share of non-duplicates predicted duplicate.
+    pub fn false_positive_rate(&self) -> f64 {
+        ratio(self.fp, self.fp + self.tn, 0.0)
+    }
+
+    /// Number of pairs counted.
+    pub fn pairs(&self) -> u64 {
+        self.tp + self.fp + self.fn_ + self.tn
+    }
+}
+
+fn ratio(num: u64, den: u64, empty: f64) -> f64 {
+    if den == 0 {
+        empty
+    } else {
+        num as f64 / den as f64
+    }
+}
+
+/// Counts for every k in `0..=max_k` (index = k).
+pub type PerK = Vec<Counts>;
+
+/// The result of [`evaluate`].
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Report {
+    /// Largest k evaluated.
+    pub max_k: u32,
+    /// Pairs evaluated.
+    pub pairs: u64,
+    /// Pairs naming a document that is not in the input (skipped).
+    pub missing: u64,
+    /// Pairs with a document that could not be fingerprinted (counted as "not duplicate").
+    pub unfingerprinted: u64,
+    /// Over all pairs.
+    pub overall: PerK,
+    /// Per language.
+    pub by_lang: BTreeMap<String, PerK>,
+    /// Per `lang:class`.
+    pub by_class: BTreeMap<String, PerK>,
+}
+
+/// Evaluates "distance ≤ k" for every k in `0..=max_k` on `pairs`; with `verify = Some(t)`,
+/// "distance ≤ k and sketch similarity ≥ t" (the two-stage query).
+pub fn evaluate(
+    fps: &HashMap<String, Option<Signature>>,
+    pairs: &[Pair],
+    max_k: u32,
+    verify: Option<f64>,
+) -> Report {
+    let n = max_k as usize + 1;
+    let mut report = Report {
+        max_k,
+        overall: vec![Counts::default(); n],
+        ..Report::default()
+    };
+    for pair in pairs {
+        let (Some(a), Some(b)) = (fps.get(&pair.a), fps.get(&pair.b)) else {
+            report.missing += 1;
+            continue;
+        };
+        report.pairs += 1;
+        let distance = match (a, b) {
+            (Some(a), Some(b)) => {
+                let verified = match (verify, a.sketch, b.sketch) {
+                    (None, _, _) => true,
+                    (Some(t), Some(x), Some(y)) => x.similarity(&y) >= t,
+                    (Some(_), _, _) => false,
+                };
+                verified.then(|| a.fp.distance(b.fp))
+            }
+            _ => {
+                report.unfingerprinted += 1;
+                None
+            }
+        };
+        let label = pair.label == 1;
+        let by_lang = report
+            .by_lang
+            .entry(pair.lang.clone())
+            .or_insert_with(|| vec![Counts::default(); n]);
+        let by_class = report
+            .by_class
+            .entry(format!("{}:{}", pair.lang, pair.class))
+            .or_insert_with(|| vec![Counts::default(); n]);
+        for k in 0..n {
+            let predicted = distance.is_some_and(|d| d as usize <= k);
+            report.overall[k].add(label, predicted);
+            by_lang[k].add(label, predicted);
+            by_class[k].add(label, predicted);
+        }
+    }
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair(a: &str, b: &str, label: u8, class: &str) -> Pair {
+        Pair {
+            a: a.into(),
+            b: b.into(),
+            label,
+            class: class.into(),
+            lang: "en".into(),
+        }
+    }
+
+    #[test]
+    fn counts_per_k() {
+        let fps: HashMap<String, Option<Signature>> = [
+            ("a", Some(0)),
+            ("b", Some(0b1)),   // distance 1 from a
+            ("c", Some(0b111)), // distance 3 from a
+            ("e", None),
+        ]
+        .into_iter()
+        .map(|(id, fp)| {
+            let sig = fp.map(|fp| Signature {
+                fp: Fingerprint(fp),
+                sketch: None,
+            });
+            (id.to_owned(), sig)
+        })
+        .collect();
+        let pairs = [
+            pair("a", "b", 1, "dup"),
+            pair("a", "c", 0, "neg"),
+            pair("a", "e", 1, "dup"),
+            pair("a", "zz", 1, "dup"),
+        ];
+        let r = evaluate(&fps, &pairs, 4, None);
+        assert_eq!((r.pairs, r.missing, r.unfingerprinted), (3, 1, 1));
+        let k0 = r.overall[0];
+        assert_eq!((k0.tp, k0.fp, k0.fn_, k0.tn), (0, 0, 2, 1));
+        let k1 = r.overall[1];
+        assert_eq!((k1.tp, k1.fp, k1.fn_, k1.tn), (1, 0, 1, 1));
+        let k3 = r.overall[3];
+        assert_eq!((k3.tp, k3.fp, k3.fn_, k3.tn), (1, 1, 1, 0));
+        assert!((k3.precision() - 0.5).abs() < 1e-12);
+        assert!((k3.recall() - 0.5).abs() < 1e-12);
+        assert!((k3.f1() - 0.5).abs() < 1e-12);
+        assert_eq!(r.by_class["en:neg"][3].false_positive_rate(), 1.0);
+        assert_eq!(r.by_class["en:neg"][2].false_positive_rate(), 0.0);
+        // Verification without sketches rejects every pair.
+        let r = evaluate(&fps, &pairs, 4, Some(0.5));
+        assert_eq!(r.overall[4].tp + r.overall[4].fp, 0);
+    }
+}
