@@ -447,10 +447,71 @@ fn throughput() {
         } else {
             t.serve(&["--no-sync"])
         };
+        // Spec v2 drops digit runs: pages differ by words, 16 of a 48-word vocabulary
+        // picked by a hash of the page number.
+        const VOCABULARY: [&str; 48] = [
+            "river",
+            "mountain",
+            "valley",
+            "harbour",
+            "forest",
+            "desert",
+            "island",
+            "glacier",
+            "compiler",
+            "register",
+            "pipeline",
+            "cache",
+            "kernel",
+            "socket",
+            "thread",
+            "mutex",
+            "北京",
+            "上海",
+            "天气",
+            "公园",
+            "散步",
+            "跑步",
+            "风筝",
+            "孩子",
+            "barley",
+            "copper",
+            "wool",
+            "salt",
+            "merchant",
+            "monk",
+            "shepherd",
+            "traveller",
+            "violin",
+            "piano",
+            "chorus",
+            "sonata",
+            "poem",
+            "novel",
+            "theatre",
+            "painter",
+            "电脑",
+            "手机",
+            "网络",
+            "数据",
+            "算法",
+            "模型",
+            "系统",
+            "服务",
+        ];
         let docs: Vec<Value> = (0..n)
             .map(|i| {
-                json!({"id": format!("https://e.com/{i}"), "title": format!("page {i}"),
-                       "text": format!("{TEXT_A} {TEXT_B} page number {i} with words {} {}", i * 7919, i % 13)})
+                let mut x = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+                let words: Vec<&str> = (0..16)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        VOCABULARY[(x % 48) as usize]
+                    })
+                    .collect();
+                json!({"id": format!("https://e.com/{i}"), "title": format!("page {}", words[0]),
+                       "text": format!("{TEXT_A} {TEXT_B} {}", words.join(" "))})
             })
             .collect();
         let label = if sync { "fsync per write" } else { "--no-sync" };
