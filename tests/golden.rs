@@ -145,10 +145,10 @@ fn manifest_bytes_are_stable() {
     assert_eq!(&bytes[..12], b"SIMSTORE\0\0\0\x02");
     assert_eq!(
         format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes)),
-        MANIFEST_V2_HASH,
+        MANIFEST_HASH,
         "{} bytes",
         bytes.len()
     );
 }
 
-const MANIFEST_V2_HASH: &str = "8cfcbc21c36c2ba0";
+const MANIFEST_HASH: &str = "8cfcbc21c36c2ba0";
