@@ -36,6 +36,7 @@
 #![deny(missing_docs)]
 
 pub mod analyze;
+pub mod archive;
 pub mod charset;
 pub mod clean;
 pub mod cluster;

@@ -256,11 +256,11 @@ fn binary_file_imported_as_text() {
     assert_eq!(code(&o), 1, "{err}");
     assert_line(
         &err,
-        "error: prog.bin: not valid UTF-8 (byte 28): convert the input to UTF-8; file skipped",
+        "error: prog.bin: binary data (a NUL byte at offset 7), not text: give text or HTML in a known charset; file skipped",
     );
     assert_line(
         &err,
-        "error: nul.dat: contains a NUL byte (binary data?): records must be UTF-8 text; file skipped",
+        "error: nul.dat: binary data (a NUL byte at offset 0), not text: give text or HTML in a known charset; file skipped",
     );
     assert_summary(&err, 3, 1, 0, 2, 1);
     assert!(get(&t, "good.txt").is_some());
@@ -269,7 +269,7 @@ fn binary_file_imported_as_text() {
     assert_eq!(code(&o), 1);
     assert_line(
         &stderr(&o),
-        "error: prog.bin: not valid UTF-8 (byte 28): convert the input to UTF-8; file skipped",
+        "error: prog.bin: binary data (a NUL byte at offset 7), not text: give text or HTML in a known charset; file skipped",
     );
     // Binary data given as JSONL: one error per line, the good line is stored.
     let mut input = elf.clone();
@@ -593,15 +593,15 @@ fn gbk_text_is_an_invalid_utf8_error() {
             ),
         ],
     );
+    // A GBK text *file* is decoded (charset detection, `simstore::charset`): stored with the
+    // fingerprint of its UTF-8 text.
     t.write("gbk.txt", GBK_SENTENCE);
     let o = t.run(&["import", "gbk.txt"]);
     let err = stderr(&o);
-    assert_eq!(code(&o), 1, "{err}");
-    assert_line(
-        &err,
-        "error: gbk.txt: not valid UTF-8 (byte 0): convert the input to UTF-8; file skipped",
-    );
-    assert_eq!(docs(&t), 3);
+    assert_eq!(code(&o), 0, "{err}");
+    assert_eq!(docs(&t), 4);
+    let utf8 = stdout(&t.run(&["fingerprint", "今天北京的天气很好，我们去公园散步。"]));
+    assert_eq!(get(&t, "gbk.txt").unwrap()["fp"], utf8.trim());
     assert_sound(&t);
 }
 
@@ -620,9 +620,9 @@ fn gbk_that_happens_to_be_valid_utf8_is_stored_as_mojibake() {
     assert_sound(&t);
 }
 
-// 10. A truncated gzip file: gzip is not supported; it is a text document that is not UTF-8.
+// 10. A truncated gzip file: decompressed until the damage, then one error for the rest.
 #[test]
-fn truncated_gzip_is_refused_as_not_utf8() {
+fn truncated_gzip_is_one_error_for_the_rest_of_the_file() {
     let t = TestCommand::new();
     // The first 20 bytes of `printf '{"id":"z1","text":"compressed record"}\n' | gzip`.
     let gz = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xab\x56\xca\x4c\x51\xb2\x52\xaa\x32\x54";
@@ -631,32 +631,22 @@ fn truncated_gzip_is_refused_as_not_utf8() {
     let o = t.run(&["import", "good.jsonl", "x.jsonl.gz"]);
     let err = stderr(&o);
     assert_eq!(code(&o), 1, "{err}");
-    // The extension is .gz, so the whole file is one text document with id = the path.
-    assert_line(
-        &err,
-        "error: x.jsonl.gz: not valid UTF-8 (byte 1): convert the input to UTF-8; file skipped",
-    );
+    let msg = "cannot decompress (the gzip data is corrupt or truncated: incomplete deflate stream); rest of the file skipped";
+    assert_line(&err, &format!("error: x.jsonl.gz:1: {msg}"));
     assert_summary(&err, 2, 1, 0, 1, 1);
-    // Forced to JSONL: one bad line.
+    // Any format: the gzip magic is what counts.
     let o = t.run(&["import", "--format", "jsonl", "x.jsonl.gz"]);
     assert_eq!(code(&o), 1);
-    assert_line(
-        &stderr(&o),
-        "error: x.jsonl.gz:1: not valid UTF-8 (byte 1): convert the input to UTF-8; record skipped",
-    );
-    // Piped through stdin: not starting with `{`, so text.
+    assert_line(&stderr(&o), &format!("error: x.jsonl.gz:1: {msg}"));
     let o = t.run_stdin(&["import", "-"], gz);
     assert_eq!(code(&o), 1);
-    assert_line(
-        &stderr(&o),
-        "error: <stdin>: not valid UTF-8 (byte 1): convert the input to UTF-8; file skipped",
-    );
+    assert_line(&stderr(&o), &format!("error: <stdin>:1: {msg}"));
     assert_goods(&t, 1);
 }
 
-// 11. Malformed WARC and broken HTML: not supported formats; fingerprinted as plain text.
+// 11. A truncated WARC record is reported; broken HTML is extracted, markup only is empty.
 #[test]
-fn warc_and_broken_html_are_fingerprinted_as_text() {
+fn truncated_warc_is_reported_and_broken_html_is_extracted() {
     let t = TestCommand::new();
     t.write(
         "page.warc",
@@ -671,25 +661,32 @@ fn warc_and_broken_html_are_fingerprinted_as_text() {
         "markup.html",
         b"<html><body><div></div><br/><!-- only markup --></body></html>",
     );
-    let o = t.run(&["import", "page.warc", "broken.html", "markup.html"]);
+    // The WARC record says 99999 bytes and the file ends after 92: a truncated record.
+    let o = t.run(&["import", "page.warc"]);
     let err = stderr(&o);
-    assert_eq!(code(&o), 0, "{err}");
-    assert_summary(&err, 3, 3, 0, 0, 3);
-    // Markup, script and entity names are words like any other: the fingerprint is the one
-    // of the raw file, not of the visible text.
+    assert_eq!(code(&o), 1, "{err}");
+    assert_line(
+        &err,
+        "error: page.warc: record 1 at byte 0: truncated record: its Content-Length is 99999 bytes but the input ends after 92; record skipped",
+    );
+    assert_summary(&err, 1, 0, 0, 1, 0);
+    let o = t.run(&["import", "broken.html", "markup.html"]);
+    let err = stderr(&o);
+    assert_eq!(code(&o), 1, "{err}");
+    // A page of markup only has no text: nothing to fingerprint.
+    assert_line(
+        &err,
+        "error: markup.html: nothing to fingerprint: give \"text\" (or \"title\") with words in it, or a precomputed \"fp\"; file skipped",
+    );
+    assert_summary(&err, 2, 1, 0, 1, 1);
+    // The broken page is extracted (simstore::html): its fingerprint is that of its title and
+    // visible text, the same through --file, and not that of the raw markup.
     let fp_of = |args: &[&str]| stdout(&t.run(args)).trim().to_owned();
-    let raw = fp_of(&["fingerprint", "--file", "broken.html"]);
-    assert_eq!(get(&t, "broken.html").unwrap()["fp"], raw.as_str());
-    let visible = fp_of(&[
-        "fingerprint",
-        "--title",
-        "Broken page",
-        "今天北京的天气很好 unclosed tags everywhere & 中",
-    ]);
-    assert_ne!(raw, visible);
-    // Even a page of markup only is stored (its tag names are its words).
-    assert!(get(&t, "markup.html").is_some());
-    assert!(get(&t, "page.warc").is_some());
+    let extracted = fp_of(&["fingerprint", "--file", "broken.html"]);
+    assert_eq!(get(&t, "broken.html").unwrap()["fp"], extracted.as_str());
+    assert_ne!(extracted, fp_of(&["fingerprint", html]));
+    assert!(get(&t, "markup.html").is_none());
+    assert!(get(&t, "page.warc").is_none());
     assert_sound(&t);
 }
 

@@ -81,7 +81,7 @@ fn text_files_and_stdin() {
     let o = t.run(&["import", "a.txt", "bin.txt"]);
     assert_eq!(code(&o), 1);
     assert!(
-        stderr(&o).contains("error: bin.txt: contains a NUL byte"),
+        stderr(&o).contains("error: bin.txt: binary data (a NUL byte at offset 0), not text"),
         "{}",
         stderr(&o)
     );

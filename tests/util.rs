@@ -149,3 +149,106 @@ pub fn code(o: &Output) -> i32 {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// A `simstore serve` process on a temporary store, killed (SIGKILL) when dropped.
+pub struct Server {
+    child: std::process::Child,
+    /// `http://127.0.0.1:PORT`, as printed on the first line of its stdout.
+    pub url: String,
+    stderr: PathBuf,
+    _stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl TestCommand {
+    /// Starts `simstore --db DB serve --port 0 ARGS` and reads its address.
+    pub fn serve_on(&self, db: &Path, args: &[&str]) -> Server {
+        use std::io::BufRead;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static STARTS: AtomicUsize = AtomicUsize::new(0);
+        let n = STARTS.fetch_add(1, Ordering::SeqCst);
+        let stderr = self.path(&format!("serve-{n}.stderr"));
+        let mut all = vec!["serve", "--port", "0"];
+        all.extend_from_slice(args);
+        let mut child = self
+            .command_on(db, &all)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .unwrap();
+        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let url = line.trim().to_owned();
+        assert!(
+            url.starts_with("http://127.0.0.1:"),
+            "first line {line:?}; stderr: {}",
+            std::fs::read_to_string(&stderr).unwrap_or_default()
+        );
+        Server {
+            child,
+            url,
+            stderr,
+            _stdout: stdout,
+        }
+    }
+
+    /// [`TestCommand::serve_on`] the default store.
+    pub fn serve(&self, args: &[&str]) -> Server {
+        self.serve_on(&self.db(), args)
+    }
+}
+
+impl Server {
+    /// The URL of `path` (which starts with `/`).
+    pub fn at(&self, path: &str) -> String {
+        format!("{}{path}", self.url)
+    }
+
+    /// Sends a signal (`TERM`, `INT`, `KILL`) with kill(1).
+    pub fn signal(&self, name: &str) {
+        let ok = Command::new("kill")
+            .args(["-s", name, &self.child.id().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill -s {name} failed");
+    }
+
+    /// Waits for the process to exit: its status and everything it wrote on stderr.
+    pub fn wait(&mut self) -> (std::process::ExitStatus, String) {
+        let status = self.child.wait().unwrap();
+        (
+            status,
+            std::fs::read_to_string(&self.stderr).unwrap_or_default(),
+        )
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An HTTP client that returns 4xx/5xx answers instead of failing on them.
+pub fn http() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into()
+}
+
+/// An answer's status and JSON body (`null` when the body is not JSON).
+pub fn answer(
+    r: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+) -> (u16, serde_json::Value) {
+    let r = r.unwrap();
+    let status = r.status().as_u16();
+    let text = r.into_body().read_to_string().unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(serde_json::Value::Null),
+    )
+}

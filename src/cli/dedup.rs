@@ -1,18 +1,17 @@
 //! `simstore dedup`: every near-duplicate pair within k, of a store or of input files,
 //! clustered (connected components).
 
-use std::io::{self, BufRead, BufWriter, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use rayon::prelude::*;
 use serde_json::json;
 use simstore::cluster;
-use simstore::reader::{self, Lines, Record};
 use simstore::{DuplicatePair, Fingerprinter};
 
-use super::input::{self, Format};
+use super::input::{self, Format, Inputs};
 use super::{Code, open_for_reading};
 
 /// Arguments of `simstore dedup`.
@@ -125,58 +124,28 @@ fn read_inputs(args: &Args) -> Result<(Vec<(String, u64)>, u64)> {
     let f = Fingerprinter::new();
     let mut docs = Vec::new();
     let mut failed = 0u64;
-    for path in &args.files {
-        let mut reader = input::open(path)?;
-        let reader: &mut dyn BufRead = &mut reader;
-        let name = input::display_name(path);
-        match input::resolve(args.format, path, reader)? {
-            Format::Jsonl | Format::Auto => {
-                let mut lines = Lines::new(reader);
-                loop {
-                    let chunk = input::next_chunk(&mut lines, name, 4096)?;
-                    if chunk.is_empty() {
-                        break;
-                    }
-                    let parsed: Vec<_> = chunk
-                        .into_par_iter()
-                        .map(|(line, bytes)| {
-                            let r = bytes.and_then(|b| reader::parse_jsonl(&b)).and_then(|r| {
-                                let fp = r.fingerprint(&f)?;
-                                Ok((r.id, fp.0))
-                            });
-                            (line, r)
-                        })
-                        .collect();
-                    for (line, r) in parsed {
-                        match r {
-                            Ok(doc) => docs.push(doc),
-                            Err(e) => {
-                                failed += 1;
-                                eprintln!("error: {name}:{line}: {e}; record skipped");
-                            }
-                        }
-                    }
-                }
-            }
-            Format::Text => {
-                let bytes =
-                    input::read_all(reader).with_context(|| format!("cannot read {name}"))?;
-                let r = reader::as_text(&bytes).and_then(|text| {
-                    Record {
-                        id: name.to_owned(),
-                        title: None,
-                        text: Some(text.to_owned()),
-                        url: None,
-                        fp: None,
-                    }
-                    .fingerprint(&f)
+    let mut inputs = Inputs::new(&args.files, args.format, None);
+    loop {
+        let chunk = inputs.next_chunk(4096)?;
+        if chunk.is_empty() {
+            break;
+        }
+        let parsed: Vec<_> = chunk
+            .into_par_iter()
+            .map(|(place, raw)| {
+                let r = raw.and_then(input::to_record).and_then(|r| {
+                    let fp = r.fingerprint(&f).map_err(|e| e.to_string())?;
+                    Ok((r.id, fp.0))
                 });
-                match r {
-                    Ok(fp) => docs.push((name.to_owned(), fp.0)),
-                    Err(e) => {
-                        failed += 1;
-                        eprintln!("error: {name}: {e}; file skipped");
-                    }
+                (place, r)
+            })
+            .collect();
+        for (place, r) in parsed {
+            match r {
+                Ok(doc) => docs.push(doc),
+                Err(e) => {
+                    failed += 1;
+                    eprintln!("error: {place}: {e}; {} skipped", place.skipped());
                 }
             }
         }

@@ -7,9 +7,9 @@ use anyhow::Result;
 use rayon::prelude::*;
 use serde_json::json;
 use simstore::Fingerprinter;
-use simstore::reader::{self, Lines};
 
-use super::{Code, input};
+use super::Code;
+use super::input::{self, Inputs};
 
 /// Arguments of `simstore fingerprint`.
 #[derive(Debug, clap::Args)]
@@ -24,10 +24,11 @@ pub struct Args {
     /// Title of the text (weighs 1.5x).
     #[arg(long)]
     title: Option<String>,
-    /// Fingerprint the text of this file.
+    /// Fingerprint this file: a text, or an HTML page (.html/.htm: title and main text); gzip'd or not.
     #[arg(long)]
     file: Option<PathBuf>,
-    /// Fingerprint every JSONL record of FILE ('-' = stdin); writes {"id", "fp"} per record.
+    /// Fingerprint every record of FILE ('-' = stdin): JSONL lines, or the pages of a WARC
+    /// file, a directory, an HTML or text file (gzip'd or not); writes {"id", "fp"} per record.
     #[arg(long, value_name = "FILE")]
     batch: Option<String>,
     /// The text to fingerprint.
@@ -41,7 +42,10 @@ pub fn run(args: Args) -> Result<Code> {
         return run_batch(&f, batch);
     }
     let fp = match (&args.file, &args.text) {
-        (Some(file), _) => f.fingerprint(args.title.as_deref(), &input::read_text(file)?)?,
+        (Some(file), _) => {
+            let (title, text) = input::read_document(file)?;
+            f.fingerprint(args.title.as_deref().or(title.as_deref()), &text)?
+        }
         (_, Some(text)) => f.fingerprint(args.title.as_deref(), text)?,
         _ => unreachable!("clap requires one of text, --file, --batch"),
     };
@@ -55,30 +59,30 @@ pub fn run(args: Args) -> Result<Code> {
 }
 
 fn run_batch(f: &Fingerprinter, path: &str) -> Result<Code> {
-    let name = input::display_name(path);
-    let mut lines = Lines::new(input::open(path)?);
+    let mut inputs = Inputs::batch(&[path.to_owned()]);
     let mut out = BufWriter::new(io::stdout().lock());
     let mut errors = 0u64;
     loop {
-        let chunk = input::next_chunk(&mut lines, name, 1024)?;
+        let chunk = inputs.next_chunk(1024)?;
         if chunk.is_empty() {
             break;
         }
         let results: Vec<_> = chunk
             .into_par_iter()
-            .map(|(line, bytes)| {
-                let r = bytes
-                    .and_then(|b| reader::parse_jsonl(&b))
-                    .and_then(|r| Ok((r.fingerprint(f)?, r.id)));
-                (line, r)
+            .map(|(place, raw)| {
+                let r = raw.and_then(input::to_record).and_then(|r| {
+                    let fp = r.fingerprint(f).map_err(|e| e.to_string())?;
+                    Ok((fp, r.id))
+                });
+                (place, r)
             })
             .collect();
-        for (line, r) in results {
+        for (place, r) in results {
             match r {
                 Ok((fp, id)) => writeln!(out, "{}", json!({ "id": id, "fp": fp.to_string() }))?,
                 Err(e) => {
                     errors += 1;
-                    eprintln!("error: {name}:{line}: {e}; record skipped");
+                    eprintln!("error: {place}: {e}; {} skipped", place.skipped());
                 }
             }
         }

@@ -1,17 +1,16 @@
 //! `simstore import`: store documents or precomputed fingerprints from JSONL or text files.
 
-use std::io::{self, BufRead, Write};
+use std::io::{self, Write};
 use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
-use simstore::reader::{self, Lines, Record, RecordError};
-use simstore::{BatchOutcome, CheckOutcome, Entry, Fingerprinter, Store};
+use simstore::{BatchOutcome, CheckOutcome, Entry, Store};
 
 use super::Code;
-use super::input::{self, Format};
+use super::input::{self, Format, Inputs, Place};
 
 /// Arguments of `simstore import`.
 #[derive(Debug, clap::Args)]
@@ -43,7 +42,9 @@ pub struct Args {
     /// Largest Hamming distance of a near duplicate, with --dedup (at most the store's k_max).
     #[arg(long, short, default_value_t = 3, requires = "dedup")]
     k: u32,
-    /// Input files ('-' = stdin). JSONL records: {"id", "title"?, "text"?, "url"?, "fp"?}.
+    /// Input files or directories ('-' = stdin; gzip'd inputs are decompressed).
+    /// JSONL records: {"id", "title"?, "text"?, "url"?, "fp"?}; WARC: each HTML or text
+    /// response; directories: every .html/.htm/.txt file under it (id = the path).
     #[arg(required = true)]
     files: Vec<String>,
 }
@@ -56,6 +57,8 @@ struct Summary {
     read: u64,
     failed: u64,
     stored: BatchOutcome,
+    /// Inputs or records that are not documents (WARC requests, non-page files...).
+    skipped: input::Skipped,
     /// Entries held for one bulk load at the end, when bulk loading.
     pending: Option<Vec<Entry>>,
     /// With --dedup: the k of near duplicates.
@@ -137,10 +140,12 @@ fn closed(r: io::Result<()>) -> Result<bool> {
 pub fn run(db: &Path, args: Args) -> Result<Code> {
     let store =
         Store::open(db).with_context(|| format!("cannot open or create {}", db.display()))?;
+    // Directories add their files' sizes as they are walked.
     let total: u64 = args
         .files
         .iter()
         .filter_map(|f| std::fs::metadata(f).ok())
+        .filter(|m| m.is_file())
         .map(|m| m.len())
         .sum();
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
@@ -171,8 +176,13 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         ),
         None => String::new(),
     };
+    let skipped = if s.skipped.total() > 0 {
+        format!(", {}", s.skipped)
+    } else {
+        String::new()
+    };
     eprintln!(
-        "read {} records: stored {} ({} new, {} replaced){dups}, failed {} — {:.2} s, {:.0} records/s; the store holds {} documents",
+        "read {} records: stored {} ({} new, {} replaced){dups}, failed {}{skipped} — {:.2} s, {:.0} records/s; the store holds {} documents",
         s.read,
         s.stored.inserted + s.stored.replaced,
         s.stored.inserted,
@@ -185,7 +195,8 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     if args.json {
         let mut v = serde_json::json!({
             "read": s.read, "stored": s.stored.inserted + s.stored.replaced, "new": s.stored.inserted,
-            "replaced": s.stored.replaced, "failed": s.failed, "seconds": secs, "docs": store.len(),
+            "replaced": s.stored.replaced, "failed": s.failed, "skipped": s.skipped.total(),
+            "skipped_by_reason": s.skipped.json(), "seconds": secs, "docs": store.len(),
         });
         if s.dedup.is_some() {
             v["exact_duplicates"] = s.exact.into();
@@ -199,96 +210,51 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
 
 /// Reads every input into the store (or into the pending bulk load, then loads it).
 fn import_all(store: &Store, args: &Args, bar: &ProgressBar, summary: &mut Summary) -> Result<()> {
-    for path in &args.files {
-        let mut reader = bar.wrap_read(input::open(path)?);
-        let reader: &mut dyn BufRead = &mut io::BufReader::new(&mut reader);
-        let name = input::display_name(path);
-        match input::resolve(args.format, path, reader)? {
-            Format::Jsonl | Format::Auto => import_jsonl(store, name, reader, args, bar, summary)?,
-            Format::Text => import_text(store, name, reader, bar, summary)?,
+    let fingerprinter = store.fingerprinter();
+    let mut inputs = Inputs::new(&args.files, args.format, Some(bar.clone()));
+    let outcome = (|| -> Result<()> {
+        loop {
+            let chunk = inputs.next_chunk(args.batch_size as usize)?;
+            if chunk.is_empty() {
+                return Ok(());
+            }
+            let parsed: Vec<(Place, Result<Entry, String>)> = chunk
+                .into_par_iter()
+                .map(|(place, raw)| {
+                    let entry = raw.and_then(input::to_record).and_then(|record| {
+                        record.into_entry(fingerprinter).map_err(|e| e.to_string())
+                    });
+                    (place, entry)
+                })
+                .collect();
+            summary.read += parsed.len() as u64;
+            let mut good = Vec::with_capacity(parsed.len());
+            let mut name = None;
+            for (place, entry) in parsed {
+                match entry {
+                    Ok(e) => {
+                        name.get_or_insert_with(|| place.name.clone());
+                        good.push(e);
+                    }
+                    Err(err) => {
+                        summary.failed += 1;
+                        bar.suspend(|| {
+                            eprintln!("error: {place}: {err}; {} skipped", place.skipped())
+                        });
+                    }
+                }
+            }
+            let name = name.as_deref().unwrap_or("the input");
+            summary.store(store, name, good)?;
         }
-    }
+    })();
+    summary.skipped = std::mem::take(&mut inputs.skipped);
+    outcome?;
     if let Some(entries) = summary.pending.take() {
         bar.set_message("writing sorted tables");
         let out = store.bulk_load(entries).context("bulk load failed")?;
         summary.stored.inserted += out.inserted;
         summary.stored.replaced += out.replaced;
-    }
-    Ok(())
-}
-
-fn report(bar: &ProgressBar, name: &str, line: Option<u64>, err: &dyn std::fmt::Display) {
-    bar.suspend(|| match line {
-        Some(l) => eprintln!("error: {name}:{l}: {err}; record skipped"),
-        None => eprintln!("error: {name}: {err}; file skipped"),
-    });
-}
-
-fn import_jsonl(
-    store: &Store,
-    name: &str,
-    reader: &mut dyn BufRead,
-    args: &Args,
-    bar: &ProgressBar,
-    summary: &mut Summary,
-) -> Result<()> {
-    let fingerprinter = store.fingerprinter();
-    let mut lines = Lines::new(reader);
-    loop {
-        let chunk = input::next_chunk(&mut lines, name, args.batch_size as usize)?;
-        if chunk.is_empty() {
-            return Ok(());
-        }
-        let parsed: Vec<(u64, Result<Entry, RecordError>)> = chunk
-            .into_par_iter()
-            .map(|(line, bytes)| (line, bytes.and_then(|b| to_entry(&b, fingerprinter))))
-            .collect();
-        summary.read += parsed.len() as u64;
-        let mut good = Vec::with_capacity(parsed.len());
-        for (line, entry) in parsed {
-            match entry {
-                Ok(e) => good.push(e),
-                Err(err) => {
-                    summary.failed += 1;
-                    report(bar, name, Some(line), &err);
-                }
-            }
-        }
-        summary.store(store, name, good)?;
-    }
-}
-
-fn to_entry(bytes: &[u8], f: &Fingerprinter) -> Result<Entry, RecordError> {
-    reader::parse_jsonl(bytes)?.into_entry(f)
-}
-
-fn import_text(
-    store: &Store,
-    name: &str,
-    reader: &mut dyn BufRead,
-    bar: &ProgressBar,
-    summary: &mut Summary,
-) -> Result<()> {
-    summary.read += 1;
-    let bytes = input::read_all(reader).with_context(|| format!("cannot read {name}"))?;
-    let entry = reader::as_text(&bytes).and_then(|text| {
-        let record = Record {
-            id: name.to_owned(),
-            title: None,
-            text: Some(text.to_owned()),
-            url: None,
-            fp: None,
-        };
-        record.into_entry(store.fingerprinter())
-    });
-    match entry {
-        Ok(e) => {
-            summary.store(store, name, vec![e])?;
-        }
-        Err(err) => {
-            summary.failed += 1;
-            report(bar, name, None, &err);
-        }
     }
     Ok(())
 }

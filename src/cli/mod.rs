@@ -18,6 +18,7 @@ mod output;
 mod query;
 mod relayout;
 mod repair;
+mod serve;
 mod stats;
 
 use std::io::{self, Write};
@@ -37,7 +38,8 @@ Examples:
   simstore import --dedup pages.jsonl          store only new pages; print the duplicates
   simstore dedup --k 3 pages.jsonl             near-duplicate clusters of files (no store)
   simstore fingerprint --file page.txt         print a text's fingerprint
-  simstore --db /data/pages.db stats           what a store holds and how it is laid out";
+  simstore --db /data/pages.db stats           what a store holds and how it is laid out
+  simstore serve --port 7171                   HTTP JSON API for crawlers (prints its address)";
 
 /// simstore: a persistent store of 64-bit SimHash fingerprints for near-duplicate detection.
 #[derive(Debug, Parser)]
@@ -84,6 +86,8 @@ enum Command {
     Eval(eval::Args),
     /// Macro benchmark: import, latency, throughput and recall against two baselines.
     Bench(bench::Args),
+    /// Serve the store over HTTP (JSON API for crawlers in other processes).
+    Serve(serve::Args),
 }
 
 /// What a subcommand reports: 0 success, 1 nothing found / partial failure.
@@ -106,6 +110,7 @@ pub fn main() -> ExitCode {
         Command::Bench(a) => bench::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Relayout(a) => relayout::run(&cli.db, a),
+        Command::Serve(a) => serve::run(&cli.db, a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use rayon::prelude::*;
 use serde_json::{Value, json};
-use simstore::reader::{self, Lines, RecordError};
+use simstore::reader;
 use simstore::{Fingerprint, Match, Store};
 
-use super::{Code, input, open_for_reading, output};
+use super::input::{self, Inputs, Place, Raw};
+use super::{Code, open_for_reading, output};
 
 /// Arguments of `simstore query`.
 #[derive(Debug, clap::Args)]
@@ -38,13 +39,14 @@ pub struct Args {
     /// Title of the query text (weighs 1.5x, as when stored).
     #[arg(long)]
     title: Option<String>,
-    /// Query with the text of this file.
+    /// Query with this file: a text, or an HTML page (.html/.htm: title and main text); gzip'd or not.
     #[arg(long)]
     file: Option<PathBuf>,
     /// Query with a fingerprint (16 hex digits).
     #[arg(long)]
     fp: Option<String>,
-    /// Query with every line of FILE ('-' = stdin); writes JSON lines.
+    /// Query with every record of FILE ('-' = stdin): JSONL lines, or the pages of a WARC
+    /// file, a directory, an HTML or text file (gzip'd or not); writes JSON lines.
     #[arg(long, value_name = "FILE")]
     batch: Option<String>,
     /// Query with this text.
@@ -63,9 +65,12 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     }
     let fp = match (&args.fp, &args.file, &args.text) {
         (Some(hex), _, _) => hex.parse::<Fingerprint>()?,
-        (_, Some(file), _) => store
-            .fingerprinter()
-            .fingerprint(args.title.as_deref(), &input::read_text(file)?)?,
+        (_, Some(file), _) => {
+            let (title, text) = input::read_document(file)?;
+            store
+                .fingerprinter()
+                .fingerprint(args.title.as_deref().or(title.as_deref()), &text)?
+        }
         (_, _, Some(text)) => store
             .fingerprinter()
             .fingerprint(args.title.as_deref(), text)?,
@@ -107,41 +112,47 @@ fn search(
     Ok(matches)
 }
 
-/// One batch line's query: its name in the output and its fingerprint.
-fn parse_line(
+/// One batch item's query: its name in the output, its id and its fingerprint.
+fn parse_item(
     store: &Store,
     line: u64,
-    bytes: &[u8],
-) -> Result<(Value, Option<String>, Fingerprint), RecordError> {
-    let trimmed = bytes.trim_ascii();
-    if trimmed.len() == 16 {
-        if let Ok(fp) = reader::as_text(trimmed)?.parse::<Fingerprint>() {
-            return Ok((json!(line), None, fp));
+    raw: Raw,
+) -> Result<(Value, Option<String>, Fingerprint), String> {
+    if let Raw::Json(bytes) = &raw {
+        let trimmed = bytes.trim_ascii();
+        if trimmed.len() == 16 {
+            if let Ok(fp) = reader::as_text(trimmed)
+                .map_err(|e| e.to_string())?
+                .parse::<Fingerprint>()
+            {
+                return Ok((json!(line), None, fp));
+            }
         }
     }
-    let record = reader::parse_jsonl(bytes)?;
-    let fp = record.fingerprint(store.fingerprinter())?;
+    let record = input::to_record(raw)?;
+    let fp = record
+        .fingerprint(store.fingerprinter())
+        .map_err(|e| e.to_string())?;
     Ok((json!(record.id), Some(record.id), fp))
 }
 
-/// A batch line's answer: the query's name and its matches, or an error message.
+/// A batch item's answer: the query's name and its matches, or an error message.
 type Answer = Result<(Value, Vec<Match>), String>;
 
 fn run_batch(store: &Store, path: &str, args: &Args) -> Result<Code> {
-    let name = input::display_name(path);
-    let mut lines = Lines::new(input::open(path)?);
+    let mut inputs = Inputs::batch(&[path.to_owned()]);
     let mut out = BufWriter::new(io::stdout().lock());
     let (mut any_match, mut errors) = (false, 0u64);
     loop {
-        let chunk = input::next_chunk(&mut lines, name, 1024)?;
+        let chunk = inputs.next_chunk(1024)?;
         if chunk.is_empty() {
             break;
         }
-        let answers: Vec<(u64, Answer)> = chunk
+        let answers: Vec<(Place, Answer)> = chunk
             .into_par_iter()
-            .map(|(line, bytes)| {
-                let answer = bytes.map_err(|e| e.to_string()).and_then(|b| {
-                    let (query, id, fp) = parse_line(store, line, &b).map_err(|e| e.to_string())?;
+            .map(|(place, raw)| {
+                let answer = raw.and_then(|raw| {
+                    let (query, id, fp) = parse_item(store, place.number(), raw)?;
                     let self_id = if args.exclude_self {
                         id.as_deref()
                     } else {
@@ -150,10 +161,10 @@ fn run_batch(store: &Store, path: &str, args: &Args) -> Result<Code> {
                     let matches = search(store, fp, args, self_id).map_err(|e| e.to_string())?;
                     Ok((query, matches))
                 });
-                (line, answer)
+                (place, answer)
             })
             .collect();
-        for (line, answer) in answers {
+        for (place, answer) in answers {
             match answer {
                 Ok((query, matches)) => {
                     any_match |= !matches.is_empty();
@@ -162,8 +173,12 @@ fn run_batch(store: &Store, path: &str, args: &Args) -> Result<Code> {
                 }
                 Err(e) => {
                     errors += 1;
-                    eprintln!("error: {name}:{line}: {e}; query skipped");
-                    writeln!(out, "{}", json!({ "query": line, "error": e }))?;
+                    let skipped = match place.skipped() {
+                        "record" => "query",
+                        other => other,
+                    };
+                    eprintln!("error: {place}: {e}; {skipped} skipped");
+                    writeln!(out, "{}", json!({ "query": place.number(), "error": e }))?;
                 }
             }
         }

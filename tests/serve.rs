@@ -1,0 +1,554 @@
+//! `simstore serve`: the real binary on a temporary store, driven over loopback HTTP.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+use crate::util::{TestCommand, answer, http};
+
+const TEXT_A: &str = "今天北京的天气很好，我们去公园散步，看到很多人在跑步和放风筝。The rivers of the north run cold and clear in spring.";
+const TEXT_A2: &str = "今天北京的天气很好,我们去公园散步,看到很多人在跑步和放风筝!The rivers of the north run cold and clear in spring.";
+/// A long text; adding ", silver" moves its fingerprint by 1 bit (spec v2, no title).
+const LONG: &str = "The rivers of the north run cold and clear in spring, and the mountains above them keep their snow until June. Farmers in the valleys plant barley and oats, shepherds move their flocks to the high meadows, and travellers cross the passes on old stone roads built centuries ago by monks and merchants who traded salt, wool and copper between the towns of the plain";
+const TEXT_B: &str =
+    "A completely different page about compilers, register allocation and instruction scheduling.";
+
+#[test]
+fn every_endpoint_answers() {
+    let t = TestCommand::new();
+    let s = t.serve(&[]);
+    let h = http();
+
+    let (st, v) = answer(h.get(s.at("/health")).call());
+    assert_eq!((st, v), (200, json!({"status": "ok"})));
+
+    let doc = json!({"id": "https://e.com/a?x=1", "title": "北京天气", "text": TEXT_A, "url": "https://e.com/a?x=1"});
+    let (st, v) = answer(h.post(s.at("/insert")).send_json(&doc));
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["status"], "inserted");
+    let fp_a = v["fp"].as_str().unwrap().to_owned();
+    assert_eq!(fp_a.len(), 16);
+    let (st, v) = answer(h.post(s.at("/insert")).send_json(&doc));
+    assert_eq!((st, v["status"].as_str()), (200, Some("replaced")));
+    let (st, v) = answer(
+        h.post(s.at("/insert"))
+            .send_json(json!({"id": "b", "text": TEXT_B})),
+    );
+    assert_eq!((st, v["status"].as_str()), (200, Some("inserted")));
+    let (st, v) = answer(
+        h.post(s.at("/insert"))
+            .send_json(json!({"id": "fp-only", "fp": "00000000000000ff"})),
+    );
+    assert_eq!((st, v["fp"].as_str()), (200, Some("00000000000000ff")));
+
+    // GET /docs/{id}: the id percent-encoded in the path.
+    let (st, v) = answer(h.get(s.at("/docs/https%3A%2F%2Fe.com%2Fa%3Fx%3D1")).call());
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["id"], "https://e.com/a?x=1");
+    assert_eq!(v["title"], "北京天气");
+    assert_eq!(v["fp"], fp_a.as_str());
+    // Slashes may also stay unencoded (a `?` may not: it starts the query string).
+    let (st, v) = answer(h.get(s.at("/docs/https://e.com/a%3Fx=1")).call());
+    assert_eq!(
+        (st, v["id"].as_str()),
+        (200, Some("https://e.com/a?x=1")),
+        "{v}"
+    );
+    let (st, v) = answer(h.get(s.at("/docs/nope")).call());
+    assert_eq!(st, 404);
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("no document with id \"nope\"")
+    );
+
+    // POST /query: a near-duplicate text finds the page; a fingerprint finds its neighbours.
+    let (st, v) = answer(
+        h.post(s.at("/query"))
+            .send_json(json!({"text": TEXT_A2, "title": "北京天气", "k": 3})),
+    );
+    assert_eq!(st, 200, "{v}");
+    let matches = v["matches"].as_array().unwrap();
+    assert_eq!(matches.len(), 1, "{v}");
+    assert_eq!(matches[0]["id"], "https://e.com/a?x=1");
+    assert!(matches[0]["distance"].as_u64().unwrap() <= 3);
+    let (st, v) = answer(
+        h.post(s.at("/query"))
+            .send_json(json!({"fp": "00000000000000fe"})),
+    );
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["k"], 3, "k defaults to the store's k_max");
+    assert_eq!(v["matches"][0]["id"], "fp-only");
+    assert_eq!(v["matches"][0]["distance"], 1);
+    let (_, v) = answer(
+        h.post(s.at("/query"))
+            .send_json(json!({"fp": "00000000000000fe", "k": 0})),
+    );
+    assert_eq!(v["matches"], json!([]));
+
+    // POST /query/batch: one result per query, in order.
+    let (st, v) = answer(h.post(s.at("/query/batch")).send_json(json!([
+        {"fp": fp_a, "k": 0},
+        {"text": TEXT_B, "limit": 1},
+        {"fp": "ffffffffffffff00", "k": 2}
+    ])));
+    assert_eq!(st, 200, "{v}");
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    assert_eq!(results[0]["matches"][0]["id"], "https://e.com/a?x=1");
+    assert_eq!(results[1]["matches"][0]["id"], "b");
+    assert_eq!(results[2]["matches"], json!([]));
+
+    let (st, v) = answer(h.get(s.at("/stats")).call());
+    assert_eq!(st, 200);
+    assert_eq!(
+        (v["docs"].as_u64(), v["k_max"].as_u64()),
+        (Some(3), Some(3))
+    );
+
+    // DELETE /docs/{id}.
+    let (st, v) = answer(h.delete(s.at("/docs/b")).call());
+    assert_eq!((st, v["deleted"].as_bool()), (200, Some(true)));
+    let (st, _) = answer(h.delete(s.at("/docs/b")).call());
+    assert_eq!(st, 404);
+    let (st, _) = answer(h.get(s.at("/docs/b")).call());
+    assert_eq!(st, 404);
+    let (_, v) = answer(h.get(s.at("/stats")).call());
+    assert_eq!(v["docs"], 2);
+}
+
+#[test]
+fn bad_requests_get_status_codes_and_json_errors() {
+    let t = TestCommand::new();
+    let s = t.serve(&["--max-body-bytes", "1024"]);
+    let h = http();
+    let post = |path: &str, body: &str| {
+        answer(
+            h.post(s.at(path))
+                .header("content-type", "application/json")
+                .send(body),
+        )
+    };
+    let error = |v: &Value| v["error"].as_str().unwrap_or("").to_owned();
+
+    let (st, v) = post("/insert", "{not json");
+    assert_eq!(st, 400);
+    assert!(error(&v).starts_with("invalid JSON"), "{v}");
+    let (st, v) = post("/insert", r#"{"text": "no id"}"#);
+    assert_eq!(st, 400);
+    assert!(error(&v).starts_with("missing \"id\""), "{v}");
+    let (st, v) = post("/insert", r#"{"id": "a", "text": 42}"#);
+    assert_eq!(st, 400);
+    assert!(error(&v).contains("field \"text\" must be a string"), "{v}");
+    let (st, v) = post("/insert", r#"{"id": "a", "fp": "xyz"}"#);
+    assert_eq!(st, 400);
+    assert!(error(&v).contains("16 hexadecimal digits"), "{v}");
+    let (st, v) = post("/insert", r#"{"id": "a", "text": " ... !!! "}"#);
+    assert_eq!(st, 422);
+    assert!(error(&v).starts_with("nothing to fingerprint"), "{v}");
+    let (st, v) = post("/query", r#"{"k": 2}"#);
+    assert_eq!(st, 422);
+    assert!(error(&v).starts_with("nothing to query with"), "{v}");
+    let (st, v) = post("/query", r#"{"fp": "00000000000000ff", "k": 9}"#);
+    assert_eq!(st, 400);
+    assert!(error(&v).contains("exceeds this store's k_max = 3"), "{v}");
+    let (st, v) = post("/query", r#"{"text": "x", "k": "three"}"#);
+    assert_eq!(st, 400);
+    assert!(error(&v).starts_with("invalid query"), "{v}");
+    let (st, v) = post("/query/batch", r#"{"text": "not an array"}"#);
+    assert_eq!(st, 400);
+    assert!(error(&v).contains("JSON array"), "{v}");
+    let (st, v) = post("/query/batch", r#"[{"text": "fine words"}, {"k": 1}]"#);
+    assert_eq!(st, 422);
+    assert!(
+        error(&v).starts_with("query 1: nothing to query with"),
+        "{v}"
+    );
+
+    // Larger than --max-body-bytes: 413, and the server goes on.
+    let big = format!(r#"{{"id": "big", "text": "{}"}}"#, "word ".repeat(1000));
+    let (st, v) = post("/insert", &big);
+    assert_eq!(st, 413, "{v}");
+    assert!(error(&v).contains("--max-body-bytes"), "{v}");
+
+    let (st, v) = answer(h.get(s.at("/no/such/endpoint")).call());
+    assert_eq!(st, 404);
+    assert!(error(&v).contains("no such endpoint"), "{v}");
+    let (st, v) = answer(h.get(s.at("/insert")).call());
+    assert_eq!(st, 405);
+    assert!(error(&v).starts_with("method not allowed here"), "{v}");
+
+    // Nothing bad was stored, and the server still answers.
+    let (st, v) = answer(h.get(s.at("/stats")).call());
+    assert_eq!((st, v["docs"].as_u64()), (200, Some(0)));
+}
+
+#[test]
+fn check_and_insert_answers_new_exact_or_near() {
+    let t = TestCommand::new();
+    let s = t.serve(&[]);
+    let h = http();
+    let check = |doc: Value| answer(h.post(s.at("/check_and_insert")).send_json(doc));
+    let (st, v) = check(json!({"id": "a", "text": LONG, "url": "https://e.com/a"}));
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(
+        (v["status"].as_str(), v["replaced"].as_bool()),
+        (Some("new"), Some(false))
+    );
+    assert!(v.get("of").is_none());
+    // The same content under another id: an exact duplicate, not stored.
+    let (st, v) = check(json!({"id": "a-copy", "text": LONG}));
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["status"], "exact_duplicate");
+    assert_eq!(
+        (v["of"].as_str(), v["distance"].as_u64()),
+        (Some("a"), Some(0))
+    );
+    // One more word: 1 bit away, a near duplicate within the default k (the store's
+    // k_max = 3)...
+    let near = format!("{LONG}, silver");
+    let (st, v) = check(json!({"id": "a-near", "text": near}));
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["status"], "near_duplicate");
+    assert_eq!(
+        (v["of"].as_str(), v["distance"].as_u64()),
+        (Some("a"), Some(1))
+    );
+    // ... but new with k = 0, and then stored.
+    let (st, v) = check(json!({"id": "a-near", "text": near, "k": 0}));
+    assert_eq!((st, v["status"].as_str()), (200, Some("new")), "{v}");
+    for (id, want) in [("a", 200), ("a-copy", 404), ("a-near", 200)] {
+        let (st, _) = answer(h.get(s.at(&format!("/docs/{id}"))).call());
+        assert_eq!(st, want, "{id}");
+    }
+    // Errors as for /insert; k > k_max and a wrong k are refused.
+    let (st, v) = check(json!({"id": "x", "text": LONG, "k": 4}));
+    assert_eq!(st, 400, "{v}");
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("exceeds this store's k_max")
+    );
+    let (st, v) = check(json!({"id": "x", "text": LONG, "k": "two"}));
+    assert_eq!(st, 400, "{v}");
+    assert!(v["error"].as_str().unwrap().starts_with("invalid \"k\""));
+    let (st, _) = check(json!({"id": "x", "text": "!!!"}));
+    assert_eq!(st, 422);
+    let (st, _) = check(json!({"text": LONG}));
+    assert_eq!(st, 400);
+}
+
+#[test]
+fn concurrent_check_and_insert_stores_exactly_one_of_near_identical_pages() {
+    // Five rounds, each on a fresh server: 8 clients released at once with near-identical
+    // pages (exact copies and 1-bit variants).
+    for round in 0..5 {
+        let t = TestCommand::new();
+        let s = t.serve(&[]);
+        let variants = ["", ", silver"];
+        let threads = 8;
+        let start = std::sync::Barrier::new(threads);
+        let answers: Vec<Value> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|i| {
+                    let (s, start) = (&s, &start);
+                    scope.spawn(move || {
+                        let h = http();
+                        let doc = json!({"id": format!("page-{i}"), "text": format!("{LONG}{}", variants[(i + round) % 2])});
+                        start.wait();
+                        let (st, v) = answer(h.post(s.at("/check_and_insert")).send_json(doc));
+                        assert_eq!(st, 200, "{v}");
+                        v
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let new: Vec<&Value> = answers.iter().filter(|v| v["status"] == "new").collect();
+        assert_eq!(new.len(), 1, "round {round}: {answers:?}");
+        let winner = new[0]["id"].as_str().unwrap();
+        for v in &answers {
+            if v["status"] != "new" {
+                assert_eq!(v["of"], winner, "{v}");
+                assert!(v["distance"].as_u64().unwrap() <= 3);
+            }
+        }
+        let (_, v) = answer(http().get(s.at("/stats")).call());
+        assert_eq!(v["docs"], 1);
+    }
+}
+
+#[test]
+fn concurrent_inserts_all_land() {
+    let t = TestCommand::new();
+    let s = t.serve(&[]);
+    std::thread::scope(|scope| {
+        for thread in 0..6 {
+            let s = &s;
+            scope.spawn(move || {
+                let h = http();
+                for i in 0..20 {
+                    let doc = json!({"id": format!("t{thread}-{i}"), "text": format!("page {i} of thread {thread}: {TEXT_B}")});
+                    let (st, v) = answer(h.post(s.at("/insert")).send_json(doc));
+                    assert_eq!(st, 200, "{v}");
+                }
+            });
+        }
+    });
+    let (_, v) = answer(http().get(s.at("/stats")).call());
+    assert_eq!(v["docs"], 120);
+}
+
+/// Inserts from `threads` clients until the server stops answering 200; returns the ids
+/// acknowledged. `acked` counts them as they come.
+fn insert_until_refused(
+    s: &crate::util::Server,
+    threads: usize,
+    acked: &AtomicUsize,
+    stop: &AtomicBool,
+) -> BTreeSet<String> {
+    let ids = Mutex::new(BTreeSet::new());
+    std::thread::scope(|scope| {
+        for thread in 0..threads {
+            let ids = &ids;
+            scope.spawn(move || {
+                let h = http();
+                for i in 0.. {
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let id = format!("w{thread}-{i}");
+                    let doc =
+                        json!({"id": id, "text": format!("{TEXT_B} number {i} from {thread}")});
+                    match h.post(s.at("/insert")).send_json(doc) {
+                        Ok(r) if r.status().as_u16() == 200 => {
+                            ids.lock().unwrap().insert(id);
+                            acked.fetch_add(1, Ordering::SeqCst);
+                        }
+                        Ok(r) => {
+                            assert_eq!(r.status().as_u16(), 503, "only 503 while shutting down");
+                            break;
+                        }
+                        Err(_) => break, // the listener is closed
+                    }
+                }
+            });
+        }
+    });
+    ids.into_inner().unwrap()
+}
+
+#[test]
+fn sigterm_finishes_requests_and_keeps_every_acknowledged_write() {
+    let t = TestCommand::new();
+    let mut s = t.serve(&[]);
+    let acked = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let ids = std::thread::scope(|scope| {
+        let writers = scope.spawn(|| insert_until_refused(&s, 4, &acked, &stop));
+        while acked.load(Ordering::SeqCst) < 40 {
+            std::thread::yield_now();
+        }
+        s.signal("TERM");
+        let ids = writers.join().unwrap();
+        stop.store(true, Ordering::SeqCst);
+        ids
+    });
+    let (status, err) = s.wait();
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(err.contains("SIGTERM: shutting down"), "{err}");
+    assert!(err.contains("shut down cleanly"), "{err}");
+    assert!(ids.len() >= 40);
+
+    let s = t.serve(&[]);
+    let h = http();
+    for id in &ids {
+        let (st, _) = answer(h.get(s.at(&format!("/docs/{id}"))).call());
+        assert_eq!(st, 200, "acknowledged {id} is missing after the restart");
+    }
+    let (_, v) = answer(h.get(s.at("/stats")).call());
+    // Writes under way at the signal may have landed without their answer arriving.
+    assert!(v["docs"].as_u64().unwrap() >= ids.len() as u64);
+}
+
+#[test]
+fn sigkill_loses_no_acknowledged_write() {
+    let t = TestCommand::new();
+    let mut s = t.serve(&[]);
+    let acked = AtomicUsize::new(0);
+    let stop = Arc::new(AtomicBool::new(false));
+    let ids = std::thread::scope(|scope| {
+        let writers = scope.spawn(|| insert_until_refused(&s, 3, &acked, &stop));
+        while acked.load(Ordering::SeqCst) < 30 {
+            std::thread::yield_now();
+        }
+        s.signal("KILL");
+        writers.join().unwrap()
+    });
+    let (status, _) = s.wait();
+    assert_eq!(status.code(), None, "killed by the signal");
+    let s = t.serve(&[]);
+    let h = http();
+    for id in &ids {
+        let (st, _) = answer(h.get(s.at(&format!("/docs/{id}"))).call());
+        assert_eq!(st, 200, "acknowledged {id} is missing after kill -9");
+    }
+}
+
+#[test]
+fn sigint_on_an_idle_server_exits_zero() {
+    let t = TestCommand::new();
+    let mut s = t.serve(&[]);
+    let (st, _) = answer(
+        http()
+            .post(s.at("/insert"))
+            .send_json(json!({"id": "a", "text": TEXT_B})),
+    );
+    assert_eq!(st, 200);
+    s.signal("INT");
+    let (status, err) = s.wait();
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(err.contains("holds 1 documents"), "{err}");
+}
+
+#[test]
+fn a_second_server_on_the_same_store_is_refused() {
+    let t = TestCommand::new();
+    let _s = t.serve(&[]);
+    let o = crate::util::checked(
+        t.command(&["serve", "--port", "0"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(crate::util::stderr(&o).contains("locked by another writer"));
+}
+
+/// Requests/s over loopback, printed (not asserted): run with
+/// `cargo test --release --test tests serve::throughput -- --ignored --nocapture`.
+/// `SIMSTORE_SERVE_BENCH_N` sets the requests per endpoint (default 4000).
+#[test]
+#[ignore = "a measurement, not a test"]
+fn throughput() {
+    let n: usize = std::env::var("SIMSTORE_SERVE_BENCH_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4000);
+    let threads = 8;
+    for sync in [true, false] {
+        let t = TestCommand::new();
+        let s = if sync {
+            t.serve(&[])
+        } else {
+            t.serve(&["--no-sync"])
+        };
+        // Spec v2 drops digit runs: pages differ by words, 16 of a 48-word vocabulary
+        // picked by a hash of the page number.
+        const VOCABULARY: [&str; 48] = [
+            "river",
+            "mountain",
+            "valley",
+            "harbour",
+            "forest",
+            "desert",
+            "island",
+            "glacier",
+            "compiler",
+            "register",
+            "pipeline",
+            "cache",
+            "kernel",
+            "socket",
+            "thread",
+            "mutex",
+            "北京",
+            "上海",
+            "天气",
+            "公园",
+            "散步",
+            "跑步",
+            "风筝",
+            "孩子",
+            "barley",
+            "copper",
+            "wool",
+            "salt",
+            "merchant",
+            "monk",
+            "shepherd",
+            "traveller",
+            "violin",
+            "piano",
+            "chorus",
+            "sonata",
+            "poem",
+            "novel",
+            "theatre",
+            "painter",
+            "电脑",
+            "手机",
+            "网络",
+            "数据",
+            "算法",
+            "模型",
+            "系统",
+            "服务",
+        ];
+        let docs: Vec<Value> = (0..n)
+            .map(|i| {
+                let mut x = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+                let words: Vec<&str> = (0..16)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        VOCABULARY[(x % 48) as usize]
+                    })
+                    .collect();
+                json!({"id": format!("https://e.com/{i}"), "title": format!("page {}", words[0]),
+                       "text": format!("{TEXT_A} {TEXT_B} {}", words.join(" "))})
+            })
+            .collect();
+        let label = if sync { "fsync per write" } else { "--no-sync" };
+        for (endpoint, path) in [
+            ("check_and_insert", "/check_and_insert"),
+            ("insert", "/insert"),
+            ("query", "/query"),
+        ] {
+            let next = AtomicUsize::new(0);
+            let new = AtomicUsize::new(0);
+            let start = std::time::Instant::now();
+            std::thread::scope(|scope| {
+                for _ in 0..threads {
+                    scope.spawn(|| {
+                        let h = http();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::SeqCst);
+                            let Some(doc) = docs.get(i) else { break };
+                            let (st, v) = answer(h.post(s.at(path)).send_json(doc));
+                            assert_eq!(st, 200, "{v}");
+                            if v["status"] == "new" {
+                                new.fetch_add(1, Ordering::SeqCst);
+                            }
+                        }
+                    });
+                }
+            });
+            let secs = start.elapsed().as_secs_f64();
+            let stored = if path == "/check_and_insert" {
+                format!(" ({} new, stored)", new.load(Ordering::SeqCst))
+            } else {
+                String::new()
+            };
+            println!(
+                "{endpoint:>16} ({label}): {n} requests from {threads} threads in {secs:.2} s = {:.0} requests/s{stored}",
+                n as f64 / secs
+            );
+        }
+    }
+}
