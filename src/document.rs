@@ -8,7 +8,7 @@ pub struct Document {
     /// The caller's unique id (a URL, a path, a database key...). Non-empty, at most
     /// [`MAX_ID_BYTES`] bytes.
     pub id: String,
-    /// The title, if any; its words weigh 1.5× the body's.
+    /// The title, if any; its words weigh 2× the body's, up to a fifth of the body in all.
     pub title: Option<String>,
     /// The body text.
     pub text: String,

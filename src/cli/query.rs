@@ -36,7 +36,7 @@ pub struct Args {
     /// In batch mode, leave out the match whose id equals the query record's id.
     #[arg(long)]
     exclude_self: bool,
-    /// Title of the query text (weighs 1.5x, as when stored).
+    /// Title of the query text (weighs 2x per word, at most a fifth of the body, as when stored).
     #[arg(long)]
     title: Option<String>,
     /// Query with this file: a text, or an HTML page (.html/.htm: title and main text); gzip'd or not.
