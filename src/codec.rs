@@ -7,7 +7,7 @@
 //! | `meta` | `"counters"` | next seq (u64 BE) ++ live documents (u64 BE) |
 //! | `meta` | `"bulk-pending"` | empty: present only while a bulk load is under way |
 //! | `meta` | `"relayout-pending"` | the new manifest, present only while a relayout is under way |
-//! | `docs` | seq (u64 BE) | record version (u8 = 2) ++ bincode([`StoredDoc`]) |
+//! | `docs` | seq (u64 BE) | record version (u8 = 2) ++ bincode([`StoredDoc`]; the content hash and the 64-byte sketch are the last two fields, each `Option`) |
 //! | `ids` | external id (UTF-8 bytes) | seq (u64 BE) ++ fingerprint (u64 BE) [++ content hash (u128 BE)] |
 //! | `exact` | content hash (u128 BE) ++ seq (u64 BE) | empty |
 //! | `t00`.. | π(fingerprint) (u64 BE) ++ seq (u64 BE) | empty |
@@ -358,10 +358,12 @@ mod tests {
             length: 7,
             time: 9,
             content_hash: Some(u128::MAX - 1),
+            sketch: Some(crate::sketch::Sketch([7; crate::sketch::SLOTS])),
         };
         assert_eq!(decode_doc(&encode_doc(&d)).unwrap(), d);
         let none = StoredDoc {
             content_hash: None,
+            sketch: None,
             ..d
         };
         assert_eq!(decode_doc(&encode_doc(&none)).unwrap(), none);
@@ -430,9 +432,13 @@ mod tests {
             length: 2,
             time: 3,
             content_hash: Some(hash),
+            sketch: Some(crate::sketch::Sketch([5; crate::sketch::SLOTS])),
         };
         let mut golden = vec![2u8, 1, b'a', 1, 0, 0, 2, 3, 1, 0xfe];
         golden.extend_from_slice(&hash.to_le_bytes());
+        // The sketch: Some, then its 64 bytes as they are.
+        golden.push(1);
+        golden.extend_from_slice(&[5; crate::sketch::SLOTS]);
         assert_eq!(encode_doc(&doc), golden);
     }
 }

@@ -1,6 +1,7 @@
 //! Documents as they enter the store, and what the store keeps about them.
 
 use crate::fingerprint::Fingerprint;
+use crate::sketch::Sketch;
 
 /// A document to fingerprint and store.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -64,6 +65,7 @@ impl Document {
             url: self.url.clone(),
             length: self.text.chars().count() as u64,
             content_hash: None,
+            sketch: None,
         }
     }
 }
@@ -81,6 +83,10 @@ pub struct DocMeta {
     /// path of [`crate::Store::check_and_insert`] looks up; `None` when only a fingerprint
     /// is known. [`crate::Store::insert`] fills it in; [`Document::meta`] leaves it `None`.
     pub content_hash: Option<u128>,
+    /// The shingle sketch ([`crate::Fingerprinter::sketch`]) that
+    /// [`crate::Store::query_verified`] compares; `None` when only a fingerprint is known.
+    /// [`crate::Store::insert`] fills it in; [`Document::meta`] leaves it `None`.
+    pub sketch: Option<Sketch>,
 }
 
 /// A stored document, as returned by [`crate::Store::get`].
@@ -100,6 +106,8 @@ pub struct StoredDoc {
     pub time: u64,
     /// Its content hash, when it was stored from text (see [`DocMeta::content_hash`]).
     pub content_hash: Option<u128>,
+    /// Its shingle sketch, when it was stored from text (see [`DocMeta::sketch`]).
+    pub sketch: Option<Sketch>,
 }
 
 impl StoredDoc {

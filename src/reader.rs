@@ -191,8 +191,8 @@ impl Record {
     }
 
     /// The store entry for this record (fingerprinting it unless `fp` was given). A record
-    /// fingerprinted from its text also gets its content hash (the exact-duplicate key); a
-    /// record with a given `fp` has none.
+    /// fingerprinted from its text also gets its content hash (the exact-duplicate key) and
+    /// its shingle sketch (for verified queries); a record with a given `fp` has neither.
     pub fn into_entry(self, f: &Fingerprinter) -> Result<Entry, RecordError> {
         let fp = self.fingerprint(f)?;
         let content_hash = match self.fp {
@@ -201,6 +201,10 @@ impl Record {
                 f.content_hash(self.title.as_deref(), self.text.as_deref().unwrap_or(""))
                     .map_err(|_| RecordError::Empty)?,
             ),
+        };
+        let sketch = match self.fp {
+            Some(_) => None,
+            None => f.sketch(self.text.as_deref().unwrap_or("")),
         };
         let length = self.text.as_deref().map_or(0, |t| t.chars().count() as u64);
         Ok(Entry {
@@ -211,6 +215,7 @@ impl Record {
                 url: self.url,
                 length,
                 content_hash,
+                sketch,
             },
         })
     }

@@ -323,6 +323,7 @@ fn execute(store: &Store, op: &Op, url: &str) {
         url: Some(url.to_owned()),
         length: 0,
         content_hash: None,
+        sketch: None,
     };
     match op {
         Op::Batch(entries) => {

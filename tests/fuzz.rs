@@ -1148,6 +1148,9 @@ fn stored_doc() -> impl Strategy<Value = StoredDoc> {
                 length,
                 time,
                 content_hash,
+                // Exercise the sketch's encoding too (its bytes from the hash).
+                sketch: content_hash
+                    .map(|h| simstore::sketch::Sketch([h as u8; simstore::sketch::SLOTS])),
             },
         )
 }
@@ -1570,6 +1573,7 @@ impl Run {
             length: self.step,
             // Some documents share a content hash: exact duplicates of each other.
             content_hash: (self.step % 3 != 0).then_some(u128::from(self.step % 4)),
+            sketch: None,
         }
     }
 }

@@ -119,3 +119,103 @@ fn dev_set_quality_holds_when_present() {
         }
     }
 }
+
+const ARTICLE: &str = "The city council approved a new budget on Tuesday, adding funds for parks, libraries and road repairs across the northern districts.\nThe mayor said the plan would hire forty new librarians and repave twelve miles of streets before the winter.\nCritics on the council argued that the budget relied on optimistic tax forecasts and left little money for emergencies.\nThe vote passed seven to two after a long public hearing in which residents asked for more bus routes and safer crossings.\nOfficials expect the first road works to begin in the spring, starting with the bridge over the river.";
+
+/// `ARTICLE` with a few words changed: a near-copy that SimHash alone may put past k = 3.
+fn edited_article() -> String {
+    ARTICLE.replace("forty", "fifty").replace("safer", "better")
+}
+
+/// The two-stage query: within k of the fingerprint and similar by sketch. A decoy with the
+/// same fingerprint but another text, and one with no sketch, are found by the plain query
+/// and rejected by the verified one; the edited copy is kept.
+#[test]
+fn verified_query_keeps_copies_and_rejects_decoys() {
+    use simstore::{DocMeta, Document, Entry, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::builder(dir.path().join("k8.db"))
+        .k_max(8)
+        .open()
+        .unwrap();
+    let f = store.fingerprinter().clone();
+    store
+        .insert(&Document::new("article", ARTICLE).with_title("Budget approved"))
+        .unwrap();
+    let fp = f.fingerprint(Some("Budget approved"), ARTICLE).unwrap();
+    let other = "Heavy rain flooded several streets near the river on Sunday night, and two bridges were closed while engineers inspected the embankments.";
+    store
+        .insert_batch([
+            Entry {
+                id: "decoy-other-text".into(),
+                fp,
+                meta: DocMeta {
+                    sketch: f.sketch(other),
+                    ..DocMeta::default()
+                },
+            },
+            Entry {
+                id: "decoy-no-sketch".into(),
+                fp,
+                meta: DocMeta::default(),
+            },
+        ])
+        .unwrap();
+    let copy = Document::new("q", edited_article()).with_title("Budget approved");
+    let distance = f.fingerprint_doc(&copy).unwrap().distance(fp);
+    assert!(distance <= 8, "the edited copy is {distance} bits away");
+    let ids =
+        |m: Vec<simstore::Match>| -> Vec<String> { m.into_iter().map(|m| m.doc.id).collect() };
+    let mut plain = ids(store.query_doc(&copy, 8).unwrap());
+    plain.sort();
+    assert_eq!(plain, ["article", "decoy-no-sketch", "decoy-other-text"]);
+    assert_eq!(
+        ids(store.query_verified(&copy, 8, 0.4).unwrap()),
+        ["article"]
+    );
+    // A stricter threshold than the copy's similarity rejects it too.
+    let stored = store.get("article").unwrap().unwrap().sketch.unwrap();
+    let sim = stored.similarity(&f.sketch(&copy.text).unwrap());
+    assert!((0.4..1.0).contains(&sim), "similarity {sim}");
+    assert!(
+        store
+            .query_verified(&copy, 8, (sim + 0.01).min(1.0))
+            .unwrap()
+            .is_empty()
+    );
+    drop(store);
+
+    // The CLI: the same answers, and --verify needs a text.
+    let t = TestCommand::new();
+    let db = dir.path().join("k8.db");
+    let out = checked(t.run_on(
+        &db,
+        &[
+            "query",
+            "--k",
+            "8",
+            "--verify",
+            "0.4",
+            "--title",
+            "Budget approved",
+            &copy.text,
+        ],
+    ));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("article"), "{stdout}");
+    assert!(!stdout.contains("decoy"), "{stdout}");
+    let out = t.run_on(
+        &db,
+        &[
+            "query",
+            "--k",
+            "8",
+            "--verify",
+            "0.4",
+            "--fp",
+            &fp.to_string(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--verify compares texts"));
+}

@@ -17,6 +17,7 @@ fn meta(title: &str) -> DocMeta {
         url: Some(format!("https://example.com/{title}")),
         length: 10,
         content_hash: None,
+        sketch: None,
     }
 }
 

@@ -138,6 +138,7 @@ fn worker(store: &Store, t: usize, ops: usize, seed: u64) -> ThreadLog {
                     url: None,
                     length: i as u64,
                     content_hash: None,
+                    sketch: None,
                 };
                 let want = if log.own.contains_key(&id) {
                     InsertOutcome::Replaced
@@ -170,6 +171,7 @@ fn worker(store: &Store, t: usize, ops: usize, seed: u64) -> ThreadLog {
                         url: None,
                         length: 0,
                         content_hash: None,
+                        sketch: None,
                     };
                     if log.own.insert(id.clone(), (fp, meta.clone())).is_some() {
                         replaced += 1;
@@ -196,6 +198,7 @@ fn worker(store: &Store, t: usize, ops: usize, seed: u64) -> ThreadLog {
                     url: None,
                     length: 0,
                     content_hash: None,
+                    sketch: None,
                 };
                 let out = store
                     .insert_fingerprint(&shared_id(s), Fingerprint(fp), meta)

@@ -7,6 +7,7 @@ use anyhow::Result;
 use rayon::prelude::*;
 use serde_json::{Value, json};
 use simstore::reader;
+use simstore::sketch::Sketch;
 use simstore::{Fingerprint, Match, Store};
 
 use super::input::{self, Inputs, Place, Raw};
@@ -24,6 +25,12 @@ pub struct Args {
     /// Largest Hamming distance to report (at most the store's k_max unless --exhaustive).
     #[arg(long, short, default_value_t = 3)]
     k: u32,
+    /// Two-stage query: keep only matches whose shingle sketch is at least T similar to the
+    /// query text's (estimated Jaccard, 0..1; 0.4 is a good start). Needs a text query (not
+    /// --fp); best on a store made with a larger --k-max (e.g. `init --k-max 8`) queried
+    /// with that --k. See docs/quality.md.
+    #[arg(long, value_name = "T")]
+    verify: Option<f64>,
     /// Print matches as JSON lines.
     #[arg(long)]
     json: bool,
@@ -60,23 +67,31 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         // Fail before reading any input, with the library's message.
         store.layout().tables_for_k(args.k)?;
     }
+    if let Some(t) = args.verify {
+        if !(0.0..=1.0).contains(&t) {
+            anyhow::bail!("--verify {t}: the threshold is a similarity between 0 and 1");
+        }
+        if args.fp.is_some() {
+            anyhow::bail!(
+                "--verify compares texts: give the query as a text, --file or --batch, not --fp"
+            );
+        }
+    }
     if let Some(batch) = &args.batch {
         return run_batch(&store, batch, &args);
     }
-    let fp = match (&args.fp, &args.file, &args.text) {
-        (Some(hex), _, _) => hex.parse::<Fingerprint>()?,
+    let f = store.fingerprinter();
+    let (fp, sketch) = match (&args.fp, &args.file, &args.text) {
+        (Some(hex), _, _) => (hex.parse::<Fingerprint>()?, None),
         (_, Some(file), _) => {
             let (title, text) = input::read_document(file)?;
-            store
-                .fingerprinter()
-                .fingerprint(args.title.as_deref().or(title.as_deref()), &text)?
+            let title = args.title.as_deref().or(title.as_deref());
+            (f.fingerprint(title, &text)?, f.sketch(&text))
         }
-        (_, _, Some(text)) => store
-            .fingerprinter()
-            .fingerprint(args.title.as_deref(), text)?,
+        (_, _, Some(text)) => (f.fingerprint(args.title.as_deref(), text)?, f.sketch(text)),
         _ => unreachable!("clap requires one of text, --file, --fp, --batch"),
     };
-    let matches = search(&store, fp, &args, None)?;
+    let matches = search(&store, fp, sketch, &args, None)?;
     let mut out = BufWriter::new(io::stdout().lock());
     for m in &matches {
         if args.json {
@@ -92,9 +107,12 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     Ok(if matches.is_empty() { 1 } else { 0 })
 }
 
+/// The matches of `fp` within `args.k`; with `--verify T`, only those whose stored sketch
+/// is at least T similar to `sketch` (none when either has no sketch).
 fn search(
     store: &Store,
     fp: Fingerprint,
+    sketch: Option<Sketch>,
     args: &Args,
     self_id: Option<&str>,
 ) -> simstore::Result<Vec<Match>> {
@@ -103,6 +121,12 @@ fn search(
     } else {
         store.query(fp, args.k)?
     };
+    if let Some(t) = args.verify {
+        matches.retain(|m| match (m.doc.sketch, sketch) {
+            (Some(stored), Some(query)) => stored.similarity(&query) >= t,
+            _ => false,
+        });
+    }
     if let Some(id) = self_id {
         matches.retain(|m| m.doc.id != id);
     }
@@ -112,12 +136,11 @@ fn search(
     Ok(matches)
 }
 
-/// One batch item's query: its name in the output, its id and its fingerprint.
-fn parse_item(
-    store: &Store,
-    line: u64,
-    raw: Raw,
-) -> Result<(Value, Option<String>, Fingerprint), String> {
+/// One batch item's query: its name in the output, its id, its fingerprint and (for texts)
+/// its sketch.
+type Item = (Value, Option<String>, Fingerprint, Option<Sketch>);
+
+fn parse_item(store: &Store, line: u64, raw: Raw, sketch: bool) -> Result<Item, String> {
     if let Raw::Json(bytes) = &raw {
         let trimmed = bytes.trim_ascii();
         if trimmed.len() == 16 {
@@ -125,7 +148,7 @@ fn parse_item(
                 .map_err(|e| e.to_string())?
                 .parse::<Fingerprint>()
             {
-                return Ok((json!(line), None, fp));
+                return Ok((json!(line), None, fp, None));
             }
         }
     }
@@ -133,7 +156,14 @@ fn parse_item(
     let fp = record
         .fingerprint(store.fingerprinter())
         .map_err(|e| e.to_string())?;
-    Ok((json!(record.id), Some(record.id), fp))
+    let sketch = if sketch && record.fp.is_none() {
+        store
+            .fingerprinter()
+            .sketch(record.text.as_deref().unwrap_or(""))
+    } else {
+        None
+    };
+    Ok((json!(record.id), Some(record.id), fp, sketch))
 }
 
 /// A batch item's answer: the query's name and its matches, or an error message.
@@ -152,13 +182,15 @@ fn run_batch(store: &Store, path: &str, args: &Args) -> Result<Code> {
             .into_par_iter()
             .map(|(place, raw)| {
                 let answer = raw.and_then(|raw| {
-                    let (query, id, fp) = parse_item(store, place.number(), raw)?;
+                    let (query, id, fp, sketch) =
+                        parse_item(store, place.number(), raw, args.verify.is_some())?;
                     let self_id = if args.exclude_self {
                         id.as_deref()
                     } else {
                         None
                     };
-                    let matches = search(store, fp, args, self_id).map_err(|e| e.to_string())?;
+                    let matches =
+                        search(store, fp, sketch, args, self_id).map_err(|e| e.to_string())?;
                     Ok((query, matches))
                 });
                 (place, answer)

@@ -117,6 +117,7 @@ impl Store {
                 length: e.meta.length,
                 time,
                 content_hash: e.meta.content_hash,
+                sketch: e.meta.sketch,
             };
             docs.put(codec::doc_key(seq), codec::encode_doc(&record))?;
             rows.push((record.id, seq, record.fp, record.content_hash));
