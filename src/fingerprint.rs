@@ -190,6 +190,17 @@ fn idf_of(token: &str, hash: u64) -> f32 {
     }
 }
 
+/// What [`Fingerprinter::analyze`] computes of a document in one pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Analysis {
+    /// The fingerprint ([`Fingerprinter::fingerprint`]).
+    pub fingerprint: Fingerprint,
+    /// The content hash ([`Fingerprinter::content_hash`]).
+    pub content_hash: u128,
+    /// The shingle sketch ([`Fingerprinter::sketch`]); `None` when the body has no token.
+    pub sketch: Option<Sketch>,
+}
+
 /// One feature's weighted term frequencies and IDF.
 #[derive(Debug, Clone, Copy, Default)]
 struct Feature {
@@ -260,7 +271,7 @@ impl Fingerprinter {
         &self.spec
     }
 
-    /// Calls `emit(token, token_hash, weight)` for every token that counts: the title's,
+    /// Calls `emit(token, token_hash, weight, is_han_char)` for every token that counts: the title's,
     /// then the body's, line by line. `weight` is [`TITLE_WEIGHT`] or the line's weight.
     /// With `han_chars`, each Han word is followed by its characters as tokens of their own.
     fn tokens(
@@ -268,7 +279,7 @@ impl Fingerprinter {
         title: Option<&str>,
         text: &str,
         han_chars: bool,
-        mut emit: impl FnMut(&str, u64, f32),
+        mut emit: impl FnMut(&str, u64, f32, bool),
     ) {
         let seed = self.spec.seed;
         let mut part = |line: &str, weight: f32| {
@@ -277,11 +288,16 @@ impl Fingerprinter {
                 if token.bytes().all(|b| b.is_ascii_digit()) {
                     return;
                 }
-                emit(token, xxh3_64_with_seed(token.as_bytes(), seed), weight);
+                emit(
+                    token,
+                    xxh3_64_with_seed(token.as_bytes(), seed),
+                    weight,
+                    false,
+                );
                 if han_chars && token.starts_with(analyze::is_han) {
                     for (i, c) in token.char_indices() {
                         let ch = &token[i..i + c.len_utf8()];
-                        emit(ch, xxh3_64_with_seed(ch.as_bytes(), seed), weight);
+                        emit(ch, xxh3_64_with_seed(ch.as_bytes(), seed), weight, true);
                     }
                 }
             });
@@ -301,6 +317,25 @@ impl Fingerprinter {
     ///
     /// Errors with [`Error::EmptyDocument`] when neither has a single token.
     pub fn fingerprint(&self, title: Option<&str>, text: &str) -> Result<Fingerprint> {
+        self.analyze_with(title, text, false).map(|a| a.fingerprint)
+    }
+
+    /// Fingerprint, content hash and sketch of a title and text in one pass over the tokens
+    /// (what [`Fingerprinter::fingerprint`], [`Fingerprinter::content_hash`] and
+    /// [`Fingerprinter::sketch`] give one by one).
+    ///
+    /// Errors with [`Error::EmptyDocument`] when neither has a single token.
+    pub fn analyze(&self, title: Option<&str>, text: &str) -> Result<Analysis> {
+        self.analyze_with(title, text, true)
+    }
+
+    fn analyze_with(&self, title: Option<&str>, text: &str, extra: bool) -> Result<Analysis> {
+        // The content hash's part tags, as in `content_hash`: 1 before the title's tokens,
+        // 2 before the body's.
+        let mut content = xxhash_rust::xxh3::Xxh3::with_seed(self.spec.seed);
+        content.update(&[1]);
+        let mut body_tagged = false;
+        let mut sketch = SketchBuilder::new();
         // Sum each distinct feature's weighted term frequency first (title and body apart),
         // then vote once per feature.
         let mut features: HashMap<u64, Feature, BuildHasherDefault<PrehashedHasher>> =
@@ -308,8 +343,19 @@ impl Fingerprinter {
         let mut tokens = 0usize;
         let mut title_total = 0.0f32;
         let mut body_total = 0.0f32;
-        let mut add = |token: &str, hash: u64, weight: f32, in_title: bool| {
+        let mut add = |token: &str, hash: u64, weight: f32, in_title: bool, is_char: bool| {
             tokens += 1;
+            if extra && !is_char {
+                if !in_title && !body_tagged {
+                    content.update(&[2]);
+                    body_tagged = true;
+                }
+                content.update(token.as_bytes());
+                content.update(&[0x1f]);
+                if !in_title {
+                    sketch.push(token);
+                }
+            }
             // The IDF is looked up once per distinct feature; stop words stay with IDF 0.
             let f = features.entry(hash).or_insert_with(|| Feature {
                 idf: idf_of(token, hash),
@@ -328,9 +374,9 @@ impl Fingerprinter {
             }
         };
         if let Some(title) = title {
-            self.tokens(Some(title), "", true, |t, h, w| add(t, h, w, true));
+            self.tokens(Some(title), "", true, |t, h, w, c| add(t, h, w, true, c));
         }
-        self.tokens(None, text, true, |t, h, w| add(t, h, w, false));
+        self.tokens(None, text, true, |t, h, w, c| add(t, h, w, false, c));
         if tokens == 0 {
             return Err(Error::EmptyDocument);
         }
@@ -338,7 +384,7 @@ impl Fingerprinter {
         if features.is_empty() {
             // Only stop words: fingerprint them rather than nothing.
             for (part_title, part_text) in [(title, ""), (None, text)] {
-                self.tokens(part_title, part_text, true, |_, hash, weight| {
+                self.tokens(part_title, part_text, true, |_, hash, weight, _| {
                     features.entry(hash).or_default().body += weight;
                 });
             }
@@ -362,7 +408,14 @@ impl Fingerprinter {
             let w = tf * f.idf * WEIGHT_SCALE;
             hasher.add(hash, w.round().max(1.0) as u32);
         }
-        Ok(Fingerprint(hasher.finish()))
+        if !body_tagged {
+            content.update(&[2]);
+        }
+        Ok(Analysis {
+            fingerprint: Fingerprint(hasher.finish()),
+            content_hash: content.digest128(),
+            sketch: if extra { sketch.finish() } else { None },
+        })
     }
 
     /// Fingerprints a document's title and text.
@@ -383,7 +436,7 @@ impl Fingerprinter {
         let mut tokens = 0usize;
         for (tag, title, text) in [(1u8, title, ""), (2, None, text)] {
             hasher.update(&[tag]);
-            self.tokens(title, text, false, |token, _, _| {
+            self.tokens(title, text, false, |token, _, _, _| {
                 tokens += 1;
                 hasher.update(token.as_bytes());
                 hasher.update(&[0x1f]);
@@ -399,7 +452,7 @@ impl Fingerprinter {
     /// SimHash candidates found with a larger k. `None` when the text has no token.
     pub fn sketch(&self, text: &str) -> Option<Sketch> {
         let mut b = SketchBuilder::new();
-        self.tokens(None, text, false, |token, _, _| b.push(token));
+        self.tokens(None, text, false, |token, _, _, _| b.push(token));
         b.finish()
     }
 
@@ -444,6 +497,39 @@ mod tests {
             Err(Error::EmptyDocument)
         ));
         assert!(f.fingerprint(Some("标题"), "").is_ok());
+    }
+
+    #[test]
+    fn analyze_is_the_three_in_one_pass() {
+        let f = Fingerprinter::new();
+        for (title, text) in [
+            (
+                Some("北京天气 - 某某网"),
+                "首页 | 新闻 | 体育 | 娱乐\n今天北京的天气很好，我们去公园散步。\n版权所有 © 2026",
+            ),
+            (
+                None,
+                "The council approved the budget. It was the first of many votes.",
+            ),
+            (Some("Only a title"), ""),
+            (None, "的 了 the of"),
+            (Some("ab"), "c"),
+            (Some("a"), "bc"),
+        ] {
+            let a = f.analyze(title, text).unwrap();
+            assert_eq!(a.fingerprint, f.fingerprint(title, text).unwrap());
+            assert_eq!(
+                a.content_hash,
+                f.content_hash(title, text).unwrap(),
+                "{title:?} {text}"
+            );
+            assert_eq!(a.sketch, f.sketch(text));
+        }
+        assert_ne!(
+            f.analyze(Some("ab"), "c").unwrap().content_hash,
+            f.analyze(Some("a"), "bc").unwrap().content_hash
+        );
+        assert!(matches!(f.analyze(None, "。！"), Err(Error::EmptyDocument)));
     }
 
     #[test]

@@ -55,7 +55,7 @@ pub mod store;
 pub use cluster::{DedupReport, DuplicatePair};
 pub use document::{DocMeta, Document, Match, StoredDoc};
 pub use error::{Error, Result};
-pub use fingerprint::{Fingerprint, FingerprintSpec, Fingerprinter};
+pub use fingerprint::{Analysis, Fingerprint, FingerprintSpec, Fingerprinter};
 pub use layout::Layout;
 pub use store::{
     BatchOutcome, CandidateStats, CheckOutcome, CheckReport, Entry, InsertOutcome, Stats, Store,

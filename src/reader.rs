@@ -194,17 +194,14 @@ impl Record {
     /// fingerprinted from its text also gets its content hash (the exact-duplicate key) and
     /// its shingle sketch (for verified queries); a record with a given `fp` has neither.
     pub fn into_entry(self, f: &Fingerprinter) -> Result<Entry, RecordError> {
-        let fp = self.fingerprint(f)?;
-        let content_hash = match self.fp {
-            Some(_) => None,
-            None => Some(
-                f.content_hash(self.title.as_deref(), self.text.as_deref().unwrap_or(""))
-                    .map_err(|_| RecordError::Empty)?,
-            ),
-        };
-        let sketch = match self.fp {
-            Some(_) => None,
-            None => f.sketch(self.text.as_deref().unwrap_or("")),
+        let (fp, content_hash, sketch) = match self.fp {
+            Some(fp) => (fp, None, None),
+            None => {
+                let a = f
+                    .analyze(self.title.as_deref(), self.text.as_deref().unwrap_or(""))
+                    .map_err(|_| RecordError::Empty)?;
+                (a.fingerprint, Some(a.content_hash), a.sketch)
+            }
         };
         let length = self.text.as_deref().map_or(0, |t| t.chars().count() as u64);
         Ok(Entry {

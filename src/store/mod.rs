@@ -640,11 +640,13 @@ impl Store {
 
     /// `doc`'s fingerprint and its metadata with the content hash and sketch filled in.
     fn fingerprint_with_meta(&self, doc: &Document) -> Result<(Fingerprint, DocMeta)> {
-        let fp = self.fingerprinter.fingerprint_doc(doc)?;
+        let a = self
+            .fingerprinter
+            .analyze(doc.title.as_deref(), &doc.text)?;
         let mut meta = doc.meta();
-        meta.content_hash = Some(self.fingerprinter.content_hash_doc(doc)?);
-        meta.sketch = self.fingerprinter.sketch(&doc.text);
-        Ok((fp, meta))
+        meta.content_hash = Some(a.content_hash);
+        meta.sketch = a.sketch;
+        Ok((a.fingerprint, meta))
     }
 
     /// Stores a precomputed fingerprint under `id`; an existing document with the same id
