@@ -23,8 +23,9 @@
 //!   headlines, truncated chrome, button labels — in a text that also has content lines;
 //! - **content** (weight 1): everything else.
 //!
-//! When no line is content, every line weighs 1: a text made only of short lines (a
-//! title-like snippet, a list) is still fingerprinted as a whole.
+//! When no line is content, short lines weigh 1 and boilerplate stays 0: a text made only
+//! of short lines (a title-like snippet, a list) is still fingerprinted as a whole, without
+//! the chrome around it. When every line is boilerplate, every line weighs 1.
 //!
 //! Inside lines, URLs are removed before tokenization; [`is_noise_token`] drops digit runs
 //! (dates, counters, ids) and stop words.
@@ -390,6 +391,20 @@ pub fn classify(line: &str) -> LineKind {
     if len <= 160 && is_marked(line, len, han > 0) {
         return LineKind::Boilerplate;
     }
+    if han >= FUNCTION_WORDS_MIN_HAN || (han == 0 && alnum >= FUNCTION_WORDS_MIN_HAN) {
+        if let Some((function, all)) = function_words(line, han > 0) {
+            let threshold = if han > 0 {
+                MIN_FUNCTION_HAN
+            } else {
+                MIN_FUNCTION_WORDS
+            };
+            if all >= if han > 0 { FUNCTION_WORDS_MIN_HAN } else { 8 }
+                && (function as f32) < threshold * all as f32
+            {
+                return LineKind::Boilerplate;
+            }
+        }
+    }
     let sentence = line.ends_with(SENTENCE_END);
     let short = if han > 0 {
         chars < 25
@@ -423,6 +438,54 @@ fn is_marked(line: &str, len: usize, han: bool) -> bool {
     false
 }
 
+/// Function-word density (jusText's stop-word density, Pomikálek 2011): prose is made of
+/// function words — "的 了 是 在", "the of and to" — and chrome (menus, link lists, tags,
+/// product names) has next to none. Han lines of at least this many Han characters are
+/// checked ...
+const FUNCTION_WORDS_MIN_HAN: usize = 10;
+/// ... and are boilerplate when fewer than this share of their Han characters are
+/// [`FUNCTION_CHARS`];
+const MIN_FUNCTION_HAN: f32 = 0.05;
+/// other lines of at least 8 words are boilerplate when fewer than this share of their words
+/// are English [`STOP_WORDS`].
+const MIN_FUNCTION_WORDS: f32 = 0.1;
+
+/// The commonest Chinese function characters (particles, pronouns, prepositions, copulas,
+/// measure words): in running text about one character in five is one of them.
+pub const FUNCTION_CHARS: &[char] = &[
+    '的', '了', '是', '在', '和', '有', '不', '这', '我', '也', '就', '都', '一', '个', '们', '为',
+    '以', '到', '说', '要', '对', '会', '着', '之', '与', '而', '及', '其', '上', '来', '地', '得',
+    '很', '把', '被', '从', '还', '让', '给', '但', '又', '或',
+];
+
+/// (function words, all words) of a line: Han characters and [`FUNCTION_CHARS`] when
+/// `han`, else alphanumeric words and English [`STOP_WORDS`].
+fn function_words(line: &str, han: bool) -> Option<(usize, usize)> {
+    static EN: LazyLock<std::collections::HashSet<&'static str>> = LazyLock::new(|| {
+        STOP_WORDS
+            .iter()
+            .copied()
+            .filter(|w| w.is_ascii())
+            .collect()
+    });
+    let (mut function, mut all) = (0, 0);
+    if han {
+        for c in line.chars().filter(|&c| crate::analyze::is_han(c)) {
+            all += 1;
+            function += usize::from(FUNCTION_CHARS.contains(&c));
+        }
+    } else {
+        for w in line
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
+            all += 1;
+            function += usize::from(EN.contains(w));
+        }
+    }
+    Some((function, all))
+}
+
 /// Splits normalized `text` into lines with their weights (0, [`SHORT_LINE_WEIGHT`] or 1).
 pub fn weighted_lines(text: &str) -> Vec<(&str, f32)> {
     let lines: Vec<(&str, LineKind)> = text
@@ -431,13 +494,15 @@ pub fn weighted_lines(text: &str) -> Vec<(&str, f32)> {
         .map(|l| (l, classify(l)))
         .collect();
     let any_content = lines.iter().any(|(_, k)| *k == LineKind::Content);
+    let any_short = lines.iter().any(|(_, k)| *k == LineKind::Short);
     lines
         .into_iter()
         .map(|(l, kind)| {
             let w = match kind {
-                _ if !any_content => 1.0,
                 LineKind::Content => 1.0,
-                LineKind::Short => SHORT_LINE_WEIGHT,
+                LineKind::Short if any_content => SHORT_LINE_WEIGHT,
+                LineKind::Short => 1.0,
+                LineKind::Boilerplate if !any_content && !any_short => 1.0,
                 LineKind::Boilerplate => 0.0,
             };
             (l, w)
@@ -500,6 +565,34 @@ mod tests {
 
     fn kind(line: &str) -> LineKind {
         classify(&normalize(line))
+    }
+
+    #[test]
+    fn chrome_without_function_words_is_boilerplate() {
+        // Link lists and product strips: no 的/了/是..., no "the/of/and".
+        for line in [
+            "[新竹新埔一日遊]新竹觀光&旅遊景點~~~柿餅加工廠 金漢觀光果園&... | 『台灣』新竹-六福村主題樂園",
+            "Home News Sport Weather iPlayer Sounds CBBC CBeebies Food Bitesize Arts Taster Local Menu Search",
+        ] {
+            assert_eq!(kind(line), LineKind::Boilerplate, "{line}");
+        }
+        // Prose keeps its function words, however long or short its words.
+        for line in [
+            "提出了一种基于小波分析的动态系统故障诊断方法，利用多分辨分析理论对模型的输出信号进行处理。",
+            "Gasoline prices rose by 5.5 pct last month after a 15.7 pct January rise, the department said.",
+        ] {
+            assert_eq!(kind(line), LineKind::Content, "{line}");
+        }
+    }
+
+    #[test]
+    fn fallbacks_keep_chrome_out() {
+        let text = normalize("很好\n物流快\n分享到：微信 微博 QQ空间 豆瓣 人人网");
+        let weights: Vec<f32> = weighted_lines(&text).iter().map(|l| l.1).collect();
+        assert_eq!(weights, [1.0, 1.0, 0.0], "short lines weigh 1, chrome 0");
+        let text = normalize("首页 | 新闻 | 体育 | 娱乐\n版权所有 © 2003-2026 示例网");
+        let weights: Vec<f32> = weighted_lines(&text).iter().map(|l| l.1).collect();
+        assert_eq!(weights, [1.0, 1.0], "all chrome: all of it counts");
     }
 
     #[test]

@@ -98,8 +98,22 @@ pub struct FingerprintSpec {
 /// Seed of the xxh3 feature hash (the bytes of "SIMSTORE"; unchanged since spec v1).
 pub const SPEC_V1_SEED: u64 = 0x5349_4D53_544F_5245;
 
-/// Fixed-point scale of feature weights: a weight of 1.0 votes 64.
-const WEIGHT_SCALE: f32 = 64.0;
+/// Fixed-point scale of feature weights: the heaviest feature votes this much.
+const WEIGHT_SCALE: f64 = 1_048_576.0;
+
+/// A body term frequency counts to this power: the words a text repeats (its topic) decide
+/// the fingerprint; words it uses once (where edits land) barely move it.
+///
+/// (x^6 is computed by multiplication: the same on every platform.)
+const TF_POWER: i32 = 6;
+/// Term frequencies are capped at the larger of this count ...
+const TF_CAP_MIN: f64 = 8.0;
+/// ... and this share of the body's tokens, so one word repeated throughout a page (a
+/// site name, a unit like "pct") does not outweigh the rest.
+const TF_CAP_SHARE: f64 = 0.06;
+/// No feature votes more than this share of all the votes (after the limit): a text with
+/// one repeated word must not be fingerprinted by that word alone.
+const MAX_FEATURE_SHARE: (u64, u64) = (2, 5); // 40 %
 
 /// Weight of a title token relative to a body token of a content line.
 const TITLE_WEIGHT: f32 = 2.0;
@@ -190,6 +204,29 @@ fn idf_of(token: &str, hash: u64) -> f32 {
     }
 }
 
+/// The largest `limit` such that, with every vote cut to at most `limit`, no vote exceeds the
+/// share `num/den` of the total — found exactly on the votes sorted heaviest first: with the
+/// top `m` votes cut to `L`, `L = share × (rest + m·L)`, so `L = num·rest / (den − num·m)`,
+/// valid when the next vote is at most `L`. `u64::MAX` when no vote needs cutting, or when
+/// there are too few votes for the share to be met (two votes cannot each be under 40 %).
+fn share_limit(mut votes: Vec<u64>, (num, den): (u64, u64)) -> u64 {
+    votes.sort_unstable_by(|a, b| b.cmp(a));
+    let mut rest: u128 = votes.iter().map(|&v| u128::from(v)).sum();
+    let (num, den) = (u128::from(num), u128::from(den));
+    for m in 0..votes.len() {
+        // Votes 0..m are cut to L; votes m.. are as they are.
+        if den <= num * m as u128 {
+            break;
+        }
+        let limit = num * rest / (den - num * m as u128);
+        if u128::from(votes[m]) <= limit {
+            return if m == 0 { u64::MAX } else { limit as u64 };
+        }
+        rest -= u128::from(votes[m]);
+    }
+    u64::MAX
+}
+
 /// What [`Fingerprinter::analyze`] computes of a document in one pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Analysis {
@@ -210,18 +247,20 @@ struct Feature {
 }
 
 impl FingerprintSpec {
-    /// The spec this build computes (v2).
+    /// The spec this build computes (v3).
     pub fn current() -> Self {
         Self {
-            version: 2,
+            version: 3,
             normalizer: "unicode NFKC + lowercase; lines weighted by simstore::clean v2 \
-                         (boilerplate 0, short 0.25, content 1); URLs, digit runs and stop words dropped; \
+                         (boilerplate 0, short 0.25, content 1; v3 fallbacks); URLs, digit runs and stop words dropped; \
                          site names cut from titles"
                 .into(),
             tokenizer: "jieba-rs 0.11 default dictionary, HMM on, for Han runs; alphanumeric runs elsewhere".into(),
-            features: "token unigrams; Han words also count their characters".into(),
-            weighting: "body tf^1.5 x idf (resources/idf-zh.txt from jieba, resources/idf-en.txt from \
-                        wordfreq; unknown 11.95 Han / 14.0 other); title tokens 2x, title total <= 20% of body"
+            features: "token unigrams; Han words of 2+ characters also count their characters".into(),
+            weighting: "(min(body tf, max(8, 6% of body tokens))^6 + title tf) x idf (resources/idf-zh.txt \
+                        from jieba, resources/idf-en.txt from wordfreq; unknown 11.95 Han / 14.0 other); \
+                        title tokens 2x, title total <= 20% of body tf x idf; votes in 2^20 fixed point \
+                        of the heaviest, each at most 40% of all"
                 .into(),
             hash: "xxh3-64".into(),
             seed: SPEC_V1_SEED,
@@ -273,7 +312,8 @@ impl Fingerprinter {
 
     /// Calls `emit(token, token_hash, weight, is_han_char)` for every token that counts: the title's,
     /// then the body's, line by line. `weight` is [`TITLE_WEIGHT`] or the line's weight.
-    /// With `han_chars`, each Han word is followed by its characters as tokens of their own.
+    /// With `han_chars`, each Han word of two or more characters is followed by its characters
+    /// as tokens of their own.
     fn tokens(
         &self,
         title: Option<&str>,
@@ -294,7 +334,10 @@ impl Fingerprinter {
                     weight,
                     false,
                 );
-                if han_chars && token.starts_with(analyze::is_han) {
+                // A Han word of two or more characters also counts its characters (a
+                // one-character word is its character already).
+                if han_chars && token.starts_with(analyze::is_han) && token.chars().nth(1).is_some()
+                {
                     for (i, c) in token.char_indices() {
                         let ch = &token[i..i + c.len_utf8()];
                         emit(ch, xxh3_64_with_seed(ch.as_bytes(), seed), weight, true);
@@ -400,13 +443,34 @@ impl Fingerprinter {
         } else {
             1.0
         };
+        // Body term frequencies are capped and raised to TF_POWER; the title adds its
+        // (capped) weight after the power, so it separates otherwise equal texts but never
+        // outvotes a word the body repeats. Body weights are multiples of 1/4, so their sum
+        // (and the cap) does not depend on the order of the features.
+        let body_tokens: f64 = features.values().map(|f| f64::from(f.body)).sum();
+        let cap = (TF_CAP_SHARE * body_tokens).max(TF_CAP_MIN);
+        let mut weights: Vec<(u64, f64)> = features
+            .into_iter()
+            .map(|(hash, f)| {
+                let tf = f64::from(f.body).min(cap);
+                let tf2 = tf * tf;
+                debug_assert_eq!(TF_POWER, 6);
+                let w = tf2 * tf2 * tf2 + f64::from(f.title * title_scale);
+                (hash, w * f64::from(f.idf))
+            })
+            .collect();
+        // Fixed point relative to the heaviest feature (order-independent), then the share
+        // limit on exact integer sums.
+        let max = weights.iter().map(|w| w.1).fold(0.0f64, f64::max);
+        let votes: Vec<(u64, u64)> = weights
+            .drain(..)
+            .map(|(hash, w)| (hash, ((w / max) * WEIGHT_SCALE).round().max(1.0) as u64))
+            .collect();
+        let limit = share_limit(votes.iter().map(|v| v.1).collect(), MAX_FEATURE_SHARE);
         let mut hasher = SimHasher::new();
-        for (hash, f) in features {
-            // Body term frequency to the power 1.5 (as tf * sqrt(tf)): words a text repeats
-            // (its topic) outweigh words it uses once (where edits land).
-            let tf = f.body * f.body.sqrt() + f.title * title_scale;
-            let w = tf * f.idf * WEIGHT_SCALE;
-            hasher.add(hash, w.round().max(1.0) as u32);
+        for (hash, v) in votes {
+            // Votes are at most WEIGHT_SCALE (2^20).
+            hasher.add(hash, v.min(limit) as u32);
         }
         if !body_tagged {
             content.update(&[2]);
@@ -530,6 +594,77 @@ mod tests {
             f.analyze(Some("a"), "bc").unwrap().content_hash
         );
         assert!(matches!(f.analyze(None, "。！"), Err(Error::EmptyDocument)));
+    }
+
+    #[test]
+    fn share_limit_is_the_exact_fixed_point() {
+        let share = MAX_FEATURE_SHARE;
+        // Nothing to cut.
+        assert_eq!(share_limit(vec![3, 3, 3, 3], share), u64::MAX);
+        // One heavy vote among many light ones: cut to 40 % of the total after the cut.
+        let votes = vec![1000, 10, 10, 10, 10, 10, 10];
+        let limit = share_limit(votes.clone(), share);
+        let cut: Vec<u64> = votes.iter().map(|&v| v.min(limit)).collect();
+        let total: u64 = cut.iter().sum();
+        assert_eq!(limit, 40, "40 = 0.4 x (60 + 40)");
+        assert!(cut.iter().all(|&v| v * 5 <= total * 2));
+        // Random votes: after the cut no vote is over the share, and a larger limit would
+        // break it (the limit is the largest that works, up to integer rounding).
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..2000 {
+            let n = 3 + (x % 20) as usize;
+            let votes: Vec<u64> = (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    1 + (x % 1000) * (x % 1000) * (x % 7)
+                })
+                .collect();
+            let limit = share_limit(votes.clone(), share);
+            let over = |l: u64| {
+                let total: u64 = votes.iter().map(|&v| v.min(l)).sum();
+                votes.iter().any(|&v| v.min(l) * 5 > total * 2)
+            };
+            assert!(!over(limit), "{votes:?} limit {limit}");
+            if limit != u64::MAX {
+                assert!(
+                    over(limit + 2),
+                    "{votes:?} limit {limit} is not the largest"
+                );
+            }
+        }
+        // Two votes cannot both be under 40 %: left as they are.
+        assert_eq!(share_limit(vec![100, 1], share), u64::MAX);
+    }
+
+    #[test]
+    fn repeated_words_decide_and_one_word_cannot() {
+        let f = Fingerprinter::new();
+        // A text that repeats its topic keeps its fingerprint when a word used once changes.
+        let text = "The harbour opened a new harbour crane. Harbour workers said the crane \
+                    lifts containers faster, and the harbour expects more ships and more \
+                    containers next year, when the second crane arrives at the harbour.";
+        let edited = text.replace("workers", "officials");
+        assert!(
+            f.fingerprint(None, text)
+                .unwrap()
+                .distance(f.fingerprint(None, &edited).unwrap())
+                <= 1
+        );
+        // Two different texts that share one word repeated many times are not near
+        // duplicates at k = 3: no feature votes more than 40 % (without the limit they are
+        // at distance 0).
+        let a = "pct pct pct pct pct pct pct pct pct pct: wheat exports rose in the northern \
+                 provinces after the rains, traders in the grain markets said on monday.";
+        let b = "pct pct pct pct pct pct pct pct pct pct: copper mines cut output when the \
+                 strike spread to smelters and railways across the southern highlands.";
+        assert!(
+            f.fingerprint(None, a)
+                .unwrap()
+                .distance(f.fingerprint(None, b).unwrap())
+                > 3
+        );
     }
 
     #[test]

@@ -160,24 +160,35 @@ fn bad_documents_are_refused_without_side_effects() {
 
 #[test]
 fn another_spec_is_refused_with_what_to_do() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
-    drop(Store::open(&path).unwrap());
-    rewrite_manifest(&path, |bytes| {
-        let mut m: Manifest = codec::decode_manifest(&bytes).unwrap();
-        m.spec = FingerprintSpec {
-            version: 99,
-            ..FingerprintSpec::current()
-        };
-        codec::encode_manifest(&m)
-    });
-    let err = Store::open(&path).unwrap_err();
-    assert!(matches!(err, Error::SpecMismatch { .. }), "{err:?}");
-    let msg = err.to_string();
-    assert!(
-        msg.contains("v99") && msg.contains("v2") && msg.contains("re-import"),
-        "{msg}"
-    );
+    // A future spec, and spec v2 (the previous release's fingerprints: tf^1.5 weights).
+    let v2 = FingerprintSpec {
+        version: 2,
+        weighting: "body tf^1.5 x idf (resources/idf-zh.txt from jieba, resources/idf-en.txt from \
+                    wordfreq; unknown 11.95 Han / 14.0 other); title tokens 2x, title total <= 20% of body"
+            .into(),
+        ..FingerprintSpec::current()
+    };
+    let v99 = FingerprintSpec {
+        version: 99,
+        ..FingerprintSpec::current()
+    };
+    for (spec, name) in [(v99, "v99"), (v2, "v2 (")] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        drop(Store::open(&path).unwrap());
+        rewrite_manifest(&path, |bytes| {
+            let mut m: Manifest = codec::decode_manifest(&bytes).unwrap();
+            m.spec = spec.clone();
+            codec::encode_manifest(&m)
+        });
+        let err = Store::open(&path).unwrap_err();
+        assert!(matches!(err, Error::SpecMismatch { .. }), "{err:?}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains(name) && msg.contains("v3 (") && msg.contains("re-import"),
+            "{msg}"
+        );
+    }
 }
 
 /// Opens `path` expecting `Error::FormatVersion { found, expected: 2 }`; returns the error.
