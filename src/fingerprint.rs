@@ -213,16 +213,16 @@ fn share_limit(mut votes: Vec<u64>, (num, den): (u64, u64)) -> u64 {
     votes.sort_unstable_by(|a, b| b.cmp(a));
     let mut rest: u128 = votes.iter().map(|&v| u128::from(v)).sum();
     let (num, den) = (u128::from(num), u128::from(den));
-    for m in 0..votes.len() {
+    for (m, &vote) in votes.iter().enumerate() {
         // Votes 0..m are cut to L; votes m.. are as they are.
         if den <= num * m as u128 {
             break;
         }
         let limit = num * rest / (den - num * m as u128);
-        if u128::from(votes[m]) <= limit {
+        if u128::from(vote) <= limit {
             return if m == 0 { u64::MAX } else { limit as u64 };
         }
-        rest -= u128::from(votes[m]);
+        rest -= u128::from(vote);
     }
     u64::MAX
 }
