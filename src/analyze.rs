@@ -11,6 +11,7 @@ use jieba_rs::Jieba;
 use unicode_normalization::UnicodeNormalization;
 
 static JIEBA: LazyLock<Jieba> = LazyLock::new(Jieba::new);
+static HMM: LazyLock<bool> = LazyLock::new(|| std::env::var("SS_NOHMM").is_err());
 
 /// Forces the jieba dictionary to load now rather than on first use (it takes ~0.1–0.3 s).
 pub fn warm_up() {
@@ -105,7 +106,7 @@ pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
         Run::Word => emit(s),
         Run::Han => {
             // A run of Han characters only: every token jieba returns is a word.
-            for token in JIEBA.cut(s, true) {
+            for token in JIEBA.cut(s, *HMM) {
                 emit(token.word);
             }
         }

@@ -349,14 +349,29 @@ const SENTENCE_END: &[char] = &[
 /// Classifies one normalized line (see the module documentation).
 pub fn classify(line: &str) -> LineKind {
     let line = line.trim();
-    let chars = line.chars().filter(|c| !c.is_whitespace()).count();
-    if chars == 0 {
-        return LineKind::Boilerplate;
-    }
-    // One pass: Han characters, letters and digits, ASCII digits, all characters.
-    let (mut han, mut alnum, mut digits, mut len) = (0usize, 0usize, 0usize, 0usize);
+    // One pass: non-space characters, all characters, Han characters (and how many are
+    // function characters), letters and digits, ASCII digits, whitespace-separated words,
+    // separator-delimited non-empty items.
+    let (mut chars, mut len, mut han, mut function_han) = (0usize, 0usize, 0usize, 0usize);
+    let (mut alnum, mut digits, mut words, mut items) = (0usize, 0usize, 0usize, 0usize);
+    let (mut in_word, mut item_open) = (false, false);
     for c in line.chars() {
         len += 1;
+        if c.is_whitespace() {
+            in_word = false;
+            continue;
+        }
+        chars += 1;
+        if !in_word {
+            words += 1;
+            in_word = true;
+        }
+        if SEPARATORS.contains(&c) {
+            items += usize::from(item_open);
+            item_open = false;
+            continue;
+        }
+        item_open = true;
         if c.is_ascii() {
             if c.is_ascii_alphanumeric() {
                 alnum += 1;
@@ -365,24 +380,21 @@ pub fn classify(line: &str) -> LineKind {
         } else if crate::analyze::is_han(c) {
             han += 1;
             alnum += 1;
+            function_han += usize::from(is_function_char(c));
         } else if c.is_alphanumeric() {
             alnum += 1;
         }
     }
-    // Navigation: many short items between separators.
-    let items: Vec<&str> = line
-        .split(SEPARATORS)
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect();
-    if items.len() >= 3 && chars / items.len() <= 24 {
+    items += usize::from(item_open);
+    if chars == 0 {
         return LineKind::Boilerplate;
     }
-    if han > 0 {
-        let words: Vec<&str> = line.split_whitespace().collect();
-        if words.len() >= 4 && chars / words.len() <= 4 {
-            return LineKind::Boilerplate;
-        }
+    // Navigation: many short items between separators.
+    if items >= 3 && chars / items <= 24 {
+        return LineKind::Boilerplate;
+    }
+    if han > 0 && words >= 4 && chars / words <= 4 {
+        return LineKind::Boilerplate;
     }
     // Metadata: digit-heavy short lines.
     if len <= 120 && digits >= 4 && digits * 4 >= alnum {
@@ -391,26 +403,18 @@ pub fn classify(line: &str) -> LineKind {
     if len <= 160 && is_marked(line, len, han > 0) {
         return LineKind::Boilerplate;
     }
-    if han >= FUNCTION_WORDS_MIN_HAN || (han == 0 && alnum >= FUNCTION_WORDS_MIN_HAN) {
-        if let Some((function, all)) = function_words(line, han > 0) {
-            let threshold = if han > 0 {
-                MIN_FUNCTION_HAN
-            } else {
-                MIN_FUNCTION_WORDS
-            };
-            if all >= if han > 0 { FUNCTION_WORDS_MIN_HAN } else { 8 }
-                && (function as f32) < threshold * all as f32
-            {
-                return LineKind::Boilerplate;
-            }
+    // Function-word density.
+    if han >= FUNCTION_WORDS_MIN_HAN && (function_han as f32) < MIN_FUNCTION_HAN * han as f32 {
+        return LineKind::Boilerplate;
+    }
+    if han == 0 && alnum >= FUNCTION_WORDS_MIN_HAN {
+        let (function, all) = english_function_words(line);
+        if all >= 8 && (function as f32) < MIN_FUNCTION_WORDS * all as f32 {
+            return LineKind::Boilerplate;
         }
     }
     let sentence = line.ends_with(SENTENCE_END);
-    let short = if han > 0 {
-        chars < 25
-    } else {
-        line.split_whitespace().count() < 6
-    };
+    let short = if han > 0 { chars < 25 } else { words < 6 };
     if short && !sentence {
         LineKind::Short
     } else {
@@ -458,32 +462,37 @@ pub const FUNCTION_CHARS: &[char] = &[
     '很', '把', '被', '从', '还', '让', '给', '但', '又', '或',
 ];
 
-/// (function words, all words) of a line: Han characters and [`FUNCTION_CHARS`] when
-/// `han`, else alphanumeric words and English [`STOP_WORDS`].
-fn function_words(line: &str, han: bool) -> Option<(usize, usize)> {
-    static EN: LazyLock<std::collections::HashSet<&'static str>> = LazyLock::new(|| {
-        STOP_WORDS
-            .iter()
-            .copied()
-            .filter(|w| w.is_ascii())
-            .collect()
+/// True for the [`FUNCTION_CHARS`] (a bitmap over the CJK Unified Ideographs block).
+fn is_function_char(c: char) -> bool {
+    const BASE: u32 = 0x4E00;
+    static BITMAP: LazyLock<Vec<u64>> = LazyLock::new(|| {
+        let mut bits = vec![0u64; ((0x9FFF - BASE) / 64 + 1) as usize];
+        for &c in FUNCTION_CHARS {
+            let i = c as u32 - BASE;
+            bits[(i / 64) as usize] |= 1 << (i % 64);
+        }
+        bits
     });
-    let (mut function, mut all) = (0, 0);
-    if han {
-        for c in line.chars().filter(|&c| crate::analyze::is_han(c)) {
-            all += 1;
-            function += usize::from(FUNCTION_CHARS.contains(&c));
-        }
-    } else {
-        for w in line
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-        {
-            all += 1;
-            function += usize::from(EN.contains(w));
-        }
+    let c = c as u32;
+    (BASE..=0x9FFF).contains(&c) && {
+        let i = c - BASE;
+        BITMAP[(i / 64) as usize] & (1 << (i % 64)) != 0
     }
-    Some((function, all))
+}
+
+/// (English [`STOP_WORDS`], all alphanumeric words) of a line.
+fn english_function_words(line: &str) -> (usize, usize) {
+    static EN: LazyLock<std::collections::HashSet<&'static str>> =
+        LazyLock::new(|| STOP_WORDS.iter().copied().filter(|w| w.is_ascii()).collect());
+    let (mut function, mut all) = (0, 0);
+    for w in line
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        all += 1;
+        function += usize::from(EN.contains(w));
+    }
+    (function, all)
 }
 
 /// Splits normalized `text` into lines with their weights (0, [`SHORT_LINE_WEIGHT`] or 1).
