@@ -482,8 +482,13 @@ fn is_function_char(c: char) -> bool {
 
 /// (English [`STOP_WORDS`], all alphanumeric words) of a line.
 fn english_function_words(line: &str) -> (usize, usize) {
-    static EN: LazyLock<std::collections::HashSet<&'static str>> =
-        LazyLock::new(|| STOP_WORDS.iter().copied().filter(|w| w.is_ascii()).collect());
+    static EN: LazyLock<std::collections::HashSet<&'static str>> = LazyLock::new(|| {
+        STOP_WORDS
+            .iter()
+            .copied()
+            .filter(|w| w.is_ascii())
+            .collect()
+    });
     let (mut function, mut all) = (0, 0);
     for w in line
         .split(|c: char| !c.is_alphanumeric())

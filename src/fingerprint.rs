@@ -16,7 +16,7 @@ use crate::analyze;
 use crate::clean;
 use crate::document::Document;
 use crate::error::{Error, Result};
-use crate::simhash::SimHasher;
+use crate::simhash;
 use crate::sketch::{Sketch, SketchBuilder};
 
 /// A 64-bit SimHash fingerprint. Displayed and parsed as exactly 16 hexadecimal digits.
@@ -207,24 +207,29 @@ fn idf_of(token: &str, hash: u64) -> f32 {
 /// The largest `limit` such that, with every vote cut to at most `limit`, no vote exceeds the
 /// share `num/den` of the total — found exactly on the votes sorted heaviest first: with the
 /// top `m` votes cut to `L`, `L = share × (rest + m·L)`, so `L = num·rest / (den − num·m)`,
-/// valid when the next vote is at most `L`. `u64::MAX` when no vote needs cutting, or when
+/// valid when the next vote is at most `L`. `u32::MAX` when no vote needs cutting, or when
 /// there are too few votes for the share to be met (two votes cannot each be under 40 %).
-fn share_limit(mut votes: Vec<u64>, (num, den): (u64, u64)) -> u64 {
-    votes.sort_unstable_by(|a, b| b.cmp(a));
-    let mut rest: u128 = votes.iter().map(|&v| u128::from(v)).sum();
+fn share_limit(votes: &[(u64, u32)], (num, den): (u64, u64)) -> u32 {
+    let mut rest: u128 = votes.iter().map(|v| u128::from(v.1)).sum();
     let (num, den) = (u128::from(num), u128::from(den));
-    for (m, &vote) in votes.iter().enumerate() {
+    let max = votes.iter().map(|v| v.1).max().unwrap_or(0);
+    if u128::from(max) * den <= num * rest {
+        return u32::MAX;
+    }
+    let mut sorted: Vec<u32> = votes.iter().map(|v| v.1).collect();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    for (m, &vote) in sorted.iter().enumerate() {
         // Votes 0..m are cut to L; votes m.. are as they are.
         if den <= num * m as u128 {
             break;
         }
         let limit = num * rest / (den - num * m as u128);
         if u128::from(vote) <= limit {
-            return if m == 0 { u64::MAX } else { limit as u64 };
+            return if m == 0 { u32::MAX } else { limit as u32 };
         }
         rest -= u128::from(vote);
     }
-    u64::MAX
+    u32::MAX
 }
 
 /// What [`Fingerprinter::analyze`] computes of a document in one pass.
@@ -255,7 +260,7 @@ impl FingerprintSpec {
                          (boilerplate 0, short 0.25, content 1; v3 fallbacks); URLs, digit runs and stop words dropped; \
                          site names cut from titles"
                 .into(),
-            tokenizer: "jieba-rs 0.11 default dictionary, HMM on, for Han runs; alphanumeric runs elsewhere".into(),
+            tokenizer: "jieba-rs 0.11 default dictionary, HMM off, for Han runs; alphanumeric runs elsewhere".into(),
             features: "token unigrams; Han words of 2+ characters also count their characters".into(),
             weighting: "(min(body tf, max(8, 6% of body tokens))^6 + title tf) x idf (resources/idf-zh.txt \
                         from jieba, resources/idf-en.txt from wordfreq; unknown 11.95 Han / 14.0 other); \
@@ -382,7 +387,7 @@ impl Fingerprinter {
         // Sum each distinct feature's weighted term frequency first (title and body apart),
         // then vote once per feature.
         let mut features: HashMap<u64, Feature, BuildHasherDefault<PrehashedHasher>> =
-            HashMap::with_capacity_and_hasher(text.len() / 8, BuildHasherDefault::default());
+            HashMap::with_capacity_and_hasher(text.len() / 4, BuildHasherDefault::default());
         let mut tokens = 0usize;
         let mut title_total = 0.0f32;
         let mut body_total = 0.0f32;
@@ -449,34 +454,34 @@ impl Fingerprinter {
         // (and the cap) does not depend on the order of the features.
         let body_tokens: f64 = features.values().map(|f| f64::from(f.body)).sum();
         let cap = (TF_CAP_SHARE * body_tokens).max(TF_CAP_MIN);
-        let mut weights: Vec<(u64, f64)> = features
-            .into_iter()
-            .map(|(hash, f)| {
-                let tf = f64::from(f.body).min(cap);
-                let tf2 = tf * tf;
-                debug_assert_eq!(TF_POWER, 6);
-                let w = tf2 * tf2 * tf2 + f64::from(f.title * title_scale);
-                (hash, w * f64::from(f.idf))
-            })
-            .collect();
-        // Fixed point relative to the heaviest feature (order-independent), then the share
-        // limit on exact integer sums.
-        let max = weights.iter().map(|w| w.1).fold(0.0f64, f64::max);
-        let votes: Vec<(u64, u64)> = weights
-            .drain(..)
-            .map(|(hash, w)| (hash, ((w / max) * WEIGHT_SCALE).round().max(1.0) as u64))
-            .collect();
-        let limit = share_limit(votes.iter().map(|v| v.1).collect(), MAX_FEATURE_SHARE);
-        let mut hasher = SimHasher::new();
-        for (hash, v) in votes {
-            // Votes are at most WEIGHT_SCALE (2^20).
-            hasher.add(hash, v.min(limit) as u32);
+        let mut weights: Vec<(u64, f64)> = Vec::with_capacity(features.len());
+        let mut max = 0.0f64;
+        for (hash, f) in features {
+            let tf = f64::from(f.body).min(cap);
+            let tf2 = tf * tf;
+            debug_assert_eq!(TF_POWER, 6);
+            let w = (tf2 * tf2 * tf2 + f64::from(f.title * title_scale)) * f64::from(f.idf);
+            max = max.max(w);
+            weights.push((hash, w));
         }
+        // Fixed point relative to the heaviest feature (order-independent), then the share
+        // limit on exact integer sums. Votes are at most WEIGHT_SCALE (2^20).
+        let mut votes: Vec<(u64, u32)> = weights
+            .into_iter()
+            .map(|(hash, w)| (hash, ((w / max) * WEIGHT_SCALE).round().max(1.0) as u32))
+            .collect();
+        let limit = share_limit(&votes, MAX_FEATURE_SHARE);
+        if limit < u32::MAX {
+            for v in &mut votes {
+                v.1 = v.1.min(limit);
+            }
+        }
+        let fingerprint = simhash::simhash(&votes);
         if !body_tagged {
             content.update(&[2]);
         }
         Ok(Analysis {
-            fingerprint: Fingerprint(hasher.finish()),
+            fingerprint: Fingerprint(fingerprint),
             content_hash: content.digest128(),
             sketch: if extra { sketch.finish() } else { None },
         })
@@ -598,36 +603,38 @@ mod tests {
 
     #[test]
     fn share_limit_is_the_exact_fixed_point() {
-        let share = MAX_FEATURE_SHARE;
+        let limit_of = |votes: &[u32]| {
+            let votes: Vec<(u64, u32)> = votes.iter().map(|&v| (0, v)).collect();
+            share_limit(&votes, MAX_FEATURE_SHARE)
+        };
         // Nothing to cut.
-        assert_eq!(share_limit(vec![3, 3, 3, 3], share), u64::MAX);
+        assert_eq!(limit_of(&[3, 3, 3, 3]), u32::MAX);
         // One heavy vote among many light ones: cut to 40 % of the total after the cut.
-        let votes = vec![1000, 10, 10, 10, 10, 10, 10];
-        let limit = share_limit(votes.clone(), share);
-        let cut: Vec<u64> = votes.iter().map(|&v| v.min(limit)).collect();
-        let total: u64 = cut.iter().sum();
-        assert_eq!(limit, 40, "40 = 0.4 x (60 + 40)");
-        assert!(cut.iter().all(|&v| v * 5 <= total * 2));
+        assert_eq!(
+            limit_of(&[1000, 10, 10, 10, 10, 10, 10]),
+            40,
+            "40 = 0.4 x (60 + 40)"
+        );
         // Random votes: after the cut no vote is over the share, and a larger limit would
         // break it (the limit is the largest that works, up to integer rounding).
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         for _ in 0..2000 {
             let n = 3 + (x % 20) as usize;
-            let votes: Vec<u64> = (0..n)
+            let votes: Vec<u32> = (0..n)
                 .map(|_| {
                     x ^= x << 13;
                     x ^= x >> 7;
                     x ^= x << 17;
-                    1 + (x % 1000) * (x % 1000) * (x % 7)
+                    (1 + (x % 1000) * (x % 1000) * (x % 7)) as u32
                 })
                 .collect();
-            let limit = share_limit(votes.clone(), share);
-            let over = |l: u64| {
-                let total: u64 = votes.iter().map(|&v| v.min(l)).sum();
-                votes.iter().any(|&v| v.min(l) * 5 > total * 2)
+            let limit = limit_of(&votes);
+            let over = |l: u32| {
+                let total: u64 = votes.iter().map(|&v| u64::from(v.min(l))).sum();
+                votes.iter().any(|&v| u64::from(v.min(l)) * 5 > total * 2)
             };
             assert!(!over(limit), "{votes:?} limit {limit}");
-            if limit != u64::MAX {
+            if limit != u32::MAX {
                 assert!(
                     over(limit + 2),
                     "{votes:?} limit {limit} is not the largest"
@@ -635,7 +642,7 @@ mod tests {
             }
         }
         // Two votes cannot both be under 40 %: left as they are.
-        assert_eq!(share_limit(vec![100, 1], share), u64::MAX);
+        assert_eq!(limit_of(&[100, 1]), u32::MAX);
     }
 
     #[test]
