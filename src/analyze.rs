@@ -40,9 +40,7 @@ pub fn normalize(text: &str) -> String {
                 .next_back()
                 .map_or(0, |(i, _)| i)
         };
-        let start = out.len();
-        out.push_str(&rest[..copy_end]);
-        out[start..].make_ascii_lowercase();
+        push_stable(&mut out, &rest[..copy_end]);
         rest = &rest[copy_end..];
         if rest.is_empty() {
             break;
@@ -59,6 +57,27 @@ pub fn normalize(text: &str) -> String {
     out
 }
 
+/// Appends stable characters as NFKC + lowercase makes them: ASCII lowercased, full-width
+/// ASCII forms (U+FF01–U+FF5E, NFKC-equivalent to U+0021–U+007E) as lowercase ASCII, the
+/// rest as they are.
+fn push_stable(out: &mut String, s: &str) {
+    if s.is_ascii() {
+        let start = out.len();
+        out.push_str(s);
+        out[start..].make_ascii_lowercase();
+        return;
+    }
+    for c in s.chars() {
+        match c {
+            '\u{FF01}'..='\u{FF5E}' => {
+                let ascii = char::from_u32(c as u32 - 0xFEE0).unwrap_or(c);
+                out.push(ascii.to_ascii_lowercase());
+            }
+            _ => out.push(c.to_ascii_lowercase()),
+        }
+    }
+}
+
 fn push_lowercase(out: &mut String, chars: impl Iterator<Item = char>) {
     for c in chars {
         if c.is_uppercase() {
@@ -69,10 +88,19 @@ fn push_lowercase(out: &mut String, chars: impl Iterator<Item = char>) {
     }
 }
 
-/// Characters that NFKC leaves as they are and never combines with a neighbour.
+/// Characters that NFKC maps one to one and never combines with a neighbour: ASCII, the CJK
+/// Unified Ideographs, common CJK and general punctuation (、。〈〉《》「」『』【】 and curly
+/// quotes, which NFKC leaves as they are) and the full-width ASCII forms (which it maps to
+/// ASCII, see [`push_stable`]).
 #[inline]
 fn is_stable(c: char) -> bool {
-    c.is_ascii() || ('\u{4E00}'..='\u{9FFF}').contains(&c)
+    c.is_ascii()
+        || matches!(c,
+            '\u{4E00}'..='\u{9FFF}'
+            | '\u{3001}'..='\u{3002}'
+            | '\u{3008}'..='\u{3011}'
+            | '\u{2018}'..='\u{201D}'
+            | '\u{FF01}'..='\u{FF5E}')
 }
 
 /// True for characters segmented by jieba: the CJK Unified Ideographs blocks, their
@@ -85,6 +113,21 @@ pub fn is_han(c: char) -> bool {
         | 0x20000..=0x2A6DF  // Extension B
         | 0x2A700..=0x2EBEF  // Extensions C–F
         | 0x30000..=0x3134F) // Extension G
+}
+
+/// `c.is_alphanumeric()`, quickly for ASCII and for the punctuation blocks of CJK text
+/// (U+2000–U+206F and U+3000–U+3004, U+3008–U+3020, U+FF01–U+FF0F), which hold no letter
+/// or digit.
+#[inline]
+pub fn is_word_char(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric();
+    }
+    if matches!(c, '\u{2000}'..='\u{206F}' | '\u{3000}'..='\u{3004}' | '\u{3008}'..='\u{3020}' | '\u{FF01}'..='\u{FF0F}')
+    {
+        return false;
+    }
+    c.is_alphanumeric()
 }
 
 /// Calls `emit` with every token of already-normalized `text`, in order.
@@ -114,7 +157,7 @@ pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
     for (i, c) in text.char_indices() {
         let kind = if is_han(c) {
             Run::Han
-        } else if c.is_alphanumeric() {
+        } else if is_word_char(c) {
             Run::Word
         } else {
             Run::None
@@ -159,11 +202,11 @@ mod tests {
         }
         // Random mixes of stable characters, combining marks and compatibility forms.
         let alphabet: Vec<char> =
-            "aZ9 .中文\u{300}\u{301}\u{323}\u{3099}ＡＢ，ｶﾞﾟﬁ①한\u{1100}\u{1161}\u{11a8}eÉ"
+            "aZ9 .中文\u{300}\u{301}\u{323}\u{3099}ＡＢ，ｅ～ｶﾞﾟﬁ①한\u{1100}\u{1161}\u{11a8}eÉ。「」“‘、"
                 .chars()
                 .collect();
         let mut x = 0x2545_F491_4F6C_DD1Du64;
-        for _ in 0..20_000 {
+        for _ in 0..50_000 {
             let len = (x % 12) as usize;
             let text: String = (0..len)
                 .map(|_| {
@@ -176,6 +219,13 @@ mod tests {
             let mut full = String::new();
             push_lowercase(&mut full, text.nfkc());
             assert_eq!(normalize(&text), full, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn word_chars_are_alphanumeric_chars() {
+        for c in (0..0x11_0000).filter_map(char::from_u32) {
+            assert_eq!(is_word_char(c), c.is_alphanumeric(), "{c:?}");
         }
     }
 

@@ -381,7 +381,7 @@ pub fn classify(line: &str) -> LineKind {
             han += 1;
             alnum += 1;
             function_han += usize::from(is_function_char(c));
-        } else if c.is_alphanumeric() {
+        } else if crate::analyze::is_word_char(c) {
             alnum += 1;
         }
     }

@@ -71,22 +71,33 @@ impl SimHasher {
 }
 
 /// The SimHash of `(hash, weight)` features all at once: the same as adding them one by one
-/// to a [`SimHasher`] and calling [`SimHasher::finish`], about twice as fast. The 64 sums are
+/// to a [`SimHasher`] and calling [`SimHasher::finish`] (for weights up to 2^20; larger ones
+/// count as 2^20), several times faster. The 64 sums are
 /// built 16 at a time (two bytes of every hash per pass over the features), so they stay in
 /// registers instead of being spilled to memory for every feature.
 pub fn simhash(features: &[(u64, u32)]) -> u64 {
+    // Weights up to 2^20 in 32-bit lanes: 2^11 features cannot overflow one (2^31 > 2^11 ×
+    // 2^20), so the lanes are added into 64-bit sums every CHUNK features.
+    const CHUNK: usize = 1 << 10;
     let mut fp = 0u64;
     for block in 0..4 {
         let mut sums = [0i64; 16];
-        for &(hash, weight) in features {
-            let w = i64::from(weight);
-            let lo = &CLEAR_MASKS[((hash >> (16 * block)) & 0xFF) as usize];
-            let hi = &CLEAR_MASKS[((hash >> (16 * block + 8)) & 0xFF) as usize];
-            for (sum, &m) in sums[..8].iter_mut().zip(lo) {
-                *sum += (w ^ m) - m;
+        for chunk in features.chunks(CHUNK) {
+            let mut lanes = [0i32; 16];
+            for &(hash, weight) in chunk {
+                // Weights above 2^20 would risk overflow; callers stay below (saturate).
+                let w = weight.min(1 << 20) as i32;
+                let lo = &CLEAR_MASKS_32[((hash >> (16 * block)) & 0xFF) as usize];
+                let hi = &CLEAR_MASKS_32[((hash >> (16 * block + 8)) & 0xFF) as usize];
+                for (lane, &m) in lanes[..8].iter_mut().zip(lo) {
+                    *lane += (w ^ m) - m;
+                }
+                for (lane, &m) in lanes[8..].iter_mut().zip(hi) {
+                    *lane += (w ^ m) - m;
+                }
             }
-            for (sum, &m) in sums[8..].iter_mut().zip(hi) {
-                *sum += (w ^ m) - m;
+            for (sum, &lane) in sums.iter_mut().zip(&lanes) {
+                *sum += i64::from(lane);
             }
         }
         for (bit, &s) in sums.iter().enumerate() {
@@ -97,6 +108,21 @@ pub fn simhash(features: &[(u64, u32)]) -> u64 {
     }
     fp
 }
+
+/// [`CLEAR_MASKS`] in 32-bit lanes.
+static CLEAR_MASKS_32: [[i32; 8]; 256] = {
+    let mut table = [[0i32; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut bit = 0;
+        while bit < 8 {
+            table[b][bit] = if (b >> bit) & 1 == 1 { 0 } else { -1 };
+            bit += 1;
+        }
+        b += 1;
+    }
+    table
+};
 
 #[cfg(test)]
 mod tests {
@@ -111,9 +137,10 @@ mod tests {
             x ^= x << 17;
             x
         };
-        for n in [0usize, 1, 2, 3, 17, 500] {
-            let features: Vec<(u64, u32)> =
-                (0..n).map(|_| (next(), (next() % 5000) as u32)).collect();
+        for n in [0usize, 1, 2, 3, 17, 500, 5000] {
+            let features: Vec<(u64, u32)> = (0..n)
+                .map(|_| (next(), (next() % (1 << 20)) as u32 + 1))
+                .collect();
             let mut h = SimHasher::new();
             for &(hash, w) in &features {
                 h.add(hash, w);
