@@ -67,15 +67,19 @@ fn push_stable(out: &mut String, s: &str) {
         out[start..].make_ascii_lowercase();
         return;
     }
-    for c in s.chars() {
-        match c {
-            '\u{FF01}'..='\u{FF5E}' => {
-                let ascii = char::from_u32(c as u32 - 0xFEE0).unwrap_or(c);
-                out.push(ascii.to_ascii_lowercase());
-            }
-            _ => out.push(c.to_ascii_lowercase()),
-        }
+    let mut rest = s;
+    while let Some(i) = rest.find(|c: char| ('\u{FF01}'..='\u{FF5E}').contains(&c)) {
+        let start = out.len();
+        out.push_str(&rest[..i]);
+        out[start..].make_ascii_lowercase();
+        let c = rest[i..].chars().next().unwrap_or_default();
+        let ascii = char::from_u32(c as u32 - 0xFEE0).unwrap_or(c);
+        out.push(ascii.to_ascii_lowercase());
+        rest = &rest[i + c.len_utf8()..];
     }
+    let start = out.len();
+    out.push_str(rest);
+    out[start..].make_ascii_lowercase();
 }
 
 fn push_lowercase(out: &mut String, chars: impl Iterator<Item = char>) {

@@ -428,6 +428,10 @@ pub fn classify(line: &str) -> LineKind {
 fn is_marked(line: &str, len: usize, han: bool) -> bool {
     static AUTOMATON: LazyLock<AhoCorasick> =
         LazyLock::new(|| AhoCorasick::new(MARKERS).expect("the markers are valid patterns"));
+    // Most lines hold no marker: a plain search (with its prefilter) rules them out first.
+    if !AUTOMATON.is_match(line) {
+        return false;
+    }
     let opening = if han { 8 } else { 20 };
     let mut found = None;
     for m in AUTOMATON.find_overlapping_iter(line) {

@@ -241,8 +241,17 @@ fn share_limit(votes: &[(u64, u32)], (num, den): (u64, u64)) -> u32 {
     if u128::from(max) * den <= num * rest {
         return u32::MAX;
     }
-    let mut sorted: Vec<u32> = votes.iter().map(|v| v.1).collect();
-    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    // Only the heaviest votes can be cut: at most den/num of them (2 for 40 %), so the
+    // heaviest den/num + 1 suffice.
+    let top = (den / num) as usize + 1;
+    let mut sorted: Vec<u32> = Vec::with_capacity(top + 1);
+    for v in votes {
+        if sorted.len() < top || v.1 > sorted[top - 1] {
+            let at = sorted.partition_point(|&x| x >= v.1);
+            sorted.insert(at, v.1);
+            sorted.truncate(top);
+        }
+    }
     for (m, &vote) in sorted.iter().enumerate() {
         // Votes 0..m are cut to L; votes m.. are as they are.
         if den <= num * m as u128 {
@@ -267,6 +276,18 @@ pub struct Analysis {
     /// The shingle sketch ([`Fingerprinter::sketch`]); `None` when the body has no token.
     pub sketch: Option<Sketch>,
 }
+
+/// Feature hash → its term frequencies and IDF.
+type FeatureMap = HashMap<u64, Feature, BuildHasherDefault<PrehashedHasher>>;
+
+thread_local! {
+    /// Each thread's feature map, kept between documents (see [`MAX_KEPT_FEATURES`]).
+    static FEATURES: std::cell::Cell<FeatureMap> = std::cell::Cell::new(FeatureMap::default());
+}
+
+/// A thread keeps its feature map for the next document up to this capacity (about 1.5 MiB);
+/// the map of a larger document is freed.
+const MAX_KEPT_FEATURES: usize = 1 << 16;
 
 /// One feature's weighted term frequencies and IDF.
 #[derive(Debug, Clone, Copy, Default)]
@@ -411,8 +432,10 @@ impl Fingerprinter {
         let mut sketch = SketchBuilder::new();
         // Sum each distinct feature's weighted term frequency first (title and body apart),
         // then vote once per feature.
-        let mut features: HashMap<u64, Feature, BuildHasherDefault<PrehashedHasher>> =
-            HashMap::with_capacity_and_hasher(text.len() / 4, BuildHasherDefault::default());
+        // The map is the thread's, reused from call to call: its memory stays in cache.
+        let mut features = FEATURES.take();
+        features.clear();
+        features.reserve(text.len() / 4);
         let mut tokens = 0usize;
         let mut title_total = 0.0f32;
         let mut body_total = 0.0f32;
@@ -481,7 +504,7 @@ impl Fingerprinter {
         let cap = (TF_CAP_SHARE * body_tokens).max(TF_CAP_MIN);
         let mut weights: Vec<(u64, f64)> = Vec::with_capacity(features.len());
         let mut max = 0.0f64;
-        for (hash, f) in features {
+        for (&hash, f) in &features {
             let tf = f64::from(f.body).min(cap);
             let tf2 = tf * tf;
             debug_assert_eq!(TF_POWER, 6);
@@ -502,6 +525,9 @@ impl Fingerprinter {
             }
         }
         let fingerprint = simhash::simhash(&votes);
+        if features.capacity() <= MAX_KEPT_FEATURES {
+            FEATURES.set(features);
+        }
         if !body_tagged {
             content.update(&[2]);
         }
