@@ -102,18 +102,13 @@ pub const SPEC_V1_SEED: u64 = 0x5349_4D53_544F_5245;
 const WEIGHT_SCALE: f64 = 1_048_576.0;
 
 /// A body term frequency counts to this power: the words a text repeats (its topic) decide
-/// the fingerprint; words it uses once (where edits land) barely move it.
-///
-/// (x^6 is computed by multiplication: the same on every platform.)
-const TF_POWER: i32 = 6;
-/// Term frequencies are capped at the larger of this count ...
-const TF_CAP_MIN: f64 = 8.0;
-/// ... and this share of the body's tokens, so one word repeated throughout a page (a
-/// site name, a unit like "pct") does not outweigh the rest.
-const TF_CAP_SHARE: f64 = 0.06;
-/// No feature votes more than this share of all the votes (after the limit): a text with
-/// one repeated word must not be fingerprinted by that word alone.
-const MAX_FEATURE_SHARE: (u64, u64) = (2, 5); // 40 %
+/// the fingerprint; words it uses once (where edits land) barely move it. (x^4 is computed
+/// by multiplication: the same on every platform.)
+const TF_POWER: i32 = 4;
+/// No feature votes more than this share of all the votes (after the limit): texts that
+/// share their most repeated words (one site's template, one topic's vocabulary) must not
+/// get one fingerprint.
+const MAX_FEATURE_SHARE: (u64, u64) = (1, 5); // 20 %
 
 /// Weight of a title token relative to a body token of a content line.
 const TITLE_WEIGHT: f32 = 2.0;
@@ -233,7 +228,7 @@ fn idf_of(token: &str, hash: u64) -> f32 {
 /// share `num/den` of the total — found exactly on the votes sorted heaviest first: with the
 /// top `m` votes cut to `L`, `L = share × (rest + m·L)`, so `L = num·rest / (den − num·m)`,
 /// valid when the next vote is at most `L`. `u32::MAX` when no vote needs cutting, or when
-/// there are too few votes for the share to be met (two votes cannot each be under 40 %).
+/// there are too few votes for the share to be met (four votes cannot each be under 20 %).
 fn share_limit(votes: &[(u64, u32)], (num, den): (u64, u64)) -> u32 {
     let mut rest: u128 = votes.iter().map(|v| u128::from(v.1)).sum();
     let (num, den) = (u128::from(num), u128::from(den));
@@ -241,7 +236,7 @@ fn share_limit(votes: &[(u64, u32)], (num, den): (u64, u64)) -> u32 {
     if u128::from(max) * den <= num * rest {
         return u32::MAX;
     }
-    // Only the heaviest votes can be cut: at most den/num of them (2 for 40 %), so the
+    // Only the heaviest votes can be cut: fewer than den/num of them (4 for 20 %), so the
     // heaviest den/num + 1 suffice.
     let top = (den / num) as usize + 1;
     let mut sorted: Vec<u32> = Vec::with_capacity(top + 1);
@@ -308,10 +303,10 @@ impl FingerprintSpec {
                 .into(),
             tokenizer: "jieba-rs 0.11 default dictionary, HMM off, for Han runs; alphanumeric runs elsewhere".into(),
             features: "token unigrams; Han words of 2+ characters also count their characters".into(),
-            weighting: "(min(body tf, max(8, 6% of body tokens))^6 + title tf) x idf (resources/idf-zh.txt \
-                        from jieba, resources/idf-en.txt from wordfreq; unknown 11.95 Han / 14.0 other); \
-                        title tokens 2x, title total <= 20% of body tf x idf; votes in 2^20 fixed point \
-                        of the heaviest, each at most 40% of all"
+            weighting: "(body tf^4 + title tf) x idf (resources/idf-zh.txt from jieba, \
+                        resources/idf-en.txt from wordfreq; unknown 11.95 Han / 14.0 other); title \
+                        tokens 2x, title total <= 20% of body tf x idf; votes in 2^20 fixed point of the \
+                        heaviest, each at most 20% of all"
                 .into(),
             hash: "xxh3-64".into(),
             seed: SPEC_V1_SEED,
@@ -496,19 +491,15 @@ impl Fingerprinter {
         } else {
             1.0
         };
-        // Body term frequencies are capped and raised to TF_POWER; the title adds its
-        // (capped) weight after the power, so it separates otherwise equal texts but never
-        // outvotes a word the body repeats. Body weights are multiples of 1/4, so their sum
-        // (and the cap) does not depend on the order of the features.
-        let body_tokens: f64 = features.values().map(|f| f64::from(f.body)).sum();
-        let cap = (TF_CAP_SHARE * body_tokens).max(TF_CAP_MIN);
+        // Body term frequencies are raised to TF_POWER; the title adds its (capped) weight
+        // after the power, so it separates otherwise equal texts but never outvotes a word
+        // the body repeats.
         let mut weights: Vec<(u64, f64)> = Vec::with_capacity(features.len());
         let mut max = 0.0f64;
         for (&hash, f) in &features {
-            let tf = f64::from(f.body).min(cap);
-            let tf2 = tf * tf;
-            debug_assert_eq!(TF_POWER, 6);
-            let w = (tf2 * tf2 * tf2 + f64::from(f.title * title_scale)) * f64::from(f.idf);
+            let tf2 = f64::from(f.body) * f64::from(f.body);
+            debug_assert_eq!(TF_POWER, 4);
+            let w = (tf2 * tf2 + f64::from(f.title * title_scale)) * f64::from(f.idf);
             max = max.max(w);
             weights.push((hash, w));
         }
@@ -659,18 +650,18 @@ mod tests {
             share_limit(&votes, MAX_FEATURE_SHARE)
         };
         // Nothing to cut.
-        assert_eq!(limit_of(&[3, 3, 3, 3]), u32::MAX);
-        // One heavy vote among many light ones: cut to 40 % of the total after the cut.
+        assert_eq!(limit_of(&[3, 3, 3, 3, 3, 3]), u32::MAX);
+        // One heavy vote among many light ones: cut to 20 % of the total after the cut.
         assert_eq!(
             limit_of(&[1000, 10, 10, 10, 10, 10, 10]),
-            40,
-            "40 = 0.4 x (60 + 40)"
+            15,
+            "15 = 0.2 x (60 + 15)"
         );
         // Random votes: after the cut no vote is over the share, and a larger limit would
         // break it (the limit is the largest that works, up to integer rounding).
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         for _ in 0..2000 {
-            let n = 3 + (x % 20) as usize;
+            let n = 6 + (x % 20) as usize;
             let votes: Vec<u32> = (0..n)
                 .map(|_| {
                     x ^= x << 13;
@@ -682,7 +673,7 @@ mod tests {
             let limit = limit_of(&votes);
             let over = |l: u32| {
                 let total: u64 = votes.iter().map(|&v| u64::from(v.min(l))).sum();
-                votes.iter().any(|&v| u64::from(v.min(l)) * 5 > total * 2)
+                votes.iter().any(|&v| u64::from(v.min(l)) * 5 > total)
             };
             assert!(!over(limit), "{votes:?} limit {limit}");
             if limit != u32::MAX {
@@ -692,8 +683,8 @@ mod tests {
                 );
             }
         }
-        // Two votes cannot both be under 40 %: left as they are.
-        assert_eq!(limit_of(&[100, 1]), u32::MAX);
+        // Four votes cannot all be under 20 %: left as they are.
+        assert_eq!(limit_of(&[100, 1, 1, 1]), u32::MAX);
     }
 
     #[test]
@@ -711,7 +702,7 @@ mod tests {
                 <= 1
         );
         // Two different texts that share one word repeated many times are not near
-        // duplicates at k = 3: no feature votes more than 40 % (without the limit they are
+        // duplicates at k = 3: no feature votes more than 20 % (without the limit they are
         // at distance 0).
         let a = "pct pct pct pct pct pct pct pct pct pct: wheat exports rose in the northern \
                  provinces after the rains, traders in the grain markets said on monday.";

