@@ -5,8 +5,8 @@
 //! result does not depend on the order in which features are added.
 
 /// For each byte value, a mask per bit (bit 0 first): 0 if the bit is set, −1 if clear.
-static CLEAR_MASKS: [[i64; 8]; 256] = {
-    let mut table = [[0i64; 8]; 256];
+static CLEAR_MASKS: [[i32; 8]; 256] = {
+    let mut table = [[0i32; 8]; 256];
     let mut b = 0;
     while b < 256 {
         let mut bit = 0;
@@ -50,6 +50,7 @@ impl SimHasher {
             let masks = &CLEAR_MASKS[((hash >> (8 * byte)) & 0xFF) as usize];
             for (sum, &m) in sums.iter_mut().zip(masks) {
                 // m = 0 where the bit is set (+w), m = -1 where it is clear ((w ^ -1) + 1 = -w).
+                let m = i64::from(m);
                 *sum += (w ^ m) - m;
             }
         }
@@ -87,8 +88,8 @@ pub fn simhash(features: &[(u64, u32)]) -> u64 {
             for &(hash, weight) in chunk {
                 // Weights above 2^20 would risk overflow; callers stay below (saturate).
                 let w = weight.min(1 << 20) as i32;
-                let lo = &CLEAR_MASKS_32[((hash >> (16 * block)) & 0xFF) as usize];
-                let hi = &CLEAR_MASKS_32[((hash >> (16 * block + 8)) & 0xFF) as usize];
+                let lo = &CLEAR_MASKS[((hash >> (16 * block)) & 0xFF) as usize];
+                let hi = &CLEAR_MASKS[((hash >> (16 * block + 8)) & 0xFF) as usize];
                 for (lane, &m) in lanes[..8].iter_mut().zip(lo) {
                     *lane += (w ^ m) - m;
                 }
@@ -108,21 +109,6 @@ pub fn simhash(features: &[(u64, u32)]) -> u64 {
     }
     fp
 }
-
-/// [`CLEAR_MASKS`] in 32-bit lanes.
-static CLEAR_MASKS_32: [[i32; 8]; 256] = {
-    let mut table = [[0i32; 8]; 256];
-    let mut b = 0;
-    while b < 256 {
-        let mut bit = 0;
-        while bit < 8 {
-            table[b][bit] = if (b >> bit) & 1 == 1 { 0 } else { -1 };
-            bit += 1;
-        }
-        b += 1;
-    }
-    table
-};
 
 #[cfg(test)]
 mod tests {
