@@ -107,6 +107,20 @@ fn is_stable(c: char) -> bool {
             | '\u{FF01}'..='\u{FF5E}')
 }
 
+/// The CJK Unified Ideographs block (U+4E00–U+9FFF): the Han characters of everyday text.
+pub const CJK_UNIFIED: std::ops::RangeInclusive<char> = '\u{4E00}'..='\u{9FFF}';
+
+/// The position of `c` in [`CJK_UNIFIED`], for tables indexed by character.
+#[inline]
+pub fn cjk_unified_index(c: char) -> Option<usize> {
+    CJK_UNIFIED
+        .contains(&c)
+        .then(|| c as usize - *CJK_UNIFIED.start() as usize)
+}
+
+/// Number of characters in [`CJK_UNIFIED`].
+pub const CJK_UNIFIED_LEN: usize = *CJK_UNIFIED.end() as usize - *CJK_UNIFIED.start() as usize + 1;
+
 /// True for characters segmented by jieba: the CJK Unified Ideographs blocks, their
 /// extensions and the compatibility ideographs.
 pub fn is_han(c: char) -> bool {

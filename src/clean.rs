@@ -474,20 +474,15 @@ pub const FUNCTION_CHARS: &[char] = &[
 
 /// True for the [`FUNCTION_CHARS`] (a bitmap over the CJK Unified Ideographs block).
 fn is_function_char(c: char) -> bool {
-    const BASE: u32 = 0x4E00;
+    use crate::analyze::{CJK_UNIFIED_LEN, cjk_unified_index};
     static BITMAP: LazyLock<Vec<u64>> = LazyLock::new(|| {
-        let mut bits = vec![0u64; ((0x9FFF - BASE) / 64 + 1) as usize];
-        for &c in FUNCTION_CHARS {
-            let i = c as u32 - BASE;
-            bits[(i / 64) as usize] |= 1 << (i % 64);
+        let mut bits = vec![0u64; CJK_UNIFIED_LEN.div_ceil(64)];
+        for i in FUNCTION_CHARS.iter().filter_map(|&c| cjk_unified_index(c)) {
+            bits[i / 64] |= 1 << (i % 64);
         }
         bits
     });
-    let c = c as u32;
-    (BASE..=0x9FFF).contains(&c) && {
-        let i = c - BASE;
-        BITMAP[(i / 64) as usize] & (1 << (i % 64)) != 0
-    }
+    cjk_unified_index(c).is_some_and(|i| BITMAP[i / 64] & (1 << (i % 64)) != 0)
 }
 
 /// (English [`STOP_WORDS`], all alphanumeric words) of a line.
@@ -501,7 +496,7 @@ fn english_function_words(line: &str) -> (usize, usize) {
     });
     let (mut function, mut all) = (0, 0);
     for w in line
-        .split(|c: char| !c.is_alphanumeric())
+        .split(|c: char| !crate::analyze::is_word_char(c))
         .filter(|w| !w.is_empty())
     {
         all += 1;

@@ -101,10 +101,6 @@ pub const SPEC_V1_SEED: u64 = 0x5349_4D53_544F_5245;
 /// Fixed-point scale of feature weights: the heaviest feature votes this much.
 const WEIGHT_SCALE: f64 = 1_048_576.0;
 
-/// A body term frequency counts to this power: the words a text repeats (its topic) decide
-/// the fingerprint; words it uses once (where edits land) barely move it. (x^4 is computed
-/// by multiplication: the same on every platform.)
-const TF_POWER: i32 = 4;
 /// No feature votes more than this share of all the votes (after the limit): texts that
 /// share their most repeated words (one site's template, one topic's vocabulary) must not
 /// get one fingerprint.
@@ -190,14 +186,11 @@ static IDF: LazyLock<IdfTable> = LazyLock::new(|| {
     table
 });
 
-/// First code point of [`HAN_IDF`] (the CJK Unified Ideographs block, U+4E00–U+9FFF).
-const HAN_BASE: usize = 0x4E00;
-
-/// The IDF of every character of the CJK Unified Ideographs block as a token of its own.
+/// The IDF of every character of [`analyze::CJK_UNIFIED`] as a token of its own, by
+/// [`analyze::cjk_unified_index`].
 static HAN_IDF: LazyLock<Vec<f32>> = LazyLock::new(|| {
-    (HAN_BASE..=0x9FFF)
+    analyze::CJK_UNIFIED
         .map(|c| {
-            let c = char::from_u32(c as u32).expect("a CJK ideograph");
             let mut buf = [0u8; 4];
             let s: &str = c.encode_utf8(&mut buf);
             IDF.get(xxh3_64_with_seed(s.as_bytes(), SPEC_V1_SEED))
@@ -212,10 +205,9 @@ fn idf_of(token: &str, hash: u64) -> f32 {
     // rather than the 1 MiB hash table; the values are the same.
     let mut chars = token.chars();
     if let (Some(c), None) = (chars.next(), chars.next())
-        && let Some(i) = (c as usize).checked_sub(HAN_BASE)
-        && let Some(&idf) = HAN_IDF.get(i)
+        && let Some(i) = analyze::cjk_unified_index(c)
     {
-        return idf;
+        return HAN_IDF[i];
     }
     match IDF.get(hash) {
         Some(idf) => idf,
@@ -252,13 +244,23 @@ fn share_limit(votes: &[(u64, u32)], (num, den): (u64, u64)) -> u32 {
         if den <= num * m as u128 {
             break;
         }
+        // (At m = 0 this limit is below the heaviest vote: "no cut" is the early return.)
         let limit = num * rest / (den - num * m as u128);
         if u128::from(vote) <= limit {
-            return if m == 0 { u32::MAX } else { limit as u32 };
+            return u32::try_from(limit).unwrap_or(u32::MAX);
         }
         rest -= u128::from(vote);
     }
     u32::MAX
+}
+
+/// A body term frequency's weight, tf^4: the words a text repeats (its topic) decide the
+/// fingerprint; words it uses once (where edits land) barely move it. Computed by
+/// multiplication, so it is the same on every platform.
+#[inline]
+fn body_tf_weight(tf: f32) -> f64 {
+    let tf2 = f64::from(tf) * f64::from(tf);
+    tf2 * tf2
 }
 
 /// What [`Fingerprinter::analyze`] computes of a document in one pass.
@@ -491,15 +493,13 @@ impl Fingerprinter {
         } else {
             1.0
         };
-        // Body term frequencies are raised to TF_POWER; the title adds its (capped) weight
-        // after the power, so it separates otherwise equal texts but never outvotes a word
-        // the body repeats.
+        // Body term frequencies are raised to the 4th power (`body_tf_weight`); the title adds
+        // its (capped) weight after the power, so it separates otherwise equal texts but never
+        // outvotes a word the body repeats.
         let mut weights: Vec<(u64, f64)> = Vec::with_capacity(features.len());
         let mut max = 0.0f64;
         for (&hash, f) in &features {
-            let tf2 = f64::from(f.body) * f64::from(f.body);
-            debug_assert_eq!(TF_POWER, 4);
-            let w = (tf2 * tf2 + f64::from(f.title * title_scale)) * f64::from(f.idf);
+            let w = (body_tf_weight(f.body) + f64::from(f.title * title_scale)) * f64::from(f.idf);
             max = max.max(w);
             weights.push((hash, w));
         }

@@ -77,8 +77,8 @@ impl SimHasher {
 /// built 16 at a time (two bytes of every hash per pass over the features), so they stay in
 /// registers instead of being spilled to memory for every feature.
 pub fn simhash(features: &[(u64, u32)]) -> u64 {
-    // Weights up to 2^20 in 32-bit lanes: 2^11 features cannot overflow one (2^31 > 2^11 ×
-    // 2^20), so the lanes are added into 64-bit sums every CHUNK features.
+    // Weights up to 2^20 in 32-bit lanes: 2^10 features move a lane by at most 2^30, so the
+    // lanes cannot overflow and are added into 64-bit sums every CHUNK features.
     const CHUNK: usize = 1 << 10;
     let mut fp = 0u64;
     for block in 0..4 {
