@@ -7,6 +7,11 @@
 //! (`{"a", "b", "label": 0|1, "class", "lang"}`). [`fingerprint_all`] fingerprints every
 //! document in parallel; [`evaluate`] counts, for every k in `0..=max_k`, the true and
 //! false positives and negatives overall, per language and per class.
+//!
+//! Labelled negative pairs are few (a thousand), so a fingerprint that maps every short
+//! text dominated by one repeated word ("酒店", "孩子") to one value would pass them. A store
+//! meets every document against all the others: [`base_collisions`] counts, among the
+//! base documents (distinct texts), the pairs within k whose texts are unrelated.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -34,6 +39,10 @@ pub struct EvalDoc {
     /// The web page the text came from, where there is one.
     #[serde(default)]
     pub html: Option<String>,
+    /// For a variant: the id of the base document it was made from. `None` marks a base
+    /// document (see [`base_collisions`]).
+    #[serde(default)]
+    pub base_id: Option<String>,
 }
 
 /// A labelled pair of documents.
@@ -240,6 +249,134 @@ pub fn evaluate(
     report
 }
 
+/// Shingle Jaccard similarity below which two texts are unrelated (the dev set screens its
+/// negative pairs at 0.2 too).
+pub const UNRELATED_JACCARD: f64 = 0.2;
+
+/// Pairs of base documents within each k (see [`base_collisions`]).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Collisions {
+    /// Base documents fingerprinted.
+    pub documents: u64,
+    /// Per k in `0..=max_k`: pairs of base documents within k whose texts are unrelated
+    /// (character 3-gram Jaccard below [`UNRELATED_JACCARD`]): false matches a store
+    /// would report.
+    pub unrelated_pairs: Vec<u64>,
+    /// Per k: base documents with at least one unrelated document within k — the share of
+    /// pages a crawler would wrongly skip as "seen".
+    pub unrelated_documents: Vec<u64>,
+    /// Per k: pairs within k whose texts do overlap (copies inside the source data).
+    pub related_pairs: Vec<u64>,
+}
+
+/// The set of hashed character 3-grams of a text (whitespace dropped, lowercased), sorted.
+fn char_trigrams(title: Option<&str>, text: &str) -> Vec<u64> {
+    let chars: Vec<char> = title
+        .unwrap_or("")
+        .chars()
+        .chain(text.chars())
+        .filter(|c| !c.is_whitespace())
+        .flat_map(char::to_lowercase)
+        .collect();
+    let mut grams: Vec<u64> = chars
+        .windows(3.min(chars.len()).max(1))
+        .map(|w| {
+            let s: String = w.iter().collect();
+            xxhash_rust::xxh3::xxh3_64(s.as_bytes())
+        })
+        .collect();
+    grams.sort_unstable();
+    grams.dedup();
+    grams
+}
+
+/// Jaccard similarity of two sorted sets.
+fn jaccard(a: &[u64], b: &[u64]) -> f64 {
+    let (mut i, mut j, mut both) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                both += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let union = a.len() + b.len() - both;
+    if union == 0 {
+        1.0
+    } else {
+        both as f64 / union as f64
+    }
+}
+
+/// Unlabelled false matches: every pair of base documents (those without a `base_id`)
+/// within `max_k` of each other, split by whether their texts are related (see
+/// [`Collisions`]). The base documents of a labelled set are distinct texts, so a pair
+/// of unrelated ones within k is a false positive that labelled pairs may never show.
+pub fn base_collisions(
+    docs: &[EvalDoc],
+    fps: &HashMap<String, Option<Signature>>,
+    max_k: u32,
+) -> crate::Result<Collisions> {
+    let base: Vec<(&EvalDoc, u64)> = docs
+        .iter()
+        .filter(|d| d.base_id.is_none())
+        .filter_map(|d| match fps.get(&d.id) {
+            Some(Some(sig)) => Some((d, sig.fp.0)),
+            _ => None,
+        })
+        .collect();
+    let n = max_k as usize + 1;
+    let mut out = Collisions {
+        documents: base.len() as u64,
+        unrelated_pairs: vec![0; n],
+        unrelated_documents: vec![0; n],
+        related_pairs: vec![0; n],
+    };
+    let values: Vec<u64> = base.iter().map(|b| b.1).collect();
+    let mut pairs: Vec<(u32, u32, u32)> = Vec::new();
+    crate::cluster::near_duplicates(&values, max_k, |a, b, d| {
+        pairs.push((a, b, d));
+        Ok(())
+    })?;
+    let mut grams: HashMap<u32, Vec<u64>> = HashMap::new();
+    for &(a, b, _) in &pairs {
+        for i in [a, b] {
+            grams.entry(i).or_insert_with(|| {
+                let d = base[i as usize].0;
+                char_trigrams(d.title.as_deref(), &d.text)
+            });
+        }
+    }
+    // Per document, the smallest distance to an unrelated document.
+    let mut nearest_unrelated: HashMap<u32, u32> = HashMap::new();
+    for (a, b, d) in pairs {
+        let related = jaccard(&grams[&a], &grams[&b]) >= UNRELATED_JACCARD;
+        for k in d as usize..n {
+            if related {
+                out.related_pairs[k] += 1;
+            } else {
+                out.unrelated_pairs[k] += 1;
+            }
+        }
+        if !related {
+            for x in [a, b] {
+                let e = nearest_unrelated.entry(x).or_insert(d);
+                *e = (*e).min(d);
+            }
+        }
+    }
+    for d in nearest_unrelated.into_values() {
+        for k in d as usize..n {
+            out.unrelated_documents[k] += 1;
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,6 +389,51 @@ mod tests {
             class: class.into(),
             lang: "en".into(),
         }
+    }
+
+    #[test]
+    fn base_collisions_split_related_and_unrelated_pairs() {
+        let doc = |id: &str, text: &str, base: Option<&str>| EvalDoc {
+            id: id.into(),
+            text: text.into(),
+            base_id: base.map(Into::into),
+            ..EvalDoc::default()
+        };
+        let docs = [
+            doc("a", "the harbour opened a new crane on monday", None),
+            doc("b", "copper mines cut output in the highlands", None),
+            doc("c", "the harbour opened a new crane on tuesday", None),
+            doc("far", "wheat exports rose after the rains", None),
+            // A variant is never a base document, however close.
+            doc(
+                "a-v1",
+                "the harbour opened a new crane on monday",
+                Some("a"),
+            ),
+        ];
+        let fps: HashMap<String, Option<Signature>> = [
+            ("a", 0u64),
+            ("b", 0b1),   // 1 from a, unrelated text
+            ("c", 0b110), // 2 from a (related text), 3 from b
+            ("far", !0),  // 64 from a
+            ("a-v1", 0),
+        ]
+        .into_iter()
+        .map(|(id, fp)| {
+            let sig = Signature {
+                fp: Fingerprint(fp),
+                sketch: None,
+            };
+            (id.to_owned(), Some(sig))
+        })
+        .collect();
+        let c = base_collisions(&docs, &fps, 3).unwrap();
+        assert_eq!(c.documents, 4);
+        // a–b at 1 (unrelated), a–c at 2 (related), b–c at 3 (unrelated).
+        assert_eq!(c.unrelated_pairs, vec![0, 1, 1, 2]);
+        assert_eq!(c.related_pairs, vec![0, 0, 1, 1]);
+        assert_eq!(c.unrelated_documents, vec![0, 2, 2, 3]);
+        assert!(jaccard(&char_trigrams(None, "abcd"), &char_trigrams(None, "abcd")) == 1.0);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Detection quality: `simstore eval` counts exactly on a small labelled set of our own, and
-//! (only where the development set `../shared/data/dev` exists) spec v3 keeps its measured
-//! precision and recall at k = 3.
+//! (only where the development set `../shared/data/dev` exists) spec v4 keeps its measured
+//! precision and recall at k = 3 and puts almost no unrelated documents within k = 3.
 
 use std::path::Path;
 
@@ -58,13 +58,21 @@ fn eval_counts_a_small_labelled_set() {
         report.to_str().unwrap(),
     ]));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("spec v3 ("), "{stdout}");
+    assert!(stdout.contains("spec v4 ("), "{stdout}");
+    assert!(
+        stdout.contains("unlabelled: pairs of the 2 base documents"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("3 pairs (1 naming unknown documents"),
         "{stdout}"
     );
     let r: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
-    assert_eq!(r["spec_version"], 3);
+    assert_eq!(r["spec_version"], 4);
+    // The base documents (the two articles: the copies are variants) are unrelated and far
+    // apart.
+    assert_eq!(r["base_collisions"]["documents"], 2);
+    assert_eq!(r["base_collisions"]["unrelated_pairs"][8], 0);
     assert_eq!(r["pairs"], 3);
     assert_eq!(r["missing"], 1);
     // Chrome and timestamps do not move the fingerprint: both copies at distance 0, the
@@ -87,7 +95,7 @@ fn eval_counts_a_small_labelled_set() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("docs.jsonl.gz or docs.jsonl"));
 }
 
-/// Spec v3 on the development set, k = 3: the figures of docs/quality.md must not regress.
+/// Spec v4 on the development set, k = 3: the figures of docs/quality.md must not regress.
 /// Skips when the development set is not there (it is never part of the repository).
 #[test]
 fn dev_set_quality_holds_when_present() {
@@ -112,7 +120,7 @@ fn dev_set_quality_holds_when_present() {
     );
     assert!(p >= 0.99, "precision {p}");
     assert!(f1 >= 0.83, "F1 {f1}");
-    for (lang, floor) in [("en", 0.855), ("zh", 0.80)] {
+    for (lang, floor) in [("en", 0.85), ("zh", 0.80)] {
         let f1 = r["by_lang"][lang][3]["f1"].as_f64().unwrap();
         assert!(f1 >= floor, "{lang} F1 {f1}");
     }
@@ -128,13 +136,25 @@ fn dev_set_quality_holds_when_present() {
         pairs > 0 && fp * 200 <= pairs,
         "template classes: {fp} false positives of {pairs}"
     );
+    // Unlabelled false matches: at most 0.2 % of the 9,680 base documents have an unrelated
+    // one within k = 3 (spec v4: 9, 0.09 %; spec v3 had 326, 3.4 %).
+    let c = &r["base_collisions"];
+    let (bad, docs) = (
+        c["unrelated_documents"][3].as_u64().unwrap(),
+        c["documents"].as_u64().unwrap(),
+    );
+    assert!(
+        docs > 0 && bad * 500 <= docs,
+        "{bad} of {docs} base documents have an unrelated one within k = 3"
+    );
 }
 
 /// The shipped sample (`data/sample.jsonl`: 100 articles in 10 topics written from shared
 /// sentence banks, and 200 reposted copies) at k = 3: every pair within the distance is a
-/// copy of one article, and at least 95 % of the copies are found. Articles of one topic
-/// share most of their vocabulary, so this guards against weights that fingerprint a
-/// topic instead of a text (spec v3's tf^6 with a 40 % share did that: precision 0.78).
+/// copy of one article, and at least 90 % of the copies are found (spec v4: 93.0 %).
+/// Articles of one topic share most of their vocabulary, so this guards against weights
+/// that fingerprint a topic instead of a text (tf^6 with a 40 % share did that: precision
+/// 0.78).
 #[test]
 fn shipped_sample_pairs_are_exact_at_k3() {
     let f = simstore::Fingerprinter::new();
@@ -170,7 +190,7 @@ fn shipped_sample_pairs_are_exact_at_k3() {
     );
     assert_eq!(copies, 388);
     assert!(
-        found * 100 >= copies * 95,
+        found * 100 >= copies * 90,
         "{found} of {copies} copies found"
     );
 }

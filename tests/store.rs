@@ -160,7 +160,18 @@ fn bad_documents_are_refused_without_side_effects() {
 
 #[test]
 fn another_spec_is_refused_with_what_to_do() {
-    // A future spec, and spec v2 (the previous release's fingerprints: tf^1.5 weights).
+    // A future spec, spec v3 (the previous release: tf^4, 20 % share, words at full weight)
+    // and spec v2 (tf^1.5 weights).
+    let v3 = FingerprintSpec {
+        version: 3,
+        features: "token unigrams; Han words of 2+ characters also count their characters".into(),
+        weighting: "(body tf^4 + title tf) x idf (resources/idf-zh.txt from jieba, \
+                    resources/idf-en.txt from wordfreq; unknown 11.95 Han / 14.0 other); title \
+                    tokens 2x, title total <= 20% of body tf x idf; votes in 2^20 fixed point of the \
+                    heaviest, each at most 20% of all"
+            .into(),
+        ..FingerprintSpec::current()
+    };
     let v2 = FingerprintSpec {
         version: 2,
         weighting: "body tf^1.5 x idf (resources/idf-zh.txt from jieba, resources/idf-en.txt from \
@@ -172,7 +183,7 @@ fn another_spec_is_refused_with_what_to_do() {
         version: 99,
         ..FingerprintSpec::current()
     };
-    for (spec, name) in [(v99, "v99"), (v2, "v2 (")] {
+    for (spec, name) in [(v99, "v99"), (v3, "v3 ("), (v2, "v2 (")] {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("db");
         drop(Store::open(&path).unwrap());
@@ -185,7 +196,7 @@ fn another_spec_is_refused_with_what_to_do() {
         assert!(matches!(err, Error::SpecMismatch { .. }), "{err:?}");
         let msg = err.to_string();
         assert!(
-            msg.contains(name) && msg.contains("v3 (") && msg.contains("re-import"),
+            msg.contains(name) && msg.contains("v4 (") && msg.contains("re-import"),
             "{msg}"
         );
     }

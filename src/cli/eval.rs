@@ -77,6 +77,14 @@ pub fn run(args: Args) -> Result<Code> {
         })
         .sum();
     let report = eval::evaluate(&fps, &pairs, args.max_k, args.verify);
+    let collisions = if args.verify.is_none() {
+        Some(
+            eval::base_collisions(&docs, &fps, args.max_k)
+                .context("finding base-document pairs")?,
+        )
+    } else {
+        None
+    };
 
     let mut out = io::stdout().lock();
     if let Some(t) = args.verify {
@@ -136,6 +144,30 @@ pub fn run(args: Args) -> Result<Code> {
             c.pairs()
         )?;
     }
+    if let Some(c) = &collisions {
+        let d = c.documents.max(1) as f64;
+        writeln!(
+            out,
+            "\nunlabelled: pairs of the {} base documents within k whose texts are unrelated (3-gram Jaccard < {})",
+            c.documents,
+            eval::UNRELATED_JACCARD
+        )?;
+        writeln!(
+            out,
+            "{:>3} {:>9} {:>18} {:>9}",
+            "k", "pairs", "documents", "related"
+        )?;
+        for k in 0..c.unrelated_pairs.len() {
+            writeln!(
+                out,
+                "{k:>3} {:>9} {:>9} ({:>5.2} %) {:>9}",
+                c.unrelated_pairs[k],
+                c.unrelated_documents[k],
+                100.0 * c.unrelated_documents[k] as f64 / d,
+                c.related_pairs[k]
+            )?;
+        }
+    }
     writeln!(
         out,
         "\nload {:.2} s, fingerprint {:.2} s ({:.1} MB/s on {} threads), total {:.2} s",
@@ -146,7 +178,7 @@ pub fn run(args: Args) -> Result<Code> {
         start.elapsed().as_secs_f64()
     )?;
     if let Some(path) = &args.json {
-        write_json(path, &f, &report, args.verify)?;
+        write_json(path, &f, &report, collisions.as_ref(), args.verify)?;
         writeln!(out, "report written to {}", path.display())?;
     }
     Ok(0)
@@ -161,7 +193,13 @@ fn class_figure(c: &Counts) -> (&'static str, f64) {
     }
 }
 
-fn write_json(path: &Path, f: &Fingerprinter, r: &Report, verify: Option<f64>) -> Result<()> {
+fn write_json(
+    path: &Path,
+    f: &Fingerprinter,
+    r: &Report,
+    collisions: Option<&eval::Collisions>,
+    verify: Option<f64>,
+) -> Result<()> {
     let per_k = |v: &[Counts]| {
         v.iter()
             .enumerate()
@@ -184,6 +222,7 @@ fn write_json(path: &Path, f: &Fingerprinter, r: &Report, verify: Option<f64>) -
         "overall": per_k(&r.overall),
         "by_lang": r.by_lang.iter().map(|(l, v)| (l.clone(), serde_json::Value::from(per_k(v)))).collect::<serde_json::Map<_, _>>(),
         "by_class": r.by_class.iter().map(|(l, v)| (l.clone(), serde_json::Value::from(per_k(v)))).collect::<serde_json::Map<_, _>>(),
+        "base_collisions": collisions,
     });
     let text = serde_json::to_string_pretty(&v)?;
     std::fs::write(path, text + "\n").with_context(|| format!("cannot write {}", path.display()))
