@@ -316,16 +316,18 @@ fn jaccard(a: &[u64], b: &[u64]) -> f64 {
 /// within `max_k` of each other, split by whether their texts are related (see
 /// [`Collisions`]). The base documents of a labelled set are distinct texts, so a pair
 /// of unrelated ones within k is a false positive that labelled pairs may never show.
+/// With `verify = Some(t)`, only pairs whose sketches agree (as in [`evaluate`]) count.
 pub fn base_collisions(
     docs: &[EvalDoc],
     fps: &HashMap<String, Option<Signature>>,
     max_k: u32,
+    verify: Option<f64>,
 ) -> crate::Result<Collisions> {
-    let base: Vec<(&EvalDoc, u64)> = docs
+    let base: Vec<(&EvalDoc, Signature)> = docs
         .iter()
         .filter(|d| d.base_id.is_none())
         .filter_map(|d| match fps.get(&d.id) {
-            Some(Some(sig)) => Some((d, sig.fp.0)),
+            Some(Some(sig)) => Some((d, *sig)),
             _ => None,
         })
         .collect();
@@ -336,10 +338,17 @@ pub fn base_collisions(
         unrelated_documents: vec![0; n],
         related_pairs: vec![0; n],
     };
-    let values: Vec<u64> = base.iter().map(|b| b.1).collect();
+    let values: Vec<u64> = base.iter().map(|b| b.1.fp.0).collect();
     let mut pairs: Vec<(u32, u32, u32)> = Vec::new();
     crate::cluster::near_duplicates(&values, max_k, |a, b, d| {
-        pairs.push((a, b, d));
+        let verified = match (verify, base[a as usize].1.sketch, base[b as usize].1.sketch) {
+            (None, _, _) => true,
+            (Some(t), Some(x), Some(y)) => x.similarity(&y) >= t,
+            (Some(_), _, _) => false,
+        };
+        if verified {
+            pairs.push((a, b, d));
+        }
         Ok(())
     })?;
     let mut grams: HashMap<u32, Vec<u64>> = HashMap::new();
@@ -427,13 +436,16 @@ mod tests {
             (id.to_owned(), Some(sig))
         })
         .collect();
-        let c = base_collisions(&docs, &fps, 3).unwrap();
+        let c = base_collisions(&docs, &fps, 3, None).unwrap();
         assert_eq!(c.documents, 4);
         // a–b at 1 (unrelated), a–c at 2 (related), b–c at 3 (unrelated).
         assert_eq!(c.unrelated_pairs, vec![0, 1, 1, 2]);
         assert_eq!(c.related_pairs, vec![0, 0, 1, 1]);
         assert_eq!(c.unrelated_documents, vec![0, 2, 2, 3]);
         assert!(jaccard(&char_trigrams(None, "abcd"), &char_trigrams(None, "abcd")) == 1.0);
+        // Verification without sketches rejects every pair.
+        let c = base_collisions(&docs, &fps, 3, Some(0.1)).unwrap();
+        assert_eq!(c.unrelated_pairs[3] + c.related_pairs[3], 0);
     }
 
     #[test]

@@ -77,15 +77,8 @@ pub fn run(args: Args) -> Result<Code> {
         })
         .sum();
     let report = eval::evaluate(&fps, &pairs, args.max_k, args.verify);
-    let collisions = if args.verify.is_none() {
-        Some(
-            eval::base_collisions(&docs, &fps, args.max_k)
-                .context("finding base-document pairs")?,
-        )
-    } else {
-        None
-    };
-
+    let collisions = eval::base_collisions(&docs, &fps, args.max_k, args.verify)
+        .context("finding pairs of base documents")?;
     let mut out = io::stdout().lock();
     if let Some(t) = args.verify {
         writeln!(out, "two-stage: distance <= k and sketch similarity >= {t}")?;
@@ -144,7 +137,8 @@ pub fn run(args: Args) -> Result<Code> {
             c.pairs()
         )?;
     }
-    if let Some(c) = &collisions {
+    {
+        let c = &collisions;
         let d = c.documents.max(1) as f64;
         writeln!(
             out,
@@ -178,7 +172,7 @@ pub fn run(args: Args) -> Result<Code> {
         start.elapsed().as_secs_f64()
     )?;
     if let Some(path) = &args.json {
-        write_json(path, &f, &report, collisions.as_ref(), args.verify)?;
+        write_json(path, &f, &report, &collisions, args.verify)?;
         writeln!(out, "report written to {}", path.display())?;
     }
     Ok(0)
@@ -197,7 +191,7 @@ fn write_json(
     path: &Path,
     f: &Fingerprinter,
     r: &Report,
-    collisions: Option<&eval::Collisions>,
+    collisions: &eval::Collisions,
     verify: Option<f64>,
 ) -> Result<()> {
     let per_k = |v: &[Counts]| {
