@@ -196,6 +196,16 @@ pub struct Report {
     pub by_class: BTreeMap<String, PerK>,
 }
 
+/// Whether a pair passes the second stage: always without `verify`; with `Some(t)`, when
+/// both have sketches whose estimated similarity is at least `t`.
+fn verified(verify: Option<f64>, a: &Signature, b: &Signature) -> bool {
+    match (verify, a.sketch, b.sketch) {
+        (None, _, _) => true,
+        (Some(t), Some(x), Some(y)) => x.similarity(&y) >= t,
+        (Some(_), _, _) => false,
+    }
+}
+
 /// Evaluates "distance ≤ k" for every k in `0..=max_k` on `pairs`; with `verify = Some(t)`,
 /// "distance ≤ k and sketch similarity ≥ t" (the two-stage query).
 pub fn evaluate(
@@ -217,14 +227,7 @@ pub fn evaluate(
         };
         report.pairs += 1;
         let distance = match (a, b) {
-            (Some(a), Some(b)) => {
-                let verified = match (verify, a.sketch, b.sketch) {
-                    (None, _, _) => true,
-                    (Some(t), Some(x), Some(y)) => x.similarity(&y) >= t,
-                    (Some(_), _, _) => false,
-                };
-                verified.then(|| a.fp.distance(b.fp))
-            }
+            (Some(a), Some(b)) => verified(verify, a, b).then(|| a.fp.distance(b.fp)),
             _ => {
                 report.unfingerprinted += 1;
                 None
@@ -341,12 +344,7 @@ pub fn base_collisions(
     let values: Vec<u64> = base.iter().map(|b| b.1.fp.0).collect();
     let mut pairs: Vec<(u32, u32, u32)> = Vec::new();
     crate::cluster::near_duplicates(&values, max_k, |a, b, d| {
-        let verified = match (verify, base[a as usize].1.sketch, base[b as usize].1.sketch) {
-            (None, _, _) => true,
-            (Some(t), Some(x), Some(y)) => x.similarity(&y) >= t,
-            (Some(_), _, _) => false,
-        };
-        if verified {
+        if verified(verify, &base[a as usize].1, &base[b as usize].1) {
             pairs.push((a, b, d));
         }
         Ok(())
