@@ -17,8 +17,11 @@ use super::Code;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 The directory holds docs.jsonl.gz, variants.jsonl.gz and pairs.jsonl.gz (gzip optional):
-documents {\"id\", \"lang\", \"title\", \"text\", \"html\"?} and pairs {\"a\", \"b\", \"label\", \"class\", \"lang\"}.
+documents {\"id\", \"lang\", \"title\", \"text\", \"html\"?, \"base_id\"? (variants)} and pairs {\"a\", \"b\", \"label\", \"class\", \"lang\"}.
 A pair is predicted duplicate when its fingerprints are within Hamming distance k.
+Unlabelled check: every pair of base documents (records without \"base_id\") within k
+whose texts are unrelated (character 3-gram Jaccard < 0.2) is a false match a store would
+report; their number and the documents in them are printed per k.
 
 Example:
   simstore eval ../shared/data/dev --json quality.json")]
