@@ -506,18 +506,18 @@ impl Fingerprinter {
         // Body term frequencies are cubed (`body_tf_weight`); the title adds
         // its (capped) weight after the power, so it separates otherwise equal texts but never
         // outvotes a word the body repeats.
-        let mut weights: Vec<(u64, f64)> = Vec::with_capacity(features.len());
-        let mut max = 0.0f64;
-        for (&hash, f) in &features {
-            let w = (body_tf_weight(f.body) + f64::from(f.title * title_scale)) * f64::from(f.idf);
-            max = max.max(w);
-            weights.push((hash, w));
-        }
+        let weight = |f: &Feature| {
+            (body_tf_weight(f.body) + f64::from(f.title * title_scale)) * f64::from(f.idf)
+        };
+        let max = features.values().map(weight).fold(0.0f64, f64::max);
         // Fixed point relative to the heaviest feature (order-independent), then the share
         // limit on exact integer sums. Votes are at most WEIGHT_SCALE (2^20).
-        let mut votes: Vec<(u64, u32)> = weights
-            .into_iter()
-            .map(|(hash, w)| (hash, ((w / max) * WEIGHT_SCALE).round().max(1.0) as u32))
+        let mut votes: Vec<(u64, u32)> = features
+            .iter()
+            .map(|(&hash, f)| {
+                let vote = (weight(f) / max * WEIGHT_SCALE).round().max(1.0);
+                (hash, vote as u32)
+            })
             .collect();
         let limit = share_limit(&votes, MAX_FEATURE_SHARE);
         if limit < u32::MAX {

@@ -140,30 +140,28 @@ pub fn run(args: Args) -> Result<Code> {
             c.pairs()
         )?;
     }
-    {
-        let c = &collisions;
-        let d = c.documents.max(1) as f64;
+    let c = &collisions;
+    let d = c.documents.max(1) as f64;
+    writeln!(
+        out,
+        "\nunlabelled: pairs of the {} base documents within k whose texts are unrelated (3-gram Jaccard < {})",
+        c.documents,
+        eval::UNRELATED_JACCARD
+    )?;
+    writeln!(
+        out,
+        "{:>3} {:>9} {:>18} {:>9}",
+        "k", "pairs", "documents", "related"
+    )?;
+    for k in 0..c.unrelated_pairs.len() {
         writeln!(
             out,
-            "\nunlabelled: pairs of the {} base documents within k whose texts are unrelated (3-gram Jaccard < {})",
-            c.documents,
-            eval::UNRELATED_JACCARD
+            "{k:>3} {:>9} {:>9} ({:>5.2} %) {:>9}",
+            c.unrelated_pairs[k],
+            c.unrelated_documents[k],
+            100.0 * c.unrelated_documents[k] as f64 / d,
+            c.related_pairs[k]
         )?;
-        writeln!(
-            out,
-            "{:>3} {:>9} {:>18} {:>9}",
-            "k", "pairs", "documents", "related"
-        )?;
-        for k in 0..c.unrelated_pairs.len() {
-            writeln!(
-                out,
-                "{k:>3} {:>9} {:>9} ({:>5.2} %) {:>9}",
-                c.unrelated_pairs[k],
-                c.unrelated_documents[k],
-                100.0 * c.unrelated_documents[k] as f64 / d,
-                c.related_pairs[k]
-            )?;
-        }
     }
     writeln!(
         out,
