@@ -342,6 +342,9 @@ pub fn is_noise_token(token: &str, is_stop_word: impl Fn(&str) -> bool) -> bool 
 }
 
 const SEPARATORS: &[char] = &['|', '·', '•', '»', '›', '>', '┃', '¦'];
+/// Punctuation that separates clauses of prose (after normalization: full-width forms are
+/// ASCII, the ideographic full stop stays).
+const CLAUSE_MARKS: &[char] = &[',', '。', ';', '!', '?'];
 const SENTENCE_END: &[char] = &[
     '。', '！', '？', '.', '!', '?', ';', '；', '…', '”', '"', '」', '』', ')', '）',
 ];
@@ -354,6 +357,7 @@ pub fn classify(line: &str) -> LineKind {
     // separator-delimited non-empty items.
     let (mut chars, mut len, mut han, mut function_han) = (0usize, 0usize, 0usize, 0usize);
     let (mut alnum, mut digits, mut words, mut items) = (0usize, 0usize, 0usize, 0usize);
+    let mut clause_marks = 0usize;
     let (mut in_word, mut item_open) = (false, false);
     for c in line.chars() {
         len += 1;
@@ -372,6 +376,7 @@ pub fn classify(line: &str) -> LineKind {
             continue;
         }
         item_open = true;
+        clause_marks += usize::from(CLAUSE_MARKS.contains(&c));
         if c.is_ascii() {
             if c.is_ascii_alphanumeric() {
                 alnum += 1;
@@ -389,8 +394,10 @@ pub fn classify(line: &str) -> LineKind {
     if chars == 0 {
         return LineKind::Boilerplate;
     }
-    // Navigation: many short items between separators.
-    if items >= 3 && chars / items <= 24 {
+    let sentence = line.ends_with(SENTENCE_END);
+    // Navigation: many short items between separators (or two, as in "headline | headline",
+    // when the line is not a sentence).
+    if (items >= 3 || (items == 2 && !sentence)) && chars / items <= 24 {
         return LineKind::Boilerplate;
     }
     if han > 0 && words >= 4 && chars / words <= 4 {
@@ -403,8 +410,13 @@ pub fn classify(line: &str) -> LineKind {
     if len <= 160 && is_marked(line, len, han > 0) {
         return LineKind::Boilerplate;
     }
-    // Function-word density.
-    if han >= FUNCTION_WORDS_MIN_HAN && (function_han as f32) < MIN_FUNCTION_HAN * han as f32 {
+    // Function-word density, for Han lines that are not written in clauses: a link list or
+    // tag strip has no commas or full stops; prose that happens to use few function
+    // characters ("电池无问题。", an app's feature list) has them.
+    if han >= FUNCTION_WORDS_MIN_HAN
+        && clause_marks == 0
+        && (function_han as f32) < MIN_FUNCTION_HAN * han as f32
+    {
         return LineKind::Boilerplate;
     }
     if han == 0 && alnum >= FUNCTION_WORDS_MIN_HAN {
@@ -413,7 +425,6 @@ pub fn classify(line: &str) -> LineKind {
             return LineKind::Boilerplate;
         }
     }
-    let sentence = line.ends_with(SENTENCE_END);
     let short = if han > 0 { chars < 25 } else { words < 6 };
     if short && !sentence {
         LineKind::Short
@@ -512,17 +523,23 @@ pub fn weighted_lines(text: &str) -> Vec<(&str, f32)> {
         .filter(|l| !l.trim().is_empty())
         .map(|l| (l, classify(l)))
         .collect();
-    let any_content = lines.iter().any(|(_, k)| *k == LineKind::Content);
     let any_short = lines.iter().any(|(_, k)| *k == LineKind::Short);
+    // The span from the first content line to the last: short lines before or after it are
+    // the page's header and footer.
+    let first = lines.iter().position(|(_, k)| *k == LineKind::Content);
+    let last = lines.iter().rposition(|(_, k)| *k == LineKind::Content);
+    let content_span = first.zip(last).map(|(f, l)| f..=l);
     lines
         .into_iter()
-        .map(|(l, kind)| {
-            let w = match kind {
-                LineKind::Content => 1.0,
-                LineKind::Short if any_content => SHORT_LINE_WEIGHT,
-                LineKind::Short => 1.0,
-                LineKind::Boilerplate if !any_content && !any_short => 1.0,
-                LineKind::Boilerplate => 0.0,
+        .enumerate()
+        .map(|(i, (l, kind))| {
+            let w = match (kind, &content_span) {
+                (LineKind::Content, _) => 1.0,
+                (LineKind::Short, Some(span)) if span.contains(&i) => SHORT_LINE_WEIGHT,
+                (LineKind::Short, Some(_)) => 0.0,
+                (LineKind::Short, None) => 1.0,
+                (LineKind::Boilerplate, None) if !any_short => 1.0,
+                (LineKind::Boilerplate, _) => 0.0,
             };
             (l, w)
         })
@@ -660,10 +677,51 @@ mod tests {
     }
 
     #[test]
+    fn prose_without_function_characters_is_content() {
+        // Few function characters, but written in clauses: prose, not a link list (spec v4
+        // dropped such lines, so a reordered copy that split them off lost them).
+        for line in [
+            "电池、无线网卡问题如下 电池无问题。",
+            "霓裳轻舞仙曲环绕创新玩法无限转生，不死王者嗜血屠魔，绝杀魔王兄弟齐赴江湖路",
+            "产品特点：高速浏览，一键拨号无需等待，信息即刻呈现",
+        ] {
+            assert_ne!(kind(line), LineKind::Boilerplate, "{line}");
+        }
+        // The same characters without clause marks are a tag strip.
+        assert_eq!(
+            kind("霓裳轻舞仙曲环绕创新玩法无限转生 不死王者嗜血屠魔"),
+            LineKind::Boilerplate
+        );
+    }
+
+    #[test]
+    fn two_headlines_between_a_separator_are_navigation() {
+        assert_eq!(
+            kind("暴风魔镜在激进的路上摔了一跤 | 想走进西部世界的世界吗"),
+            LineKind::Boilerplate
+        );
+        assert_eq!(kind("Latest headlines | Most read"), LineKind::Boilerplate);
+        // A sentence with one separator in it stays.
+        assert_eq!(
+            kind("房间很干净 | 服务也很好，下次还会再来住的。"),
+            LineKind::Content
+        );
+    }
+
+    #[test]
+    fn short_lines_outside_the_content_are_header_and_footer() {
+        let text = normalize(
+            "热门推荐\n今天北京的天气很好，我们去公园散步。\n公园里的花\n下午我们又去了博物馆，看了很多展览。\n相关阅读",
+        );
+        let w: Vec<f32> = weighted_lines(&text).into_iter().map(|(_, w)| w).collect();
+        assert_eq!(w, [0.0, 1.0, SHORT_LINE_WEIGHT, 1.0, 0.0]);
+    }
+
+    #[test]
     fn weights_fall_back_to_uniform_without_content() {
         let text = normalize("首页 | 新闻 | 体育\n今天北京的天气很好，我们去公园散步。\n热门推荐");
         let w: Vec<f32> = weighted_lines(&text).into_iter().map(|(_, w)| w).collect();
-        assert_eq!(w, [0.0, 1.0, SHORT_LINE_WEIGHT]);
+        assert_eq!(w, [0.0, 1.0, 0.0]);
         let w: Vec<f32> = weighted_lines("热门推荐\n新闻")
             .into_iter()
             .map(|(_, w)| w)

@@ -301,13 +301,14 @@ struct Feature {
 }
 
 impl FingerprintSpec {
-    /// The spec this build computes (v4).
+    /// The spec this build computes (v5).
     pub fn current() -> Self {
         Self {
-            version: 4,
-            normalizer: "unicode NFKC + lowercase; lines weighted by simstore::clean v2 \
-                         (boilerplate 0, short 0.25, content 1; v3 fallbacks); URLs, digit runs and stop words dropped; \
-                         site names cut from titles"
+            version: 5,
+            normalizer: "unicode NFKC + lowercase; lines weighted by simstore::clean v3 \
+                         (boilerplate 0, short 0.25, content 1; v3 fallbacks; short lines outside the \
+                         content span 0; two-item navigation; function-word density only without clause \
+                         marks); URLs, digit runs and stop words dropped; site names cut from titles"
                 .into(),
             tokenizer: "jieba-rs 0.11 default dictionary, HMM off, for Han runs; alphanumeric runs elsewhere".into(),
             features: "token unigrams; Han words of 2+ characters weigh 0.5 and also count their characters".into(),

@@ -160,8 +160,16 @@ fn bad_documents_are_refused_without_side_effects() {
 
 #[test]
 fn another_spec_is_refused_with_what_to_do() {
-    // A future spec, spec v3 (the previous release: tf^4, 20 % share, words at full weight)
-    // and spec v2 (tf^1.5 weights).
+    // A future spec, spec v4 (the previous release: clean v2), spec v3 (tf^4, 20 % share,
+    // words at full weight) and spec v2 (tf^1.5 weights).
+    let v4 = FingerprintSpec {
+        version: 4,
+        normalizer: "unicode NFKC + lowercase; lines weighted by simstore::clean v2 \
+                     (boilerplate 0, short 0.25, content 1; v3 fallbacks); URLs, digit runs and stop words dropped; \
+                     site names cut from titles"
+            .into(),
+        ..FingerprintSpec::current()
+    };
     let v3 = FingerprintSpec {
         version: 3,
         features: "token unigrams; Han words of 2+ characters also count their characters".into(),
@@ -183,7 +191,7 @@ fn another_spec_is_refused_with_what_to_do() {
         version: 99,
         ..FingerprintSpec::current()
     };
-    for (spec, name) in [(v99, "v99"), (v3, "v3 ("), (v2, "v2 (")] {
+    for (spec, name) in [(v99, "v99"), (v4, "v4 ("), (v3, "v3 ("), (v2, "v2 (")] {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("db");
         drop(Store::open(&path).unwrap());
@@ -196,7 +204,7 @@ fn another_spec_is_refused_with_what_to_do() {
         assert!(matches!(err, Error::SpecMismatch { .. }), "{err:?}");
         let msg = err.to_string();
         assert!(
-            msg.contains(name) && msg.contains("v4 (") && msg.contains("re-import"),
+            msg.contains(name) && msg.contains("v5 (") && msg.contains("re-import"),
             "{msg}"
         );
     }
