@@ -9,8 +9,9 @@
 //!
 //! - **boilerplate** (weight 0), by structure or by a short list of web-wide markers:
 //!   - navigation: three or more `|`-separated (or `·`, `•`, `»`, `›`) items averaging at
-//!     most 24 characters, or four or more space-separated Han items of at most 4
-//!     characters on average;
+//!     most 24 characters (two when the line does not end a sentence: "headline |
+//!     headline"), or four or more space-separated Han items of at most 4 characters on
+//!     average;
 //!   - metadata: a line of at most 120 characters whose letters and digits are at least
 //!     25 % digits (at least 4 of them) — timestamps, counters, phone and licence numbers;
 //!   - markers: a line of at most 160 characters holding a copyright, share, repost/source
@@ -21,6 +22,8 @@
 //! - **short** (weight [`SHORT_LINE_WEIGHT`]): a line without sentence-ending punctuation of
 //!   fewer than 25 characters (with Han characters) or fewer than 6 words (without) — teaser
 //!   headlines, truncated chrome, button labels — in a text that also has content lines;
+//!   weight 0 when it stands before the first content line or after the last (the page's
+//!   header and footer);
 //! - **content** (weight 1): everything else.
 //!
 //! When no line is content, short lines weigh 1 and boilerplate stays 0: a text made only
@@ -469,7 +472,8 @@ fn is_marked(line: &str, len: usize, han: bool) -> bool {
 /// checked ...
 const FUNCTION_WORDS_MIN_HAN: usize = 10;
 /// ... and are boilerplate when fewer than this share of their Han characters are
-/// [`FUNCTION_CHARS`];
+/// [`FUNCTION_CHARS`] and they hold no clause mark ([`CLAUSE_MARKS`]: prose that uses few
+/// function characters is still written in clauses);
 const MIN_FUNCTION_HAN: f32 = 0.05;
 /// other lines of at least 8 words are boilerplate when fewer than this share of their words
 /// are English [`STOP_WORDS`].
