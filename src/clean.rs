@@ -364,6 +364,18 @@ pub fn classify(line: &str) -> LineKind {
     let (mut in_word, mut item_open) = (false, false);
     for c in line.chars() {
         len += 1;
+        // The common case of Chinese text first: a CJK Unified Ideograph is a word character
+        // and neither space, separator nor clause mark.
+        if let Some(i) = crate::analyze::cjk_unified_index(c) {
+            chars += 1;
+            words += usize::from(!in_word);
+            in_word = true;
+            item_open = true;
+            han += 1;
+            alnum += 1;
+            function_han += usize::from(is_function_index(i));
+            continue;
+        }
         if c.is_whitespace() {
             in_word = false;
             continue;
@@ -386,9 +398,9 @@ pub fn classify(line: &str) -> LineKind {
                 digits += usize::from(c.is_ascii_digit());
             }
         } else if crate::analyze::is_han(c) {
+            // Outside the CJK Unified block: no function character.
             han += 1;
             alnum += 1;
-            function_han += usize::from(is_function_char(c));
         } else if crate::analyze::is_word_char(c) {
             alnum += 1;
         }
@@ -487,8 +499,9 @@ pub const FUNCTION_CHARS: &[char] = &[
     '很', '把', '被', '从', '还', '让', '给', '但', '又', '或',
 ];
 
-/// True for the [`FUNCTION_CHARS`] (a bitmap over the CJK Unified Ideographs block).
-fn is_function_char(c: char) -> bool {
+/// True for the [`FUNCTION_CHARS`], by their [`crate::analyze::cjk_unified_index`] (a bitmap
+/// over the CJK Unified Ideographs block).
+fn is_function_index(i: usize) -> bool {
     use crate::analyze::{CJK_UNIFIED_LEN, cjk_unified_index};
     static BITMAP: LazyLock<Vec<u64>> = LazyLock::new(|| {
         let mut bits = vec![0u64; CJK_UNIFIED_LEN.div_ceil(64)];
@@ -497,7 +510,7 @@ fn is_function_char(c: char) -> bool {
         }
         bits
     });
-    cjk_unified_index(c).is_some_and(|i| BITMAP[i / 64] & (1 << (i % 64)) != 0)
+    BITMAP[i / 64] & (1 << (i % 64)) != 0
 }
 
 /// (English [`STOP_WORDS`], all alphanumeric words) of a line.

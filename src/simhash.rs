@@ -19,6 +19,21 @@ static CLEAR_MASKS: [[i32; 8]; 256] = {
     table
 };
 
+/// For each byte value, a mask per bit (bit 0 first): −1 if the bit is set, 0 if clear.
+static SET_MASKS: [[i32; 8]; 256] = {
+    let mut table = [[0i32; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut bit = 0;
+        while bit < 8 {
+            table[b][bit] = if (b >> bit) & 1 == 1 { -1 } else { 0 };
+            bit += 1;
+        }
+        b += 1;
+    }
+    table
+};
+
 /// Accumulates weighted feature hashes into a 64-bit SimHash.
 #[derive(Debug, Clone)]
 pub struct SimHasher {
@@ -77,9 +92,17 @@ impl SimHasher {
 /// built 16 at a time (two bytes of every hash per pass over the features), so they stay in
 /// registers instead of being spilled to memory for every feature.
 pub fn simhash(features: &[(u64, u32)]) -> u64 {
+    // Bit i's vote is the weight of the features that set it minus the weight of those that
+    // clear it, 2·S_i − W, with S_i the weight of the features that set bit i and W the total
+    // weight: so only S_i is summed (one AND and one add per lane, where ±w takes three
+    // operations) and bit i is set iff 2·S_i > W.
     // Weights up to 2^20 in 32-bit lanes: 2^10 features move a lane by at most 2^30, so the
     // lanes cannot overflow and are added into 64-bit sums every CHUNK features.
     const CHUNK: usize = 1 << 10;
+    let total: i64 = features
+        .iter()
+        .map(|&(_, weight)| i64::from(weight.min(1 << 20)))
+        .sum();
     let mut fp = 0u64;
     for block in 0..4 {
         let mut sums = [0i64; 16];
@@ -88,13 +111,13 @@ pub fn simhash(features: &[(u64, u32)]) -> u64 {
             for &(hash, weight) in chunk {
                 // Weights above 2^20 would risk overflow; callers stay below (saturate).
                 let w = weight.min(1 << 20) as i32;
-                let lo = &CLEAR_MASKS[((hash >> (16 * block)) & 0xFF) as usize];
-                let hi = &CLEAR_MASKS[((hash >> (16 * block + 8)) & 0xFF) as usize];
+                let lo = &SET_MASKS[((hash >> (16 * block)) & 0xFF) as usize];
+                let hi = &SET_MASKS[((hash >> (16 * block + 8)) & 0xFF) as usize];
                 for (lane, &m) in lanes[..8].iter_mut().zip(lo) {
-                    *lane += (w ^ m) - m;
+                    *lane += w & m;
                 }
                 for (lane, &m) in lanes[8..].iter_mut().zip(hi) {
-                    *lane += (w ^ m) - m;
+                    *lane += w & m;
                 }
             }
             for (sum, &lane) in sums.iter_mut().zip(&lanes) {
@@ -102,7 +125,7 @@ pub fn simhash(features: &[(u64, u32)]) -> u64 {
             }
         }
         for (bit, &s) in sums.iter().enumerate() {
-            if s > 0 {
+            if 2 * s > total {
                 fp |= 1u64 << (16 * block + bit);
             }
         }
