@@ -4,21 +4,6 @@
 //! the fingerprint has a bit set where the sum is positive. Weights are integers, so the
 //! result does not depend on the order in which features are added.
 
-/// For each byte value, a mask per bit (bit 0 first): 0 if the bit is set, −1 if clear.
-static CLEAR_MASKS: [[i32; 8]; 256] = {
-    let mut table = [[0i32; 8]; 256];
-    let mut b = 0;
-    while b < 256 {
-        let mut bit = 0;
-        while bit < 8 {
-            table[b][bit] = if (b >> bit) & 1 == 1 { 0 } else { -1 };
-            bit += 1;
-        }
-        b += 1;
-    }
-    table
-};
-
 /// For each byte value, a mask per bit (bit 0 first): −1 if the bit is set, 0 if clear.
 static SET_MASKS: [[i32; 8]; 256] = {
     let mut table = [[0i32; 8]; 256];
@@ -62,10 +47,10 @@ impl SimHasher {
         let w = i64::from(weight);
         // Byte by byte through a mask table: contiguous loads, no multiplies, vectorizable.
         for (byte, sums) in self.sums.chunks_exact_mut(8).enumerate() {
-            let masks = &CLEAR_MASKS[((hash >> (8 * byte)) & 0xFF) as usize];
+            let masks = &SET_MASKS[((hash >> (8 * byte)) & 0xFF) as usize];
             for (sum, &m) in sums.iter_mut().zip(masks) {
                 // m = 0 where the bit is set (+w), m = -1 where it is clear ((w ^ -1) + 1 = -w).
-                let m = i64::from(m);
+                let m = i64::from(!m);
                 *sum += (w ^ m) - m;
             }
         }
