@@ -4,9 +4,9 @@
 //!
 //! The input is the format of simstore's development set: documents and variants as JSON
 //! lines (`{"id", "lang", "title", "text", "html"?}`), and labelled pairs
-//! (`{"a", "b", "label": 0|1, "class", "lang"}`). [`fingerprint_all`] fingerprints every
+//! (`{"a", "b", "label": 0|1, "class", "lang", "len_bucket"?}`). [`fingerprint_all`] fingerprints every
 //! document in parallel; [`evaluate`] counts, for every k in `0..=max_k`, the true and
-//! false positives and negatives overall, per language and per class.
+//! false positives and negatives overall, per language, per length bucket and per class.
 //!
 //! Labelled negative pairs are few (a thousand), so a fingerprint that maps every short
 //! text dominated by one repeated word ("酒店", "孩子") to one value would pass them. A store
@@ -60,6 +60,9 @@ pub struct Pair {
     /// Language of the pair.
     #[serde(default)]
     pub lang: String,
+    /// Length bucket of the pair (`short`, `medium`, `long`), where the set gives one.
+    #[serde(default)]
+    pub len_bucket: Option<String>,
 }
 
 /// What to fingerprint of a document that has a web page.
@@ -194,6 +197,8 @@ pub struct Report {
     pub by_lang: BTreeMap<String, PerK>,
     /// Per `lang:class`.
     pub by_class: BTreeMap<String, PerK>,
+    /// Per `lang:len_bucket`, for the pairs that have a length bucket.
+    pub by_length: BTreeMap<String, PerK>,
 }
 
 /// Whether a pair passes the second stage: always without `verify`; with `Some(t)`, when
@@ -242,11 +247,20 @@ pub fn evaluate(
             .by_class
             .entry(format!("{}:{}", pair.lang, pair.class))
             .or_insert_with(|| vec![Counts::default(); n]);
+        let mut by_length = pair.len_bucket.as_ref().map(|bucket| {
+            report
+                .by_length
+                .entry(format!("{}:{bucket}", pair.lang))
+                .or_insert_with(|| vec![Counts::default(); n])
+        });
         for k in 0..n {
             let predicted = distance.is_some_and(|d| d as usize <= k);
             report.overall[k].add(label, predicted);
             by_lang[k].add(label, predicted);
             by_class[k].add(label, predicted);
+            if let Some(by_length) = by_length.as_mut() {
+                by_length[k].add(label, predicted);
+            }
         }
     }
     report
@@ -395,6 +409,7 @@ mod tests {
             label,
             class: class.into(),
             lang: "en".into(),
+            len_bucket: None,
         }
     }
 
@@ -463,9 +478,13 @@ mod tests {
             (id.to_owned(), sig)
         })
         .collect();
+        let short = |p: Pair| Pair {
+            len_bucket: Some("short".into()),
+            ..p
+        };
         let pairs = [
-            pair("a", "b", 1, "dup"),
-            pair("a", "c", 0, "neg"),
+            short(pair("a", "b", 1, "dup")),
+            short(pair("a", "c", 0, "neg")),
             pair("a", "e", 1, "dup"),
             pair("a", "zz", 1, "dup"),
         ];
@@ -482,6 +501,12 @@ mod tests {
         assert!((k3.f1() - 0.5).abs() < 1e-12);
         assert_eq!(r.by_class["en:neg"][3].false_positive_rate(), 1.0);
         assert_eq!(r.by_class["en:neg"][2].false_positive_rate(), 0.0);
+        // Only the pairs with a length bucket are counted by length.
+        assert_eq!(r.by_length.len(), 1);
+        let s3 = r.by_length["en:short"][3];
+        assert_eq!((s3.tp, s3.fp, s3.fn_, s3.tn), (1, 1, 0, 0));
+        let s0 = r.by_length["en:short"][0];
+        assert_eq!((s0.tp, s0.fp, s0.fn_, s0.tn), (0, 0, 1, 1));
         // Verification without sketches rejects every pair.
         let r = evaluate(&fps, &pairs, 4, Some(0.5));
         assert_eq!(r.overall[4].tp + r.overall[4].fp, 0);

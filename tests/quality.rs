@@ -28,7 +28,7 @@ fn write_small_set(t: &TestCommand) -> std::path::PathBuf {
         json!({"id": "c-chrome", "lang": "en", "title": "Flooding", "text": chrome(other), "base_id": "c"}),
     ];
     let pairs = [
-        json!({"a": "a", "b": "a-chrome", "label": 1, "class": "boiler_both", "lang": "en"}),
+        json!({"a": "a", "b": "a-chrome", "label": 1, "class": "boiler_both", "lang": "en", "len_bucket": "medium"}),
         json!({"a": "a", "b": "a-time", "label": 1, "class": "timestamp_counter", "lang": "en"}),
         json!({"a": "a-chrome", "b": "c-chrome", "label": 0, "class": "neg_shared_template", "lang": "en"}),
         json!({"a": "a", "b": "missing", "label": 1, "class": "boiler_both", "lang": "en"}),
@@ -83,6 +83,14 @@ fn eval_counts_a_small_labelled_set() {
     let k3 = &r["by_class"]["en:neg_shared_template"][3];
     assert_eq!(k3["false_positive_rate"], 0.0);
     assert_eq!(r["overall"].as_array().unwrap().len(), 9, "k = 0..8");
+    // Per length bucket: the one pair that has one.
+    assert!(stdout.contains("per length at k = 3"), "{stdout}");
+    let medium = &r["by_length"]["en:medium"][3];
+    assert_eq!(
+        (medium["tp"].as_u64(), medium["fn"].as_u64()),
+        (Some(1), Some(0))
+    );
+    assert_eq!(r["by_length"].as_object().unwrap().len(), 1);
 
     // Two-stage: the sketches of the chrome copies agree, so verification keeps them.
     let out = checked(t.run(&["eval", dir.to_str().unwrap(), "--verify", "0.3"]));

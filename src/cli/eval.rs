@@ -29,7 +29,7 @@ pub struct Args {
     /// Directory of the labelled set.
     #[arg(default_value = "../shared/data/dev")]
     dir: PathBuf,
-    /// The k of the per-language and per-class tables.
+    /// The k of the per-language, per-length and per-class tables.
     #[arg(long, default_value_t = 3)]
     k: u32,
     /// Largest k evaluated.
@@ -42,7 +42,7 @@ pub struct Args {
     /// shingle sketches' estimated Jaccard similarity is at least THRESHOLD.
     #[arg(long, value_name = "THRESHOLD")]
     verify: Option<f64>,
-    /// Also write the full report (every k, language and class) as JSON to FILE.
+    /// Also write the full report (every k, language, length bucket and class) as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
 }
@@ -126,6 +126,20 @@ pub fn run(args: Args) -> Result<Code> {
             c.f1(),
             c.pairs()
         )?;
+    }
+    if !report.by_length.is_empty() {
+        writeln!(out, "\nper length at k = {k}")?;
+        for (bucket, per_k) in &report.by_length {
+            let c = per_k[k];
+            writeln!(
+                out,
+                "  {bucket:<12} precision {:.4}  recall {:.4}  F1 {:.4}  ({} pairs)",
+                c.precision(),
+                c.recall(),
+                c.f1(),
+                c.pairs()
+            )?;
+        }
     }
     writeln!(
         out,
@@ -217,6 +231,7 @@ fn write_json(
         "overall": per_k(&r.overall),
         "by_lang": r.by_lang.iter().map(|(l, v)| (l.clone(), serde_json::Value::from(per_k(v)))).collect::<serde_json::Map<_, _>>(),
         "by_class": r.by_class.iter().map(|(l, v)| (l.clone(), serde_json::Value::from(per_k(v)))).collect::<serde_json::Map<_, _>>(),
+        "by_length": r.by_length.iter().map(|(l, v)| (l.clone(), serde_json::Value::from(per_k(v)))).collect::<serde_json::Map<_, _>>(),
         "base_collisions": collisions,
     });
     let text = serde_json::to_string_pretty(&v)?;
