@@ -4,9 +4,10 @@
 //!
 //! The input is the format of simstore's development set: documents and variants as JSON
 //! lines (`{"id", "lang", "title", "text", "html"?}`), and labelled pairs
-//! (`{"a", "b", "label": 0|1, "class", "lang", "len_bucket"?}`). [`fingerprint_all`] fingerprints every
-//! document in parallel; [`evaluate`] counts, for every k in `0..=max_k`, the true and
-//! false positives and negatives overall, per language, per length bucket and per class.
+//! (`{"a", "b", "label": 0|1, "class", "lang", "len_bucket"?}`). [`fingerprint_all`]
+//! fingerprints every document in parallel; [`evaluate`] counts, for every k in
+//! `0..=max_k`, the true and false positives and negatives overall, per language, per
+//! length bucket and per class.
 //!
 //! Labelled negative pairs are few (a thousand), so a fingerprint that maps every short
 //! text dominated by one repeated word ("酒店", "孩子") to one value would pass them. A store
