@@ -206,14 +206,7 @@ pub fn run(args: Args) -> Result<Code> {
             q
         })
         .collect();
-    let tmp;
-    let dir = match &args.dir {
-        Some(d) => d.clone(),
-        None => {
-            tmp = tempfile_dir()?;
-            tmp.clone()
-        }
-    };
+    let dir = work_dir(&args)?;
     let db = dir.join("bench.db");
     anyhow::ensure!(
         !db.exists(),
@@ -369,6 +362,15 @@ pub fn run(args: Args) -> Result<Code> {
     })
 }
 
+/// `--dir`, else a fresh directory under the system temp dir (removed when the benchmark
+/// ends).
+fn work_dir(args: &Args) -> Result<PathBuf> {
+    match &args.dir {
+        Some(d) => Ok(d.clone()),
+        None => tempfile_dir(),
+    }
+}
+
 /// A fresh directory under the system temp dir.
 fn tempfile_dir() -> Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("simstore-bench-{}", std::process::id()));
@@ -399,14 +401,7 @@ fn check_insert(args: &Args) -> Result<Code> {
         };
         docs.push(doc);
     }
-    let tmp;
-    let dir = match &args.dir {
-        Some(d) => d.clone(),
-        None => {
-            tmp = tempfile_dir()?;
-            tmp.clone()
-        }
-    };
+    let dir = work_dir(args)?;
     let fresh = |name: &str| -> Result<Store> {
         let db = dir.join(name);
         anyhow::ensure!(
