@@ -115,25 +115,19 @@ pub fn run(args: Args) -> Result<Code> {
         )?;
     }
     let k = args.k as usize;
-    writeln!(out, "\nper language at k = {k}")?;
-    for (lang, per_k) in &report.by_lang {
-        let c = per_k[k];
-        writeln!(
-            out,
-            "  {lang:<6} precision {:.4}  recall {:.4}  F1 {:.4}  ({} pairs)",
-            c.precision(),
-            c.recall(),
-            c.f1(),
-            c.pairs()
-        )?;
-    }
-    if !report.by_length.is_empty() {
-        writeln!(out, "\nper length at k = {k}")?;
-        for (bucket, per_k) in &report.by_length {
+    for (what, table, width) in [
+        ("language", &report.by_lang, 6),
+        ("length", &report.by_length, 12),
+    ] {
+        if table.is_empty() {
+            continue;
+        }
+        writeln!(out, "\nper {what} at k = {k}")?;
+        for (name, per_k) in table {
             let c = per_k[k];
             writeln!(
                 out,
-                "  {bucket:<12} precision {:.4}  recall {:.4}  F1 {:.4}  ({} pairs)",
+                "  {name:<width$} precision {:.4}  recall {:.4}  F1 {:.4}  ({} pairs)",
                 c.precision(),
                 c.recall(),
                 c.f1(),
