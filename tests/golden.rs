@@ -76,6 +76,26 @@ fn cleaning_makes_page_chrome_irrelevant() {
     );
 }
 
+/// Regression (spec v4): two different app descriptions inside one site's chrome got one
+/// fingerprint. Their own lines, written in clauses but with few function characters, were
+/// dropped as link lists, so only the shared chrome was left to fingerprint.
+#[test]
+fn descriptions_inside_shared_chrome_keep_their_own_lines() {
+    let f = Fingerprinter::new();
+    let page = |description: &str| {
+        format!(
+            "【广告】限时特惠！全场低至5折，点击立即抢购>>\n分享到：微信 微博 QQ空间 豆瓣\n{description}\n【广告】限时特惠！全场低至5折，点击立即抢购>>\n暴风魔镜在激进的路上摔了一"
+        )
+    };
+    let a = page("航旅管家提供航班查询、机票预订、值机选座，实时航班动态提醒，机场贵宾休息室预约");
+    let b = page("记账助手支持收支分类、预算提醒、多账户同步，月度报表清晰直观，数据加密云端备份");
+    let distance = f
+        .fingerprint(None, &a)
+        .unwrap()
+        .distance(f.fingerprint(None, &b).unwrap());
+    assert!(distance > 3, "distance {distance}");
+}
+
 #[test]
 fn normalization_makes_width_case_and_punctuation_irrelevant() {
     let f = Fingerprinter::new();
