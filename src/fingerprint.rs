@@ -546,11 +546,12 @@ impl Fingerprinter {
     }
 
     /// A 128-bit hash of the document's content as the fingerprint sees it: the tokens of
-    /// the title and of the body lines that are not boilerplate, in order, after
-    /// normalization and cleaning. Two documents with equal content hashes are exact
-    /// duplicates for the purposes of deduplication: they differ at most in what the
-    /// fingerprint ignores (case, width, punctuation, spacing, URLs, digit runs,
-    /// boilerplate lines).
+    /// the title and of the body lines that weigh more than 0 (neither boilerplate nor a
+    /// short header or footer line, see [`clean`]), in order, after normalization and
+    /// cleaning. Two documents with equal content hashes are exact duplicates for the
+    /// purposes of deduplication: they differ at most in what the fingerprint ignores
+    /// (case, width, punctuation, spacing, URLs, digit runs, boilerplate, header and footer
+    /// lines).
     ///
     /// Errors with [`Error::EmptyDocument`] when neither has a single token.
     pub fn content_hash(&self, title: Option<&str>, text: &str) -> Result<u128> {
