@@ -656,6 +656,25 @@ mod tests {
     }
 
     #[test]
+    fn header_and_footer_lines_are_not_content() {
+        // Short lines outside the content lines weigh 0 (spec v5): neither the fingerprint
+        // nor the content hash (exact duplicates) sees them.
+        let f = Fingerprinter::new();
+        let body = "今天北京的天气很好，我们去公园散步，看到很多人在跑步和放风筝。";
+        let page = format!("热门推荐\n{body}\n编辑推荐 猜你喜欢");
+        assert_eq!(
+            f.analyze(None, body).unwrap(),
+            f.analyze(None, &page).unwrap()
+        );
+        // Between content lines they still count.
+        let inside = format!("{body}\n热门推荐\n{body}");
+        assert_ne!(
+            f.content_hash(None, &format!("{body}\n{body}")).unwrap(),
+            f.content_hash(None, &inside).unwrap()
+        );
+    }
+
+    #[test]
     fn share_limit_is_the_exact_fixed_point() {
         let limit_of = |votes: &[u32]| {
             let votes: Vec<(u64, u32)> = votes.iter().map(|&v| (0, v)).collect();
