@@ -5,7 +5,11 @@
 //!   `fingerprint/zh_dev` over the development set's real Chinese base documents
 //!   (`../shared/data/dev`, only where it exists). Beside each, `*_tokens_only`: the same
 //!   text normalized, cleaned and tokenized (jieba for Han runs) without the features and
-//!   the SimHash, the baseline the whole fingerprint is compared with in the same run.
+//!   the SimHash, the baseline the whole fingerprint is compared with in the same run; and
+//!   `*_jieba_only`: jieba-rs segmenting the Han runs of those same lines and nothing else
+//!   (the runs are cut out before timing), the floor no fingerprint with jieba words can
+//!   go under. `fingerprint/*_analyze` is `Fingerprinter::analyze` (fingerprint, content
+//!   hash and sketch: what `import` computes).
 //! * `query/k3`: `Store::query(fp, 3)` on a store of N random fingerprints, beside two
 //!   in-memory baselines over the same N measured in the same run: `query/brute_force/k3`
 //!   (XOR + popcount over every fingerprint) and `query/sorted_tables/k3` (the store's
@@ -144,6 +148,8 @@ fn bench_fingerprint(c: &mut Criterion) {
     simstore::analyze::warm_up();
     let (zh, en) = load_corpus();
     let fingerprinter = Fingerprinter::new();
+    // The segmenter `analyze` uses: jieba-rs with its default dictionary, HMM off.
+    let jieba = jieba_rs::Jieba::new();
     let mut group = c.benchmark_group("fingerprint");
     group
         .sampling_mode(SamplingMode::Flat)
@@ -188,8 +194,62 @@ fn bench_fingerprint(c: &mut Criterion) {
                 }
             })
         });
+        // The floor: jieba alone, on the Han runs of the same lines.
+        let runs = han_runs(docs);
+        if !runs.is_empty() {
+            group.bench_function(format!("{name}_jieba_only"), |b| {
+                b.iter(|| {
+                    for run in &runs {
+                        black_box(jieba.cut(black_box(run), false));
+                    }
+                })
+            });
+        }
+        group.bench_function(format!("{name}_analyze"), |b| {
+            b.iter(|| {
+                for (title, text) in docs.iter() {
+                    let title = (!title.is_empty()).then_some(title.as_str());
+                    black_box(
+                        fingerprinter
+                            .analyze(black_box(title), black_box(text))
+                            .expect("benchmark documents have tokens"),
+                    );
+                }
+            })
+        });
     }
     group.finish();
+}
+
+/// The Han runs of the lines `tokens_only` tokenizes, as `analyze::tokenize` hands them to
+/// jieba.
+fn han_runs(docs: &[(String, String)]) -> Vec<String> {
+    let mut runs = Vec::new();
+    for (title, text) in docs {
+        for part in [title, text] {
+            let normalized = simstore::analyze::normalize(part);
+            for (line, weight) in simstore::clean::weighted_lines(&normalized) {
+                if weight <= 0.0 {
+                    continue;
+                }
+                let mut start = None;
+                for (i, c) in line.char_indices() {
+                    match (simstore::analyze::is_han(c), start) {
+                        (true, None) => start = Some(i),
+                        (false, Some(s)) => {
+                            runs.push(line[s..i].to_owned());
+                            start = None;
+                        }
+                        _ => {}
+                    }
+                }
+                if let Some(s) = start {
+                    runs.push(line[s..].to_owned());
+                }
+            }
+        }
+    }
+    runs
 }
 
 /// The Chinese base documents of the development set (`../shared/data/dev/docs.jsonl.gz`:

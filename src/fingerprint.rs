@@ -205,23 +205,6 @@ static HAN_IDF: LazyLock<Vec<f32>> = LazyLock::new(|| {
         .collect()
 });
 
-/// The IDF of a token (0 for stop words).
-fn idf_of(token: &str, hash: u64) -> f32 {
-    // One CJK Unified Ideograph: from a dense copy of the table (84 KiB, cache-resident)
-    // rather than the 1 MiB hash table; the values are the same.
-    let mut chars = token.chars();
-    if let (Some(c), None) = (chars.next(), chars.next())
-        && let Some(i) = analyze::cjk_unified_index(c)
-    {
-        return HAN_IDF[i];
-    }
-    match IDF.get(hash) {
-        Some(idf) => idf,
-        None if token.chars().next().is_some_and(analyze::is_han) => DEFAULT_IDF_ZH,
-        None => DEFAULT_IDF_EN,
-    }
-}
-
 /// The largest `limit` such that, with every vote cut to at most `limit`, no vote exceeds the
 /// share `num/den` of the total — found exactly on the votes sorted heaviest first: with the
 /// top `m` votes cut to `L`, `L = share × (rest + m·L)`, so `L = num·rest / (den − num·m)`,
@@ -269,6 +252,15 @@ fn body_tf_weight(tf: f32) -> f64 {
     tf * tf * tf
 }
 
+/// A vote in fixed point: `x` (at least 0, at most [`WEIGHT_SCALE`]) rounded to the nearest
+/// integer, halves up, and at least 1. The same as `x.round().max(1.0) as u32` for every such
+/// `x` (the sum `x + 0.5` can round up to an integer only below 0.5, where the result is 1
+/// either way), without a call to the C library's `round`.
+#[inline]
+fn fixed_point(x: f64) -> u32 {
+    ((x + 0.5) as u32).max(1)
+}
+
 /// What [`Fingerprinter::analyze`] computes of a document in one pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Analysis {
@@ -280,21 +272,73 @@ pub struct Analysis {
     pub sketch: Option<Sketch>,
 }
 
-/// Feature hash → its term frequencies and IDF.
-type FeatureMap = HashMap<u64, Feature, BuildHasherDefault<PrehashedHasher>>;
+/// Feature hash → the feature's index in [`Scratch::features`].
+type FeatureIndex = HashMap<u64, u32, BuildHasherDefault<PrehashedHasher>>;
 
-thread_local! {
-    /// Each thread's feature map, kept between documents (see [`MAX_KEPT_FEATURES`]).
-    static FEATURES: std::cell::Cell<FeatureMap> = std::cell::Cell::new(FeatureMap::default());
+/// A thread's working memory for [`Fingerprinter::analyze`], kept from document to
+/// document (up to [`MAX_KEPT_FEATURES`]) so that it stays allocated and in cache.
+#[derive(Default)]
+struct Scratch {
+    /// Feature hash → index into `features`.
+    index: FeatureIndex,
+    /// The document's distinct features, in order of first occurrence.
+    features: Vec<Feature>,
+    /// Every counted token in order: its feature's index, its weight, and whether it is
+    /// the title's. Sums are taken in this order once the IDFs are known.
+    occurrences: Vec<(u32, f32, bool)>,
+    /// The bytes the content hash is taken of.
+    content: Vec<u8>,
 }
 
-/// A thread keeps its feature map for the next document up to this capacity (about 1.5 MiB);
-/// the map of a larger document is freed.
+thread_local! {
+    /// Each thread's [`Scratch`].
+    static SCRATCH: std::cell::Cell<Scratch> = std::cell::Cell::new(Scratch::default());
+}
+
+/// A thread keeps its scratch for the next document up to this many features (about
+/// 3 MiB); the scratch of a larger document is freed.
 const MAX_KEPT_FEATURES: usize = 1 << 16;
 
-/// One feature's weighted term frequencies and IDF.
-#[derive(Debug, Clone, Copy, Default)]
+/// Where a feature's IDF comes from, decided from its token when it is first seen.
+#[derive(Debug, Clone, Copy)]
+enum IdfSource {
+    /// One CJK Unified Ideograph: [`HAN_IDF`] at this index.
+    HanChar(u32),
+    /// The hash table; unknown tokens get [`DEFAULT_IDF_ZH`].
+    Han,
+    /// The hash table; unknown tokens get [`DEFAULT_IDF_EN`].
+    Other,
+}
+
+impl IdfSource {
+    fn of(token: &str) -> Self {
+        let mut chars = token.chars();
+        match (chars.next(), chars.next()) {
+            (Some(c), None) if analyze::cjk_unified_index(c).is_some() => {
+                Self::HanChar(c as u32 - *analyze::CJK_UNIFIED.start() as u32)
+            }
+            (Some(c), _) if analyze::is_han(c) => Self::Han,
+            _ => Self::Other,
+        }
+    }
+
+    /// The IDF of the feature with this source and hash (0 for stop words).
+    fn idf(self, hash: u64) -> f32 {
+        match self {
+            // From a dense copy of the table (84 KiB, cache-resident) rather than the
+            // 1 MiB hash table; the values are the same.
+            Self::HanChar(i) => HAN_IDF[i as usize],
+            Self::Han => IDF.get(hash).unwrap_or(DEFAULT_IDF_ZH),
+            Self::Other => IDF.get(hash).unwrap_or(DEFAULT_IDF_EN),
+        }
+    }
+}
+
+/// One feature: its hash, weighted term frequencies and IDF.
+#[derive(Debug, Clone, Copy)]
 struct Feature {
+    hash: u64,
+    source: IdfSource,
     body: f32,
     title: f32,
     idf: f32,
@@ -432,42 +476,83 @@ impl Fingerprinter {
     }
 
     fn analyze_with(&self, title: Option<&str>, text: &str, extra: bool) -> Result<Analysis> {
+        let mut scratch = SCRATCH.take();
+        let result = self.analyze_in(&mut scratch, title, text, extra);
+        if scratch.features.capacity() <= MAX_KEPT_FEATURES {
+            SCRATCH.set(scratch);
+        }
+        result
+    }
+
+    fn analyze_in(
+        &self,
+        scratch: &mut Scratch,
+        title: Option<&str>,
+        text: &str,
+        extra: bool,
+    ) -> Result<Analysis> {
+        let Scratch {
+            index,
+            features,
+            occurrences,
+            content,
+        } = scratch;
+        index.clear();
+        features.clear();
+        occurrences.clear();
+        content.clear();
+        index.reserve(text.len() / 4);
         // The content hash's part tags, as in `content_hash`: 1 before the title's tokens,
         // 2 before the body's.
-        let mut content = xxhash_rust::xxh3::Xxh3::with_seed(self.spec.seed);
-        content.update(&[1]);
+        content.push(1);
         let mut body_tagged = false;
         let mut sketch = SketchBuilder::new();
-        // Sum each distinct feature's weighted term frequency first (title and body apart),
-        // then vote once per feature.
-        // The map is the thread's, reused from call to call: its memory stays in cache.
-        let mut features = FEATURES.take();
-        features.clear();
-        features.reserve(text.len() / 4);
-        let mut tokens = 0usize;
-        let mut title_total = 0.0f32;
-        let mut body_total = 0.0f32;
+        // Collect each distinct feature and every occurrence first; the IDFs are looked up
+        // afterwards, all at once, so that their cache misses overlap instead of each
+        // stalling the tokenizer.
         let mut add = |token: &str, hash: u64, weight: f32, in_title: bool, is_char: bool| {
-            tokens += 1;
             if extra && !is_char {
                 if !in_title && !body_tagged {
-                    content.update(&[2]);
+                    content.push(2);
                     body_tagged = true;
                 }
-                content.update(token.as_bytes());
-                content.update(&[0x1f]);
+                content.extend_from_slice(token.as_bytes());
+                content.push(0x1f);
                 if !in_title {
                     sketch.push(token);
                 }
             }
-            // The IDF is looked up once per distinct feature; stop words stay with IDF 0.
-            let f = features.entry(hash).or_insert_with(|| Feature {
-                idf: idf_of(token, hash),
-                ..Feature::default()
+            let i = *index.entry(hash).or_insert_with(|| {
+                features.push(Feature {
+                    hash,
+                    source: IdfSource::of(token),
+                    body: 0.0,
+                    title: 0.0,
+                    idf: 0.0,
+                });
+                (features.len() - 1) as u32
             });
+            occurrences.push((i, weight, in_title));
+        };
+        if let Some(title) = title {
+            self.tokens(Some(title), "", true, |t, h, w, c| add(t, h, w, true, c));
+        }
+        self.tokens(None, text, true, |t, h, w, c| add(t, h, w, false, c));
+        if occurrences.is_empty() {
+            return Err(Error::EmptyDocument);
+        }
+        for f in features.iter_mut() {
+            f.idf = f.source.idf(f.hash);
+        }
+        // Sum each feature's weighted term frequencies (title and body apart) and the
+        // totals, in token order; stop words (IDF 0) count nowhere.
+        let mut title_total = 0.0f32;
+        let mut body_total = 0.0f32;
+        for &(i, weight, in_title) in occurrences.iter() {
+            let f = &mut features[i as usize];
             let idf = f.idf;
             if idf == 0.0 {
-                return;
+                continue;
             }
             if in_title {
                 f.title += weight;
@@ -476,24 +561,25 @@ impl Fingerprinter {
                 f.body += weight;
                 body_total += weight * idf;
             }
-        };
-        if let Some(title) = title {
-            self.tokens(Some(title), "", true, |t, h, w, c| add(t, h, w, true, c));
         }
-        self.tokens(None, text, true, |t, h, w, c| add(t, h, w, false, c));
-        if tokens == 0 {
-            return Err(Error::EmptyDocument);
-        }
-        features.retain(|_, f| f.idf > 0.0);
+        features.retain(|f| f.idf > 0.0);
         if features.is_empty() {
             // Only stop words: fingerprint them rather than nothing.
+            index.clear();
             for (part_title, part_text) in [(title, ""), (None, text)] {
                 self.tokens(part_title, part_text, true, |_, hash, weight, _| {
-                    features.entry(hash).or_default().body += weight;
+                    let i = *index.entry(hash).or_insert_with(|| {
+                        features.push(Feature {
+                            hash,
+                            source: IdfSource::Other,
+                            body: 0.0,
+                            title: 0.0,
+                            idf: 1.0,
+                        });
+                        (features.len() - 1) as u32
+                    });
+                    features[i as usize].body += weight;
                 });
-            }
-            for f in features.values_mut() {
-                f.idf = 1.0;
             }
         }
         // The title counts more per token, but never more than a share of the body: a
@@ -510,15 +596,13 @@ impl Fingerprinter {
         let weight = |f: &Feature| {
             (body_tf_weight(f.body) + f64::from(f.title * title_scale)) * f64::from(f.idf)
         };
-        let max = features.values().map(weight).fold(0.0f64, f64::max);
+        let mut votes: Vec<(u64, f64)> = features.iter().map(|f| (f.hash, weight(f))).collect();
+        let max = votes.iter().map(|v| v.1).fold(0.0f64, f64::max);
         // Fixed point relative to the heaviest feature (order-independent), then the share
         // limit on exact integer sums. Votes are at most WEIGHT_SCALE (2^20).
-        let mut votes: Vec<(u64, u32)> = features
-            .iter()
-            .map(|(&hash, f)| {
-                let vote = (weight(f) / max * WEIGHT_SCALE).round().max(1.0);
-                (hash, vote as u32)
-            })
+        let mut votes: Vec<(u64, u32)> = votes
+            .drain(..)
+            .map(|(hash, w)| (hash, fixed_point(w / max * WEIGHT_SCALE)))
             .collect();
         let limit = share_limit(&votes, MAX_FEATURE_SHARE);
         if limit < u32::MAX {
@@ -527,15 +611,12 @@ impl Fingerprinter {
             }
         }
         let fingerprint = simhash::simhash(&votes);
-        if features.capacity() <= MAX_KEPT_FEATURES {
-            FEATURES.set(features);
-        }
         if !body_tagged {
-            content.update(&[2]);
+            content.push(2);
         }
         Ok(Analysis {
             fingerprint: Fingerprint(fingerprint),
-            content_hash: content.digest128(),
+            content_hash: xxhash_rust::xxh3::xxh3_128_with_seed(content, self.spec.seed),
             sketch: if extra { sketch.finish() } else { None },
         })
     }
