@@ -279,15 +279,97 @@ type FeatureIndex = HashMap<u64, u32, BuildHasherDefault<PrehashedHasher>>;
 /// document (up to [`MAX_KEPT_FEATURES`]) so that it stays allocated and in cache.
 #[derive(Default)]
 struct Scratch {
+    /// The features and their sums.
+    tally: Tally,
+    /// Bytes for the content hash not yet hashed (at most [`CONTENT_CHUNK`] and a token).
+    content: Vec<u8>,
+}
+
+/// Occurrences are summed once this many are waiting (see [`Tally`]).
+const OCCURRENCE_CHUNK: usize = 4096;
+/// The content hash takes its bytes in pieces of about this size.
+const CONTENT_CHUNK: usize = 64 << 10;
+
+/// A document's distinct features and their weighted sums.
+///
+/// Tokens are recorded first (their feature and weight, in order) and summed in chunks of
+/// [`OCCURRENCE_CHUNK`]: the IDFs of the chunk's new features are looked up together, so
+/// the misses of the 1 MiB IDF table overlap instead of each stalling the tokenizer, and
+/// the sums are then taken in token order, exactly as a lookup per token would take them.
+/// Memory stays proportional to the distinct features, however long the document.
+#[derive(Default)]
+struct Tally {
     /// Feature hash → index into `features`.
     index: FeatureIndex,
     /// The document's distinct features, in order of first occurrence.
     features: Vec<Feature>,
-    /// Every counted token in order: its feature's index, its weight, and whether it is
-    /// the title's. Sums are taken in this order once the IDFs are known.
-    occurrences: Vec<(u32, f32, bool)>,
-    /// The bytes the content hash is taken of.
-    content: Vec<u8>,
+    /// Features before this index have their IDF.
+    resolved: usize,
+    /// Tokens not yet summed, in order: feature index, weight, whether it is the title's.
+    pending: Vec<(u32, f32, bool)>,
+    /// Tokens seen.
+    tokens: usize,
+    /// Σ weight × IDF of the title's tokens.
+    title_total: f32,
+    /// Σ weight × IDF of the body's tokens.
+    body_total: f32,
+}
+
+impl Tally {
+    fn clear(&mut self, reserve: usize) {
+        self.index.clear();
+        self.index.reserve(reserve.min(MAX_KEPT_FEATURES));
+        self.features.clear();
+        self.resolved = 0;
+        self.pending.clear();
+        self.tokens = 0;
+        self.title_total = 0.0;
+        self.body_total = 0.0;
+    }
+
+    #[inline]
+    fn add(&mut self, token: &str, hash: u64, weight: f32, in_title: bool) {
+        let features = &mut self.features;
+        let i = *self.index.entry(hash).or_insert_with(|| {
+            features.push(Feature {
+                hash,
+                source: IdfSource::of(token),
+                body: 0.0,
+                title: 0.0,
+                idf: 0.0,
+            });
+            (features.len() - 1) as u32
+        });
+        self.tokens += 1;
+        self.pending.push((i, weight, in_title));
+        if self.pending.len() >= OCCURRENCE_CHUNK {
+            self.sum();
+        }
+    }
+
+    /// Looks up the IDFs of the new features, then adds the pending tokens to their
+    /// features' sums and to the totals, in order; stop words (IDF 0) count nowhere.
+    fn sum(&mut self) {
+        for f in &mut self.features[self.resolved..] {
+            f.idf = f.source.idf(f.hash);
+        }
+        self.resolved = self.features.len();
+        for &(i, weight, in_title) in &self.pending {
+            let f = &mut self.features[i as usize];
+            let idf = f.idf;
+            if idf == 0.0 {
+                continue;
+            }
+            if in_title {
+                f.title += weight;
+                self.title_total += weight * idf;
+            } else {
+                f.body += weight;
+                self.body_total += weight * idf;
+            }
+        }
+        self.pending.clear();
+    }
 }
 
 thread_local! {
@@ -478,7 +560,7 @@ impl Fingerprinter {
     fn analyze_with(&self, title: Option<&str>, text: &str, extra: bool) -> Result<Analysis> {
         let mut scratch = SCRATCH.take();
         let result = self.analyze_in(&mut scratch, title, text, extra);
-        if scratch.features.capacity() <= MAX_KEPT_FEATURES {
+        if scratch.tally.features.capacity() <= MAX_KEPT_FEATURES {
             SCRATCH.set(scratch);
         }
         result
@@ -491,25 +573,15 @@ impl Fingerprinter {
         text: &str,
         extra: bool,
     ) -> Result<Analysis> {
-        let Scratch {
-            index,
-            features,
-            occurrences,
-            content,
-        } = scratch;
-        index.clear();
-        features.clear();
-        occurrences.clear();
+        let Scratch { tally, content } = scratch;
+        tally.clear(text.len() / 4);
         content.clear();
-        index.reserve(text.len() / 4);
+        let mut content_hasher: Option<xxhash_rust::xxh3::Xxh3> = None;
         // The content hash's part tags, as in `content_hash`: 1 before the title's tokens,
         // 2 before the body's.
         content.push(1);
         let mut body_tagged = false;
         let mut sketch = SketchBuilder::new();
-        // Collect each distinct feature and every occurrence first; the IDFs are looked up
-        // afterwards, all at once, so that their cache misses overlap instead of each
-        // stalling the tokenizer.
         let mut add = |token: &str, hash: u64, weight: f32, in_title: bool, is_char: bool| {
             if extra && !is_char {
                 if !in_title && !body_tagged {
@@ -518,50 +590,34 @@ impl Fingerprinter {
                 }
                 content.extend_from_slice(token.as_bytes());
                 content.push(0x1f);
+                if content.len() >= CONTENT_CHUNK {
+                    content_hasher
+                        .get_or_insert_with(|| xxhash_rust::xxh3::Xxh3::with_seed(self.spec.seed))
+                        .update(content);
+                    content.clear();
+                }
                 if !in_title {
                     sketch.push(token);
                 }
             }
-            let i = *index.entry(hash).or_insert_with(|| {
-                features.push(Feature {
-                    hash,
-                    source: IdfSource::of(token),
-                    body: 0.0,
-                    title: 0.0,
-                    idf: 0.0,
-                });
-                (features.len() - 1) as u32
-            });
-            occurrences.push((i, weight, in_title));
+            tally.add(token, hash, weight, in_title);
         };
         if let Some(title) = title {
             self.tokens(Some(title), "", true, |t, h, w, c| add(t, h, w, true, c));
         }
         self.tokens(None, text, true, |t, h, w, c| add(t, h, w, false, c));
-        if occurrences.is_empty() {
+        if tally.tokens == 0 {
             return Err(Error::EmptyDocument);
         }
-        for f in features.iter_mut() {
-            f.idf = f.source.idf(f.hash);
-        }
-        // Sum each feature's weighted term frequencies (title and body apart) and the
-        // totals, in token order; stop words (IDF 0) count nowhere.
-        let mut title_total = 0.0f32;
-        let mut body_total = 0.0f32;
-        for &(i, weight, in_title) in occurrences.iter() {
-            let f = &mut features[i as usize];
-            let idf = f.idf;
-            if idf == 0.0 {
-                continue;
-            }
-            if in_title {
-                f.title += weight;
-                title_total += weight * idf;
-            } else {
-                f.body += weight;
-                body_total += weight * idf;
-            }
-        }
+        tally.sum();
+        let Tally {
+            index,
+            features,
+            title_total,
+            body_total,
+            ..
+        } = tally;
+        let (title_total, body_total) = (*title_total, *body_total);
         features.retain(|f| f.idf > 0.0);
         if features.is_empty() {
             // Only stop words: fingerprint them rather than nothing.
@@ -614,9 +670,17 @@ impl Fingerprinter {
         if !body_tagged {
             content.push(2);
         }
+        // Streaming and one-shot xxh3 agree: pieces hashed on the way, or all at once.
+        let content_hash = match content_hasher {
+            Some(mut hasher) => {
+                hasher.update(content);
+                hasher.digest128()
+            }
+            None => xxhash_rust::xxh3::xxh3_128_with_seed(content, self.spec.seed),
+        };
         Ok(Analysis {
             fingerprint: Fingerprint(fingerprint),
-            content_hash: xxhash_rust::xxh3::xxh3_128_with_seed(content, self.spec.seed),
+            content_hash,
             sketch: if extra { sketch.finish() } else { None },
         })
     }
@@ -734,6 +798,58 @@ mod tests {
             f.analyze(Some("a"), "bc").unwrap().content_hash
         );
         assert!(matches!(f.analyze(None, "。！"), Err(Error::EmptyDocument)));
+    }
+
+    #[test]
+    fn long_documents_give_what_a_lookup_per_token_gave() {
+        // 591 KB: tokens are summed in many chunks of OCCURRENCE_CHUNK and the content is
+        // hashed in pieces of CONTENT_CHUNK. The expected values were computed by the
+        // implementation that looked each token's IDF up as it came and streamed every
+        // token into the content hasher (commit b27a33a).
+        let words = [
+            "budget",
+            "council",
+            "river",
+            "museum",
+            "harbour",
+            "vaccine",
+            "orchestra",
+            "glacier",
+            "tariff",
+            "satellite",
+            "library",
+            "festival",
+            "railway",
+        ];
+        let zh = [
+            "今天北京的天气很好，我们去公园散步。",
+            "市议会批准了新的预算方案。",
+            "博物馆将在下个月举办特别展览。",
+            "铁路公司宣布增加夜间列车班次。",
+        ];
+        let mut text = String::new();
+        for i in 0..6000usize {
+            text.push_str(zh[i * 7 % zh.len()]);
+            text.push_str(&format!(
+                " The {} approved item {} of the {} plan.\n",
+                words[i * 5 % words.len()],
+                i,
+                words[i * 11 % words.len()]
+            ));
+        }
+        assert_eq!(text.len(), 591_388);
+        let f = Fingerprinter::new();
+        let title = Some("长文档 Long document");
+        let a = f.analyze(title, &text).unwrap();
+        assert_eq!(a.fingerprint.to_string(), "8d6d41a8a0e79085");
+        assert_eq!(a.content_hash, 0x05ba7bbd5fb9a9d03a75d867d0c3d104);
+        assert_eq!(a.content_hash, f.content_hash(title, &text).unwrap());
+        assert_eq!(a.fingerprint, f.fingerprint(title, &text).unwrap());
+        assert_eq!(a.sketch, f.sketch(&text));
+        assert_eq!(
+            xxhash_rust::xxh3::xxh3_64(&a.sketch.unwrap().0),
+            16_128_234_652_349_374_151
+        );
     }
 
     #[test]
