@@ -164,18 +164,24 @@ fn bench_fingerprint(c: &mut Criterion) {
     for (name, docs) in &corpora {
         let bytes: usize = docs.iter().map(|(t, x)| t.len() + x.len()).sum();
         group.throughput(Throughput::Bytes(bytes as u64));
-        group.bench_function(*name, |b| {
-            b.iter(|| {
-                for (title, text) in docs.iter() {
-                    let title = (!title.is_empty()).then_some(title.as_str());
-                    black_box(
-                        fingerprinter
-                            .fingerprint(black_box(title), black_box(text))
-                            .expect("benchmark documents have tokens"),
-                    );
-                }
-            })
-        });
+        // The fingerprint alone, and `analyze` (fingerprint, content hash and sketch).
+        for (suffix, analyze) in [("", false), ("_analyze", true)] {
+            group.bench_function(format!("{name}{suffix}"), |b| {
+                b.iter(|| {
+                    for (title, text) in docs.iter() {
+                        let title = black_box((!title.is_empty()).then_some(title.as_str()));
+                        let fingerprint = if analyze {
+                            fingerprinter
+                                .analyze(title, black_box(text))
+                                .map(|a| a.fingerprint)
+                        } else {
+                            fingerprinter.fingerprint(title, black_box(text))
+                        };
+                        black_box(fingerprint.expect("benchmark documents have tokens"));
+                    }
+                })
+            });
+        }
         // The baseline in the same run: normalization, line cleaning and tokenization (jieba
         // for Han runs) alone, the part of the fingerprint that the rest cannot undercut.
         group.bench_function(format!("{name}_tokens_only"), |b| {
@@ -205,18 +211,6 @@ fn bench_fingerprint(c: &mut Criterion) {
                 })
             });
         }
-        group.bench_function(format!("{name}_analyze"), |b| {
-            b.iter(|| {
-                for (title, text) in docs.iter() {
-                    let title = (!title.is_empty()).then_some(title.as_str());
-                    black_box(
-                        fingerprinter
-                            .analyze(black_box(title), black_box(text))
-                            .expect("benchmark documents have tokens"),
-                    );
-                }
-            })
-        });
     }
     group.finish();
 }
