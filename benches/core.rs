@@ -226,20 +226,11 @@ fn han_runs(docs: &[(String, String)]) -> Vec<String> {
                 if weight <= 0.0 {
                     continue;
                 }
-                let mut start = None;
-                for (i, c) in line.char_indices() {
-                    match (simstore::analyze::is_han(c), start) {
-                        (true, None) => start = Some(i),
-                        (false, Some(s)) => {
-                            runs.push(line[s..i].to_owned());
-                            start = None;
-                        }
-                        _ => {}
+                simstore::analyze::for_each_run(line, |run, han| {
+                    if han {
+                        runs.push(run.to_owned());
                     }
-                }
-                if let Some(s) = start {
-                    runs.push(line[s..].to_owned());
-                }
+                });
             }
         }
     }

@@ -148,12 +148,10 @@ pub fn is_word_char(c: char) -> bool {
     c.is_alphanumeric()
 }
 
-/// Calls `emit` with every token of already-normalized `text`, in order.
-///
-/// Han runs are cut by jieba (dictionary words only: its HMM for unknown words is off, as it
-/// doubles jieba's cost and the fingerprint counts every word's characters anyway); other alphanumeric runs are
-/// single tokens; any other character ends a token.
-pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
+/// Calls `emit(run, is_han)` with every run of word characters of already-normalized
+/// `text`, in order: a run of Han characters ([`is_han`]) with `true`, a run of other
+/// letters and digits with `false`. Any other character ends a run and is not emitted.
+pub fn for_each_run(text: &str, mut emit: impl FnMut(&str, bool)) {
     #[derive(PartialEq, Clone, Copy)]
     enum Run {
         None,
@@ -162,14 +160,9 @@ pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
     }
     let mut run = Run::None;
     let mut start = 0;
-    let flush = |run: Run, s: &str, emit: &mut dyn FnMut(&str)| match run {
-        Run::None => {}
-        Run::Word => emit(s),
-        Run::Han => {
-            // A run of Han characters only: every token jieba returns is a word.
-            for token in JIEBA.cut(s, false) {
-                emit(token.word);
-            }
+    let mut flush = |run: Run, s: &str| {
+        if run != Run::None {
+            emit(s, run == Run::Han);
         }
     };
     for (i, c) in text.char_indices() {
@@ -181,12 +174,30 @@ pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
             Run::None
         };
         if kind != run {
-            flush(run, &text[start..i], &mut emit);
+            flush(run, &text[start..i]);
             run = kind;
             start = i;
         }
     }
-    flush(run, &text[start..], &mut emit);
+    flush(run, &text[start..]);
+}
+
+/// Calls `emit` with every token of already-normalized `text`, in order.
+///
+/// Han runs ([`for_each_run`]) are cut by jieba (dictionary words only: its HMM for unknown
+/// words is off, as it doubles jieba's cost and the fingerprint counts every word's
+/// characters anyway); other alphanumeric runs are single tokens.
+pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
+    for_each_run(text, |run, han| {
+        if han {
+            // A run of Han characters only: every token jieba returns is a word.
+            for token in JIEBA.cut(run, false) {
+                emit(token.word);
+            }
+        } else {
+            emit(run);
+        }
+    });
 }
 
 /// The tokens of `text` after normalization, as owned strings (convenient for tests and tools).

@@ -272,7 +272,7 @@ pub struct Analysis {
     pub sketch: Option<Sketch>,
 }
 
-/// Feature hash → the feature's index in [`Scratch::features`].
+/// Feature hash → the feature's index in [`Tally::features`].
 type FeatureIndex = HashMap<u64, u32, BuildHasherDefault<PrehashedHasher>>;
 
 /// A thread's working memory for [`Fingerprinter::analyze`], kept from document to
@@ -327,19 +327,25 @@ impl Tally {
         self.body_total = 0.0;
     }
 
+    /// The index of the feature with `hash`, added with `source` and `idf` if it is new.
     #[inline]
-    fn add(&mut self, token: &str, hash: u64, weight: f32, in_title: bool) {
+    fn intern(&mut self, hash: u64, source: impl FnOnce() -> IdfSource, idf: f32) -> u32 {
         let features = &mut self.features;
-        let i = *self.index.entry(hash).or_insert_with(|| {
+        *self.index.entry(hash).or_insert_with(|| {
             features.push(Feature {
                 hash,
-                source: IdfSource::of(token),
+                source: source(),
                 body: 0.0,
                 title: 0.0,
-                idf: 0.0,
+                idf,
             });
             (features.len() - 1) as u32
-        });
+        })
+    }
+
+    #[inline]
+    fn add(&mut self, token: &str, hash: u64, weight: f32, in_title: bool) {
+        let i = self.intern(hash, || IdfSource::of(token), 0.0);
         self.tokens += 1;
         self.pending.push((i, weight, in_title));
         if self.pending.len() >= OCCURRENCE_CHUNK {
@@ -610,34 +616,19 @@ impl Fingerprinter {
             return Err(Error::EmptyDocument);
         }
         tally.sum();
-        let Tally {
-            index,
-            features,
-            title_total,
-            body_total,
-            ..
-        } = tally;
-        let (title_total, body_total) = (*title_total, *body_total);
-        features.retain(|f| f.idf > 0.0);
-        if features.is_empty() {
-            // Only stop words: fingerprint them rather than nothing.
-            index.clear();
+        let (title_total, body_total) = (tally.title_total, tally.body_total);
+        tally.features.retain(|f| f.idf > 0.0);
+        if tally.features.is_empty() {
+            // Only stop words: fingerprint them rather than nothing, each at IDF 1.
+            tally.index.clear();
             for (part_title, part_text) in [(title, ""), (None, text)] {
                 self.tokens(part_title, part_text, true, |_, hash, weight, _| {
-                    let i = *index.entry(hash).or_insert_with(|| {
-                        features.push(Feature {
-                            hash,
-                            source: IdfSource::Other,
-                            body: 0.0,
-                            title: 0.0,
-                            idf: 1.0,
-                        });
-                        (features.len() - 1) as u32
-                    });
-                    features[i as usize].body += weight;
+                    let i = tally.intern(hash, || IdfSource::Other, 1.0);
+                    tally.features[i as usize].body += weight;
                 });
             }
         }
+        let features = &tally.features;
         // The title counts more per token, but never more than a share of the body: a
         // changed or site-suffixed title must not outvote a short text.
         let cap = TITLE_CAP * body_total;
@@ -652,12 +643,12 @@ impl Fingerprinter {
         let weight = |f: &Feature| {
             (body_tf_weight(f.body) + f64::from(f.title * title_scale)) * f64::from(f.idf)
         };
-        let mut votes: Vec<(u64, f64)> = features.iter().map(|f| (f.hash, weight(f))).collect();
-        let max = votes.iter().map(|v| v.1).fold(0.0f64, f64::max);
+        let weighted: Vec<(u64, f64)> = features.iter().map(|f| (f.hash, weight(f))).collect();
+        let max = weighted.iter().map(|v| v.1).fold(0.0f64, f64::max);
         // Fixed point relative to the heaviest feature (order-independent), then the share
         // limit on exact integer sums. Votes are at most WEIGHT_SCALE (2^20).
-        let mut votes: Vec<(u64, u32)> = votes
-            .drain(..)
+        let mut votes: Vec<(u64, u32)> = weighted
+            .into_iter()
             .map(|(hash, w)| (hash, fixed_point(w / max * WEIGHT_SCALE)))
             .collect();
         let limit = share_limit(&votes, MAX_FEATURE_SHARE);
