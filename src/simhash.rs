@@ -1,25 +1,107 @@
-//! Weighted SimHash (Charikar 2002): the "simhash" stage of the data flow.
+//! Weighted SimHash with Gaussian projections (Charikar 2002): the "simhash" stage of the
+//! data flow.
 //!
-//! Each feature's 64-bit hash votes `+w` on the bits it has set and `−w` on the others;
-//! the fingerprint has a bit set where the sum is positive. Weights are integers, so the
-//! result does not depend on the order in which features are added.
+//! Each of the 64 bits is the sign of a random projection of the document's weighted
+//! feature vector: feature `f` with weight `w` adds `w · g(f, i)` to bit `i`'s sum, where
+//! `g(f, i)` is a standard normal coefficient (scaled to integers) drawn from the feature's
+//! hash, and the fingerprint has a bit set where the sum is positive. With Gaussian
+//! coefficients two vectors at angle θ differ in each bit with probability exactly θ/π,
+//! whatever their number of features and however their weight is spread. With ±1
+//! coefficients (the textbook SimHash, used up to spec v5) that holds only for many
+//! comparable weights: when a few features carry most of the weight — which the fingerprint's
+//! weighting makes them do — equal weights cancel to an exact tie in many bits, and the light
+//! features that settle the tie are the ones edits change.
+//!
+//! Coefficients come from [`COEFFICIENTS`], a 256-level quantized normal distribution, indexed
+//! by the bytes of a splitmix64 stream seeded with the feature's hash (8 words, 64 bytes, one
+//! per bit). All arithmetic is on integers, so the result is exact, the same on every
+//! platform and independent of the order in which features are added.
 
-/// For each byte value, a mask per bit (bit 0 first): −1 if the bit is set, 0 if clear.
-static SET_MASKS: [[i32; 8]; 256] = {
-    let mut table = [[0i32; 8]; 256];
-    let mut b = 0;
-    while b < 256 {
-        let mut bit = 0;
-        while bit < 8 {
-            table[b][bit] = if (b >> bit) & 1 == 1 { -1 } else { 0 };
-            bit += 1;
-        }
-        b += 1;
+/// Magnitudes of the coefficients: `round(4096 · Φ⁻¹((128 + i + 0.5) / 256))` for `i` in
+/// `0..128`, with Φ the standard normal distribution function (Python:
+/// `round(statistics.NormalDist().inv_cdf((128 + i + 0.5) / 256) * 4096)`). The negative half
+/// mirrors them.
+const MAGNITUDES: [i32; 128] = [
+    20, 60, 100, 140, 181, 221, 261, 301, 341, 382, 422, 462, 503, 543, 584, 624, //
+    665, 705, 746, 787, 828, 869, 910, 951, 992, 1034, 1075, 1117, 1158, 1200, 1242, 1284, //
+    1326, 1369, 1411, 1454, 1497, 1539, 1583, 1626, 1669, 1713, 1757, 1801, 1845, 1890, 1935,
+    1979, //
+    2025, 2070, 2116, 2162, 2208, 2255, 2301, 2348, 2396, 2444, 2492, 2540, 2589, 2638, 2688,
+    2738, //
+    2788, 2839, 2890, 2942, 2994, 3046, 3100, 3153, 3207, 3262, 3318, 3374, 3430, 3487, 3545,
+    3604, //
+    3664, 3724, 3785, 3847, 3910, 3973, 4038, 4104, 4170, 4238, 4307, 4378, 4450, 4523, 4597,
+    4673, //
+    4751, 4830, 4912, 4995, 5080, 5168, 5258, 5351, 5447, 5545, 5647, 5753, 5863, 5977, 6095,
+    6219, //
+    6350, 6486, 6631, 6784, 6948, 7123, 7312, 7519, 7746, 8001, 8290, 8628, 9038, 9565, 10324,
+    11820,
+];
+
+/// The projection coefficient of each byte value: the 256 quantiles `(j + 0.5) / 256` of a
+/// normal distribution with standard deviation 4096, in increasing order (byte 0 is the most
+/// negative, byte 255 the most positive; `COEFFICIENTS[255 − j] = −COEFFICIENTS[j]`).
+pub static COEFFICIENTS: [i32; 256] = {
+    let mut table = [0i32; 256];
+    let mut i = 0;
+    while i < 128 {
+        table[128 + i] = MAGNITUDES[i];
+        table[127 - i] = -MAGNITUDES[i];
+        i += 1;
     }
     table
 };
 
-/// Accumulates weighted feature hashes into a 64-bit SimHash.
+/// Largest weight a feature votes with; heavier ones count as this much. With coefficients
+/// below 2^14, a vote moves a sum by less than 2^34, so 2^29 features cannot overflow it.
+pub const MAX_WEIGHT: u32 = 1 << 20;
+
+/// Word `j` (0..8) of the feature's coefficient stream: the splitmix64 output `j + 1` for
+/// the seed `hash`. Byte `b` of word `j` is the coefficient index of bit `8j + b`.
+#[inline(always)]
+fn stream_word(hash: u64, j: u64) -> u64 {
+    let mut z = hash.wrapping_add((j + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// [`COEFFICIENTS`] as `f64`, for the batch path.
+static COEFFICIENTS_F64: [f64; 256] = {
+    let mut table = [0f64; 256];
+    let mut i = 0;
+    while i < 256 {
+        table[i] = COEFFICIENTS[i] as f64;
+        i += 1;
+    }
+    table
+};
+
+/// Features per batch chunk: a product `weight · coefficient` is an integer below 2^34, so
+/// the sums of 2^18 of them stay below 2^52 and every `f64` operation on them is exact.
+const CHUNK: usize = 1 << 18;
+
+/// Adds feature `hash`'s projections, times `weight`, to the 64 sums.
+#[inline(always)]
+fn project(sums: &mut [i64; 64], hash: u64, weight: u32) {
+    let w = i64::from(weight.min(MAX_WEIGHT));
+    for (j, block) in sums.chunks_exact_mut(8).enumerate() {
+        let word = stream_word(hash, j as u64).to_le_bytes();
+        for (sum, &byte) in block.iter_mut().zip(&word) {
+            *sum += w * i64::from(COEFFICIENTS[usize::from(byte)]);
+        }
+    }
+}
+
+/// The fingerprint of 64 projection sums: bit `i` set where sum `i` is positive.
+fn signs(sums: &[i64; 64]) -> u64 {
+    sums.iter().enumerate().fold(
+        0u64,
+        |fp, (bit, &s)| if s > 0 { fp | (1u64 << bit) } else { fp },
+    )
+}
+
+/// Accumulates weighted feature hashes into a 64-bit SimHash, one feature at a time.
 #[derive(Debug, Clone)]
 pub struct SimHasher {
     sums: [i64; 64],
@@ -41,20 +123,12 @@ impl SimHasher {
         }
     }
 
-    /// Adds one feature with hash `hash` and weight `weight`.
+    /// Adds one feature with hash `hash` and weight `weight` (at most [`MAX_WEIGHT`]; more
+    /// counts as that).
     #[inline]
     pub fn add(&mut self, hash: u64, weight: u32) {
-        let w = i64::from(weight);
-        // Byte by byte through a mask table: contiguous loads, no multiplies, vectorizable.
-        for (byte, sums) in self.sums.chunks_exact_mut(8).enumerate() {
-            let masks = &SET_MASKS[((hash >> (8 * byte)) & 0xFF) as usize];
-            for (sum, &m) in sums.iter_mut().zip(masks) {
-                // m = 0 where the bit is set (+w), m = -1 where it is clear ((w ^ -1) + 1 = -w).
-                let m = i64::from(!m);
-                *sum += (w ^ m) - m;
-            }
-        }
-        self.total_weight += u64::from(weight);
+        project(&mut self.sums, hash, weight);
+        self.total_weight += u64::from(weight.min(MAX_WEIGHT));
     }
 
     /// The sum of all weights added so far (0 means no feature was added).
@@ -62,113 +136,146 @@ impl SimHasher {
         self.total_weight
     }
 
-    /// The fingerprint: bit `i` is set where the weighted vote for bit `i` is positive.
+    /// The fingerprint: bit `i` is set where the weighted projection for bit `i` is positive.
     pub fn finish(&self) -> u64 {
-        self.sums.iter().enumerate().fold(
-            0u64,
-            |fp, (bit, &s)| if s > 0 { fp | (1u64 << bit) } else { fp },
-        )
+        signs(&self.sums)
     }
 }
 
 /// The SimHash of `(hash, weight)` features all at once: the same as adding them one by one
-/// to a [`SimHasher`] and calling [`SimHasher::finish`] (for weights up to 2^20; larger ones
-/// count as 2^20), several times faster. The 64 sums are
-/// built 16 at a time (two bytes of every hash per pass over the features), so they stay in
-/// registers instead of being spilled to memory for every feature.
+/// to a [`SimHasher`] and calling [`SimHasher::finish`], about twice as fast. The sums are
+/// taken in `f64`, which multiplies and adds two lanes at a time where `i64` multiplies one;
+/// every value is an integer below 2^52 (see [`CHUNK`]), so each operation is exact and the
+/// result is the integer one, whatever the order of the features.
 pub fn simhash(features: &[(u64, u32)]) -> u64 {
-    // Bit i's vote is the weight of the features that set it minus the weight of those that
-    // clear it, 2·S_i − W, with S_i the weight of the features that set bit i and W the total
-    // weight: so only S_i is summed (one AND and one add per lane, where ±w takes three
-    // operations) and bit i is set iff 2·S_i > W.
-    // Weights up to 2^20 in 32-bit lanes: 2^10 features move a lane by at most 2^30, so the
-    // lanes cannot overflow and are added into 64-bit sums every CHUNK features.
-    const CHUNK: usize = 1 << 10;
-    let total: i64 = features
-        .iter()
-        .map(|&(_, weight)| i64::from(weight.min(1 << 20)))
-        .sum();
-    let mut fp = 0u64;
-    for block in 0..4 {
-        let mut sums = [0i64; 16];
-        for chunk in features.chunks(CHUNK) {
-            let mut lanes = [0i32; 16];
-            for &(hash, weight) in chunk {
-                // Weights above 2^20 would risk overflow; callers stay below (saturate).
-                let w = weight.min(1 << 20) as i32;
-                let lo = &SET_MASKS[((hash >> (16 * block)) & 0xFF) as usize];
-                let hi = &SET_MASKS[((hash >> (16 * block + 8)) & 0xFF) as usize];
-                for (lane, &m) in lanes[..8].iter_mut().zip(lo) {
-                    *lane += w & m;
+    let mut totals = [0i64; 64];
+    for chunk in features.chunks(CHUNK) {
+        let mut sums = [0f64; 64];
+        for &(hash, weight) in chunk {
+            let w = f64::from(weight.min(MAX_WEIGHT));
+            for (j, block) in sums.chunks_exact_mut(8).enumerate() {
+                let word = stream_word(hash, j as u64).to_le_bytes();
+                for (sum, &byte) in block.iter_mut().zip(&word) {
+                    *sum += w * COEFFICIENTS_F64[usize::from(byte)];
                 }
-                for (lane, &m) in lanes[8..].iter_mut().zip(hi) {
-                    *lane += w & m;
-                }
-            }
-            for (sum, &lane) in sums.iter_mut().zip(&lanes) {
-                *sum += i64::from(lane);
             }
         }
-        for (bit, &s) in sums.iter().enumerate() {
-            if 2 * s > total {
-                fp |= 1u64 << (16 * block + bit);
-            }
+        for (total, &sum) in totals.iter_mut().zip(&sums) {
+            // An integer below 2^52 in magnitude: the conversion is exact.
+            *total += sum as i64;
         }
     }
-    fp
+    signs(&totals)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn batch_equals_one_by_one() {
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = || {
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             x
-        };
-        for n in [0usize, 1, 2, 3, 17, 500, 5000] {
-            let features: Vec<(u64, u32)> = (0..n)
-                .map(|_| (next(), (next() % (1 << 20)) as u32 + 1))
+        }
+    }
+
+    #[test]
+    fn batch_equals_one_by_one_in_any_order() {
+        let mut next = xorshift(0x2545_F491_4F6C_DD1D);
+        for n in [0usize, 1, 2, 3, 17, 500, 5000, CHUNK + 3] {
+            let mut features: Vec<(u64, u32)> = (0..n)
+                .map(|_| (next(), (next() % u64::from(MAX_WEIGHT)) as u32 + 1))
                 .collect();
             let mut h = SimHasher::new();
             for &(hash, w) in &features {
                 h.add(hash, w);
             }
             assert_eq!(simhash(&features), h.finish(), "{n} features");
+            features.reverse();
+            assert_eq!(simhash(&features), h.finish(), "{n} features reversed");
         }
     }
 
     #[test]
-    fn single_feature_is_its_hash() {
-        let mut h = SimHasher::new();
-        h.add(0xDEAD_BEEF_0123_4567, 1);
-        assert_eq!(h.finish(), 0xDEAD_BEEF_0123_4567);
+    fn coefficients_are_normal_quantiles() {
+        // Antisymmetric and strictly increasing.
+        for j in 0..256 {
+            assert_eq!(COEFFICIENTS[255 - j], -COEFFICIENTS[j]);
+        }
+        assert!(COEFFICIENTS.windows(2).all(|w| w[0] < w[1]));
+        // Standard deviation 4096 up to the quantization of the tails (the 256 midpoint
+        // quantiles of N(0, 1) have standard deviation 0.9975).
+        let var = COEFFICIENTS
+            .iter()
+            .map(|&c| f64::from(c) * f64::from(c))
+            .sum::<f64>()
+            / 256.0;
+        assert!(
+            (var.sqrt() / 4096.0 - 0.9975).abs() < 0.001,
+            "{}",
+            var.sqrt()
+        );
+        // The median quantile and the extreme one: Φ⁻¹(128.5/256) = 0.004896, Φ⁻¹(255.5/256)
+        // = 2.8856.
+        assert_eq!(COEFFICIENTS[128], 20);
+        assert_eq!(COEFFICIENTS[255], 11820);
     }
 
     #[test]
-    fn heavier_feature_wins_and_order_does_not_matter() {
-        let (a, b) = (0xFFFF_0000_FFFF_0000u64, 0x0000_FFFF_0000_FFFFu64);
-        let mut x = SimHasher::new();
-        x.add(a, 3);
-        x.add(b, 2);
-        let mut y = SimHasher::new();
-        y.add(b, 2);
-        y.add(a, 3);
-        assert_eq!(x.finish(), a);
-        assert_eq!(x.finish(), y.finish());
-        assert_eq!(x.total_weight(), 5);
+    fn single_feature_is_the_sign_of_its_coefficients() {
+        let hash = 0xDEAD_BEEF_0123_4567u64;
+        let mut want = 0u64;
+        for bit in 0..64 {
+            let word = stream_word(hash, bit / 8);
+            let byte = (word >> (8 * (bit % 8))) & 0xFF;
+            if byte >= 128 {
+                want |= 1 << bit;
+            }
+        }
+        assert_eq!(simhash(&[(hash, 7)]), want);
+        // Pinned: the stream and the table are part of the fingerprint spec.
+        assert_eq!(want, 0x8883_6FF5_F7CF_A8CE);
+        assert_eq!(stream_word(0, 0), 0xE220_A839_7B1D_CDAF);
     }
 
     #[test]
-    fn ties_are_zero() {
+    fn positive_scaling_and_empty_input() {
+        let mut next = xorshift(7);
+        let features: Vec<(u64, u32)> = (0..40)
+            .map(|_| (next(), (next() % 1000) as u32 + 1))
+            .collect();
+        let scaled: Vec<(u64, u32)> = features.iter().map(|&(h, w)| (h, w * 3)).collect();
+        assert_eq!(simhash(&features), simhash(&scaled));
+        assert_eq!(simhash(&[]), 0);
         let mut h = SimHasher::new();
-        h.add(u64::MAX, 1);
-        h.add(0, 1);
-        assert_eq!(h.finish(), 0);
+        h.add(1, MAX_WEIGHT + 5);
+        assert_eq!(h.total_weight(), u64::from(MAX_WEIGHT));
+    }
+
+    /// Charikar's property, which ±1 coefficients lack for concentrated weights: the share of
+    /// differing bits between two weighted vectors is θ/π. Here: three equal features against
+    /// the same three with one replaced (cos θ = 2/3, θ/π = 0.2677; ±1 coefficients give
+    /// 0.375, since the two shared features cancel in half the bits).
+    #[test]
+    fn differing_bits_follow_the_angle() {
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
+        let trials = 4000;
+        let mut differing = 0u64;
+        for _ in 0..trials {
+            let (a, b, c, d) = (next(), next(), next(), next());
+            let x = simhash(&[(a, 100), (b, 100), (c, 100)]);
+            let y = simhash(&[(a, 100), (b, 100), (d, 100)]);
+            differing += u64::from((x ^ y).count_ones());
+        }
+        let share = differing as f64 / (64.0 * f64::from(trials));
+        let want = (2.0f64 / 3.0).acos() / std::f64::consts::PI;
+        // 256,000 bit comparisons: the standard error is about 0.001 (bits of one trial
+        // are independent; trials are independent).
+        assert!(
+            (share - want).abs() < 0.006,
+            "share {share:.4}, θ/π {want:.4}"
+        );
     }
 }

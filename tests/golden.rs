@@ -12,27 +12,27 @@ fn fingerprints_of_fixed_texts() {
         (
             Some("北京天气"),
             "今天北京的天气很好，我们去公园散步，看到很多人在跑步和放风筝。",
-            "bc65e3cb63b5dd99",
+            "3c3e65769dfcbeec",
         ),
         (
             Some("北京天气"),
             "今天北京的天气很好，我们去公园散步，看到很多人在跑步和放风筝。\n（来源：某某网  责任编辑：张三）",
-            "bc65e3cb63b5dd99",
+            "3c3e65769dfcbeec",
         ),
         (
             None,
             "自然语言处理是人工智能领域中的一个重要方向。它研究能实现人与计算机之间用自然语言进行有效通信的各种理论和方法。",
-            "8374adb214ca0ba6",
+            "f8b129adf0fc9a70",
         ),
         (
             Some("Local weather"),
             "The city council approved a new budget on Tuesday, adding funds for parks, libraries and road repairs across the northern districts.",
-            "d4b862f42c72e186",
+            "7a7fb7691fdd0ce4",
         ),
         (
             None,
             "ＦＵＬＬ－ＷＩＤＴＨ Text, mixed 中文 and English：２０２６年",
-            "058166bd8113c90f",
+            "1bb630d7b6a443ee",
         ),
         // Spec v5's cleaning: a header and a footer line outside the content (weight 0),
         // "headline | headline" navigation, and a line of prose with few function
@@ -40,7 +40,7 @@ fn fingerprints_of_fixed_texts() {
         (
             None,
             "热门推荐\n电池续航两天，屏幕清晰，拍照效果出色，售后响应迅速。\n暴风魔镜摔了一跤 | 西部世界的世界\n相关阅读",
-            "3e31854393c3d65f",
+            "c5c5539f19c85c7c",
         ),
     ];
     for &(title, text, want) in cases {
@@ -180,4 +180,4 @@ fn manifest_bytes_are_stable() {
     );
 }
 
-const MANIFEST_HASH: &str = "96eeea2bdc14ef1b";
+const MANIFEST_HASH: &str = "1c7086efac489bcf";

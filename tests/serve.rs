@@ -207,7 +207,7 @@ fn check_and_insert_answers_new_exact_or_near() {
         (v["of"].as_str(), v["distance"].as_u64()),
         (Some("a"), Some(0))
     );
-    // One more word: 1 bit away, a near duplicate within the default k (the store's
+    // One more word: 2 bits away, a near duplicate within the default k (the store's
     // k_max = 3)...
     let near = format!("{LONG}, silver");
     let (st, v) = check(json!({"id": "a-near", "text": near}));
@@ -215,7 +215,7 @@ fn check_and_insert_answers_new_exact_or_near() {
     assert_eq!(v["status"], "near_duplicate");
     assert_eq!(
         (v["of"].as_str(), v["distance"].as_u64()),
-        (Some("a"), Some(1))
+        (Some("a"), Some(2))
     );
     // ... but new with k = 0, and then stored.
     let (st, v) = check(json!({"id": "a-near", "text": near, "k": 0}));

@@ -160,8 +160,18 @@ fn bad_documents_are_refused_without_side_effects() {
 
 #[test]
 fn another_spec_is_refused_with_what_to_do() {
-    // A future spec, spec v4 (the previous release: clean v2), spec v3 (tf^4, 20 % share,
-    // words at full weight) and spec v2 (tf^1.5 weights).
+    // A future spec, spec v5 (the previous release: idf, ±1 projections), spec v4 (clean
+    // v2), spec v3 (tf^4, 20 % share, words at full weight) and spec v2 (tf^1.5 weights).
+    let v5 = FingerprintSpec {
+        version: 5,
+        weighting: "(body tf^3 + title tf) x idf (resources/idf-zh.txt from jieba, \
+                    resources/idf-en.txt from wordfreq; unknown 11.95 Han / 14.0 other); title \
+                    tokens 2x, title total <= 20% of body tf x idf; votes in 2^20 fixed point of the \
+                    heaviest, each at most 1/6 of all"
+            .into(),
+        hash: "xxh3-64".into(),
+        ..FingerprintSpec::current()
+    };
     let v4 = FingerprintSpec {
         version: 4,
         normalizer: "unicode NFKC + lowercase; lines weighted by simstore::clean v2 \
@@ -191,7 +201,13 @@ fn another_spec_is_refused_with_what_to_do() {
         version: 99,
         ..FingerprintSpec::current()
     };
-    for (spec, name) in [(v99, "v99"), (v4, "v4 ("), (v3, "v3 ("), (v2, "v2 (")] {
+    for (spec, name) in [
+        (v99, "v99"),
+        (v5, "v5 ("),
+        (v4, "v4 ("),
+        (v3, "v3 ("),
+        (v2, "v2 ("),
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("db");
         drop(Store::open(&path).unwrap());
@@ -204,7 +220,7 @@ fn another_spec_is_refused_with_what_to_do() {
         assert!(matches!(err, Error::SpecMismatch { .. }), "{err:?}");
         let msg = err.to_string();
         assert!(
-            msg.contains(name) && msg.contains("v5 (") && msg.contains("re-import"),
+            msg.contains(name) && msg.contains("v6 (") && msg.contains("re-import"),
             "{msg}"
         );
     }
