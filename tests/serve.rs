@@ -10,7 +10,7 @@ use crate::util::{TestCommand, answer, http};
 
 const TEXT_A: &str = "今天北京的天气很好，我们去公园散步，看到很多人在跑步和放风筝。The rivers of the north run cold and clear in spring.";
 const TEXT_A2: &str = "今天北京的天气很好,我们去公园散步,看到很多人在跑步和放风筝!The rivers of the north run cold and clear in spring.";
-/// A long text; adding ", silver" moves its fingerprint by 1 bit (spec v4 and v5, no title).
+/// A long text; adding ", silver" moves its fingerprint by 2 bits (spec v6, no title).
 const LONG: &str = "The rivers of the north run cold and clear in spring, and the mountains above them keep their snow until June. Farmers in the valleys plant barley and oats, shepherds move their flocks to the high meadows, and travellers cross the passes on old stone roads built centuries ago by monks and merchants who traded salt, wool and copper between the towns of the plain";
 const TEXT_B: &str =
     "A completely different page about compilers, register allocation and instruction scheduling.";
