@@ -648,13 +648,12 @@ impl Fingerprinter {
             let idf = f64::from(f.idf);
             (body_tf_weight(f.body) + f64::from(f.title * title_scale)) * idf * idf
         };
-        let weighted: Vec<(u64, f64)> = features.iter().map(|f| (f.hash, weight(f))).collect();
-        let max = weighted.iter().map(|v| v.1).fold(0.0f64, f64::max);
+        let max = features.iter().map(weight).fold(0.0f64, f64::max);
         // Fixed point relative to the heaviest feature (order-independent), then the share
         // limit on exact integer sums. Votes are at most WEIGHT_SCALE (2^20).
-        let mut votes: Vec<(u64, u32)> = weighted
-            .into_iter()
-            .map(|(hash, w)| (hash, fixed_point(w / max * WEIGHT_SCALE)))
+        let mut votes: Vec<(u64, u32)> = features
+            .iter()
+            .map(|f| (f.hash, fixed_point(weight(f) / max * WEIGHT_SCALE)))
             .collect();
         let limit = share_limit(&votes, MAX_FEATURE_SHARE);
         if limit < u32::MAX {
