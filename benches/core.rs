@@ -186,18 +186,11 @@ fn bench_fingerprint(c: &mut Criterion) {
         // for Han runs) alone, the part of the fingerprint that the rest cannot undercut.
         group.bench_function(format!("{name}_tokens_only"), |b| {
             b.iter(|| {
-                for (title, text) in docs.iter() {
-                    for part in [title, text] {
-                        let normalized = simstore::analyze::normalize(black_box(part));
-                        for (line, weight) in simstore::clean::weighted_lines(&normalized) {
-                            if weight > 0.0 {
-                                simstore::analyze::tokenize(line, |token| {
-                                    black_box(token);
-                                });
-                            }
-                        }
-                    }
-                }
+                for_each_weighted_line(docs, |line| {
+                    simstore::analyze::tokenize(line, |token| {
+                        black_box(token);
+                    });
+                });
             })
         });
         // The floor: jieba alone, on the Han runs of the same lines.
@@ -215,25 +208,32 @@ fn bench_fingerprint(c: &mut Criterion) {
     group.finish();
 }
 
+/// Calls `f` with every line of weight > 0 of the documents' titles and texts, after
+/// normalization and line cleaning: the lines the fingerprint tokenizes.
+fn for_each_weighted_line(docs: &[(String, String)], mut f: impl FnMut(&str)) {
+    for (title, text) in docs {
+        for part in [title, text] {
+            let normalized = simstore::analyze::normalize(black_box(part));
+            for (line, weight) in simstore::clean::weighted_lines(&normalized) {
+                if weight > 0.0 {
+                    f(line);
+                }
+            }
+        }
+    }
+}
+
 /// The Han runs of the lines `tokens_only` tokenizes, as `analyze::tokenize` hands them to
 /// jieba.
 fn han_runs(docs: &[(String, String)]) -> Vec<String> {
     let mut runs = Vec::new();
-    for (title, text) in docs {
-        for part in [title, text] {
-            let normalized = simstore::analyze::normalize(part);
-            for (line, weight) in simstore::clean::weighted_lines(&normalized) {
-                if weight <= 0.0 {
-                    continue;
-                }
-                simstore::analyze::for_each_run(line, |run, han| {
-                    if han {
-                        runs.push(run.to_owned());
-                    }
-                });
+    for_each_weighted_line(docs, |line| {
+        simstore::analyze::for_each_run(line, |run, han| {
+            if han {
+                runs.push(run.to_owned());
             }
-        }
-    }
+        });
+    });
     runs
 }
 
