@@ -145,7 +145,7 @@ fn load_corpus() -> (Docs, Docs) {
 }
 
 fn bench_fingerprint(c: &mut Criterion) {
-    simstore::analyze::warm_up();
+    simstore::text::analyze::warm_up();
     let (zh, en) = load_corpus();
     let fingerprinter = Fingerprinter::new();
     // The segmenter `analyze` uses: jieba-rs with its default dictionary, HMM off.
@@ -187,7 +187,7 @@ fn bench_fingerprint(c: &mut Criterion) {
         group.bench_function(format!("{name}_tokens_only"), |b| {
             b.iter(|| {
                 for_each_weighted_line(docs, |line| {
-                    simstore::analyze::tokenize(line, |token| {
+                    simstore::text::analyze::tokenize(line, |token| {
                         black_box(token);
                     });
                 });
@@ -213,8 +213,8 @@ fn bench_fingerprint(c: &mut Criterion) {
 fn for_each_weighted_line(docs: &[(String, String)], mut f: impl FnMut(&str)) {
     for (title, text) in docs {
         for part in [title, text] {
-            let normalized = simstore::analyze::normalize(black_box(part));
-            for (line, weight) in simstore::clean::weighted_lines(&normalized) {
+            let normalized = simstore::text::analyze::normalize(black_box(part));
+            for (line, weight) in simstore::text::clean::weighted_lines(&normalized) {
                 if weight > 0.0 {
                     f(line);
                 }
@@ -228,7 +228,7 @@ fn for_each_weighted_line(docs: &[(String, String)], mut f: impl FnMut(&str)) {
 fn han_runs(docs: &[(String, String)]) -> Vec<String> {
     let mut runs = Vec::new();
     for_each_weighted_line(docs, |line| {
-        simstore::analyze::for_each_run(line, |run, han| {
+        simstore::text::analyze::for_each_run(line, |run, han| {
             if han {
                 runs.push(run.to_owned());
             }

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::sync::Arc;
 
-use simstore::reader::parse_jsonl;
+use simstore::input::reader::parse_jsonl;
 use simstore::{CheckOutcome, Document, Store};
 
 /// Largest Hamming distance at which a page counts as a near duplicate.

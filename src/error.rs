@@ -118,20 +118,14 @@ pub enum Error {
     )]
     ReadOnly,
 
-    /// An error reported by RocksDB (its message is shown; it is not chained as a source,
-    /// so it is printed once).
+    /// An error reported by the storage backend (RocksDB's message, say). The backend's
+    /// error is kept as text, so the public type names no backend's types.
     #[error("storage error: {0}")]
-    Storage(rocksdb::Error),
+    Storage(String),
 
     /// An I/O error outside RocksDB.
     #[error("I/O error: {0}")]
     Io(std::io::Error),
-}
-
-impl From<rocksdb::Error> for Error {
-    fn from(e: rocksdb::Error) -> Self {
-        Error::Storage(e)
-    }
 }
 
 impl From<std::io::Error> for Error {

@@ -35,29 +35,20 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod analyze;
-pub mod archive;
-pub mod charset;
-pub mod clean;
-pub mod cluster;
-pub mod codec;
-pub mod document;
 pub mod error;
-pub mod eval;
-pub mod fingerprint;
-pub mod html;
-pub mod layout;
-pub mod reader;
-pub mod simhash;
-pub mod sketch;
+pub mod index;
+pub mod input;
 pub mod store;
+pub mod text;
+pub mod tools;
+pub mod types;
 
-pub use cluster::{DedupReport, DuplicatePair};
-pub use document::{DocMeta, Document, Match, StoredDoc};
 pub use error::{Error, Result};
-pub use fingerprint::{Analysis, Fingerprint, FingerprintSpec, Fingerprinter};
-pub use layout::Layout;
+pub use index::cluster::{DedupReport, DuplicatePair};
+pub use index::layout::Layout;
 pub use store::{
-    BatchOutcome, CandidateStats, CheckOutcome, CheckReport, Entry, InsertOutcome, Stats, Store,
+    BatchOutcome, CandidateStats, CheckOutcome, CheckReport, InsertOutcome, Stats, Store,
     StoreBuilder,
 };
+pub use text::fingerprint::{Analysis, FingerprintSpec, Fingerprinter};
+pub use types::{DocMeta, Document, Entry, Fingerprint, Match, Sketch, StoredDoc};

@@ -13,7 +13,7 @@ use rocksdb::{DB, Options};
 use crate::util::{TestCommand, checked, code, stderr};
 use serde_json::Value;
 use simstore::Store;
-use simstore::codec;
+use simstore::store::codec;
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -593,7 +593,7 @@ fn gbk_text_is_an_invalid_utf8_error() {
             ),
         ],
     );
-    // A GBK text *file* is decoded (charset detection, `simstore::charset`): stored with the
+    // A GBK text *file* is decoded (charset detection, `simstore::input::charset`): stored with the
     // fingerprint of its UTF-8 text.
     t.write("gbk.txt", GBK_SENTENCE);
     let o = t.run(&["import", "gbk.txt"]);
@@ -679,7 +679,7 @@ fn truncated_warc_is_reported_and_broken_html_is_extracted() {
         "error: markup.html: nothing to fingerprint: give \"text\" (or \"title\") with words in it, or a precomputed \"fp\"; file skipped",
     );
     assert_summary(&err, 2, 1, 0, 1, 1);
-    // The broken page is extracted (simstore::html): its fingerprint is that of its title and
+    // The broken page is extracted (simstore::input::html): its fingerprint is that of its title and
     // visible text, the same through --file, and not that of the raw markup.
     let fp_of = |args: &[&str]| stdout(&t.run(args)).trim().to_owned();
     let extracted = fp_of(&["fingerprint", "--file", "broken.html"]);

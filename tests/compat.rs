@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use simstore::reader::parse_jsonl;
+use simstore::input::reader::parse_jsonl;
 use simstore::{Error, Fingerprint, Fingerprinter, Store};
 
 use crate::util::brute_force;

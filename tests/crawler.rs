@@ -10,7 +10,7 @@ use std::thread;
 use rand::Rng;
 use rocksdb::{DB, Options};
 use simstore::{
-    CheckOutcome, DocMeta, Document, Entry, Error, Fingerprint, Store, StoreBuilder, codec,
+    CheckOutcome, DocMeta, Document, Entry, Error, Fingerprint, Store, StoreBuilder, store::codec,
 };
 
 use crate::util::{TestCommand, clustered, code, flip, rng, stderr};

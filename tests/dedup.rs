@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use simstore::cluster::{UnionFind, near_duplicates};
+use simstore::index::cluster::{UnionFind, near_duplicates};
 use simstore::{DocMeta, Entry, Fingerprint, Store, StoreBuilder};
 
 use crate::util::{TestCommand, clustered, code, flip, rng, stderr};

@@ -26,9 +26,9 @@ use proptest::sample::{Index, select};
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Map, Number, Value};
-use simstore::codec::{self, Manifest};
-use simstore::document::MAX_ID_BYTES;
-use simstore::reader::{Lines, Record, RecordError, parse_jsonl};
+use simstore::input::reader::{Lines, Record, RecordError, parse_jsonl};
+use simstore::store::codec::{self, Manifest};
+use simstore::types::document::MAX_ID_BYTES;
 use simstore::{
     CheckOutcome, DocMeta, Entry, Error, Fingerprint, FingerprintSpec, Fingerprinter,
     InsertOutcome, Layout, Store, StoredDoc,
@@ -1149,8 +1149,9 @@ fn stored_doc() -> impl Strategy<Value = StoredDoc> {
                 time,
                 content_hash,
                 // Exercise the sketch's encoding too (its bytes from the hash).
-                sketch: content_hash
-                    .map(|h| simstore::sketch::Sketch([h as u8; simstore::sketch::SLOTS])),
+                sketch: content_hash.map(|h| {
+                    simstore::text::sketch::Sketch([h as u8; simstore::text::sketch::SLOTS])
+                }),
             },
         )
 }
@@ -1908,13 +1909,13 @@ fn warc_record(kind: &str, uri: &str, block: &[u8]) -> Vec<u8> {
     out
 }
 
-/// `simstore::archive::Records` on mutated WARC files (truncations, flipped and inserted
+/// `simstore::input::archive::Records` on mutated WARC files (truncations, flipped and inserted
 /// bytes, deletions, duplicated ranges, spliced separators): it never panics, always ends,
 /// numbers records 1, 2, 3... at strictly increasing offsets inside the input, and reads
 /// the unmutated file exactly.
 #[test]
 fn loop_warc() {
-    use simstore::archive::{Item, Records};
+    use simstore::input::archive::{Item, Records};
     let page = |n: usize| {
         let body = format!("<html><p>page {n} about rivers\r\n\r\nand WARC/1.0 inside</p></html>");
         let mut http =

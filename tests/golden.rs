@@ -2,8 +2,9 @@
 //! changes, every stored fingerprint changes meaning: bump the FingerprintSpec version
 //! (or the format version) and say so in the CHANGELOG.
 
-use simstore::codec::{self, Manifest};
-use simstore::{FingerprintSpec, Fingerprinter, Layout, analyze};
+use simstore::store::codec::{self, Manifest};
+use simstore::text::analyze;
+use simstore::{FingerprintSpec, Fingerprinter, Layout};
 
 #[test]
 fn fingerprints_of_fixed_texts() {

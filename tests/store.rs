@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use rocksdb::{DB, Options};
-use simstore::codec::{self, Manifest};
+use simstore::store::codec::{self, Manifest};
 use simstore::{
     DocMeta, Document, Entry, Error, Fingerprint, FingerprintSpec, InsertOutcome, Store,
 };
@@ -174,7 +174,7 @@ fn another_spec_is_refused_with_what_to_do() {
     };
     let v4 = FingerprintSpec {
         version: 4,
-        normalizer: "unicode NFKC + lowercase; lines weighted by simstore::clean v2 \
+        normalizer: "unicode NFKC + lowercase; lines weighted by simstore::text::clean v2 \
                      (boilerplate 0, short 0.25, content 1; v3 fallbacks); URLs, digit runs and stop words dropped; \
                      site names cut from titles"
             .into(),

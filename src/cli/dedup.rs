@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::Result;
 use rayon::prelude::*;
 use serde_json::json;
-use simstore::cluster;
+use simstore::index::cluster;
 use simstore::{DuplicatePair, Fingerprinter};
 
 use super::input::{self, Format, Inputs};

@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use serde::de::DeserializeOwned;
 use serde_json::json;
 use simstore::Fingerprinter;
-use simstore::eval::{self, Counts, EvalDoc, Pair, Report, Source};
+use simstore::tools::eval::{self, Counts, EvalDoc, Pair, Report, Source};
 
 use super::Code;
 

@@ -18,8 +18,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use indicatif::ProgressBar;
-use simstore::archive::{self, Records};
-use simstore::reader::{self, Lines, Record};
+use simstore::input::archive::{self, Records};
+use simstore::input::reader::{self, Lines, Record};
 
 /// How to read an input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -160,7 +160,7 @@ pub fn to_record(raw: Raw) -> Result<Record, String> {
             charset,
             html,
         } => {
-            simstore::document::check_id(&id).map_err(|e| format!("invalid id: {e}"))?;
+            simstore::types::document::check_id(&id).map_err(|e| format!("invalid id: {e}"))?;
             if html {
                 html_document(id, url, &bytes, charset.as_deref())
             } else {
@@ -170,7 +170,7 @@ pub fn to_record(raw: Raw) -> Result<Record, String> {
     }
 }
 
-/// An HTML page as a record: its title and main text (`simstore::html`: boilerplate
+/// An HTML page as a record: its title and main text (`simstore::input::html`: boilerplate
 /// removed, charset from `charset` (the HTTP header's), else the page's `<meta>`, else
 /// detected).
 fn html_document(
@@ -179,7 +179,7 @@ fn html_document(
     bytes: &[u8],
     charset: Option<&str>,
 ) -> Result<Record, String> {
-    let page = simstore::html::page_from_bytes(bytes, charset).map_err(|e| e.to_string())?;
+    let page = simstore::input::html::page_from_bytes(bytes, charset).map_err(|e| e.to_string())?;
     Ok(Record {
         id,
         title: page.title,
@@ -190,14 +190,14 @@ fn html_document(
 }
 
 /// A text file or page as a record, decoded from `charset` or the detected charset
-/// (`simstore::charset`).
+/// (`simstore::input::charset`).
 fn text_document(
     id: String,
     url: Option<String>,
     bytes: &[u8],
     charset: Option<&str>,
 ) -> Result<Record, String> {
-    let decoded = simstore::charset::decode(bytes, charset).map_err(|e| e.to_string())?;
+    let decoded = simstore::input::charset::decode(bytes, charset).map_err(|e| e.to_string())?;
     Ok(Record {
         id,
         title: None,

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use rayon::prelude::*;
 use serde_json::{Value, json};
-use simstore::reader;
-use simstore::sketch::Sketch;
+use simstore::Sketch;
+use simstore::input::reader;
 use simstore::{Fingerprint, Match, Store};
 
 use super::input::{self, Inputs, Place, Raw};

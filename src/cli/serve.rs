@@ -36,7 +36,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use simstore::reader::{self, RecordError};
+use simstore::input::reader::{self, RecordError};
 use simstore::{CheckOutcome, Error, Fingerprint, InsertOutcome, Store};
 use tokio::sync::Semaphore;
 

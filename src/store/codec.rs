@@ -18,10 +18,10 @@
 //! bincode uses its `standard` configuration (little-endian varints) with a size limit,
 //! so a damaged length prefix cannot make a decoder allocate without bound.
 
-use crate::document::StoredDoc;
 use crate::error::{Error, Result};
-use crate::fingerprint::FingerprintSpec;
-use crate::layout::Layout;
+use crate::index::layout::Layout;
+use crate::text::fingerprint::FingerprintSpec;
+use crate::types::{Sketch, StoredDoc};
 
 /// The first bytes of every manifest.
 pub const MAGIC: [u8; 8] = *b"SIMSTORE";
@@ -68,8 +68,74 @@ struct ManifestBodyV1 {
     k_max: u32,
     widths: Vec<u8>,
     tables: Vec<Vec<u8>>,
-    spec: FingerprintSpec,
+    spec: SpecV1,
     created: u64,
+}
+
+/// The persisted form of a [`FingerprintSpec`] (its fields, in this order).
+#[derive(bincode::Encode, bincode::Decode)]
+struct SpecV1 {
+    version: u32,
+    normalizer: String,
+    tokenizer: String,
+    features: String,
+    weighting: String,
+    hash: String,
+    seed: u64,
+}
+
+impl From<&FingerprintSpec> for SpecV1 {
+    fn from(s: &FingerprintSpec) -> Self {
+        SpecV1 {
+            version: s.version,
+            normalizer: s.normalizer.clone(),
+            tokenizer: s.tokenizer.clone(),
+            features: s.features.clone(),
+            weighting: s.weighting.clone(),
+            hash: s.hash.clone(),
+            seed: s.seed,
+        }
+    }
+}
+
+impl From<SpecV1> for FingerprintSpec {
+    fn from(s: SpecV1) -> Self {
+        FingerprintSpec {
+            version: s.version,
+            normalizer: s.normalizer,
+            tokenizer: s.tokenizer,
+            features: s.features,
+            weighting: s.weighting,
+            hash: s.hash,
+            seed: s.seed,
+        }
+    }
+}
+
+/// The persisted form of a [`StoredDoc`] (record version 2), borrowed for encoding.
+#[derive(bincode::Encode)]
+struct DocRecordV2Ref<'a> {
+    id: &'a str,
+    fp: u64,
+    title: Option<&'a str>,
+    url: Option<&'a str>,
+    length: u64,
+    time: u64,
+    content_hash: Option<u128>,
+    sketch: Option<&'a [u8; Sketch::BYTES]>,
+}
+
+/// The persisted form of a [`StoredDoc`] (record version 2), owned for decoding.
+#[derive(bincode::Decode)]
+struct DocRecordV2 {
+    id: String,
+    fp: u64,
+    title: Option<String>,
+    url: Option<String>,
+    length: u64,
+    time: u64,
+    content_hash: Option<u128>,
+    sketch: Option<[u8; Sketch::BYTES]>,
 }
 
 /// Encodes a manifest: magic, format version, body.
@@ -83,7 +149,7 @@ pub fn encode_manifest(m: &Manifest) -> Vec<u8> {
             .iter()
             .map(|t| t.order().to_vec())
             .collect(),
-        spec: m.spec.clone(),
+        spec: SpecV1::from(&m.spec),
         created: m.created,
     };
     let mut out = Vec::with_capacity(256);
@@ -125,7 +191,7 @@ pub fn decode_manifest(bytes: &[u8]) -> Result<Manifest> {
         .map_err(|e| Error::Corrupt(format!("manifest layout: {e}")))?;
     Ok(Manifest {
         layout,
-        spec: body.spec,
+        spec: body.spec.into(),
         created: body.created,
     })
 }
@@ -163,7 +229,17 @@ pub fn decode_doc_key(bytes: &[u8]) -> Result<u64> {
 pub fn encode_doc(doc: &StoredDoc) -> Vec<u8> {
     let mut out = Vec::with_capacity(32 + doc.id.len());
     out.push(RECORD_VERSION);
-    bincode::encode_into_std_write(doc, &mut out, config::<RECORD_LIMIT>())
+    let record = DocRecordV2Ref {
+        id: &doc.id,
+        fp: doc.fp,
+        title: doc.title.as_deref(),
+        url: doc.url.as_deref(),
+        length: doc.length,
+        time: doc.time,
+        content_hash: doc.content_hash,
+        sketch: doc.sketch.as_ref().map(|s| &s.0),
+    };
+    bincode::encode_into_std_write(&record, &mut out, config::<RECORD_LIMIT>())
         .expect("writing to a Vec cannot fail");
     out
 }
@@ -179,7 +255,7 @@ pub fn decode_doc(bytes: &[u8]) -> Result<StoredDoc> {
         }
         None => return Err(Error::Corrupt("empty document record".into())),
     }
-    let (doc, used): (StoredDoc, usize) =
+    let (doc, used): (DocRecordV2, usize) =
         bincode::decode_from_slice(&bytes[1..], config::<RECORD_LIMIT>())
             .map_err(|e| Error::Corrupt(format!("undecodable document record: {e}")))?;
     if used != bytes.len() - 1 {
@@ -187,7 +263,16 @@ pub fn decode_doc(bytes: &[u8]) -> Result<StoredDoc> {
             "trailing bytes after a document record".into(),
         ));
     }
-    Ok(doc)
+    Ok(StoredDoc {
+        id: doc.id,
+        fp: doc.fp,
+        title: doc.title,
+        url: doc.url,
+        length: doc.length,
+        time: doc.time,
+        content_hash: doc.content_hash,
+        sketch: doc.sketch.map(Sketch),
+    })
 }
 
 /// What an `ids` value holds: the document's sequence number, fingerprint and content
@@ -281,11 +366,6 @@ pub fn table_bound(permuted: u64) -> [u8; 8] {
     permuted.to_be_bytes()
 }
 
-/// The name of table `i`'s column family: `t00`, `t01`, ...
-pub fn table_cf_name(i: usize) -> String {
-    format!("t{i:02}")
-}
-
 #[inline]
 fn split16(bytes: &[u8]) -> Option<(u64, u64)> {
     let bytes: &[u8; 16] = bytes.try_into().ok()?;
@@ -358,7 +438,7 @@ mod tests {
             length: 7,
             time: 9,
             content_hash: Some(u128::MAX - 1),
-            sketch: Some(crate::sketch::Sketch([7; crate::sketch::SLOTS])),
+            sketch: Some(Sketch([7; Sketch::BYTES])),
         };
         assert_eq!(decode_doc(&encode_doc(&d)).unwrap(), d);
         let none = StoredDoc {
@@ -432,13 +512,13 @@ mod tests {
             length: 2,
             time: 3,
             content_hash: Some(hash),
-            sketch: Some(crate::sketch::Sketch([5; crate::sketch::SLOTS])),
+            sketch: Some(Sketch([5; Sketch::BYTES])),
         };
         let mut golden = vec![2u8, 1, b'a', 1, 0, 0, 2, 3, 1, 0xfe];
         golden.extend_from_slice(&hash.to_le_bytes());
         // The sketch: Some, then its 64 bytes as they are.
         golden.push(1);
-        golden.extend_from_slice(&[5; crate::sketch::SLOTS]);
+        golden.extend_from_slice(&[5; crate::text::sketch::SLOTS]);
         assert_eq!(encode_doc(&doc), golden);
     }
 }

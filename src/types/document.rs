@@ -1,7 +1,9 @@
 //! Documents as they enter the store, and what the store keeps about them.
+//!
+//! Leaf types: every stage uses them, they use nothing but [`Fingerprint`] and [`Sketch`].
 
-use crate::fingerprint::Fingerprint;
-use crate::sketch::Sketch;
+use crate::types::fingerprint::Fingerprint;
+use crate::types::sketch::Sketch;
 
 /// A document to fingerprint and store.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -90,7 +92,7 @@ pub struct DocMeta {
 }
 
 /// A stored document, as returned by [`crate::Store::get`].
-#[derive(Debug, Clone, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredDoc {
     /// The external id.
     pub id: String,
@@ -124,4 +126,15 @@ pub struct Match {
     pub distance: u32,
     /// The stored document.
     pub doc: StoredDoc,
+}
+
+/// One entry of [`crate::Store::insert_batch`]: an id, its fingerprint and its metadata.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The external id.
+    pub id: String,
+    /// The fingerprint to store.
+    pub fp: Fingerprint,
+    /// Title, URL and length to keep with it.
+    pub meta: DocMeta,
 }

@@ -3,7 +3,7 @@
 //!
 //! The order of evidence is the one browsers use: a byte-order mark; then the charset the
 //! caller was told (an HTTP `Content-Type` header, a `<meta charset>` found by
-//! [`crate::html`]); then valid UTF-8 is UTF-8; then [`chardetng`] guesses (it tells GBK /
+//! [`crate::input::html`]); then valid UTF-8 is UTF-8; then [`chardetng`] guesses (it tells GBK /
 //! GB18030, Big5, Shift_JIS, EUC-KR, windows-125x... apart by their byte statistics).
 //! Decoding is done by [`encoding_rs`] (the WHATWG Encoding Standard): malformed
 //! sequences become U+FFFD instead of failing.

@@ -19,9 +19,10 @@ use std::collections::{BTreeMap, HashMap};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::fingerprint::{Fingerprint, Fingerprinter};
-use crate::html;
-use crate::sketch::Sketch;
+use crate::input::html;
+use crate::text::fingerprint::Fingerprinter;
+use crate::types::Fingerprint;
+use crate::types::Sketch;
 
 /// A labelled document (a base document or a variant of one).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -358,7 +359,7 @@ pub fn base_collisions(
     };
     let values: Vec<u64> = base.iter().map(|b| b.1.fp.0).collect();
     let mut pairs: Vec<(u32, u32, u32)> = Vec::new();
-    crate::cluster::near_duplicates(&values, max_k, |a, b, d| {
+    crate::index::cluster::near_duplicates(&values, max_k, |a, b, d| {
         if verified(verify, &base[a as usize].1, &base[b as usize].1) {
             pairs.push((a, b, d));
         }

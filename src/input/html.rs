@@ -15,7 +15,7 @@
 //!   (`<article>`, `<main>`, `role="main"`, `itemprop="articleBody"`) and that holds at
 //!   least a third of the text, only it is kept.
 //!
-//! Blocks are separated by newlines, so the line-level cleaning of [`crate::clean`]
+//! Blocks are separated by newlines, so the line-level cleaning of [`crate::text::clean`]
 //! applies to HTML-derived text as to plain text.
 
 use std::rc::Rc;
@@ -23,7 +23,7 @@ use std::rc::Rc;
 use html5ever::tendril::TendrilSink;
 use markup5ever_rcdom::{Handle, NodeData, RcDom};
 
-use crate::charset::{self, Decoded};
+use crate::input::charset::{self, Decoded};
 
 /// Error type of [`page_from_bytes`]: only undecodable (binary) input fails.
 pub type Error = charset::Error;
@@ -41,7 +41,7 @@ pub struct Page {
     pub text: String,
 }
 
-/// Decodes a page's bytes (see [`crate::charset::decode`]; `charset_hint` is the HTTP
+/// Decodes a page's bytes (see [`crate::input::charset::decode`]; `charset_hint` is the HTTP
 /// header's charset, if any, else the page's own `<meta charset>` is looked for) and
 /// extracts its title and main text.
 pub fn page_from_bytes(bytes: &[u8], charset_hint: Option<&str>) -> Result<Page, Error> {
@@ -516,7 +516,7 @@ pub fn parse(html: &str) -> Page {
         }
     }
     page.title = og_title
-        .or_else(|| title_tag.as_deref().map(crate::clean::title))
+        .or_else(|| title_tag.as_deref().map(crate::text::clean::title))
         .or(h1)
         .filter(|t| !t.is_empty());
 

@@ -3,7 +3,7 @@
 //! A JSONL record is one JSON object per line:
 //! `{"id": string, "title"?: string, "text"?: string, "html"?: string, "url"?: string,
 //! "fp"?: "16 hex digits"}`. A record with `html` and no `text` stands for the page's main
-//! text and (unless `title` is given) its title, extracted by [`crate::html`].
+//! text and (unless `title` is given) its title, extracted by [`crate::input::html`].
 //! Every way a record can be bad is a [`RecordError`] that says what is wrong and how to
 //! fix it; callers add the file name and line number.
 
@@ -11,9 +11,9 @@ use std::io::{self, BufRead, Read};
 
 use serde_json::{Map, Value};
 
-use crate::document::{DocMeta, Document};
-use crate::fingerprint::{Fingerprint, Fingerprinter};
-use crate::store::Entry;
+use crate::text::fingerprint::Fingerprinter;
+use crate::types::Fingerprint;
+use crate::types::{DocMeta, Document, Entry};
 
 /// The longest line (one record) accepted, in bytes: 256 MiB.
 pub const MAX_LINE_BYTES: usize = 256 << 20;
@@ -138,14 +138,14 @@ pub fn parse_jsonl(line: &[u8]) -> Result<Record, RecordError> {
             });
         }
     };
-    crate::document::check_id(&id).map_err(RecordError::InvalidId)?;
+    crate::types::document::check_id(&id).map_err(RecordError::InvalidId)?;
     let mut title = opt_string(&mut obj, "title")?;
     let mut text = opt_string(&mut obj, "text")?;
     if let Some(html) = opt_string(&mut obj, "html")? {
         // A web page: its main text stands for "text" unless that is given, its title for
         // "title" unless that is given.
         if text.is_none() {
-            let page = crate::html::parse(&html);
+            let page = crate::input::html::parse(&html);
             text = Some(page.text);
             if title.is_none() {
                 title = page.title;

@@ -12,15 +12,10 @@
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-/// Number of minima kept (each reduced to its low byte).
-pub const SLOTS: usize = 64;
+pub use crate::types::sketch::{SLOTS, Sketch};
 
 /// Shingle length in tokens.
 pub const SHINGLE: usize = 3;
-
-/// A b-bit MinHash sketch (b = 8, 64 slots).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, bincode::Encode, bincode::Decode)]
-pub struct Sketch(pub [u8; SLOTS]);
 
 #[inline]
 fn mix(mut z: u64) -> u64 {
@@ -98,22 +93,6 @@ impl SketchBuilder {
             *o = mix(value ^ (distance as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) as u8;
         }
         Some(Sketch(out))
-    }
-}
-
-impl Sketch {
-    /// Estimated Jaccard similarity of the two shingle sets, in [0, 1]: the share of equal
-    /// slots, corrected for the 1/256 chance that two different minima share their low byte.
-    pub fn similarity(&self, other: &Sketch) -> f64 {
-        let equal = self
-            .0
-            .iter()
-            .zip(other.0.iter())
-            .filter(|(a, b)| a == b)
-            .count();
-        let p = equal as f64 / SLOTS as f64;
-        let chance = 1.0 / 256.0;
-        ((p - chance) / (1.0 - chance)).clamp(0.0, 1.0)
     }
 }
 

@@ -5,7 +5,7 @@
 //! share bars, copyright and "reposted from / 来源 / 责任编辑" lines, publish times and
 //! view counters) and lines that two different articles of one site share (the site's
 //! chrome). Neither may decide a fingerprint. Cleaning works on normalized lines
-//! ([`crate::analyze::normalize`]) and gives each line a weight:
+//! ([`crate::text::analyze::normalize`]) and gives each line a weight:
 //!
 //! - **boilerplate** (weight 0), by structure or by a short list of web-wide markers:
 //!   - navigation: three or more `|`-separated (or `·`, `•`, `»`, `›`) items averaging at
@@ -366,7 +366,7 @@ pub fn classify(line: &str) -> LineKind {
         len += 1;
         // The common case of Chinese text first: a CJK Unified Ideograph is a word character
         // and neither space, separator nor clause mark.
-        if let Some(i) = crate::analyze::cjk_unified_index(c) {
+        if let Some(i) = crate::text::analyze::cjk_unified_index(c) {
             chars += 1;
             words += usize::from(!in_word);
             in_word = true;
@@ -397,11 +397,11 @@ pub fn classify(line: &str) -> LineKind {
                 alnum += 1;
                 digits += usize::from(c.is_ascii_digit());
             }
-        } else if crate::analyze::is_han(c) {
+        } else if crate::text::analyze::is_han(c) {
             // Outside the CJK Unified block: no function character.
             han += 1;
             alnum += 1;
-        } else if crate::analyze::is_word_char(c) {
+        } else if crate::text::analyze::is_word_char(c) {
             alnum += 1;
         }
     }
@@ -499,10 +499,10 @@ pub const FUNCTION_CHARS: &[char] = &[
     '很', '把', '被', '从', '还', '让', '给', '但', '又', '或',
 ];
 
-/// True for the [`FUNCTION_CHARS`], by their [`crate::analyze::cjk_unified_index`] (a bitmap
+/// True for the [`FUNCTION_CHARS`], by their [`crate::text::analyze::cjk_unified_index`] (a bitmap
 /// over the CJK Unified Ideographs block).
 fn is_function_index(i: usize) -> bool {
-    use crate::analyze::{CJK_UNIFIED_LEN, cjk_unified_index};
+    use crate::text::analyze::{CJK_UNIFIED_LEN, cjk_unified_index};
     static BITMAP: LazyLock<Vec<u64>> = LazyLock::new(|| {
         let mut bits = vec![0u64; CJK_UNIFIED_LEN.div_ceil(64)];
         for i in FUNCTION_CHARS.iter().filter_map(|&c| cjk_unified_index(c)) {
@@ -524,7 +524,7 @@ fn english_function_words(line: &str) -> (usize, usize) {
     });
     let (mut function, mut all) = (0, 0);
     for w in line
-        .split(|c: char| !crate::analyze::is_word_char(c))
+        .split(|c: char| !crate::text::analyze::is_word_char(c))
         .filter(|w| !w.is_empty())
     {
         all += 1;
@@ -614,7 +614,7 @@ pub fn strip_urls(line: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyze::normalize;
+    use crate::text::analyze::normalize;
 
     fn kind(line: &str) -> LineKind {
         classify(&normalize(line))

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::layout::Layout;
+use crate::index::layout::Layout;
 
 /// Union-find (disjoint sets) over `0..n`, with path halving and union by size.
 #[derive(Debug, Clone)]
@@ -92,51 +92,98 @@ pub(crate) fn scan_table<I, T>(
     pos: usize,
     k: u32,
     keys: I,
-    mut emit: impl FnMut(T, T, u32) -> Result<()>,
+    emit: impl FnMut(T, T, u32) -> Result<()>,
 ) -> Result<()>
 where
     I: Iterator<Item = Result<(u64, T)>>,
     T: Copy,
 {
-    let t = probe[pos];
-    let shift = 64 - layout.tables()[t].prefix_bits();
-    let earlier: Vec<(usize, u32)> = probe[..pos]
-        .iter()
-        .map(|&e| (e, 64 - layout.tables()[e].prefix_bits()))
-        .collect();
-    let owned = |a: u64, b: u64| {
-        let (fa, fb) = (layout.unpermute(t, a), layout.unpermute(t, b));
-        !earlier.iter().any(|&(e, s)| {
-            let (pa, pb) = (layout.permute(e, fa), layout.permute(e, fb));
-            pa.checked_shr(s).unwrap_or(0) == pb.checked_shr(s).unwrap_or(0)
-        })
-    };
-    let prefix = |key: u64| key.checked_shr(shift).unwrap_or(0);
-    let mut group: Vec<(u64, T)> = Vec::new();
-    let mut flush = |group: &mut Vec<(u64, T)>| -> Result<()> {
-        for i in 0..group.len() {
-            let (ka, a) = group[i];
-            for &(kb, b) in &group[i + 1..] {
-                let d = (ka ^ kb).count_ones();
-                if d <= k && owned(ka, kb) {
-                    emit(a, b, d)?;
-                }
-            }
-        }
-        group.clear();
-        Ok(())
-    };
+    let mut scan = PairScan::new(layout, probe, pos, k, emit);
     for item in keys {
         let (key, it) = item?;
-        if group
+        scan.push(key, it)?;
+    }
+    scan.finish()
+}
+
+/// [`scan_table`] fed one key at a time (for scans that call back rather than iterate).
+pub(crate) struct PairScan<'a, T, F> {
+    layout: &'a Layout,
+    /// The scanned table.
+    t: usize,
+    k: u32,
+    shift: u32,
+    /// The tables probed before this one, with their prefix shifts.
+    earlier: Vec<(usize, u32)>,
+    /// The keys sharing the current prefix.
+    group: Vec<(u64, T)>,
+    emit: F,
+}
+
+impl<'a, T: Copy, F: FnMut(T, T, u32) -> Result<()>> PairScan<'a, T, F> {
+    /// A scan of table `probe[pos]` for pairs within `k`, calling `emit` with each it owns.
+    pub(crate) fn new(layout: &'a Layout, probe: &[usize], pos: usize, k: u32, emit: F) -> Self {
+        let t = probe[pos];
+        let earlier = probe[..pos]
+            .iter()
+            .map(|&e| (e, 64 - layout.tables()[e].prefix_bits()))
+            .collect();
+        PairScan {
+            layout,
+            t,
+            k,
+            shift: 64 - layout.tables()[t].prefix_bits(),
+            earlier,
+            group: Vec::new(),
+            emit,
+        }
+    }
+
+    /// The next key of the table, in key order.
+    pub(crate) fn push(&mut self, key: u64, item: T) -> Result<()> {
+        let prefix = |key: u64| key.checked_shr(self.shift).unwrap_or(0);
+        if self
+            .group
             .last()
             .is_some_and(|&(last, _)| prefix(last) != prefix(key))
         {
-            flush(&mut group)?;
+            self.flush()?;
         }
-        group.push((key, it));
+        self.group.push((key, item));
+        Ok(())
     }
-    flush(&mut group)
+
+    /// Emits the pairs of the last prefix group.
+    pub(crate) fn finish(mut self) -> Result<()> {
+        self.flush()
+    }
+
+    /// True when no earlier table of the probe set puts `a` and `b` under one prefix.
+    fn owned(&self, a: u64, b: u64) -> bool {
+        let (fa, fb) = (
+            self.layout.unpermute(self.t, a),
+            self.layout.unpermute(self.t, b),
+        );
+        !self.earlier.iter().any(|&(e, s)| {
+            let (pa, pb) = (self.layout.permute(e, fa), self.layout.permute(e, fb));
+            pa.checked_shr(s).unwrap_or(0) == pb.checked_shr(s).unwrap_or(0)
+        })
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        let group = std::mem::take(&mut self.group);
+        for (i, &(ka, a)) in group.iter().enumerate() {
+            for &(kb, b) in &group[i + 1..] {
+                let d = (ka ^ kb).count_ones();
+                if d <= self.k && self.owned(ka, kb) {
+                    (self.emit)(a, b, d)?;
+                }
+            }
+        }
+        self.group = group;
+        self.group.clear();
+        Ok(())
+    }
 }
 
 /// What [`near_duplicates`] found, by index into its fingerprints.

@@ -7,53 +7,17 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::str::FromStr;
 use std::sync::LazyLock;
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use crate::analyze;
-use crate::clean;
-use crate::document::Document;
 use crate::error::{Error, Result};
-use crate::simhash;
-use crate::sketch::{Sketch, SketchBuilder};
-
-/// A 64-bit SimHash fingerprint. Displayed and parsed as exactly 16 hexadecimal digits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Fingerprint(pub u64);
-
-impl Fingerprint {
-    /// The Hamming distance between two fingerprints (number of differing bits).
-    #[inline]
-    pub fn distance(self, other: Fingerprint) -> u32 {
-        (self.0 ^ other.0).count_ones()
-    }
-}
-
-impl fmt::Display for Fingerprint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:016x}", self.0)
-    }
-}
-
-impl FromStr for Fingerprint {
-    type Err = Error;
-
-    /// Parses exactly 16 hexadecimal digits (either case), nothing else.
-    fn from_str(s: &str) -> Result<Self> {
-        if s.len() != 16 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(Error::InvalidFingerprint {
-                input: s.chars().take(40).collect(),
-            });
-        }
-        u64::from_str_radix(s, 16)
-            .map(Fingerprint)
-            .map_err(|_| Error::InvalidFingerprint {
-                input: s.to_owned(),
-            })
-    }
-}
+use crate::text::analyze;
+use crate::text::clean;
+use crate::text::simhash;
+use crate::text::sketch::SketchBuilder;
+use crate::types::Document;
+use crate::types::{Fingerprint, Sketch};
 
 /// A `Hasher` for keys that are already uniformly distributed hashes: it passes them through.
 #[derive(Default)]
@@ -77,7 +41,7 @@ impl Hasher for PrehashedHasher {
 
 /// Everything that determines a document's fingerprint. Persisted in each store's
 /// manifest and compared on open.
-#[derive(Debug, Clone, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FingerprintSpec {
     /// The spec's version number; bumped with every change below.
     pub version: u32,
@@ -175,8 +139,8 @@ static IDF: LazyLock<IdfTable> = LazyLock::new(|| {
         slots: vec![0; 1 << IdfTable::BITS],
     };
     for file in [
-        include_str!("../resources/idf-zh.txt"),
-        include_str!("../resources/idf-en.txt"),
+        include_str!("../../resources/idf-zh.txt"),
+        include_str!("../../resources/idf-en.txt"),
     ] {
         for line in file.lines().filter(|l| !l.starts_with('#')) {
             if let Some((word, idf)) = line.split_once('\t')

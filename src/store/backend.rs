@@ -1,0 +1,276 @@
+//! The storage seam: the few operations the Manku table logic of [`crate::Store`] needs
+//! from a key-value engine, written once over this trait.
+//!
+//! A store is a set of *spaces* ([`Space`]): `meta` (manifest, counters, protocol
+//! markers), `docs` (sequence number → [`StoredDoc`]), `ids` (external id → [`IdValue`]),
+//! `exact` (content hash ++ sequence number) and the t permutation tables (permuted
+//! fingerprint ++ sequence number, ordered so that a fingerprint prefix is one contiguous
+//! range). Values cross the seam as typed values; each backend encodes them with
+//! [`crate::store::codec`], the one owner of every byte layout.
+//!
+//! # Atomicity, and the invariants a backend without it still keeps
+//! A backend states its [`Atomicity`]. [`Atomicity::ChangeSet`] (RocksDB's `WriteBatch`,
+//! the in-memory backend) applies a [`ChangeSet`] all or nothing. A backend that is
+//! atomic only per key ([`Atomicity::PerKey`], e.g. a sharded cluster) must apply the
+//! changes **in the order they are listed**, and the logic above lists them so that a
+//! crash between any two leaves a store that answers correctly:
+//! - a document's table, `exact` and `id` entries are written *before* its `docs` record
+//!   (which commits them) — except its `ids` entry, written right after the record;
+//! - a delete removes the `docs` record first, then the `ids`, `exact` and table entries;
+//! - queries drop candidates whose record is missing (on a [`Atomicity::PerKey`] backend;
+//!   on an atomic one a missing record is corruption and is reported);
+//! - `check` reports, and `repair` removes, orphans in both directions.
+//!
+//! # Durability
+//! [`Backend::write`] returns only when the change set is as durable as the
+//! [`Durability`] asked for.
+//!
+//! # Optional capabilities
+//! Sorted bulk ingest ([`BulkIngest`]) and following a writer from another process
+//! ([`Follow`]) are capabilities of some backends (RocksDB: SST ingest, secondary
+//! instances); [`Backend::bulk_ingest`] and [`Backend::follow`] return `None` elsewhere,
+//! and the logic falls back to batched writes.
+
+use std::path::PathBuf;
+
+use crate::error::Result;
+use crate::store::codec::IdValue;
+use crate::types::StoredDoc;
+
+/// One of a store's keyspaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Space {
+    /// Manifest, counters and markers ([`MetaKey`]).
+    Meta,
+    /// Sequence number → document record.
+    Docs,
+    /// External id → sequence number, fingerprint and content hash.
+    Ids,
+    /// Content hash ++ sequence number → nothing.
+    Exact,
+    /// Permutation table `t`: permuted fingerprint ++ sequence number → nothing.
+    Table(usize),
+}
+
+/// The keys of the `meta` space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MetaKey {
+    /// The encoded [`crate::store::codec::Manifest`].
+    Manifest,
+    /// The encoded counters (next sequence number, live documents).
+    Counters,
+    /// Present while a bulk load is under way.
+    BulkPending,
+    /// The new manifest, present while a relayout is under way.
+    RelayoutPending,
+}
+
+/// One change of a [`ChangeSet`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Sets a meta value (already encoded by the codec).
+    PutMeta(MetaKey, Vec<u8>),
+    /// Removes a meta value.
+    DeleteMeta(MetaKey),
+    /// Stores a document record under its sequence number.
+    PutDoc(u64, Box<StoredDoc>),
+    /// Removes a document record.
+    DeleteDoc(u64),
+    /// Points an external id at a document.
+    PutId(String, IdValue),
+    /// Removes an external id.
+    DeleteId(String),
+    /// Adds an `exact` entry (content hash, sequence number).
+    PutExact(u128, u64),
+    /// Removes an `exact` entry.
+    DeleteExact(u128, u64),
+    /// Adds an entry (permuted fingerprint, sequence number) to table `t`.
+    PutTable(usize, u64, u64),
+    /// Removes an entry from table `t`.
+    DeleteTable(usize, u64, u64),
+    /// Removes every entry of a space (used by `repair`; never `Meta` or `Docs`).
+    Clear(Space),
+}
+
+/// An ordered list of changes, written by one [`Backend::write`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChangeSet {
+    changes: Vec<Change>,
+}
+
+impl ChangeSet {
+    /// An empty change set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends a change (applied after every change before it).
+    pub fn push(&mut self, change: Change) {
+        self.changes.push(change);
+    }
+
+    /// The changes, in the order they must be applied.
+    pub fn changes(&self) -> &[Change] {
+        &self.changes
+    }
+
+    /// True when there is nothing to write.
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+    }
+}
+
+/// What a backend guarantees of one [`ChangeSet`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Atomicity {
+    /// All of a change set or none of it, after any crash.
+    ChangeSet,
+    /// Each change on its own, in the listed order: a crash can leave a prefix applied.
+    PerKey,
+}
+
+/// How durable a write is when [`Backend::write`] returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// Survives a crash of the process (a write-ahead log written, not fsynced).
+    Process,
+    /// Survives power loss and OS crashes (fsynced).
+    Synced,
+}
+
+/// What [`Backend::flush`] flushes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlushScope {
+    /// Only the tables (so that the tombstones of replaced documents can be compacted away).
+    Tables,
+    /// Every space.
+    All,
+}
+
+/// The storage under a [`crate::Store`]. See the module docs for the contract.
+pub trait Backend: Send + Sync {
+    /// What one [`Backend::write`] guarantees.
+    fn atomicity(&self) -> Atomicity;
+
+    /// Applies `changes` (in order; atomically when [`Backend::atomicity`] says so) and
+    /// returns once they are as durable as `durability` asks.
+    fn write(&self, changes: &ChangeSet, durability: Durability) -> Result<()>;
+
+    /// A consistent read view, as of now.
+    fn snapshot(&self) -> Box<dyn Snapshot + '_>;
+
+    /// A number that changes with every write (a sequence number or a version), for
+    /// check-and-insert's optimistic retry: equal before and after means no write came in
+    /// between.
+    fn version(&self) -> u64;
+
+    /// Checks that the backend holds tables `0..tables` (the manifest's layout) and
+    /// addresses those from now on. A missing table is [`crate::Error::Corrupt`].
+    fn attach_tables(&mut self, tables: usize) -> Result<()>;
+
+    /// Drops every table and creates `tables` empty ones (the first half of a relayout).
+    fn reset_tables(&mut self, tables: usize) -> Result<()>;
+
+    /// Moves buffered writes to their durable home (memtables to files, say). Never needed
+    /// for durability.
+    fn flush(&self, scope: FlushScope) -> Result<()>;
+
+    /// Bytes the store takes on disk (0 when it is not on a local disk).
+    fn disk_bytes(&self) -> u64;
+
+    /// Sorted bulk ingest, if the backend has it.
+    fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {
+        None
+    }
+
+    /// Following another process's writes, if this backend was opened to do so.
+    fn follow(&self) -> Option<&dyn Follow> {
+        None
+    }
+}
+
+/// Reads from one consistent view of a backend. Scans call `each` in key order until it
+/// returns `false` (stop) or an error (returned as is); entries that cannot be decoded are
+/// passed on as errors, so `check` can report them and go on.
+pub trait Snapshot: Sync {
+    /// A meta value.
+    fn meta(&self, key: MetaKey) -> Result<Option<Vec<u8>>>;
+
+    /// The `ids` entries of `ids`, in order.
+    fn ids(&self, ids: &[&str]) -> Result<Vec<Option<IdValue>>>;
+
+    /// The document records of `seqs`, in order.
+    fn docs(&self, seqs: &[u64]) -> Result<Vec<Option<StoredDoc>>>;
+
+    /// Table `t`'s entries `(permuted fingerprint, seq)` with `lo ≤ permuted < hi`
+    /// (`hi = None`: no upper bound).
+    fn scan_table(
+        &self,
+        t: usize,
+        lo: u64,
+        hi: Option<u64>,
+        each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
+    ) -> Result<()>;
+
+    /// The smallest sequence number stored under content hash `hash`.
+    fn first_exact(&self, hash: u128) -> Result<Option<u64>>;
+
+    /// Every `exact` entry `(content hash, seq)`.
+    fn scan_exact(&self, each: &mut dyn FnMut(Result<(u128, u64)>) -> Result<bool>) -> Result<()>;
+
+    /// The document records with sequence number ≥ `from`. A record that cannot be decoded
+    /// comes as an error, with its raw key.
+    fn scan_docs(&self, from: u64, each: &mut dyn FnMut(DocItem<'_>) -> Result<bool>)
+    -> Result<()>;
+
+    /// Every `ids` entry: the id's bytes and its decoded value.
+    fn scan_ids(&self, each: &mut dyn FnMut(&[u8], Result<IdValue>) -> Result<bool>) -> Result<()>;
+}
+
+/// One entry of [`Snapshot::scan_docs`]: the raw key, and the decoded sequence number and
+/// record (or why they could not be decoded).
+pub type DocItem<'a> = (&'a [u8], Result<(u64, StoredDoc)>);
+
+/// Sorted bulk ingest (RocksDB: SST files written in key order, then ingested).
+pub trait BulkIngest: Sync {
+    /// A writer of one space's entries, to be given in key order. Entries go to a staging
+    /// area; nothing is visible until [`BulkIngest::ingest`].
+    fn sorted_writer(&self, space: Space) -> Result<Box<dyn SortedWriter + '_>>;
+
+    /// Makes the staged runs visible, `docs` first, then `ids`, `exact` and the tables (so
+    /// that a reader never meets an entry whose document is not there yet).
+    fn ingest(&self, runs: Vec<SortedRun>) -> Result<()>;
+
+    /// Removes whatever a failed or interrupted bulk load left in the staging area.
+    fn discard_staged(&self);
+}
+
+/// A staged, sorted run of one space, from [`SortedWriter::finish`].
+#[derive(Debug)]
+pub struct SortedRun {
+    /// The space it belongs to.
+    pub space: Space,
+    /// Where the backend staged it.
+    pub file: PathBuf,
+}
+
+/// Writes one space's entries in key order (see [`BulkIngest::sorted_writer`]).
+pub trait SortedWriter: Send {
+    /// Adds a document record (sequence numbers ascending).
+    fn put_doc(&mut self, seq: u64, doc: &StoredDoc) -> Result<()>;
+    /// Adds an `ids` entry (ids ascending, bytewise).
+    fn put_id(&mut self, id: &str, value: IdValue) -> Result<()>;
+    /// Adds an `exact` entry (ascending).
+    fn put_exact(&mut self, hash: u128, seq: u64) -> Result<()>;
+    /// Adds a table entry (ascending).
+    fn put_table(&mut self, permuted: u64, seq: u64) -> Result<()>;
+    /// Finishes the run; `None` when nothing was added.
+    fn finish(self: Box<Self>) -> Result<Option<SortedRun>>;
+}
+
+/// Following the writes of a writer in another process (RocksDB: a secondary instance).
+pub trait Follow: Sync {
+    /// Makes the writer's writes since opening (or the last catch-up) visible to snapshots
+    /// taken afterwards. Snapshots never see half of a catch-up.
+    fn catch_up(&self) -> Result<()>;
+}

@@ -1,0 +1,325 @@
+//! [`StoreBuilder`]: options, and opening a store over a backend — creating it, or reading
+//! its manifest and finishing what a crash interrupted (a relayout, a bulk load).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use super::backend::{Backend, Change, ChangeSet, Durability, MetaKey};
+use super::codec::{self, Manifest};
+use super::memory::MemoryBackend;
+use super::rocks::{self, OpenMode};
+use super::{Counters, Store, now};
+use crate::error::{Error, Result};
+use crate::index::layout::Layout;
+use crate::text::fingerprint::{FingerprintSpec, Fingerprinter};
+
+/// Options for creating or opening a [`Store`]. Every setter documents its default.
+///
+/// Layout options (`k_max`, `expected_docs`, `blocks`) only matter when the store is
+/// created; an existing store keeps the layout in its manifest.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct StoreBuilder {
+    path: PathBuf,
+    in_memory: bool,
+    create_if_missing: bool,
+    k_max: u32,
+    expected_docs: u64,
+    blocks: Option<u32>,
+    sync_writes: bool,
+    block_cache_bytes: usize,
+    read_only: bool,
+    secondary: Option<PathBuf>,
+}
+
+impl StoreBuilder {
+    /// Options for the store at `path` (a directory), kept in RocksDB.
+    pub fn new(path: impl AsRef<Path>) -> Self {
+        Self {
+            path: path.as_ref().to_path_buf(),
+            in_memory: false,
+            create_if_missing: true,
+            k_max: 3,
+            expected_docs: 1_000_000,
+            blocks: None,
+            sync_writes: false,
+            block_cache_bytes: 256 << 20,
+            read_only: false,
+            secondary: None,
+        }
+    }
+
+    /// Options for a new store kept in memory only: the same logic and answers as a
+    /// RocksDB store, nothing persisted (for tests and one-off deduplication). Its
+    /// [`Store::path`] is empty; `read_only`, `secondary`, `sync_writes` and
+    /// `block_cache_bytes` do not apply.
+    pub fn in_memory() -> Self {
+        Self {
+            in_memory: true,
+            ..Self::new("")
+        }
+    }
+
+    /// Create the store when `path` does not exist (or is an empty directory).
+    /// Default: `true`.
+    pub fn create_if_missing(mut self, yes: bool) -> Self {
+        self.create_if_missing = yes;
+        self
+    }
+
+    /// The largest Hamming distance queries answer exactly (from the tables).
+    /// Default: 3. Only used when creating.
+    pub fn k_max(mut self, k_max: u32) -> Self {
+        self.k_max = k_max;
+        self
+    }
+
+    /// How many documents the store is expected to hold; picks the number of blocks by the
+    /// rule of [`Layout::for_expected_docs`]. Default: 1,000,000 (with k_max = 3: 4 blocks,
+    /// 4 tables, 16-bit prefixes). Only used when creating, and not when
+    /// [`StoreBuilder::blocks`] is set.
+    pub fn expected_docs(mut self, n: u64) -> Self {
+        self.expected_docs = n;
+        self
+    }
+
+    /// Force the number of blocks (must exceed `k_max`; the store gets C(b, k_max) tables).
+    /// Default: unset, chosen from [`StoreBuilder::expected_docs`]. Only used when creating.
+    pub fn blocks(mut self, blocks: u32) -> Self {
+        self.blocks = Some(blocks);
+        self
+    }
+
+    /// fsync the write-ahead log before acknowledging each write, so acknowledged writes
+    /// survive power loss and OS crashes, not only a crash of the process. Default: `false`
+    /// (acknowledged writes survive `kill -9` of the process).
+    pub fn sync_writes(mut self, yes: bool) -> Self {
+        self.sync_writes = yes;
+        self
+    }
+
+    /// Size of the block cache shared by all column families. Default: 256 MiB.
+    pub fn block_cache_bytes(mut self, bytes: usize) -> Self {
+        self.block_cache_bytes = bytes;
+        self
+    }
+
+    /// Open read-only: queries only, and no lock is taken, so it works beside a writer
+    /// process (seeing the data as of opening). Default: `false`.
+    pub fn read_only(mut self, yes: bool) -> Self {
+        self.read_only = yes;
+        self
+    }
+
+    /// Open as a RocksDB *secondary instance* that keeps its own small state (info logs) in
+    /// `dir`: read-only, works beside a writer process, and unlike
+    /// [`StoreBuilder::read_only`] can follow the writer: [`Store::try_catch_up`] makes the
+    /// writes the writer has made since visible. `dir` must not be the store's directory;
+    /// it is created if missing. Default: unset (a normal open).
+    pub fn secondary(mut self, dir: impl AsRef<Path>) -> Self {
+        self.secondary = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// True for read-only and secondary opens.
+    pub(super) fn is_reader(&self) -> bool {
+        self.read_only || self.secondary.is_some()
+    }
+
+    pub(super) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(super) fn syncs_writes(&self) -> bool {
+        self.sync_writes
+    }
+
+    /// The layout a new store would get from these options.
+    pub fn layout(&self) -> Result<Layout> {
+        match self.blocks {
+            Some(b) => Layout::new(self.k_max, b),
+            None => Layout::for_expected_docs(self.expected_docs, self.k_max),
+        }
+    }
+
+    /// Opens the store, creating it if allowed and missing.
+    ///
+    /// Errors: [`Error::NoStore`] (missing and not allowed to create), [`Error::NotAStore`]
+    /// (the path holds something else), [`Error::Locked`] (another writer has it open),
+    /// [`Error::FormatVersion`] / [`Error::SpecMismatch`] (written by another version),
+    /// [`Error::InvalidLayout`] (bad layout options when creating).
+    pub fn open(self) -> Result<Store> {
+        if self.in_memory {
+            let layout = self.layout()?;
+            let backend = MemoryBackend::new(layout.tables().len());
+            return Store::create(Box::new(backend), self, layout);
+        }
+        let mode = match (&self.secondary, self.read_only) {
+            (Some(dir), _) => OpenMode::Secondary(dir.clone()),
+            (None, true) => OpenMode::ReadOnly,
+            (None, false) => OpenMode::Writer,
+        };
+        // The layout is checked before anything is created on disk.
+        let create = if self.create_if_missing
+            && !self.is_reader()
+            && !self.path.join("CURRENT").is_file()
+        {
+            Some(self.layout()?.tables().len())
+        } else {
+            None
+        };
+        match rocks::open(&self.path, &mode, create, self.block_cache_bytes)? {
+            rocks::Opened::Created(backend) => {
+                let layout = self.layout()?;
+                Store::create(Box::new(backend), self, layout)
+            }
+            rocks::Opened::Existing(backend) => Store::open_existing(Box::new(backend), self),
+        }
+    }
+}
+
+/// What the `meta` space of an existing store holds.
+struct MetaState {
+    manifest: Option<Vec<u8>>,
+    counters: Option<Vec<u8>>,
+    relayout: Option<Vec<u8>>,
+    bulk_pending: bool,
+}
+
+impl MetaState {
+    fn read(backend: &dyn Backend) -> Result<Self> {
+        let snap = backend.snapshot();
+        Ok(MetaState {
+            manifest: snap.meta(MetaKey::Manifest)?,
+            counters: snap.meta(MetaKey::Counters)?,
+            relayout: snap.meta(MetaKey::RelayoutPending)?,
+            bulk_pending: snap.meta(MetaKey::BulkPending)?.is_some(),
+        })
+    }
+}
+
+impl Store {
+    fn assemble(
+        backend: Box<dyn Backend>,
+        options: StoreBuilder,
+        manifest: Manifest,
+        (next_seq, live): (u64, u64),
+    ) -> Store {
+        Store {
+            backend,
+            manifest,
+            fingerprinter: Fingerprinter::new(),
+            counters: Mutex::new(Counters {
+                next_seq,
+                live,
+                churn: 0,
+            }),
+            options,
+        }
+    }
+
+    /// Writes the manifest and zero counters of a new store (fsynced).
+    fn create(backend: Box<dyn Backend>, options: StoreBuilder, layout: Layout) -> Result<Store> {
+        let manifest = Manifest {
+            layout,
+            spec: FingerprintSpec::current(),
+            created: now(),
+        };
+        let mut changes = ChangeSet::new();
+        changes.push(Change::PutMeta(
+            MetaKey::Manifest,
+            codec::encode_manifest(&manifest),
+        ));
+        changes.push(Change::PutMeta(
+            MetaKey::Counters,
+            codec::encode_counters(0, 0).to_vec(),
+        ));
+        backend.write(&changes, Durability::Synced)?;
+        Ok(Store::assemble(backend, options, manifest, (0, 0)))
+    }
+
+    /// Reads an existing store's manifest and counters, checks its spec, and (for a writer)
+    /// finishes an interrupted relayout or bulk load; a reader of such a store is refused.
+    fn open_existing(mut backend: Box<dyn Backend>, options: StoreBuilder) -> Result<Store> {
+        let meta = MetaState::read(backend.as_ref())?;
+        let reader = options.is_reader();
+        if meta.relayout.is_some() && reader {
+            return Err(Error::Corrupt(
+                "a relayout of this store was interrupted; open it for writing once to finish it"
+                    .into(),
+            ));
+        }
+        let bytes = match (&meta.relayout, &meta.manifest) {
+            (Some(pending), _) => pending,
+            (None, Some(manifest)) => manifest,
+            (None, None) => {
+                return Err(Error::NotAStore {
+                    path: options.path().to_path_buf(),
+                    reason: "its `meta` column family has no manifest".into(),
+                });
+            }
+        };
+        let manifest = codec::decode_manifest(bytes)?;
+        let current = FingerprintSpec::current();
+        if manifest.spec != current {
+            return Err(Error::SpecMismatch {
+                found: manifest.spec.to_string(),
+                expected: current.to_string(),
+            });
+        }
+        if meta.relayout.is_none() {
+            backend.attach_tables(manifest.layout.tables().len())?;
+        }
+        let counters = match &meta.counters {
+            Some(b) => codec::decode_counters(b)?,
+            None => return Err(Error::Corrupt("the counters are missing".into())),
+        };
+        if meta.bulk_pending && reader {
+            return Err(Error::Corrupt(
+                "a bulk load into this store was interrupted; open it for writing once to recover"
+                    .into(),
+            ));
+        }
+        let mut store = Store::assemble(backend, options, manifest, counters);
+        if meta.relayout.is_some() {
+            store.finish_relayout()?;
+        }
+        if meta.bulk_pending {
+            store.recover_bulk_load()?;
+        }
+        Ok(store)
+    }
+
+    /// Rebuilds the store under another layout (e.g. more blocks as it grows, or another
+    /// k_max): the tables are dropped and rebuilt from `docs`. Crash-safe: the new manifest
+    /// is recorded first, and a store opened with it pending finishes the relayout. Takes
+    /// the store by value (the tables cannot be queried meanwhile) and returns it.
+    pub fn relayout(mut self, layout: Layout) -> Result<Store> {
+        self.check_writable()?;
+        self.manifest = Manifest {
+            layout,
+            spec: self.manifest.spec.clone(),
+            created: self.manifest.created,
+        };
+        self.write_meta(
+            MetaKey::RelayoutPending,
+            Some(codec::encode_manifest(&self.manifest)),
+        )?;
+        self.finish_relayout()?;
+        Ok(self)
+    }
+
+    /// The second half of a relayout whose pending manifest is `self.manifest`: replaces
+    /// every table with the new layout's (empty), makes the pending manifest the manifest,
+    /// rebuilds the tables from `docs` and removes the marker.
+    fn finish_relayout(&mut self) -> Result<()> {
+        self.backend
+            .reset_tables(self.manifest.layout.tables().len())?;
+        self.write_meta(
+            MetaKey::Manifest,
+            Some(codec::encode_manifest(&self.manifest)),
+        )?;
+        self.repair()?;
+        self.write_meta(MetaKey::RelayoutPending, None)
+    }
+}

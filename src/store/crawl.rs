@@ -1,0 +1,207 @@
+//! The crawler's question: [`Store::check_and_insert`] stores a document only when no
+//! stored document is an exact or near duplicate of it, atomically.
+
+use super::backend::{Atomicity, Snapshot};
+use super::{Store, validate_id};
+use crate::error::{Error, Result};
+use crate::types::{DocMeta, Document, Entry, Fingerprint, Match};
+
+/// What [`Store::check_and_insert`] found, and whether it stored the document.
+///
+/// Only [`CheckOutcome::New`] stores anything; a duplicate leaves the store unchanged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CheckOutcome {
+    /// No stored document was a duplicate: the document was stored.
+    #[non_exhaustive]
+    New {
+        /// The document's fingerprint.
+        fp: Fingerprint,
+        /// True when it replaced an earlier version stored under the same id (whose content
+        /// was neither an exact nor a near duplicate of the new one).
+        replaced: bool,
+    },
+    /// A stored document has the same content hash (same analyzed title and text); the
+    /// document was not stored.
+    #[non_exhaustive]
+    ExactDuplicate {
+        /// The id of the stored document (of several with that content: the one stored
+        /// first, i.e. with the smallest sequence number).
+        of: String,
+        /// The document's fingerprint.
+        fp: Fingerprint,
+    },
+    /// A stored document lies within Hamming distance k; the document was not stored.
+    #[non_exhaustive]
+    NearDuplicate {
+        /// The id of the nearest stored document (ties: the smallest id).
+        of: String,
+        /// Its Hamming distance to the document (0 when the fingerprints are equal but no
+        /// content hash matched, e.g. for fingerprint-only records).
+        distance: u32,
+        /// The document's fingerprint.
+        fp: Fingerprint,
+    },
+}
+
+impl CheckOutcome {
+    /// True when the document was stored.
+    pub fn is_new(&self) -> bool {
+        matches!(self, CheckOutcome::New { .. })
+    }
+
+    /// The id of the stored document this one duplicates, if it is a duplicate.
+    pub fn duplicate_of(&self) -> Option<&str> {
+        match self {
+            CheckOutcome::New { .. } => None,
+            CheckOutcome::ExactDuplicate { of, .. } | CheckOutcome::NearDuplicate { of, .. } => {
+                Some(of)
+            }
+        }
+    }
+
+    /// The Hamming distance to the duplicate: 0 for an exact duplicate, `None` when new.
+    pub fn distance(&self) -> Option<u32> {
+        match self {
+            CheckOutcome::New { .. } => None,
+            CheckOutcome::ExactDuplicate { .. } => Some(0),
+            CheckOutcome::NearDuplicate { distance, .. } => Some(*distance),
+        }
+    }
+
+    /// The checked document's fingerprint.
+    pub fn fingerprint(&self) -> Fingerprint {
+        match self {
+            CheckOutcome::New { fp, .. }
+            | CheckOutcome::ExactDuplicate { fp, .. }
+            | CheckOutcome::NearDuplicate { fp, .. } => *fp,
+        }
+    }
+}
+
+impl Store {
+    /// Stores `doc` unless a stored document duplicates it, atomically.
+    ///
+    /// 1. A stored document with the same content hash
+    ///    ([`crate::Fingerprinter::content_hash`]) → [`CheckOutcome::ExactDuplicate`]
+    ///    (no table probe).
+    /// 2. Else a stored document within Hamming distance `k` →
+    ///    [`CheckOutcome::NearDuplicate`] of the nearest (ties: smallest id).
+    /// 3. Else the document is stored (with its content hash) → [`CheckOutcome::New`].
+    ///
+    /// The insert, and the check it depends on, run under the writer lock: of many threads
+    /// checking near-identical documents at once, exactly one gets `New`, and every check
+    /// sees every insert acknowledged before it. (A first check runs without the lock, so
+    /// duplicates are answered in parallel; it is repeated under the lock only when some
+    /// write happened in between.)
+    ///
+    /// **Same id:** a previously stored version under the same id is compared like any other
+    /// stored document. A re-crawled unchanged page is an `ExactDuplicate` of itself (the
+    /// store is not touched); a changed page within `k` of its old version is a
+    /// `NearDuplicate` of itself (the old version stays); a page that changed beyond `k` (and
+    /// duplicates nothing else) replaces its old version (`New { replaced: true }`).
+    ///
+    /// Errors: [`Error::KTooLarge`] for `k > k_max`, [`Error::EmptyDocument`],
+    /// [`Error::InvalidId`], [`Error::ReadOnly`], storage errors.
+    pub fn check_and_insert(&self, doc: &Document, k: u32) -> Result<CheckOutcome> {
+        let (fp, meta) = self.fingerprint_with_meta(doc)?;
+        self.check_and_insert_fingerprint(&doc.id, fp, meta, k)
+    }
+
+    /// [`Store::check_and_insert`] for a precomputed fingerprint. The exact path applies only
+    /// when `meta.content_hash` is set; without it a stored equal fingerprint is a
+    /// [`CheckOutcome::NearDuplicate`] at distance 0.
+    pub fn check_and_insert_fingerprint(
+        &self,
+        id: &str,
+        fp: Fingerprint,
+        meta: DocMeta,
+        k: u32,
+    ) -> Result<CheckOutcome> {
+        self.check_writable()?;
+        validate_id(id)?;
+        self.manifest.layout.tables_for_k(k)?;
+        // Optimistic check without the writer lock (checks of many threads run in
+        // parallel): a duplicate found here is a duplicate as of this call, and nothing is
+        // written. Every write goes through the lock and changes the backend's version, so
+        // if it is unchanged once the lock is held, no write came in between and the check
+        // need not be repeated.
+        let before = self.backend.version();
+        if let Some(dup) = self.find_duplicate(fp, meta.content_hash, k)? {
+            return Ok(dup);
+        }
+        let mut counters = self.lock();
+        if self.backend.version() != before {
+            if let Some(dup) = self.find_duplicate(fp, meta.content_hash, k)? {
+                return Ok(dup);
+            }
+        }
+        let entry = Entry {
+            id: id.to_owned(),
+            fp,
+            meta,
+        };
+        let out = self.write_entries(&mut counters, std::slice::from_ref(&entry))?;
+        Ok(CheckOutcome::New {
+            fp,
+            replaced: out.replaced > 0,
+        })
+    }
+
+    /// The exact duplicate (by `hash`), else the nearest near duplicate within `k`, both
+    /// from one snapshot (so a concurrent replace or delete is seen whole or not at all).
+    fn find_duplicate(
+        &self,
+        fp: Fingerprint,
+        hash: Option<u128>,
+        k: u32,
+    ) -> Result<Option<CheckOutcome>> {
+        let snap = self.backend.snapshot();
+        if let Some(hash) = hash {
+            if let Some(of) = self.exact_match(snap.as_ref(), hash)? {
+                return Ok(Some(CheckOutcome::ExactDuplicate { of, fp }));
+            }
+        }
+        Ok(self
+            .nearest(snap.as_ref(), fp, k)?
+            .map(|m| CheckOutcome::NearDuplicate {
+                of: m.doc.id,
+                distance: m.distance,
+                fp,
+            }))
+    }
+
+    /// The id of the first stored document (smallest seq) with content hash `hash`.
+    fn exact_match(&self, snap: &dyn Snapshot, hash: u128) -> Result<Option<String>> {
+        let Some(seq) = snap.first_exact(hash)? else {
+            return Ok(None);
+        };
+        match snap.docs(&[seq])?.pop().flatten() {
+            Some(doc) => Ok(Some(doc.id)),
+            None if self.backend.atomicity() == Atomicity::PerKey => Ok(None),
+            None => Err(Error::Corrupt(format!(
+                "an exact entry points at missing document {seq}"
+            ))),
+        }
+    }
+
+    /// The nearest stored document within `k` of `fp` (ties: smallest id), reading only the
+    /// records at the smallest distance.
+    fn nearest(&self, snap: &dyn Snapshot, fp: Fingerprint, k: u32) -> Result<Option<Match>> {
+        let mut best: Vec<u64> = Vec::new();
+        let mut best_d = u32::MAX;
+        self.probe(snap, fp.0, k, |seq, d| {
+            if d <= k && d <= best_d {
+                if d < best_d {
+                    best.clear();
+                    best_d = d;
+                }
+                best.push(seq);
+            }
+        })?;
+        best.sort_unstable();
+        best.dedup();
+        let hits = best.into_iter().map(|seq| (seq, best_d)).collect();
+        Ok(self.fetch(snap, hits)?.into_iter().next())
+    }
+}

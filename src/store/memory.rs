@@ -1,0 +1,265 @@
+//! The in-memory backend: ordered maps behind a copy-on-write snapshot. Nothing persists.
+//! The tests run the store's logic on it beside RocksDB, and it serves as the reference
+//! model of the [`Backend`] contract: every change set is applied atomically, and a
+//! snapshot is an immutable copy (taken in O(1); the next write copies the maps only while
+//! a snapshot still holds them), so readers never block the writer.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
+use std::sync::{Arc, RwLock};
+
+use crate::error::{Error, Result};
+use crate::store::backend::{
+    Atomicity, Backend, Change, ChangeSet, DocItem, Durability, FlushScope, MetaKey, Snapshot,
+    Space,
+};
+use crate::store::codec::IdValue;
+use crate::types::StoredDoc;
+
+/// Every space of a store, in memory.
+#[derive(Debug, Clone, Default)]
+struct Spaces {
+    meta: BTreeMap<MetaKeyOrd, Vec<u8>>,
+    docs: BTreeMap<u64, StoredDoc>,
+    ids: BTreeMap<String, IdValue>,
+    exact: BTreeSet<(u128, u64)>,
+    tables: Vec<BTreeSet<(u64, u64)>>,
+    /// Bumped by every write.
+    version: u64,
+}
+
+/// [`MetaKey`] as an ordered map key.
+type MetaKeyOrd = u8;
+
+fn meta_ord(key: MetaKey) -> MetaKeyOrd {
+    match key {
+        MetaKey::Manifest => 0,
+        MetaKey::Counters => 1,
+        MetaKey::BulkPending => 2,
+        MetaKey::RelayoutPending => 3,
+    }
+}
+
+impl Spaces {
+    /// Whether `change` can be applied (its table exists; no clearing of meta or docs).
+    fn check(&self, change: &Change) -> Result<()> {
+        match change {
+            Change::PutTable(t, ..)
+            | Change::DeleteTable(t, ..)
+            | Change::Clear(Space::Table(t))
+                if *t >= self.tables.len() =>
+            {
+                Err(Error::Corrupt(format!(
+                    "table {t} is not in this store's layout"
+                )))
+            }
+            Change::Clear(space @ (Space::Meta | Space::Docs)) => {
+                Err(Error::Corrupt(format!("{space:?} is never cleared")))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Applies a change that [`Spaces::check`] accepted.
+    fn apply(&mut self, change: &Change) {
+        match change {
+            Change::PutMeta(k, v) => {
+                self.meta.insert(meta_ord(*k), v.clone());
+            }
+            Change::DeleteMeta(k) => {
+                self.meta.remove(&meta_ord(*k));
+            }
+            Change::PutDoc(seq, doc) => {
+                self.docs.insert(*seq, (**doc).clone());
+            }
+            Change::DeleteDoc(seq) => {
+                self.docs.remove(seq);
+            }
+            Change::PutId(id, v) => {
+                self.ids.insert(id.clone(), *v);
+            }
+            Change::DeleteId(id) => {
+                self.ids.remove(id);
+            }
+            Change::PutExact(h, seq) => {
+                self.exact.insert((*h, *seq));
+            }
+            Change::DeleteExact(h, seq) => {
+                self.exact.remove(&(*h, *seq));
+            }
+            Change::PutTable(t, p, seq) => {
+                self.tables[*t].insert((*p, *seq));
+            }
+            Change::DeleteTable(t, p, seq) => {
+                self.tables[*t].remove(&(*p, *seq));
+            }
+            Change::Clear(Space::Ids) => self.ids.clear(),
+            Change::Clear(Space::Exact) => self.exact.clear(),
+            Change::Clear(Space::Table(t)) => self.tables[*t].clear(),
+            Change::Clear(Space::Meta | Space::Docs) => {}
+        }
+    }
+}
+
+/// A store's spaces held in memory (see the module docs).
+#[derive(Debug)]
+pub(crate) struct MemoryBackend {
+    state: RwLock<Arc<Spaces>>,
+}
+
+impl MemoryBackend {
+    /// An empty backend with `tables` tables.
+    pub(crate) fn new(tables: usize) -> Self {
+        let spaces = Spaces {
+            tables: vec![BTreeSet::new(); tables],
+            ..Spaces::default()
+        };
+        Self {
+            state: RwLock::new(Arc::new(spaces)),
+        }
+    }
+
+    fn current(&self) -> Arc<Spaces> {
+        Arc::clone(&self.state.read().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl Backend for MemoryBackend {
+    fn atomicity(&self) -> Atomicity {
+        Atomicity::ChangeSet
+    }
+
+    fn write(&self, changes: &ChangeSet, _durability: Durability) -> Result<()> {
+        let mut guard = self.state.write().unwrap_or_else(|e| e.into_inner());
+        // All or nothing: every change is checked before the first is applied, and applying
+        // a checked change cannot fail.
+        for change in changes.changes() {
+            guard.check(change)?;
+        }
+        // Copies the maps only if a snapshot still holds them.
+        let spaces = Arc::make_mut(&mut guard);
+        for change in changes.changes() {
+            spaces.apply(change);
+        }
+        spaces.version += 1;
+        Ok(())
+    }
+
+    fn snapshot(&self) -> Box<dyn Snapshot + '_> {
+        Box::new(MemorySnapshot(self.current()))
+    }
+
+    fn version(&self) -> u64 {
+        self.current().version
+    }
+
+    fn attach_tables(&mut self, tables: usize) -> Result<()> {
+        let have = self.current().tables.len();
+        if have < tables {
+            return Err(Error::Corrupt(format!(
+                "table {have} of the manifest's layout is missing"
+            )));
+        }
+        Ok(())
+    }
+
+    fn reset_tables(&mut self, tables: usize) -> Result<()> {
+        let mut guard = self.state.write().unwrap_or_else(|e| e.into_inner());
+        let spaces = Arc::make_mut(&mut guard);
+        spaces.tables = vec![BTreeSet::new(); tables];
+        spaces.version += 1;
+        Ok(())
+    }
+
+    fn flush(&self, _scope: FlushScope) -> Result<()> {
+        Ok(())
+    }
+
+    fn disk_bytes(&self) -> u64 {
+        0
+    }
+}
+
+/// An immutable copy of the spaces.
+struct MemorySnapshot(Arc<Spaces>);
+
+impl Snapshot for MemorySnapshot {
+    fn meta(&self, key: MetaKey) -> Result<Option<Vec<u8>>> {
+        Ok(self.0.meta.get(&meta_ord(key)).cloned())
+    }
+
+    fn ids(&self, ids: &[&str]) -> Result<Vec<Option<IdValue>>> {
+        Ok(ids.iter().map(|id| self.0.ids.get(*id).copied()).collect())
+    }
+
+    fn docs(&self, seqs: &[u64]) -> Result<Vec<Option<StoredDoc>>> {
+        Ok(seqs
+            .iter()
+            .map(|seq| self.0.docs.get(seq).cloned())
+            .collect())
+    }
+
+    fn scan_table(
+        &self,
+        t: usize,
+        lo: u64,
+        hi: Option<u64>,
+        each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
+    ) -> Result<()> {
+        let table =
+            self.0.tables.get(t).ok_or_else(|| {
+                Error::Corrupt(format!("table {t} is not in this store's layout"))
+            })?;
+        let end = match hi {
+            Some(hi) => Bound::Excluded((hi, 0)),
+            None => Bound::Unbounded,
+        };
+        for &entry in table.range((Bound::Included((lo, 0)), end)) {
+            if !each(Ok(entry))? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn first_exact(&self, hash: u128) -> Result<Option<u64>> {
+        Ok(self
+            .0
+            .exact
+            .range((hash, 0)..=(hash, u64::MAX))
+            .next()
+            .map(|&(_, seq)| seq))
+    }
+
+    fn scan_exact(&self, each: &mut dyn FnMut(Result<(u128, u64)>) -> Result<bool>) -> Result<()> {
+        for &entry in &self.0.exact {
+            if !each(Ok(entry))? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn scan_docs(
+        &self,
+        from: u64,
+        each: &mut dyn FnMut(DocItem<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        for (seq, doc) in self.0.docs.range(from..) {
+            let key = seq.to_be_bytes();
+            if !each((&key, Ok((*seq, doc.clone()))))? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn scan_ids(&self, each: &mut dyn FnMut(&[u8], Result<IdValue>) -> Result<bool>) -> Result<()> {
+        for (id, value) in &self.0.ids {
+            if !each(id.as_bytes(), Ok(*value))? {
+                break;
+            }
+        }
+        Ok(())
+    }
+}

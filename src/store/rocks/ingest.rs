@@ -1,0 +1,111 @@
+//! Sorted bulk ingest of the RocksDB backend: one SST file per column family, written in
+//! key order under `bulk-load.tmp/` in the store's directory, then ingested (moved).
+
+use std::path::PathBuf;
+
+use rocksdb::{IngestExternalFileOptions, SstFileWriter};
+
+use super::options::cf_name;
+use super::{RocksBackend, storage};
+use crate::error::Result;
+use crate::store::backend::{BulkIngest, SortedRun, SortedWriter, Space};
+use crate::store::codec::{self, IdValue};
+use crate::types::StoredDoc;
+
+/// The staging directory of bulk loads, inside the store's directory.
+const STAGING: &str = "bulk-load.tmp";
+
+impl RocksBackend {
+    fn staging(&self) -> PathBuf {
+        self.path.join(STAGING)
+    }
+}
+
+impl BulkIngest for RocksBackend {
+    fn sorted_writer(&self, space: Space) -> Result<Box<dyn SortedWriter + '_>> {
+        let dir = self.staging();
+        std::fs::create_dir_all(&dir)?;
+        let name = cf_name(space);
+        let file = dir.join(format!("{name}.sst"));
+        let opts = match space {
+            Space::Table(_) => &self.sst_options.0,
+            _ => &self.sst_options.1,
+        };
+        let writer = SstFileWriter::create(opts);
+        writer.open(&file).map_err(storage)?;
+        Ok(Box::new(SstRun {
+            writer,
+            space,
+            file,
+            entries: 0,
+        }))
+    }
+
+    fn ingest(&self, mut runs: Vec<SortedRun>) -> Result<()> {
+        let rank = |s: &Space| match s {
+            Space::Meta => 0,
+            Space::Docs => 1,
+            Space::Ids => 2,
+            Space::Exact => 3,
+            Space::Table(t) => 4 + t,
+        };
+        runs.sort_by_key(|r| rank(&r.space));
+        let mut ingest = IngestExternalFileOptions::default();
+        ingest.set_move_files(true);
+        for run in runs {
+            let cf = self.space_cf(run.space)?;
+            self.db
+                .ingest_external_file_cf_opts(cf, &ingest, vec![run.file])
+                .map_err(storage)?;
+        }
+        Ok(())
+    }
+
+    fn discard_staged(&self) {
+        let _ = std::fs::remove_dir_all(self.staging());
+    }
+}
+
+/// An SST file being written for one column family.
+struct SstRun<'a> {
+    writer: SstFileWriter<'a>,
+    space: Space,
+    file: PathBuf,
+    entries: u64,
+}
+
+impl SstRun<'_> {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.entries += 1;
+        self.writer.put(key, value).map_err(storage)
+    }
+}
+
+impl SortedWriter for SstRun<'_> {
+    fn put_doc(&mut self, seq: u64, doc: &StoredDoc) -> Result<()> {
+        self.put(&codec::doc_key(seq), &codec::encode_doc(doc))
+    }
+
+    fn put_id(&mut self, id: &str, value: IdValue) -> Result<()> {
+        self.put(id.as_bytes(), &codec::encode_id_value(value))
+    }
+
+    fn put_exact(&mut self, hash: u128, seq: u64) -> Result<()> {
+        self.put(&codec::exact_key(hash, seq), &[])
+    }
+
+    fn put_table(&mut self, permuted: u64, seq: u64) -> Result<()> {
+        self.put(&codec::table_key(permuted, seq), &[])
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<Option<SortedRun>> {
+        if self.entries == 0 {
+            return Ok(None);
+        }
+        self.writer.finish().map_err(storage)?;
+        Ok(Some(SortedRun {
+            space: self.space,
+            file: self.file,
+        }))
+    }
+}

@@ -1,0 +1,229 @@
+//! The RocksDB backend: one column family per space (`meta`, `docs`, `ids`, `exact`,
+//! `t00`..), one `WriteBatch` per change set (atomic), snapshots for reads, SST ingest for
+//! bulk loads and secondary instances for following a writer. The only module that names
+//! `rocksdb::`.
+
+mod ingest;
+mod open;
+mod options;
+mod snapshot;
+
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+
+use rocksdb::{Cache, ColumnFamily, DB, WriteBatch, WriteOptions};
+
+use crate::error::{Error, Result};
+use crate::store::backend::{
+    Atomicity, Backend, BulkIngest, Change, ChangeSet, Durability, FlushScope, Follow, MetaKey,
+    Snapshot, Space,
+};
+use crate::store::codec;
+
+pub(crate) use open::{OpenMode, Opened, open};
+
+/// A store's RocksDB database.
+pub(crate) struct RocksBackend {
+    db: DB,
+    cache: Cache,
+    path: PathBuf,
+    /// Names of the table column families of the layout, in table order.
+    table_cfs: Vec<String>,
+    /// Names of every table column family present (an interrupted relayout can leave
+    /// more than the layout has).
+    present_tables: Vec<String>,
+    /// Set for a secondary instance: the directory of its own state.
+    secondary: bool,
+    /// Held shared by every snapshot of a secondary instance and exclusively by
+    /// [`Follow::catch_up`], so a read never sees half of a catch-up.
+    catch_up: RwLock<()>,
+    /// The column-family options bulk loads write SST files with: (tables, the rest).
+    sst_options: (rocksdb::Options, rocksdb::Options),
+}
+
+impl RocksBackend {
+    fn cf(&self, name: &str) -> Result<&ColumnFamily> {
+        cf(&self.db, name)
+    }
+
+    fn space_cf(&self, space: Space) -> Result<&ColumnFamily> {
+        match space {
+            Space::Table(t) => {
+                let name = self.table_cfs.get(t).ok_or_else(|| {
+                    Error::Corrupt(format!("table {t} is not in this store's layout"))
+                })?;
+                self.cf(name)
+            }
+            other => self.cf(&options::cf_name(other)),
+        }
+    }
+
+    /// Adds the deletion of every key of `space` to `batch` (one range tombstone, plus the
+    /// largest key, which a range's exclusive end cannot cover).
+    fn clear(&self, space: Space, batch: &mut WriteBatch) -> Result<()> {
+        let cf = self.space_cf(space)?;
+        let mut it = self.db.raw_iterator_cf(cf);
+        it.seek_to_first();
+        let Some(first) = it.key().map(<[u8]>::to_vec) else {
+            return Ok(());
+        };
+        it.seek_to_last();
+        let last = it
+            .key()
+            .map(<[u8]>::to_vec)
+            .unwrap_or_else(|| first.clone());
+        it.status().map_err(storage)?;
+        batch.delete_range_cf(cf, &first, &last);
+        batch.delete_cf(cf, &last);
+        Ok(())
+    }
+
+    fn batch(&self, changes: &ChangeSet) -> Result<WriteBatch> {
+        let mut b = WriteBatch::default();
+        let (meta, docs, ids, exact) = (
+            self.cf(options::META)?,
+            self.cf(options::DOCS)?,
+            self.cf(options::IDS)?,
+            self.cf(options::EXACT)?,
+        );
+        for change in changes.changes() {
+            match change {
+                Change::PutMeta(k, v) => b.put_cf(meta, meta_key(*k), v),
+                Change::DeleteMeta(k) => b.delete_cf(meta, meta_key(*k)),
+                Change::PutDoc(seq, doc) => {
+                    b.put_cf(docs, codec::doc_key(*seq), codec::encode_doc(doc))
+                }
+                Change::DeleteDoc(seq) => b.delete_cf(docs, codec::doc_key(*seq)),
+                Change::PutId(id, v) => b.put_cf(ids, id.as_bytes(), codec::encode_id_value(*v)),
+                Change::DeleteId(id) => b.delete_cf(ids, id.as_bytes()),
+                Change::PutExact(h, seq) => b.put_cf(exact, codec::exact_key(*h, *seq), []),
+                Change::DeleteExact(h, seq) => b.delete_cf(exact, codec::exact_key(*h, *seq)),
+                Change::PutTable(t, p, seq) => b.put_cf(
+                    self.space_cf(Space::Table(*t))?,
+                    codec::table_key(*p, *seq),
+                    [],
+                ),
+                Change::DeleteTable(t, p, seq) => {
+                    b.delete_cf(self.space_cf(Space::Table(*t))?, codec::table_key(*p, *seq))
+                }
+                Change::Clear(space) => self.clear(*space, &mut b)?,
+            }
+        }
+        Ok(b)
+    }
+}
+
+impl Backend for RocksBackend {
+    fn atomicity(&self) -> Atomicity {
+        Atomicity::ChangeSet
+    }
+
+    fn write(&self, changes: &ChangeSet, durability: Durability) -> Result<()> {
+        let batch = self.batch(changes)?;
+        let mut wo = WriteOptions::default();
+        wo.set_sync(durability == Durability::Synced);
+        self.db.write_opt(batch, &wo).map_err(storage)
+    }
+
+    fn snapshot(&self) -> Box<dyn Snapshot + '_> {
+        Box::new(snapshot::RocksSnapshot::new(self))
+    }
+
+    fn version(&self) -> u64 {
+        self.db.latest_sequence_number()
+    }
+
+    fn attach_tables(&mut self, tables: usize) -> Result<()> {
+        let names: Vec<String> = (0..tables).map(options::table_cf_name).collect();
+        if let Some(missing) = names.iter().find(|n| !self.present_tables.contains(n)) {
+            return Err(Error::Corrupt(format!(
+                "column family `{missing}` of the manifest's layout is missing"
+            )));
+        }
+        self.table_cfs = names;
+        Ok(())
+    }
+
+    fn reset_tables(&mut self, tables: usize) -> Result<()> {
+        for name in std::mem::take(&mut self.present_tables) {
+            self.db.drop_cf(&name).map_err(storage)?;
+        }
+        self.table_cfs = (0..tables).map(options::table_cf_name).collect();
+        self.present_tables = self.table_cfs.clone();
+        for name in &self.table_cfs {
+            self.db
+                .create_cf(name, &options::cf_options(name, &self.cache))
+                .map_err(storage)?;
+        }
+        Ok(())
+    }
+
+    fn flush(&self, scope: FlushScope) -> Result<()> {
+        if self.secondary {
+            return Ok(());
+        }
+        let fixed = match scope {
+            FlushScope::Tables => &[][..],
+            FlushScope::All => &[options::META, options::DOCS, options::IDS, options::EXACT][..],
+        };
+        for name in fixed
+            .iter()
+            .copied()
+            .chain(self.table_cfs.iter().map(String::as_str))
+        {
+            self.db.flush_cf(self.cf(name)?).map_err(storage)?;
+        }
+        Ok(())
+    }
+
+    fn disk_bytes(&self) -> u64 {
+        dir_size(&self.path)
+    }
+
+    fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {
+        Some(self)
+    }
+
+    fn follow(&self) -> Option<&dyn Follow> {
+        self.secondary.then_some(self as &dyn Follow)
+    }
+}
+
+impl Follow for RocksBackend {
+    fn catch_up(&self) -> Result<()> {
+        let _readers_out = self.catch_up.write().unwrap_or_else(|e| e.into_inner());
+        self.db.try_catch_up_with_primary().map_err(storage)
+    }
+}
+
+/// The `meta` key of a [`MetaKey`].
+fn meta_key(key: MetaKey) -> &'static [u8] {
+    match key {
+        MetaKey::Manifest => codec::MANIFEST_KEY,
+        MetaKey::Counters => codec::COUNTERS_KEY,
+        MetaKey::BulkPending => codec::BULK_PENDING_KEY,
+        MetaKey::RelayoutPending => codec::RELAYOUT_PENDING_KEY,
+    }
+}
+
+fn cf<'a>(db: &'a DB, name: &str) -> Result<&'a ColumnFamily> {
+    db.cf_handle(name)
+        .ok_or_else(|| Error::Corrupt(format!("column family `{name}` is missing")))
+}
+
+/// A RocksDB error as the library's storage error.
+fn storage(e: rocksdb::Error) -> Error {
+    Error::Storage(e.into_string())
+}
+
+fn dir_size(path: &Path) -> u64 {
+    std::fs::read_dir(path)
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.metadata().ok())
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}

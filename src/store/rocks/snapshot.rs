@@ -1,0 +1,179 @@
+//! Reads of the RocksDB backend from one consistent view.
+
+use std::sync::RwLockReadGuard;
+
+use rocksdb::{DBRawIterator, ReadOptions};
+
+use super::options::{DOCS, IDS, META};
+use super::{RocksBackend, meta_key, storage};
+use crate::error::Result;
+use crate::store::backend::{DocItem, MetaKey, Snapshot, Space};
+use crate::store::codec::{self, IdValue};
+use crate::types::StoredDoc;
+
+/// A RocksDB snapshot, or on a secondary instance (which has no snapshots, and changes only
+/// in a catch-up) a shared hold on the catch-up lock.
+pub(super) struct RocksSnapshot<'a> {
+    backend: &'a RocksBackend,
+    snap: Option<rocksdb::Snapshot<'a>>,
+    _guard: Option<RwLockReadGuard<'a, ()>>,
+}
+
+impl<'a> RocksSnapshot<'a> {
+    pub(super) fn new(backend: &'a RocksBackend) -> Self {
+        if backend.secondary {
+            RocksSnapshot {
+                backend,
+                snap: None,
+                _guard: Some(backend.catch_up.read().unwrap_or_else(|e| e.into_inner())),
+            }
+        } else {
+            RocksSnapshot {
+                backend,
+                snap: Some(backend.db.snapshot()),
+                _guard: None,
+            }
+        }
+    }
+
+    /// Read options that read from this view.
+    fn ro(&self) -> ReadOptions {
+        let mut ro = ReadOptions::default();
+        if let Some(snap) = &self.snap {
+            ro.set_snapshot(snap);
+        }
+        ro
+    }
+
+    fn iter(&self, space: Space, ro: ReadOptions) -> Result<DBRawIterator<'a>> {
+        let cf = self.backend.space_cf(space)?;
+        Ok(self.backend.db.raw_iterator_cf_opt(cf, ro))
+    }
+}
+
+/// Steps `it` on until it is exhausted or `each` says stop, then reports its status.
+fn drain(
+    mut it: DBRawIterator<'_>,
+    mut each: impl FnMut(&[u8], &[u8]) -> Result<bool>,
+) -> Result<()> {
+    while let (Some(k), Some(v)) = (it.key(), it.value()) {
+        if !each(k, v)? {
+            break;
+        }
+        it.next();
+    }
+    it.status().map_err(storage)
+}
+
+impl Snapshot for RocksSnapshot<'_> {
+    fn meta(&self, key: MetaKey) -> Result<Option<Vec<u8>>> {
+        let cf = self.backend.cf(META)?;
+        self.backend
+            .db
+            .get_cf_opt(cf, meta_key(key), &self.ro())
+            .map_err(storage)
+    }
+
+    fn ids(&self, ids: &[&str]) -> Result<Vec<Option<IdValue>>> {
+        let cf = self.backend.cf(IDS)?;
+        let values = self.backend.db.batched_multi_get_cf_opt(
+            cf,
+            ids.iter().map(|i| i.as_bytes()),
+            false,
+            &self.ro(),
+        );
+        values
+            .into_iter()
+            .map(|v| match v.map_err(storage)? {
+                Some(bytes) => codec::decode_id_value(&bytes).map(Some),
+                None => Ok(None),
+            })
+            .collect()
+    }
+
+    fn docs(&self, seqs: &[u64]) -> Result<Vec<Option<StoredDoc>>> {
+        let cf = self.backend.cf(DOCS)?;
+        let keys: Vec<[u8; 8]> = seqs.iter().map(|&seq| codec::doc_key(seq)).collect();
+        let sorted = seqs.windows(2).all(|w| w[0] <= w[1]);
+        let values = self
+            .backend
+            .db
+            .batched_multi_get_cf_opt(cf, &keys, sorted, &self.ro());
+        values
+            .into_iter()
+            .map(|v| match v.map_err(storage)? {
+                Some(bytes) => codec::decode_doc(&bytes).map(Some),
+                None => Ok(None),
+            })
+            .collect()
+    }
+
+    fn scan_table(
+        &self,
+        t: usize,
+        lo: u64,
+        hi: Option<u64>,
+        each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
+    ) -> Result<()> {
+        let mut ro = self.ro();
+        if let Some(hi) = hi {
+            ro.set_iterate_upper_bound(codec::table_bound(hi));
+        }
+        let mut it = self.iter(Space::Table(t), ro)?;
+        it.seek(codec::table_bound(lo));
+        while let Some(key) = it.key() {
+            if !each(codec::decode_table_key(key))? {
+                break;
+            }
+            it.next();
+        }
+        it.status().map_err(storage)
+    }
+
+    fn first_exact(&self, hash: u128) -> Result<Option<u64>> {
+        let prefix = codec::exact_prefix(hash);
+        let mut ro = self.ro();
+        if let Some(next) = hash.checked_add(1) {
+            ro.set_iterate_upper_bound(codec::exact_prefix(next));
+        }
+        let mut it = self.iter(Space::Exact, ro)?;
+        it.seek(prefix);
+        let found = match it.key() {
+            Some(key) if key.starts_with(&prefix) => Some(codec::decode_exact_key(key)?.1),
+            _ => None,
+        };
+        it.status().map_err(storage)?;
+        Ok(found)
+    }
+
+    fn scan_exact(&self, each: &mut dyn FnMut(Result<(u128, u64)>) -> Result<bool>) -> Result<()> {
+        let mut it = self.iter(Space::Exact, self.ro())?;
+        it.seek_to_first();
+        while let Some(key) = it.key() {
+            if !each(codec::decode_exact_key(key))? {
+                break;
+            }
+            it.next();
+        }
+        it.status().map_err(storage)
+    }
+
+    fn scan_docs(
+        &self,
+        from: u64,
+        each: &mut dyn FnMut(DocItem<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        let mut it = self.iter(Space::Docs, self.ro())?;
+        it.seek(codec::doc_key(from));
+        drain(it, |k, v| {
+            let item = codec::decode_doc_key(k).and_then(|seq| Ok((seq, codec::decode_doc(v)?)));
+            each((k, item))
+        })
+    }
+
+    fn scan_ids(&self, each: &mut dyn FnMut(&[u8], Result<IdValue>) -> Result<bool>) -> Result<()> {
+        let mut it = self.iter(Space::Ids, self.ro())?;
+        it.seek_to_first();
+        drain(it, |k, v| each(k, codec::decode_id_value(v)))
+    }
+}

@@ -1,0 +1,10 @@
+//! Leaf types shared by every stage: fingerprints, documents and what the store keeps
+//! about them. They depend on nothing else in the crate but [`crate::error`].
+
+pub mod document;
+pub mod fingerprint;
+pub mod sketch;
+
+pub use document::{DocMeta, Document, Entry, MAX_ID_BYTES, Match, StoredDoc, check_id};
+pub use fingerprint::Fingerprint;
+pub use sketch::Sketch;
