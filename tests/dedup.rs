@@ -5,9 +5,9 @@
 use std::collections::BTreeSet;
 
 use simstore::index::cluster::{UnionFind, near_duplicates};
-use simstore::{DocMeta, Entry, Fingerprint, Store, StoreBuilder};
+use simstore::{DocMeta, Entry, Fingerprint, Store};
 
-use crate::util::{TestCommand, clustered, code, flip, rng, stderr};
+use crate::util::{BACKENDS, Backend, TestCommand, clustered, code, flip, new_store, rng, stderr};
 
 type Pair = (String, String, u32);
 
@@ -69,17 +69,19 @@ fn brute_clusters(docs: &[(String, u64)], k: u32) -> Vec<Vec<String>> {
 
 #[test]
 fn store_dedup_equals_brute_force() {
+    for backend in BACKENDS {
+        store_dedup_case(backend);
+    }
+}
+
+fn store_dedup_case(backend: Backend) {
     for (seed, (k_max, blocks)) in [(3, 4), (3, 5), (3, 6), (2, 3), (1, 2)]
         .into_iter()
         .enumerate()
     {
         let docs = data(seed as u64);
         let dir = tempfile::tempdir().unwrap();
-        let store: Store = StoreBuilder::new(dir.path().join("s"))
-            .k_max(k_max)
-            .blocks(blocks)
-            .open()
-            .unwrap();
+        let store: Store = new_store(backend, dir.path(), k_max, blocks);
         store
             .insert_batch(docs.iter().map(|(id, fp)| Entry {
                 id: id.clone(),

@@ -1,12 +1,12 @@
 //! The store against a brute-force model: for every k ≤ k_max (tables) and for larger k
 //! (exhaustive scan), on random and clustered fingerprints, over several layouts, across
-//! inserts, replacements, deletes and a reopen.
+//! inserts, replacements, deletes and a reopen — on every backend (RocksDB and memory).
 
 use proptest::prelude::*;
 use rand::Rng;
 use simstore::{DocMeta, Entry, Fingerprint, Layout, Store};
 
-use crate::util::{brute_force, clustered, flip, rng, shape};
+use crate::util::{BACKENDS, Backend, brute_force, clustered, flip, new_store, rng, shape};
 
 /// (k_max, blocks): the textbook 4-block layout, 5 and 6 blocks (uneven widths), small k_max.
 const LAYOUTS: &[(u32, u32)] = &[(3, 4), (3, 5), (3, 6), (2, 3), (1, 2), (0, 1), (4, 7)];
@@ -56,7 +56,7 @@ fn check_all(store: &Store, model: &[(String, u64)], queries: &[u64]) {
     }
 }
 
-fn run_case(layout: (u32, u32), seed: u64, random: usize, clusters: usize) {
+fn run_case(backend: Backend, layout: (u32, u32), seed: u64, random: usize, clusters: usize) {
     let mut r = rng(seed);
     let (k_max, blocks) = layout;
     let mut fps: Vec<u64> = (0..random).map(|_| r.random()).collect();
@@ -68,12 +68,7 @@ fn run_case(layout: (u32, u32), seed: u64, random: usize, clusters: usize) {
     }
     let mut model = entries_from(&fps);
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
-    let store = Store::builder(&path)
-        .k_max(k_max)
-        .blocks(blocks)
-        .open()
-        .unwrap();
+    let store = new_store(backend, dir.path(), k_max, blocks);
     assert_eq!(store.layout(), &Layout::new(k_max, blocks).unwrap());
     // Insert in two batches plus single inserts, so both paths are exercised.
     let half = model.len() / 2;
@@ -119,8 +114,11 @@ fn run_case(layout: (u32, u32), seed: u64, random: usize, clusters: usize) {
     check_all(&store, &model, &queries);
 
     // Closed and reopened, it answers the same.
+    if backend == Backend::Memory {
+        return;
+    }
     drop(store);
-    let store = Store::builder(&path)
+    let store = Store::builder(dir.path().join("db"))
         .create_if_missing(false)
         .open()
         .unwrap();
@@ -132,17 +130,21 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
 
     #[test]
-    fn store_equals_brute_force(layout in proptest::sample::select(LAYOUTS), seed in any::<u64>(),
+    fn store_equals_brute_force(backend in proptest::sample::select(&BACKENDS[..]),
+                                layout in proptest::sample::select(LAYOUTS), seed in any::<u64>(),
                                 random in 1usize..200, clusters in 0usize..12) {
-        run_case(layout, seed, random, clusters);
+        run_case(backend, layout, seed, random, clusters);
     }
 }
 
-/// Every layout at least once, deterministically (proptest samples them at random).
+/// Every layout on every backend at least once, deterministically (proptest samples them
+/// at random).
 #[test]
 fn every_layout_equals_brute_force() {
-    for (i, &layout) in LAYOUTS.iter().enumerate() {
-        run_case(layout, 1000 + i as u64, 150, 10);
+    for backend in BACKENDS {
+        for (i, &layout) in LAYOUTS.iter().enumerate() {
+            run_case(backend, layout, 1000 + i as u64, 150, 10);
+        }
     }
 }
 
@@ -169,14 +171,12 @@ fn block_boundaries() {
             }
         }
         let model = entries_from(&fps);
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::builder(dir.path().join("db"))
-            .k_max(k_max)
-            .blocks(blocks)
-            .open()
-            .unwrap();
-        store.insert_batch(to_entries(&model)).unwrap();
         let queries: Vec<u64> = fps.iter().step_by(3).copied().collect();
-        check_all(&store, &model, &queries);
+        for backend in BACKENDS {
+            let dir = tempfile::tempdir().unwrap();
+            let store = new_store(backend, dir.path(), k_max, blocks);
+            store.insert_batch(to_entries(&model)).unwrap();
+            check_all(&store, &model, &queries);
+        }
     }
 }

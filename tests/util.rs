@@ -252,3 +252,24 @@ pub fn answer(
         serde_json::from_str(&text).unwrap_or(serde_json::Value::Null),
     )
 }
+
+/// The backends a store can be opened on; the model, dedup and check/repair tests run on each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// RocksDB in a temporary directory.
+    Rocks,
+    /// The in-memory backend.
+    Memory,
+}
+
+/// Every backend.
+pub const BACKENDS: [Backend; 2] = [Backend::Rocks, Backend::Memory];
+
+/// A new store with `k_max` and `blocks` on `backend` (RocksDB under `dir`).
+pub fn new_store(backend: Backend, dir: &Path, k_max: u32, blocks: u32) -> simstore::Store {
+    let builder = match backend {
+        Backend::Rocks => simstore::StoreBuilder::new(dir.join("db")),
+        Backend::Memory => simstore::StoreBuilder::in_memory(),
+    };
+    builder.k_max(k_max).blocks(blocks).open().unwrap()
+}

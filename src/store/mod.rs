@@ -142,6 +142,13 @@ impl Store {
         &self.manifest.layout
     }
 
+    /// The storage backend, for tools and tests that read or write its spaces directly.
+    /// Writing through it bypasses every invariant the store keeps (that is how the tests
+    /// damage a store to prove [`Store::check`] and [`Store::repair`]); reading is safe.
+    pub fn backend(&self) -> &dyn Backend {
+        self.backend.as_ref()
+    }
+
     /// The fingerprinter of the store's spec.
     pub fn fingerprinter(&self) -> &Fingerprinter {
         &self.fingerprinter
