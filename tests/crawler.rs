@@ -552,3 +552,50 @@ fn store_len(t: &TestCommand) -> usize {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     v["docs"].as_u64().unwrap() as usize
 }
+
+/// Regression: the exact-duplicate path read the `exact` entry and then the document it
+/// points at without one consistent view, so a replace or delete of that document in
+/// between was reported as `Error::Corrupt` on a healthy store. Checks race against a
+/// thread that keeps deleting and re-storing the original (bounded iterations).
+#[test]
+fn exact_path_under_concurrent_deletes_is_never_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(open(&dir.path().join("s")));
+    let original = Document::new("original", PAGE).with_title("Thames");
+    store.insert(&original).unwrap();
+    let barrier = Arc::new(Barrier::new(3));
+    let churn = {
+        let (store, barrier, original) = (store.clone(), barrier.clone(), original.clone());
+        thread::spawn(move || {
+            barrier.wait();
+            for _ in 0..1_500 {
+                store.delete("original").unwrap();
+                store.insert(&original).unwrap();
+            }
+        })
+    };
+    let checkers: Vec<_> = (0..2)
+        .map(|t| {
+            let (store, barrier) = (store.clone(), barrier.clone());
+            thread::spawn(move || {
+                barrier.wait();
+                let copy = Document::new(format!("copy-{t}"), PAGE).with_title("Thames");
+                for i in 0..1_500 {
+                    match store.check_and_insert(&copy, 3) {
+                        Ok(CheckOutcome::New { .. }) => {
+                            // Stored while the original was away: take it out again.
+                            store.delete(&copy.id).unwrap();
+                        }
+                        Ok(_) => {}
+                        Err(e) => panic!("check {i} of thread {t}: {e}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    churn.join().unwrap();
+    for c in checkers {
+        c.join().unwrap();
+    }
+    assert!(store.check().unwrap().is_ok());
+}

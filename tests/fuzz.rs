@@ -1649,10 +1649,15 @@ fn open(path: &std::path::Path, layout: Option<(u32, u32)>) -> Store {
     .unwrap()
 }
 
-fn run_ops(layout: (u32, u32), ops: &[Op]) {
+fn run_ops(backend: crate::util::Backend, layout: (u32, u32), ops: &[Op]) {
+    let memory = backend == crate::util::Backend::Memory;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
-    let mut store = open(&path, Some(layout));
+    let mut store = if memory {
+        crate::util::new_store(backend, dir.path(), layout.0, layout.1)
+    } else {
+        open(&path, Some(layout))
+    };
     let k_max = layout.0;
     let mut run = Run {
         model: Model::new(),
@@ -1805,6 +1810,8 @@ fn run_ops(layout: (u32, u32), ops: &[Op]) {
                 }
             }
             Op::Len => assert_eq!(store.len(), run.model.len() as u64),
+            // Nothing to reopen in memory.
+            Op::Reopen if memory => assert_matches_model(&store, &run.model),
             Op::Reopen => {
                 drop(store);
                 store = open(&path, None);
@@ -1818,17 +1825,33 @@ fn run_ops(layout: (u32, u32), ops: &[Op]) {
         }
     }
     assert_matches_model(&store, &run.model);
+    if memory {
+        return;
+    }
     drop(store);
     let store = open(&path, None);
     assert_matches_model(&store, &run.model);
 }
 
 fn ops_property(layout: (u32, u32), base_cases: u32) {
-    let name = format!("ops_match_model_{}_{}", layout.0, layout.1);
+    ops_property_on(crate::util::Backend::Rocks, layout, base_cases);
+}
+
+fn ops_property_on(backend: crate::util::Backend, layout: (u32, u32), base_cases: u32) {
+    let name = match backend {
+        crate::util::Backend::Rocks => format!("ops_match_model_{}_{}", layout.0, layout.1),
+        crate::util::Backend::Memory => format!("ops_match_model_memory_{}_{}", layout.0, layout.1),
+    };
     run_prop(&name, base_cases, vec(op(), 1..60), |ops| {
-        run_ops(layout, &ops);
+        run_ops(backend, layout, &ops);
         Ok(())
     });
+}
+
+/// The same operation sequences on the in-memory backend.
+#[test]
+fn ops_match_model_memory_3_4() {
+    ops_property_on(crate::util::Backend::Memory, (3, 4), 24);
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Integration tests, one binary (ripgrep style): each module is a behaviour.
 
+mod architecture;
 mod bad_input;
 mod cli;
 mod compat;

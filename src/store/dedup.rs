@@ -10,6 +10,15 @@ use super::backend::Snapshot;
 use crate::error::{Error, Result};
 use crate::index::cluster::{DedupReport, DuplicatePair, PairScan, UnionFind};
 
+/// Whether a dedup run keeps every id in memory (to report pairs) or only sequence numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ids {
+    /// Every id, by dense index.
+    Kept,
+    /// Sequence numbers only; the clustered documents' ids are read at the end.
+    Skipped,
+}
+
 /// The live documents of a dedup run, by dense index (position in the sorted list of live
 /// sequence numbers), with their ids when pairs are reported.
 struct Members {
@@ -19,8 +28,9 @@ struct Members {
 }
 
 impl Members {
-    /// Reads the `ids` space: sequence numbers, and ids too if `with_ids`.
-    fn read(snap: &dyn Snapshot, with_ids: bool) -> Result<Members> {
+    /// Reads the `ids` space: sequence numbers, and the ids if they are [`Ids::Kept`].
+    fn read(snap: &dyn Snapshot, ids: Ids) -> Result<Members> {
+        let with_ids = ids == Ids::Kept;
         let mut rows: Vec<(u64, String)> = Vec::new();
         let mut seqs: Vec<u64> = Vec::new();
         scan_ids(snap, |id, seq| {
@@ -75,7 +85,7 @@ impl Store {
     pub fn dedup(&self, k: u32) -> Result<DedupReport> {
         let probe = self.manifest.layout.tables_for_k(k)?.len();
         let snap = self.backend.snapshot();
-        let members = Members::read(snap.as_ref(), false)?;
+        let members = Members::read(snap.as_ref(), Ids::Skipped)?;
         // The tables are walked in parallel (each pair is owned by one table, whatever the
         // order); the rare pairs meet in one locked union-find.
         let shared = Mutex::new((UnionFind::new(members.seqs.len())?, 0u64));
@@ -101,7 +111,7 @@ impl Store {
     ) -> Result<DedupReport> {
         let probe = self.manifest.layout.tables_for_k(k)?.len();
         let snap = self.backend.snapshot();
-        let members = Members::read(snap.as_ref(), true)?;
+        let members = Members::read(snap.as_ref(), Ids::Kept)?;
         let mut uf = UnionFind::new(members.seqs.len())?;
         let mut pairs = 0u64;
         for pos in 0..probe {
