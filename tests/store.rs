@@ -558,18 +558,26 @@ fn relayout_rebuilds_tables_for_another_layout() {
         .collect();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
+    // The in-memory backend relayouts the same way (tables replaced, rebuilt from docs).
+    let memory = crate::util::new_store(crate::util::Backend::Memory, dir.path(), 3, 4);
     let store = Store::builder(&path).blocks(4).open().unwrap();
-    store
-        .insert_batch(model.iter().map(|(id, f)| Entry {
+    for s in [&store, &memory] {
+        s.insert_batch(model.iter().map(|(id, f)| Entry {
             id: id.clone(),
             fp: Fingerprint(*f),
             meta: DocMeta::default(),
         }))
         .unwrap();
+    }
     // More blocks and a larger k_max.
     let store = store
         .relayout(simstore::Layout::new(4, 6).unwrap())
         .unwrap();
+    let memory = memory
+        .relayout(simstore::Layout::new(4, 6).unwrap())
+        .unwrap();
+    assert_eq!(memory.layout().tables().len(), 15);
+    assert!(memory.check().unwrap().is_ok());
     assert_eq!(store.layout().tables().len(), 15);
     assert_eq!(store.len(), model.len() as u64);
     assert!(store.check().unwrap().is_ok());
@@ -587,6 +595,13 @@ fn relayout_rebuilds_tables_for_another_layout() {
                 .map(|m| (m.distance, m.doc.id))
                 .collect();
             assert_eq!(got, crate::util::brute_force(&model, q, k));
+            let mem: Vec<(u32, String)> = memory
+                .query(Fingerprint(q), k)
+                .unwrap()
+                .into_iter()
+                .map(|m| (m.distance, m.doc.id))
+                .collect();
+            assert_eq!(mem, got, "memory backend after relayout, k = {k}");
         }
     }
     drop(store);
@@ -657,7 +672,7 @@ fn check_and_repair_on_every_backend() {
             store
                 .backend()
                 .snapshot()
-                .scan_ids(&mut |id, v| {
+                .scan_ids(&mut |(id, v)| {
                     if id == b"d5" {
                         found = Some(v.unwrap().seq);
                     }

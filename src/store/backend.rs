@@ -224,12 +224,15 @@ pub trait Snapshot: Sync {
     -> Result<()>;
 
     /// Every `ids` entry: the id's bytes and its decoded value.
-    fn scan_ids(&self, each: &mut dyn FnMut(&[u8], Result<IdValue>) -> Result<bool>) -> Result<()>;
+    fn scan_ids(&self, each: &mut dyn FnMut(IdItem<'_>) -> Result<bool>) -> Result<()>;
 }
 
 /// One entry of [`Snapshot::scan_docs`]: the raw key, and the decoded sequence number and
 /// record (or why they could not be decoded).
 pub type DocItem<'a> = (&'a [u8], Result<(u64, StoredDoc)>);
+
+/// One entry of [`Snapshot::scan_ids`]: the id's bytes and its decoded value.
+pub type IdItem<'a> = (&'a [u8], Result<IdValue>);
 
 /// Sorted bulk ingest (RocksDB: SST files written in key order, then ingested).
 pub trait BulkIngest: Sync {

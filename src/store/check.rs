@@ -240,7 +240,7 @@ fn check_docs(snap: &dyn Snapshot, report: &mut CheckReport) -> Result<DocIndex>
 /// `ids`: each points at a document with that id and fingerprint; each document has one.
 fn check_ids(snap: &dyn Snapshot, docs: &DocIndex, report: &mut CheckReport) -> Result<()> {
     let mut with_id: HashMap<u64, u32> = HashMap::new();
-    snap.scan_ids(&mut |k, value| {
+    snap.scan_ids(&mut |(k, value)| {
         report.ids += 1;
         let id = String::from_utf8_lossy(k);
         match value {

@@ -196,7 +196,7 @@ impl Store {
 
 /// Calls `f(id, seq)` for every `ids` entry.
 fn scan_ids(snap: &dyn Snapshot, mut f: impl FnMut(&str, u64)) -> Result<()> {
-    snap.scan_ids(&mut |key, value| {
+    snap.scan_ids(&mut |(key, value)| {
         let id =
             std::str::from_utf8(key).map_err(|_| Error::Corrupt("an id is not UTF-8".into()))?;
         f(id, value?.seq);

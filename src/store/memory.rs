@@ -10,8 +10,8 @@ use std::sync::{Arc, RwLock};
 
 use crate::error::{Error, Result};
 use crate::store::backend::{
-    Atomicity, Backend, Change, ChangeSet, DocItem, Durability, FlushScope, MetaKey, Snapshot,
-    Space,
+    Atomicity, Backend, Change, ChangeSet, DocItem, Durability, FlushScope, IdItem, MetaKey,
+    Snapshot, Space,
 };
 use crate::store::codec::IdValue;
 use crate::types::StoredDoc;
@@ -254,9 +254,9 @@ impl Snapshot for MemorySnapshot {
         Ok(())
     }
 
-    fn scan_ids(&self, each: &mut dyn FnMut(&[u8], Result<IdValue>) -> Result<bool>) -> Result<()> {
+    fn scan_ids(&self, each: &mut dyn FnMut(IdItem<'_>) -> Result<bool>) -> Result<()> {
         for (id, value) in &self.0.ids {
-            if !each(id.as_bytes(), Ok(*value))? {
+            if !each((id.as_bytes(), Ok(*value)))? {
                 break;
             }
         }

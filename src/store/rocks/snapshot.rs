@@ -7,7 +7,7 @@ use rocksdb::{DBRawIterator, ReadOptions};
 use super::options::{DOCS, IDS, META};
 use super::{RocksBackend, meta_key, storage};
 use crate::error::Result;
-use crate::store::backend::{DocItem, MetaKey, Snapshot, Space};
+use crate::store::backend::{DocItem, IdItem, MetaKey, Snapshot, Space};
 use crate::store::codec::{self, IdValue};
 use crate::types::StoredDoc;
 
@@ -51,6 +51,17 @@ impl<'a> RocksSnapshot<'a> {
     }
 }
 
+/// The values of a multi-get, decoded (`None` where a key is absent).
+fn decode_each<T>(
+    values: Vec<std::result::Result<Option<rocksdb::DBPinnableSlice<'_>>, rocksdb::Error>>,
+    decode: impl Fn(&[u8]) -> Result<T>,
+) -> Result<Vec<Option<T>>> {
+    values
+        .into_iter()
+        .map(|v| v.map_err(storage)?.map(|bytes| decode(&bytes)).transpose())
+        .collect()
+}
+
 /// Steps `it` on until it is exhausted or `each` says stop, then reports its status.
 fn drain(
     mut it: DBRawIterator<'_>,
@@ -82,13 +93,7 @@ impl Snapshot for RocksSnapshot<'_> {
             false,
             &self.ro(),
         );
-        values
-            .into_iter()
-            .map(|v| match v.map_err(storage)? {
-                Some(bytes) => codec::decode_id_value(&bytes).map(Some),
-                None => Ok(None),
-            })
-            .collect()
+        decode_each(values, codec::decode_id_value)
     }
 
     fn docs(&self, seqs: &[u64]) -> Result<Vec<Option<StoredDoc>>> {
@@ -99,13 +104,7 @@ impl Snapshot for RocksSnapshot<'_> {
             .backend
             .db
             .batched_multi_get_cf_opt(cf, &keys, sorted, &self.ro());
-        values
-            .into_iter()
-            .map(|v| match v.map_err(storage)? {
-                Some(bytes) => codec::decode_doc(&bytes).map(Some),
-                None => Ok(None),
-            })
-            .collect()
+        decode_each(values, codec::decode_doc)
     }
 
     fn scan_table(
@@ -171,9 +170,9 @@ impl Snapshot for RocksSnapshot<'_> {
         })
     }
 
-    fn scan_ids(&self, each: &mut dyn FnMut(&[u8], Result<IdValue>) -> Result<bool>) -> Result<()> {
+    fn scan_ids(&self, each: &mut dyn FnMut(IdItem<'_>) -> Result<bool>) -> Result<()> {
         let mut it = self.iter(Space::Ids, self.ro())?;
         it.seek_to_first();
-        drain(it, |k, v| each(k, codec::decode_id_value(v)))
+        drain(it, |k, v| each((k, codec::decode_id_value(v))))
     }
 }
