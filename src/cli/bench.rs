@@ -3,7 +3,7 @@
 //! same figures for two baselines measured in the same run: brute force over a `Vec<u64>`
 //! and an in-memory sorted-table index of the same layout.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -192,36 +192,9 @@ pub fn run(args: Args) -> Result<Code> {
         n >= 10 * args.queries.max(1),
         "--n must be at least 10 × --queries"
     );
-    let mut rng = Rng(args.seed);
-    // Uniform fingerprints, then planted neighbours: for each query, five stored
-    // fingerprints at distance 0, 1, 2, 3 and 4 from it.
-    let mut fps: Vec<u64> = (0..n).map(|_| rng.next()).collect();
-    let queries: Vec<u64> = (0..args.queries)
-        .map(|i| {
-            let q = rng.next();
-            for d in 0..5u32 {
-                let slot = (i * 5 + d as usize) * (n / (args.queries * 5));
-                fps[slot] = rng.flip(q, d);
-            }
-            q
-        })
-        .collect();
+    let (fps, queries) = planted_data(args.seed, n, args.queries);
     let dir = work_dir(&args)?;
-    let db = dir.join("bench.db");
-    anyhow::ensure!(
-        !db.exists(),
-        "{} exists; remove it or choose another --dir",
-        db.display()
-    );
-    let mut builder = Store::builder(&db)
-        .k_max(args.k.max(3))
-        .expected_docs(args.n);
-    if let Some(b) = args.blocks {
-        builder = builder.blocks(b);
-    }
-    let store = builder
-        .open()
-        .context("cannot create the benchmark store")?;
+    let store = new_store(&dir.join("bench.db"), &args)?;
     let layout = store.layout().clone();
     println!(
         "simstore bench: N = {n}, {} queries, k = {}, layout {layout}, {} threads",
@@ -229,8 +202,72 @@ pub fn run(args: Args) -> Result<Code> {
         args.k,
         rayon::current_num_threads()
     );
+    let (load, mem) = load(&store, &layout, &fps, &args)?;
+    let recall = check_recall(&store, mem.as_ref(), &fps, &queries, &args);
+    let figures = measure_all(&store, mem.as_ref(), &fps, &queries, &args);
+    print_summary(n, &load, &recall);
+    print_table(&figures);
+    drop(store);
+    if args.dir.is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(if recall.is_exact() { 0 } else { 1 })
+}
 
-    // Import.
+/// `n` uniform fingerprints from `seed`, then planted neighbours: for each of `count`
+/// queries, five stored fingerprints at distance 0, 1, 2, 3 and 4 from it (spread evenly
+/// over the stored ones). Returns the stored fingerprints and the queries.
+fn planted_data(seed: u64, n: usize, count: usize) -> (Vec<u64>, Vec<u64>) {
+    let mut rng = Rng(seed);
+    let mut fps: Vec<u64> = (0..n).map(|_| rng.next()).collect();
+    let queries = (0..count)
+        .map(|i| {
+            let q = rng.next();
+            for d in 0..5u32 {
+                let slot = (i * 5 + d as usize) * (n / (count * 5));
+                fps[slot] = rng.flip(q, d);
+            }
+            q
+        })
+        .collect();
+    (fps, queries)
+}
+
+/// A new benchmark store at `db` (which must not exist yet): k_max = max(--k, 3), sized
+/// for --n documents, with --blocks if given.
+fn new_store(db: &Path, args: &Args) -> Result<Store> {
+    anyhow::ensure!(
+        !db.exists(),
+        "{} exists; remove it or choose another --dir",
+        db.display()
+    );
+    let mut builder = Store::builder(db)
+        .k_max(args.k.max(3))
+        .expected_docs(args.n);
+    if let Some(b) = args.blocks {
+        builder = builder.blocks(b);
+    }
+    builder.open().context("cannot create the benchmark store")
+}
+
+/// What loading the data cost.
+struct Load {
+    /// The bulk import into the store (durable).
+    import: Duration,
+    /// The store's size on disk after the import, in bytes.
+    size: u64,
+    /// Building the in-memory index (zero without it).
+    mem_build: Duration,
+}
+
+/// Bulk-loads `fps` into `store` (ids `d<index>`) and builds the in-memory index baseline
+/// (unless --no-mem-index); what it cost, and the index.
+fn load<'a>(
+    store: &Store,
+    layout: &'a Layout,
+    fps: &[u64],
+    args: &Args,
+) -> Result<(Load, Option<MemIndex<'a>>)> {
     let t = Instant::now();
     let entries = fps.iter().enumerate().map(|(i, &f)| Entry {
         id: format!("d{i}"),
@@ -247,119 +284,178 @@ pub fn run(args: Args) -> Result<Code> {
     );
     let size = store.stats()?.disk_bytes;
     let t = Instant::now();
-    let mem = (!args.no_mem_index).then(|| MemIndex::build(&layout, &fps));
+    let mem = (!args.no_mem_index).then(|| MemIndex::build(layout, fps));
     let mem_build = t.elapsed();
-
-    // Recall and exactness against brute force (all queries, in parallel).
-    let t = Instant::now();
-    let id_of = |m: &simstore::Match| {
-        m.doc.id[1..]
-            .parse::<u32>()
-            .expect("bench ids are d<index>")
+    let load = Load {
+        import,
+        size,
+        mem_build,
     };
-    let (mut expected, mut found, mut extra, mut mem_wrong) = (0usize, 0usize, 0usize, 0usize);
+    Ok((load, mem))
+}
+
+/// The answers of the store (and of the in-memory index) compared with brute force's.
+#[derive(Default)]
+struct Recall {
+    /// Neighbours brute force finds, over all checked queries.
+    expected: usize,
+    /// Of those, how many the store finds.
+    found: usize,
+    /// Store answers that brute force does not give.
+    extra: usize,
+    /// Queries on which the in-memory index's answer differs from brute force's.
+    mem_wrong: usize,
+    /// How long the check took.
+    time: Duration,
+}
+
+impl Recall {
+    /// Whether the store and the in-memory index answered exactly as brute force.
+    fn is_exact(&self) -> bool {
+        self.found == self.expected && self.extra == 0 && self.mem_wrong == 0
+    }
+}
+
+/// Checks the first --check-queries queries (in parallel) against brute force: recall and
+/// extra hits of the store, exactness of the in-memory index.
+fn check_recall(
+    store: &Store,
+    mem: Option<&MemIndex>,
+    fps: &[u64],
+    queries: &[u64],
+    args: &Args,
+) -> Recall {
+    let t = Instant::now();
     let checks: Vec<(usize, usize, usize, bool)> = queries[..args.check_queries.min(queries.len())]
         .par_iter()
-        .map(|&q| {
-            let want = brute(&fps, q, args.k);
-            let mut got: Vec<u32> = store
-                .query(Fingerprint(q), args.k)
-                .expect("query")
-                .iter()
-                .map(id_of)
-                .collect();
-            got.sort_unstable();
-            let hits = got.iter().filter(|g| want.binary_search(g).is_ok()).count();
-            (
-                want.len(),
-                hits,
-                got.len() - hits,
-                mem.as_ref().is_some_and(|m| m.query(q, args.k) != want),
-            )
-        })
+        .map(|&q| check_query(store, mem, fps, q, args.k))
         .collect();
+    let mut recall = Recall::default();
     for (w, h, x, m) in checks {
-        expected += w;
-        found += h;
-        extra += x;
-        mem_wrong += usize::from(m);
+        recall.expected += w;
+        recall.found += h;
+        recall.extra += x;
+        recall.mem_wrong += usize::from(m);
     }
-    let check_time = t.elapsed();
+    recall.time = t.elapsed();
+    recall
+}
 
-    // Latency (single thread, warm cache) and throughput (all cores).
+/// One query checked against brute force: (neighbours expected, found by the store, extra
+/// in the store's answer, whether the in-memory index's answer is wrong).
+fn check_query(
+    store: &Store,
+    mem: Option<&MemIndex>,
+    fps: &[u64],
+    q: u64,
+    k: u32,
+) -> (usize, usize, usize, bool) {
+    let want = brute(fps, q, k);
+    let mut got: Vec<u32> = store
+        .query(Fingerprint(q), k)
+        .expect("query")
+        .iter()
+        .map(bench_index)
+        .collect();
+    got.sort_unstable();
+    let hits = got.iter().filter(|g| want.binary_search(g).is_ok()).count();
+    (
+        want.len(),
+        hits,
+        got.len() - hits,
+        mem.is_some_and(|m| m.query(q, k) != want),
+    )
+}
+
+/// The index in `fps` of a match (its id is `d<index>`).
+fn bench_index(m: &simstore::Match) -> u32 {
+    m.doc.id[1..]
+        .parse::<u32>()
+        .expect("bench ids are d<index>")
+}
+
+/// Latency (single thread, warm cache) and throughput (all cores) of `f` over `queries`.
+fn measure<T: Send>(queries: &[u64], seconds: f64, f: impl Fn(u64) -> T + Sync) -> Figures {
+    let (p50, p99) = latency(queries, &f);
+    let qps = throughput(queries, seconds, &f);
+    Figures { p50, p99, qps }
+}
+
+/// The figures of every method, in table order: the store, the in-memory index (if
+/// built), brute force (timed on the first --brute-queries queries only: it is slow).
+fn measure_all(
+    store: &Store,
+    mem: Option<&MemIndex>,
+    fps: &[u64],
+    queries: &[u64],
+    args: &Args,
+) -> Vec<(&'static str, Figures)> {
     let k = args.k;
-    let (s50, s99) = latency(&queries, |q| store.query(Fingerprint(q), k).expect("query"));
-    let s_qps = throughput(&queries, args.seconds, |q| {
+    let simstore = measure(queries, args.seconds, |q| {
         store.query(Fingerprint(q), k).expect("query")
     });
     let few = &queries[..args.brute_queries.min(queries.len())];
-    let (b50, b99) = latency(few, |q| brute(&fps, q, k));
-    let b_qps = throughput(few, args.seconds, |q| brute(&fps, q, k));
-    let mut figures = vec![(
-        "simstore (RocksDB)",
-        Figures {
-            p50: s50,
-            p99: s99,
-            qps: s_qps,
-        },
-    )];
-    if let Some(mem) = &mem {
-        let (p50, p99) = latency(&queries, |q| mem.query(q, k));
-        let qps = throughput(&queries, args.seconds, |q| mem.query(q, k));
-        figures.push(("in-memory sorted tables", Figures { p50, p99, qps }));
+    let brute_force = measure(few, args.seconds, |q| brute(fps, q, k));
+    let mut figures = vec![("simstore (RocksDB)", simstore)];
+    if let Some(mem) = mem {
+        let in_memory = measure(queries, args.seconds, |q| mem.query(q, k));
+        figures.push(("in-memory sorted tables", in_memory));
     }
-    figures.push((
-        "brute force Vec<u64>",
-        Figures {
-            p50: b50,
-            p99: b99,
-            qps: b_qps,
-        },
-    ));
+    figures.push(("brute force Vec<u64>", brute_force));
+    figures
+}
 
+/// Prints the import, index build, size and recall lines.
+fn print_summary(n: usize, load: &Load, recall: &Recall) {
     println!(
         "import (bulk, durable):  {:.2} s  ({:.0} fingerprints/s)",
-        import.as_secs_f64(),
-        n as f64 / import.as_secs_f64()
+        load.import.as_secs_f64(),
+        n as f64 / load.import.as_secs_f64()
     );
-    println!("in-memory index build:   {:.2} s", mem_build.as_secs_f64());
+    println!(
+        "in-memory index build:   {:.2} s",
+        load.mem_build.as_secs_f64()
+    );
     println!(
         "store size on disk:      {:.1} MiB ({:.1} bytes/fingerprint)",
-        size as f64 / 1048576.0,
-        size as f64 / n as f64
+        load.size as f64 / 1048576.0,
+        load.size as f64 / n as f64
     );
+    let Recall {
+        expected,
+        found,
+        extra,
+        mem_wrong,
+        time,
+    } = recall;
     println!(
         "recall vs brute force:   {found}/{expected} = {:.6}, extra hits {extra}; in-memory index wrong on {mem_wrong} queries (checked in {:.1} s)",
-        found as f64 / expected.max(1) as f64,
-        check_time.as_secs_f64()
+        *found as f64 / (*expected).max(1) as f64,
+        time.as_secs_f64()
     );
+}
+
+/// Prints the table of latencies and throughputs, with ratios to the first row (the store).
+fn print_table(figures: &[(&str, Figures)]) {
+    let base = &figures[0].1;
     println!(
         "{:<26} {:>12} {:>12} {:>14} {:>12} {:>12}",
         "method", "p50", "p99", "queries/s", "p50 ratio", "qps ratio"
     );
-    for (name, f) in &figures {
+    for (name, f) in figures {
         println!(
             "{:<26} {:>12} {:>12} {:>14.0} {:>11.2}x {:>11.2}x",
             name,
             us(f.p50),
             us(f.p99),
             f.qps,
-            f.p50.as_secs_f64() / s50.as_secs_f64(),
-            f.qps / s_qps
+            f.p50.as_secs_f64() / base.p50.as_secs_f64(),
+            f.qps / base.qps
         );
     }
     println!(
         "(ratios are relative to simstore: p50 ratio > 1 means slower than simstore, qps ratio > 1 faster)"
     );
-    drop(store);
-    if args.dir.is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    Ok(if found == expected && extra == 0 && mem_wrong == 0 {
-        0
-    } else {
-        1
-    })
 }
 
 /// `--dir`, else a fresh directory under the system temp dir (removed when the benchmark
@@ -402,19 +498,7 @@ fn check_insert(args: &Args) -> Result<Code> {
         docs.push(doc);
     }
     let dir = work_dir(args)?;
-    let fresh = |name: &str| -> Result<Store> {
-        let db = dir.join(name);
-        anyhow::ensure!(
-            !db.exists(),
-            "{} exists; remove it or choose another --dir",
-            db.display()
-        );
-        let mut b = Store::builder(&db).k_max(k.max(3)).expected_docs(args.n);
-        if let Some(blocks) = args.blocks {
-            b = b.blocks(blocks);
-        }
-        b.open().context("cannot create the benchmark store")
-    };
+    let fresh = |name: &str| new_store(&dir.join(name), args);
     let meta = |h: u128| DocMeta {
         content_hash: Some(h),
         ..DocMeta::default()

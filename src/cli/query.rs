@@ -140,7 +140,18 @@ fn search(
 /// its sketch.
 type Item = (Value, Option<String>, Fingerprint, Option<Sketch>);
 
-fn parse_item(store: &Store, line: u64, raw: Raw, sketch: bool) -> Result<Item, String> {
+/// Whether a batch query's text gets a shingle sketch (only `--verify` compares sketches).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SketchMode {
+    /// Sketch the text (a record given by its fingerprint alone has none).
+    Compute,
+    /// No sketch.
+    Skip,
+}
+
+/// Parses batch line (or record) number `line`: a bare fingerprint is named by its line
+/// number, a record by its id.
+fn parse_item(store: &Store, line: u64, raw: Raw, sketch: SketchMode) -> Result<Item, String> {
     if let Raw::Json(bytes) = &raw {
         let trimmed = bytes.trim_ascii();
         if trimmed.len() == 16 {
@@ -156,7 +167,7 @@ fn parse_item(store: &Store, line: u64, raw: Raw, sketch: bool) -> Result<Item, 
     let fp = record
         .fingerprint(store.fingerprinter())
         .map_err(|e| e.to_string())?;
-    let sketch = if sketch && record.fp.is_none() {
+    let sketch = if sketch == SketchMode::Compute && record.fp.is_none() {
         store
             .fingerprinter()
             .sketch(record.text.as_deref().unwrap_or(""))
@@ -173,6 +184,11 @@ fn run_batch(store: &Store, path: &str, args: &Args) -> Result<Code> {
     let mut inputs = Inputs::batch(&[path.to_owned()]);
     let mut out = BufWriter::new(io::stdout().lock());
     let (mut any_match, mut errors) = (false, 0u64);
+    let sketch_mode = if args.verify.is_some() {
+        SketchMode::Compute
+    } else {
+        SketchMode::Skip
+    };
     loop {
         let chunk = inputs.next_chunk(1024)?;
         if chunk.is_empty() {
@@ -183,7 +199,7 @@ fn run_batch(store: &Store, path: &str, args: &Args) -> Result<Code> {
             .map(|(place, raw)| {
                 let answer = raw.and_then(|raw| {
                     let (query, id, fp, sketch) =
-                        parse_item(store, place.number(), raw, args.verify.is_some())?;
+                        parse_item(store, place.number(), raw, sketch_mode)?;
                     let self_id = if args.exclude_self {
                         id.as_deref()
                     } else {

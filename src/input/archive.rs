@@ -428,6 +428,7 @@ fn parse_headers(block: &[u8]) -> Result<Headers, WarcError> {
     })
 }
 
+/// What a well-formed record is: a [`Page`] for a 2xx HTML or text response, else why not.
 fn classify(headers: &Headers, body: Vec<u8>) -> Result<Item, WarcError> {
     if !headers.warc_type.eq_ignore_ascii_case("response") {
         return Ok(Item::Skipped(SkipReason::NotResponse));
@@ -438,28 +439,15 @@ fn classify(headers: &Headers, body: Vec<u8>) -> Result<Item, WarcError> {
         .filter(|u| !u.is_empty())
         .ok_or_else(|| WarcError::BadHttp("the response record has no WARC-Target-URI".into()))?;
     let http = HttpResponse::parse(&body)?;
-    if !(200..300).contains(&http.status) {
-        return Ok(Item::Skipped(SkipReason::Status));
-    }
-    let (media, charset) = media_type(http.header("content-type").unwrap_or(""));
-    let kind = match media.as_str() {
-        "text/html" | "application/xhtml+xml" => PageKind::Html,
-        "text/plain" => PageKind::Text,
-        _ => return Ok(Item::Skipped(SkipReason::NotPage)),
+    let (kind, charset) = match http.page_kind() {
+        Ok(page) => page,
+        Err(reason) => return Ok(Item::Skipped(reason)),
     };
-    let mut payload = body[http.body_start..].to_vec();
-    if http
-        .header("transfer-encoding")
-        .is_some_and(|t| t.to_ascii_lowercase().contains("chunked"))
-    {
-        payload = dechunk(&payload)?;
-    }
-    payload = decode_content(http.header("content-encoding"), payload)?;
     Ok(Item::Page(Page {
         uri,
         kind,
         charset,
-        body: payload,
+        body: http.payload(&body)?,
     }))
 }
 
@@ -499,6 +487,31 @@ impl HttpResponse {
             headers,
             body_start,
         })
+    }
+
+    /// The page kind and charset of this response (by status and Content-Type), else why not.
+    fn page_kind(&self) -> Result<(PageKind, Option<String>), SkipReason> {
+        if !(200..300).contains(&self.status) {
+            return Err(SkipReason::Status);
+        }
+        let (media, charset) = media_type(self.header("content-type").unwrap_or(""));
+        match media.as_str() {
+            "text/html" | "application/xhtml+xml" => Ok((PageKind::Html, charset)),
+            "text/plain" => Ok((PageKind::Text, charset)),
+            _ => Err(SkipReason::NotPage),
+        }
+    }
+
+    /// The body of `msg` (this response's message), transfer and content codings undone.
+    fn payload(&self, msg: &[u8]) -> Result<Vec<u8>, WarcError> {
+        let mut payload = msg[self.body_start..].to_vec();
+        if self
+            .header("transfer-encoding")
+            .is_some_and(|t| t.to_ascii_lowercase().contains("chunked"))
+        {
+            payload = dechunk(&payload)?;
+        }
+        decode_content(self.header("content-encoding"), payload)
     }
 
     /// The first header named `name` (lowercase).

@@ -1,0 +1,127 @@
+//! What an input is: gzip detection and decompression ([`open`]) and the choice of
+//! [`Format`] for [`Format::Auto`] ([`resolve`]).
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use indicatif::ProgressBar;
+
+use super::{Format, display_name};
+
+/// The first two bytes of every gzip member (RFC 1952: ID1, ID2).
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// How a WARC file starts (its version line, e.g. `WARC/1.0`), after any leading
+/// whitespace.
+const WARC_MAGIC: &[u8] = b"WARC/";
+
+/// A gzip decompression failure (as opposed to an I/O error of the file).
+#[derive(Debug)]
+struct GzipError(io::Error);
+
+impl fmt::Display for GzipError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl std::error::Error for GzipError {}
+
+/// A gzip decoder whose errors are marked as [`GzipError`].
+struct GzRead<R: BufRead>(flate2::bufread::MultiGzDecoder<R>);
+
+impl<R: BufRead> Read for GzRead<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0
+            .read(buf)
+            .map_err(|e| io::Error::new(e.kind(), GzipError(e)))
+    }
+}
+
+/// The message for a gzip decompression failure; `None` for any other error.
+pub(super) fn gzip_failure(e: &io::Error) -> Option<String> {
+    e.get_ref()
+        .filter(|inner| inner.is::<GzipError>())
+        .map(|inner| format!("cannot decompress (the gzip data is corrupt or truncated: {inner})"))
+}
+
+/// An opened input, decompressed if it was gzip'd.
+pub(super) type Input = Box<dyn BufRead + Send>;
+
+/// Opens `path` (`-` = stdin) for buffered reading, decompressing it when it starts with
+/// [`GZIP_MAGIC`]; also says whether it did.
+pub(super) fn open(path: &str, bar: Option<&ProgressBar>) -> Result<(Input, bool)> {
+    let raw: Box<dyn Read + Send> = if path == "-" {
+        Box::new(io::stdin())
+    } else {
+        Box::new(File::open(path).with_context(|| format!("cannot open {path}"))?)
+    };
+    let raw: Box<dyn Read + Send> = match bar {
+        Some(bar) => Box::new(bar.wrap_read(raw)),
+        None => raw,
+    };
+    let mut buffered = BufReader::with_capacity(1 << 20, raw);
+    let head = buffered
+        .fill_buf()
+        .with_context(|| format!("cannot read {}", display_name(path)))?;
+    if head.starts_with(&GZIP_MAGIC) {
+        let decoder = GzRead(flate2::bufread::MultiGzDecoder::new(buffered));
+        Ok((Box::new(BufReader::with_capacity(1 << 20, decoder)), true))
+    } else {
+        Ok((Box::new(buffered), false))
+    }
+}
+
+/// Resolves [`Format::Auto`] for one input (already decompressed); see [`Format`].
+/// With `lines`, anything but WARC and HTML is JSONL. `decompressed`: the input started
+/// with [`GZIP_MAGIC`].
+pub(super) fn resolve(
+    format: Format,
+    path: &str,
+    decompressed: bool,
+    reader: &mut dyn BufRead,
+    lines: bool,
+) -> io::Result<Format> {
+    if format != Format::Auto {
+        return Ok(format);
+    }
+    let lower = path.to_ascii_lowercase();
+    let (stem, gz) = match lower.strip_suffix(".gz") {
+        Some(stem) => (stem, true),
+        None => (lower.as_str(), false),
+    };
+    let ext = Path::new(stem)
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("");
+    match ext {
+        "jsonl" | "ndjson" | "json" => return Ok(Format::Jsonl),
+        "warc" => return Ok(Format::Warc),
+        "html" | "htm" => return Ok(Format::Html),
+        "txt" if !lines => return Ok(Format::Text),
+        _ => {}
+    }
+    let buf = reader.fill_buf()?;
+    let head = buf.trim_ascii_start();
+    if head.starts_with(WARC_MAGIC) {
+        return Ok(Format::Warc);
+    }
+    if lines {
+        return Ok(Format::Jsonl);
+    }
+    if path != "-" && !gz && !decompressed {
+        return Ok(Format::Text);
+    }
+    let lower_head = head[..head.len().min(16)].to_ascii_lowercase();
+    Ok(if head.is_empty() || head.starts_with(b"{") {
+        // Empty or blank input reads as JSONL: zero records, not one empty document.
+        Format::Jsonl
+    } else if lower_head.starts_with(b"<!doctype html") || lower_head.starts_with(b"<html") {
+        Format::Html
+    } else {
+        Format::Text
+    })
+}

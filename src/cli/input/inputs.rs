@@ -1,0 +1,280 @@
+//! [`Inputs`]: the items of a list of inputs, read one after the other (directories
+//! expanded to their page files).
+
+use std::collections::VecDeque;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use indicatif::ProgressBar;
+use simstore::input::archive::{self, Records};
+use simstore::input::reader::Lines;
+
+use super::detect::{Input, gzip_failure, open, resolve};
+use super::{At, Format, Item, Place, Raw, Skipped, display_name};
+
+/// The [`Skipped`] reason of a file in a directory that is not a page file.
+const NOT_A_PAGE_FILE: &str = "files in directories that are not .html, .htm or .txt";
+
+/// What is being read now.
+enum Current {
+    Jsonl {
+        name: Arc<str>,
+        lines: Lines<Input>,
+        last: u64,
+    },
+    Warc {
+        name: Arc<str>,
+        records: Records<Input>,
+        gz: bool,
+    },
+}
+
+enum Pending {
+    /// An input as given.
+    Arg(String),
+    /// A page file found in a directory.
+    DirFile { path: PathBuf, html: bool },
+}
+
+/// The items of a list of inputs, in order; see the module documentation.
+pub struct Inputs {
+    pending: VecDeque<Pending>,
+    current: Option<Current>,
+    format: Format,
+    /// Whether a file of another kind is read line by line (batch queries) or as one text.
+    lines: bool,
+    bar: Option<ProgressBar>,
+    /// What was skipped so far.
+    pub skipped: Skipped,
+}
+
+impl Inputs {
+    /// Reads `paths` in `format`, advancing `bar` (if any) by the bytes read.
+    pub fn new(paths: &[String], format: Format, bar: Option<ProgressBar>) -> Self {
+        Self {
+            pending: paths.iter().cloned().map(Pending::Arg).collect(),
+            current: None,
+            format,
+            lines: false,
+            bar,
+            skipped: Skipped::default(),
+        }
+    }
+
+    /// Reads `paths` for a batch (`query --batch`, `fingerprint --batch`): as [`Inputs::new`]
+    /// with [`Format::Auto`], except that a file that is not WARC or HTML (whatever its
+    /// name) is read line by line, one JSONL record (or query) per line.
+    pub fn batch(paths: &[String]) -> Self {
+        Self {
+            lines: true,
+            ..Self::new(paths, Format::Auto, None)
+        }
+    }
+
+    /// The next up to `max` items (empty at the end). An input that cannot be opened or
+    /// read (other than a corrupt gzip stream, which is an item) is an error.
+    pub fn next_chunk(&mut self, max: usize) -> Result<Vec<Item>> {
+        let mut chunk = Vec::with_capacity(max.min(4096));
+        while chunk.len() < max {
+            if self.current.is_some() {
+                self.read_current(&mut chunk)?;
+                continue;
+            }
+            match self.pending.pop_front() {
+                None => break,
+                Some(Pending::Arg(path)) => self.open(&path, &mut chunk)?,
+                Some(Pending::DirFile { path, html }) => {
+                    let name: Arc<str> = path.to_string_lossy().into();
+                    let raw = std::fs::read(&path)
+                        .map_err(|e| format!("cannot read: {e}"))
+                        .map(|bytes| {
+                            if let Some(bar) = &self.bar {
+                                bar.inc(bytes.len() as u64);
+                            }
+                            Raw::Page {
+                                id: name.to_string(),
+                                url: None,
+                                bytes,
+                                charset: None,
+                                html,
+                            }
+                        });
+                    chunk.push((place(&name, At::File), raw));
+                }
+            }
+        }
+        Ok(chunk)
+    }
+
+    /// Reads one item (or the end) of the current input.
+    fn read_current(&mut self, chunk: &mut Vec<Item>) -> Result<()> {
+        match &mut self.current {
+            None => {}
+            Some(Current::Jsonl { name, lines, last }) => match lines.next_line() {
+                Ok(None) => self.current = None,
+                Ok(Some((n, Ok(b)))) if b.iter().all(u8::is_ascii_whitespace) => *last = n,
+                Ok(Some((n, line))) => {
+                    *last = n;
+                    chunk.push((
+                        place(name, At::Line(n)),
+                        line.map(Raw::Json).map_err(|e| e.to_string()),
+                    ));
+                }
+                Err(e) => {
+                    let Some(msg) = gzip_failure(&e) else {
+                        return Err(e).with_context(|| format!("cannot read {name}"));
+                    };
+                    let mut at = place(name, At::Line(*last + 1));
+                    at.rest = true;
+                    chunk.push((at, Err(msg)));
+                    self.current = None;
+                }
+            },
+            Some(Current::Warc { name, records, gz }) => match records.next_record() {
+                Ok(None) => self.current = None,
+                Ok(Some((number, offset, item))) => {
+                    let at = At::Record {
+                        number,
+                        offset,
+                        gz: *gz,
+                    };
+                    match item {
+                        Ok(archive::Item::Skipped(reason)) => self.skipped.add(reason.describe()),
+                        Ok(archive::Item::Page(page)) => chunk.push((
+                            place(name, at),
+                            Ok(Raw::Page {
+                                id: page.uri.clone(),
+                                url: Some(page.uri),
+                                bytes: page.body,
+                                charset: page.charset,
+                                html: page.kind == archive::PageKind::Html,
+                            }),
+                        )),
+                        Err(e) => chunk.push((place(name, at), Err(e.to_string()))),
+                    }
+                }
+                Err(e) => {
+                    let Some(msg) = gzip_failure(&e) else {
+                        return Err(e).with_context(|| format!("cannot read {name}"));
+                    };
+                    let mut at = place(
+                        name,
+                        At::Record {
+                            number: records.number() + 1,
+                            offset: records.offset(),
+                            gz: *gz,
+                        },
+                    );
+                    at.rest = true;
+                    chunk.push((at, Err(msg)));
+                    self.current = None;
+                }
+            },
+        }
+        Ok(())
+    }
+
+    /// Opens an input given as an argument: a directory is expanded, a JSONL or WARC
+    /// input becomes the current one, a text or HTML file is one item.
+    fn open(&mut self, path: &str, chunk: &mut Vec<Item>) -> Result<()> {
+        if path != "-" && Path::new(path).is_dir() {
+            let mut files = Vec::new();
+            walk(Path::new(path), &mut files, &mut self.skipped)
+                .with_context(|| format!("cannot read the directory {path}"))?;
+            files.sort();
+            for (file, html) in files.into_iter().rev() {
+                if let Some(bar) = &self.bar {
+                    if let Ok(m) = std::fs::metadata(&file) {
+                        bar.inc_length(m.len());
+                    }
+                }
+                self.pending
+                    .push_front(Pending::DirFile { path: file, html });
+            }
+            return Ok(());
+        }
+        let name: Arc<str> = display_name(path).into();
+        let (mut input, gz) = open(path, self.bar.as_ref())?;
+        let format = match resolve(self.format, path, gz, &mut *input, self.lines) {
+            Ok(format) => format,
+            Err(e) => {
+                let Some(msg) = gzip_failure(&e) else {
+                    return Err(e).with_context(|| format!("cannot read {name}"));
+                };
+                let mut at = place(&name, At::File);
+                at.rest = true;
+                chunk.push((at, Err(msg)));
+                return Ok(());
+            }
+        };
+        match format {
+            Format::Jsonl | Format::Auto => {
+                self.current = Some(Current::Jsonl {
+                    name,
+                    lines: Lines::new(input),
+                    last: 0,
+                });
+            }
+            Format::Warc => {
+                self.current = Some(Current::Warc {
+                    name,
+                    records: Records::new(input),
+                    gz,
+                });
+            }
+            Format::Text | Format::Html => {
+                let mut bytes = Vec::new();
+                let raw = match input.read_to_end(&mut bytes) {
+                    Ok(_) => Ok(Raw::Page {
+                        id: name.to_string(),
+                        url: None,
+                        bytes,
+                        charset: None,
+                        html: format == Format::Html,
+                    }),
+                    Err(e) => match gzip_failure(&e) {
+                        Some(msg) => Err(msg),
+                        None => return Err(e).with_context(|| format!("cannot read {name}")),
+                    },
+                };
+                chunk.push((place(&name, At::File), raw));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn place(name: &Arc<str>, at: At) -> Place {
+    Place {
+        name: Arc::clone(name),
+        at,
+        rest: false,
+    }
+}
+
+/// Collects the page files under `dir` (`.html`/`.htm` → HTML, `.txt` → text), counting
+/// the other files (and symbolic links, which are not followed) as skipped.
+fn walk(dir: &Path, files: &mut Vec<(PathBuf, bool)>, skipped: &mut Skipped) -> io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let path = entry.path();
+        if kind.is_dir() {
+            walk(&path, files, skipped)?;
+            continue;
+        }
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        match ext.as_str() {
+            "html" | "htm" if kind.is_file() => files.push((path, true)),
+            "txt" if kind.is_file() => files.push((path, false)),
+            _ => skipped.add(NOT_A_PAGE_FILE),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,248 @@
+//! Reading inputs: the one place that decides how an input is read, for `import`,
+//! `query --batch` and `fingerprint --batch`.
+//!
+//! An input is a file, `-` (stdin) or a directory (recursed in sorted order: `.html`/`.htm`
+//! files are HTML pages, `.txt` files text documents, id = the path; other files are
+//! skipped and counted). A file or stdin starting with the gzip magic `1f 8b` is
+//! decompressed (all members). Its format is `--format`, else chosen by [`Format::Auto`].
+//! [`Inputs`] turns the inputs into [`Item`]s — raw units (a JSONL line, a page), each
+//! with the [`Place`] to name in messages — that callers parse in parallel with
+//! [`to_record`].
+
+mod detect;
+mod inputs;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::Read;
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use simstore::input::reader::{self, Record};
+
+use detect::{open, resolve};
+pub use inputs::Inputs;
+
+/// How to read an input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// By the file name (a final .gz ignored): .jsonl/.ndjson/.json JSONL, .warc WARC,
+    /// .html/.htm HTML, .txt text; other files are text unless they start with `WARC/`.
+    /// Stdin and unnamed .gz contents are sniffed: `WARC/` WARC, `{` (or blank) JSONL,
+    /// `<!doctype html` / `<html` HTML, anything else text.
+    Auto,
+    /// One JSON record per line.
+    Jsonl,
+    /// The whole file is one document; its id is the path.
+    Text,
+    /// The whole file is one HTML page (its main text is fingerprinted); its id is the path.
+    Html,
+    /// A WARC file: each HTML or text response is a document; id and url = WARC-Target-URI.
+    Warc,
+}
+
+/// The name of an input for messages: the path, or `<stdin>` for `-`.
+pub fn display_name(path: &str) -> &str {
+    if path == "-" { "<stdin>" } else { path }
+}
+
+/// Reads a whole file as one document, for `--file` arguments: decompressed when it starts
+/// with the gzip magic, an HTML page (title and main text) when named .html/.htm (before a
+/// final .gz) or starting with `<!doctype html` / `<html`, else a text. Returns the title
+/// (HTML only) and the text.
+pub fn read_document(path: &Path) -> Result<(Option<String>, String)> {
+    let name = path.to_string_lossy().into_owned();
+    let (mut input, _) = open(&name, None)?;
+    let mut bytes = Vec::new();
+    input
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {name}"))?;
+    let html = matches!(
+        resolve(Format::Auto, &name, true, &mut bytes.as_slice(), false),
+        Ok(Format::Html)
+    );
+    let record = to_record(Raw::Page {
+        id: name.clone(),
+        url: None,
+        bytes,
+        charset: None,
+        html,
+    })
+    .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+    Ok((record.title, record.text.unwrap_or_default()))
+}
+
+/// Where an item is, for messages.
+#[derive(Debug, Clone)]
+pub struct Place {
+    /// The input's name (a path, `<stdin>`, or a file found in a directory).
+    pub name: Arc<str>,
+    /// Where in it.
+    pub at: At,
+    /// The input could not be read from here on (a corrupt gzip stream).
+    pub rest: bool,
+}
+
+/// Where in an input an item is.
+#[derive(Debug, Clone, Copy)]
+pub enum At {
+    /// A JSONL line (numbered from 1, blank lines included).
+    Line(u64),
+    /// A WARC record: its number (from 1) and byte offset (of the uncompressed stream
+    /// when `gz`).
+    Record { number: u64, offset: u64, gz: bool },
+    /// The whole file.
+    File,
+}
+
+impl Place {
+    /// What a failure skips: `record`, `file` or `rest of the file`.
+    pub fn skipped(&self) -> &'static str {
+        match self.at {
+            _ if self.rest => "rest of the file",
+            At::Line(_) | At::Record { .. } => "record",
+            At::File => "file",
+        }
+    }
+
+    /// A line number for JSON answers (the line or record number; 0 for a file).
+    pub fn number(&self) -> u64 {
+        match self.at {
+            At::Line(n) | At::Record { number: n, .. } => n,
+            At::File => 0,
+        }
+    }
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = &self.name;
+        match self.at {
+            At::Line(n) => write!(f, "{name}:{n}"),
+            At::Record { number, offset, gz } => {
+                let unc = if gz { " (uncompressed)" } else { "" };
+                write!(f, "{name}: record {number} at byte {offset}{unc}")
+            }
+            At::File => write!(f, "{name}"),
+        }
+    }
+}
+
+/// One unit of input, before parsing.
+#[derive(Debug)]
+pub enum Raw {
+    /// A JSONL line (without its line ending).
+    Json(Vec<u8>),
+    /// A whole document: a text or HTML file, or a page of a WARC file.
+    Page {
+        /// Its id (the path, or the WARC-Target-URI).
+        id: String,
+        /// Its URL, when known.
+        url: Option<String>,
+        /// The bytes as stored.
+        bytes: Vec<u8>,
+        /// A declared charset (the HTTP Content-Type's), if any.
+        charset: Option<String>,
+        /// HTML (else text).
+        html: bool,
+    },
+}
+
+/// One item read: where it is and the raw unit, or why it could not be read.
+pub type Item = (Place, Result<Raw, String>);
+
+/// Parses a raw unit into a record (JSON parsing, HTML text extraction, text decoding).
+pub fn to_record(raw: Raw) -> Result<Record, String> {
+    match raw {
+        Raw::Json(bytes) => reader::parse_jsonl(&bytes).map_err(|e| e.to_string()),
+        Raw::Page {
+            id,
+            url,
+            bytes,
+            charset,
+            html,
+        } => {
+            simstore::types::document::check_id(&id).map_err(|e| format!("invalid id: {e}"))?;
+            if html {
+                html_document(id, url, &bytes, charset.as_deref())
+            } else {
+                text_document(id, url, &bytes, charset.as_deref())
+            }
+        }
+    }
+}
+
+/// An HTML page as a record: its title and main text (`simstore::input::html`: boilerplate
+/// removed, charset from `charset` (the HTTP header's), else the page's `<meta>`, else
+/// detected).
+fn html_document(
+    id: String,
+    url: Option<String>,
+    bytes: &[u8],
+    charset: Option<&str>,
+) -> Result<Record, String> {
+    let page = simstore::input::html::page_from_bytes(bytes, charset).map_err(|e| e.to_string())?;
+    Ok(Record {
+        id,
+        title: page.title,
+        text: Some(page.text),
+        url,
+        fp: None,
+    })
+}
+
+/// A text file or page as a record, decoded from `charset` or the detected charset
+/// (`simstore::input::charset`).
+fn text_document(
+    id: String,
+    url: Option<String>,
+    bytes: &[u8],
+    charset: Option<&str>,
+) -> Result<Record, String> {
+    let decoded = simstore::input::charset::decode(bytes, charset).map_err(|e| e.to_string())?;
+    Ok(Record {
+        id,
+        title: None,
+        text: Some(decoded.text),
+        url,
+        fp: None,
+    })
+}
+
+/// Inputs or parts of them that are not documents, by reason.
+#[derive(Debug, Default)]
+pub struct Skipped {
+    counts: BTreeMap<&'static str, u64>,
+}
+
+impl Skipped {
+    fn add(&mut self, reason: &'static str) {
+        *self.counts.entry(reason).or_default() += 1;
+    }
+
+    /// How many were skipped in all.
+    pub fn total(&self) -> u64 {
+        self.counts.values().sum()
+    }
+
+    /// The counts by reason, as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!(self.counts)
+    }
+}
+
+impl fmt::Display for Skipped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "skipped {}", self.total())?;
+        if !self.counts.is_empty() {
+            let parts: Vec<String> = self
+                .counts
+                .iter()
+                .map(|(r, n)| format!("{n} {r}"))
+                .collect();
+            write!(f, " ({})", parts.join(", "))?;
+        }
+        Ok(())
+    }
+}
