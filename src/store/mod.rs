@@ -1,7 +1,7 @@
 //! The store: the Manku table logic (writes, queries, check-and-insert, dedup,
 //! check/repair, bulk loads, relayout) written once over the storage seam
 //! ([`backend::Backend`]), with RocksDB ([`StoreBuilder::open`]) and memory
-//! ([`StoreBuilder::open_in_memory`]) beneath it. See docs/design.md for the layout.
+//! ([`StoreBuilder::in_memory`]) beneath it. See docs/design.md for the layout.
 
 pub mod backend;
 mod builder;

@@ -30,13 +30,15 @@
 //! of short lines (a title-like snippet, a list) is still fingerprinted as a whole, without
 //! the chrome around it. When every line is boilerplate, every line weighs 1.
 //!
-//! Inside lines, URLs are removed before tokenization; [`is_noise_token`] drops digit runs
-//! (dates, counters, ids) and stop words.
+//! Inside lines, URLs are removed before tokenization ([`strip_urls`]); the fingerprint
+//! drops digit runs (dates, counters, ids) and gives [`STOP_WORDS`] no weight.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use aho_corasick::AhoCorasick;
+
+pub use crate::text::stop_words::STOP_WORDS;
 
 /// Weight of a short line (see the module documentation), relative to a content line.
 pub const SHORT_LINE_WEIGHT: f32 = 0.25;
@@ -118,236 +120,12 @@ pub const MARKERS: &[&str] = &[
     "cookie policy",
 ];
 
-/// Stop words: function words that carry no topic. Chinese words as jieba segments them;
-/// English from the usual short lists; month and weekday names, which timestamps are made of.
-pub const STOP_WORDS: &[&str] = &[
-    // Chinese.
-    "的",
-    "了",
-    "是",
-    "在",
-    "和",
-    "也",
-    "就",
-    "都",
-    "而",
-    "及",
-    "与",
-    "着",
-    "或",
-    "之",
-    "其",
-    "把",
-    "被",
-    "让",
-    "对",
-    "从",
-    "向",
-    "给",
-    "但",
-    "并",
-    "很",
-    "还",
-    "又",
-    "要",
-    "会",
-    "能",
-    "等",
-    "吧",
-    "吗",
-    "呢",
-    "啊",
-    "呀",
-    "哦",
-    "嗯",
-    "么",
-    "个",
-    "这",
-    "那",
-    "我",
-    "你",
-    "他",
-    "她",
-    "它",
-    "我们",
-    "你们",
-    "他们",
-    "她们",
-    "一个",
-    "没有",
-    "可以",
-    "因为",
-    "所以",
-    "但是",
-    "而且",
-    "然后",
-    "就是",
-    "这个",
-    "那个",
-    "这样",
-    "那样",
-    "什么",
-    "怎么",
-    "如果",
-    "已经",
-    "以及",
-    "还是",
-    "不是",
-    "这些",
-    "那些",
-    "自己",
-    "这种",
-    "以",
-    "于",
-    "为",
-    "所",
-    "得",
-    "地",
-    "年",
-    "月",
-    "日",
-    "时",
-    "分",
-    "秒",
-    "号",
-    // English.
-    "a",
-    "an",
-    "the",
-    "and",
-    "or",
-    "but",
-    "if",
-    "of",
-    "to",
-    "in",
-    "on",
-    "at",
-    "by",
-    "for",
-    "with",
-    "from",
-    "as",
-    "into",
-    "about",
-    "than",
-    "then",
-    "that",
-    "this",
-    "these",
-    "those",
-    "it",
-    "its",
-    "is",
-    "are",
-    "was",
-    "were",
-    "be",
-    "been",
-    "being",
-    "am",
-    "do",
-    "does",
-    "did",
-    "has",
-    "have",
-    "had",
-    "i",
-    "you",
-    "he",
-    "she",
-    "we",
-    "they",
-    "me",
-    "him",
-    "her",
-    "us",
-    "them",
-    "my",
-    "your",
-    "his",
-    "our",
-    "their",
-    "not",
-    "no",
-    "so",
-    "s",
-    "t",
-    "will",
-    "would",
-    "can",
-    "could",
-    "should",
-    "may",
-    "might",
-    "must",
-    "shall",
-    "there",
-    "here",
-    "which",
-    "who",
-    "whom",
-    "what",
-    "when",
-    "where",
-    "why",
-    "how",
-    "all",
-    "any",
-    "some",
-    "such",
-    "also",
-    "just",
-    "very",
-    "too",
-    "up",
-    "out",
-    "over",
-    "after",
-    "before",
-    "said",
-    "jan",
-    "feb",
-    "mar",
-    "apr",
-    "jun",
-    "jul",
-    "aug",
-    "sep",
-    "sept",
-    "oct",
-    "nov",
-    "dec",
-    "january",
-    "february",
-    "march",
-    "april",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-    "pm",
-];
-
-/// True for tokens that never become features: digit runs and stop words.
-pub fn is_noise_token(token: &str, is_stop_word: impl Fn(&str) -> bool) -> bool {
-    token.bytes().all(|b| b.is_ascii_digit()) || is_stop_word(token)
-}
-
+/// Characters that separate the items of a navigation line.
 const SEPARATORS: &[char] = &['|', '·', '•', '»', '›', '>', '┃', '¦'];
 /// Punctuation that separates clauses of prose (after normalization: full-width forms are
 /// ASCII, the ideographic full stop stays).
 const CLAUSE_MARKS: &[char] = &[',', '。', ';', '!', '?'];
+/// Characters that end a sentence (or close a quotation or parenthesis that ends one).
 const SENTENCE_END: &[char] = &[
     '。', '！', '？', '.', '!', '?', ';', '；', '…', '”', '"', '」', '』', ')', '）',
 ];
@@ -355,92 +133,22 @@ const SENTENCE_END: &[char] = &[
 /// Classifies one normalized line (see the module documentation).
 pub fn classify(line: &str) -> LineKind {
     let line = line.trim();
-    // One pass: non-space characters, all characters, Han characters (and how many are
-    // function characters), letters and digits, ASCII digits, whitespace-separated words,
-    // separator-delimited non-empty items.
-    let (mut chars, mut len, mut han, mut function_han) = (0usize, 0usize, 0usize, 0usize);
-    let (mut alnum, mut digits, mut words, mut items) = (0usize, 0usize, 0usize, 0usize);
-    let mut clause_marks = 0usize;
-    let (mut in_word, mut item_open) = (false, false);
-    for c in line.chars() {
-        len += 1;
-        // The common case of Chinese text first: a CJK Unified Ideograph is a word character
-        // and neither space, separator nor clause mark.
-        if let Some(i) = crate::text::analyze::cjk_unified_index(c) {
-            chars += 1;
-            words += usize::from(!in_word);
-            in_word = true;
-            item_open = true;
-            han += 1;
-            alnum += 1;
-            function_han += usize::from(is_function_index(i));
-            continue;
-        }
-        if c.is_whitespace() {
-            in_word = false;
-            continue;
-        }
-        chars += 1;
-        if !in_word {
-            words += 1;
-            in_word = true;
-        }
-        if SEPARATORS.contains(&c) {
-            items += usize::from(item_open);
-            item_open = false;
-            continue;
-        }
-        item_open = true;
-        clause_marks += usize::from(CLAUSE_MARKS.contains(&c));
-        if c.is_ascii() {
-            if c.is_ascii_alphanumeric() {
-                alnum += 1;
-                digits += usize::from(c.is_ascii_digit());
-            }
-        } else if crate::text::analyze::is_han(c) {
-            // Outside the CJK Unified block: no function character.
-            han += 1;
-            alnum += 1;
-        } else if crate::text::analyze::is_word_char(c) {
-            alnum += 1;
-        }
-    }
-    items += usize::from(item_open);
-    if chars == 0 {
+    let n = LineCounts::of(line);
+    if n.chars == 0 {
         return LineKind::Boilerplate;
     }
     let sentence = line.ends_with(SENTENCE_END);
-    // Navigation: many short items between separators (or two, as in "headline | headline",
-    // when the line is not a sentence).
-    if (items >= 3 || (items == 2 && !sentence)) && chars / items <= 24 {
-        return LineKind::Boilerplate;
-    }
-    if han > 0 && words >= 4 && chars / words <= 4 {
-        return LineKind::Boilerplate;
-    }
-    // Metadata: digit-heavy short lines.
-    if len <= 120 && digits >= 4 && digits * 4 >= alnum {
-        return LineKind::Boilerplate;
-    }
-    if len <= 160 && is_marked(line, len, han > 0) {
-        return LineKind::Boilerplate;
-    }
-    // Function-word density, for Han lines that are not written in clauses: a link list or
-    // tag strip has no commas or full stops; prose that happens to use few function
-    // characters ("电池无问题。", an app's feature list) has them.
-    if han >= FUNCTION_WORDS_MIN_HAN
-        && clause_marks == 0
-        && (function_han as f32) < MIN_FUNCTION_HAN * han as f32
+    if is_navigation(&n, sentence)
+        || is_metadata(&n)
+        || (n.len <= 160 && is_marked(line, n.len, n.script()))
+        || lacks_function_words(line, &n)
     {
         return LineKind::Boilerplate;
     }
-    if han == 0 && alnum >= FUNCTION_WORDS_MIN_HAN {
-        let (function, all) = english_function_words(line);
-        if all >= 8 && (function as f32) < MIN_FUNCTION_WORDS * all as f32 {
-            return LineKind::Boilerplate;
-        }
-    }
-    let short = if han > 0 { chars < 25 } else { words < 6 };
+    let short = match n.script() {
+        Script::Han => n.chars < 25,
+        Script::Other => n.words < 6,
+    };
     if short && !sentence {
         LineKind::Short
     } else {
@@ -448,10 +156,143 @@ pub fn classify(line: &str) -> LineKind {
     }
 }
 
+/// What [`classify`] counts of a (trimmed) line, in one pass.
+#[derive(Debug, Default)]
+struct LineCounts {
+    /// Non-space characters.
+    chars: usize,
+    /// All characters.
+    len: usize,
+    /// Han characters.
+    han: usize,
+    /// Han characters that are [`FUNCTION_CHARS`].
+    function_han: usize,
+    /// Letters and digits.
+    alnum: usize,
+    /// ASCII digits.
+    digits: usize,
+    /// Whitespace-separated words.
+    words: usize,
+    /// Separator-delimited ([`SEPARATORS`]) non-empty items.
+    items: usize,
+    /// [`CLAUSE_MARKS`].
+    clause_marks: usize,
+}
+
+impl LineCounts {
+    /// Counts `line` in one pass over its characters.
+    fn of(line: &str) -> Self {
+        let mut n = Self::default();
+        let (mut in_word, mut item_open) = (false, false);
+        for c in line.chars() {
+            n.len += 1;
+            // The common case of Chinese text first: a CJK Unified Ideograph is a word
+            // character and neither space, separator nor clause mark.
+            if let Some(i) = crate::text::analyze::cjk_unified_index(c) {
+                n.chars += 1;
+                n.words += usize::from(!in_word);
+                in_word = true;
+                item_open = true;
+                n.han += 1;
+                n.alnum += 1;
+                n.function_han += usize::from(is_function_index(i));
+                continue;
+            }
+            if c.is_whitespace() {
+                in_word = false;
+                continue;
+            }
+            n.chars += 1;
+            if !in_word {
+                n.words += 1;
+                in_word = true;
+            }
+            if SEPARATORS.contains(&c) {
+                n.items += usize::from(item_open);
+                item_open = false;
+                continue;
+            }
+            item_open = true;
+            n.clause_marks += usize::from(CLAUSE_MARKS.contains(&c));
+            n.count_other(c);
+        }
+        n.items += usize::from(item_open);
+        n
+    }
+
+    /// Counts a character that is neither a CJK Unified Ideograph, a space nor a separator
+    /// as a letter, digit or Han character.
+    #[inline]
+    fn count_other(&mut self, c: char) {
+        if c.is_ascii() {
+            if c.is_ascii_alphanumeric() {
+                self.alnum += 1;
+                self.digits += usize::from(c.is_ascii_digit());
+            }
+        } else if crate::text::analyze::is_han(c) {
+            // Outside the CJK Unified block: no function character.
+            self.han += 1;
+            self.alnum += 1;
+        } else if crate::text::analyze::is_word_char(c) {
+            self.alnum += 1;
+        }
+    }
+
+    /// The line's script: Han if it has any Han character.
+    fn script(&self) -> Script {
+        if self.han > 0 {
+            Script::Han
+        } else {
+            Script::Other
+        }
+    }
+}
+
+/// The script of a line, as far as cleaning cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Script {
+    /// The line has at least one Han character.
+    Han,
+    /// The line has no Han character.
+    Other,
+}
+
+/// Navigation: many short items between separators (or two, as in "headline | headline",
+/// when the line is not a `sentence`), or many short space-separated Han items.
+fn is_navigation(n: &LineCounts, sentence: bool) -> bool {
+    ((n.items >= 3 || (n.items == 2 && !sentence)) && n.chars / n.items <= 24)
+        || (n.han > 0 && n.words >= 4 && n.chars / n.words <= 4)
+}
+
+/// Metadata: digit-heavy short lines (timestamps, counters, phone and licence numbers).
+fn is_metadata(n: &LineCounts) -> bool {
+    n.len <= 120 && n.digits >= 4 && n.digits * 4 >= n.alnum
+}
+
+/// Function-word density: a long enough line with too few function words is chrome.
+///
+/// Han lines count only when they are not written in clauses: a link list or tag strip has
+/// no commas or full stops; prose that happens to use few function characters ("电池无问题。",
+/// an app's feature list) has them. Other lines count their English [`STOP_WORDS`].
+fn lacks_function_words(line: &str, n: &LineCounts) -> bool {
+    if n.han >= FUNCTION_WORDS_MIN_HAN
+        && n.clause_marks == 0
+        && (n.function_han as f32) < MIN_FUNCTION_HAN * n.han as f32
+    {
+        return true;
+    }
+    if n.han == 0 && n.alnum >= FUNCTION_WORDS_MIN_HAN {
+        let (function, all) = english_function_words(line);
+        return all >= 8 && (function as f32) < MIN_FUNCTION_WORDS * all as f32;
+    }
+    false
+}
+
 /// A marker makes a line boilerplate when the line is short (at most 60 characters), or
-/// when it opens the line (within its first 8 characters in Han text, 20 in other text), or when two markers meet in
-/// it: a long sentence that merely mentions "转载" or "subscribe" stays content.
-fn is_marked(line: &str, len: usize, han: bool) -> bool {
+/// when it opens the line (within its first 8 characters in Han text, 20 in other text), or
+/// when two markers meet in it: a long sentence that merely mentions "转载" or "subscribe"
+/// stays content.
+fn is_marked(line: &str, len: usize, script: Script) -> bool {
     static AUTOMATON: LazyLock<AhoCorasick> = LazyLock::new(|| {
         // A DFA: the markers' first bytes are UTF-8 lead bytes common in any Chinese
         // text, so no prefilter helps, and a DFA scans fastest.
@@ -464,7 +305,10 @@ fn is_marked(line: &str, len: usize, han: bool) -> bool {
     if !AUTOMATON.is_match(line) {
         return false;
     }
-    let opening = if han { 8 } else { 20 };
+    let opening = match script {
+        Script::Han => 8,
+        Script::Other => 20,
+    };
     let mut found = None;
     for m in AUTOMATON.find_overlapping_iter(line) {
         if len <= 60 || line[..m.start()].chars().count() < opening {
@@ -766,15 +610,5 @@ mod tests {
             "see   and  ，好"
         );
         assert!(matches!(strip_urls("no links"), Cow::Borrowed(_)));
-    }
-
-    #[test]
-    fn noise_tokens() {
-        let stop = |t: &str| STOP_WORDS.contains(&t);
-        assert!(is_noise_token("2026", stop));
-        assert!(is_noise_token("的", stop));
-        assert!(is_noise_token("the", stop));
-        assert!(!is_noise_token("v3", stop));
-        assert!(!is_noise_token("北京", stop));
     }
 }
