@@ -283,3 +283,42 @@ fn planted_batch_queries_equal_brute_force() {
         assert_eq!(by_id[m["id"].as_str().unwrap()], f);
     }
 }
+
+/// Regression: a title holding a tab and a line break forged an extra column and an extra
+/// row in `query`'s tab-separated output (and an extra line in `get`'s). Fields are escaped.
+#[test]
+fn tabs_and_newlines_in_fields_cannot_forge_rows() {
+    let t = TestCommand::new();
+    let record = serde_json::json!({
+        "id": "a\tb",
+        "fp": "00000000000000ff",
+        "title": "real title\t999\nFORGED\tROW",
+        "url": "http://x/\\path",
+    });
+    t.write("in.jsonl", format!("{record}\n").as_bytes());
+    assert_eq!(code(&t.run(&["import", "in.jsonl"])), 0);
+    let o = t.run(&["query", "--fp", "00000000000000ff"]);
+    assert_eq!(code(&o), 0);
+    let out = String::from_utf8(o.stdout).unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1, "{out:?}");
+    let fields: Vec<&str> = lines[0].split('\t').collect();
+    assert_eq!(
+        fields,
+        [
+            "0",
+            "a\\tb",
+            "00000000000000ff",
+            "real title\\t999\\nFORGED\\tROW",
+            "http://x/\\\\path"
+        ]
+    );
+    let o = t.run(&["get", "a\tb"]);
+    assert_eq!(code(&o), 0);
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(out.lines().count(), 6, "{out:?}");
+    assert!(
+        out.contains("title:  real title\\t999\\nFORGED\\tROW\n"),
+        "{out:?}"
+    );
+}

@@ -29,10 +29,15 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     if args.json {
         writeln!(out, "{}", output::doc_json(&doc))?;
     } else {
-        writeln!(out, "id:     {}", doc.id)?;
+        writeln!(out, "id:     {}", output::escape_field(&doc.id))?;
         writeln!(out, "fp:     {}", doc.fingerprint())?;
-        writeln!(out, "title:  {}", doc.title.as_deref().unwrap_or("-"))?;
-        writeln!(out, "url:    {}", doc.url.as_deref().unwrap_or("-"))?;
+        let (title, url) = (doc.title.as_deref(), doc.url.as_deref());
+        writeln!(
+            out,
+            "title:  {}",
+            output::escape_field(title.unwrap_or("-"))
+        )?;
+        writeln!(out, "url:    {}", output::escape_field(url.unwrap_or("-")))?;
         writeln!(out, "length: {} characters", doc.length)?;
         writeln!(out, "time:   {} (Unix seconds)", doc.time)?;
     }

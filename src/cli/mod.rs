@@ -27,7 +27,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use simstore::{Error, Store};
+use simstore::Store;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -137,20 +137,12 @@ fn open_existing(db: &Path) -> Result<Store> {
         .with_context(|| format!("cannot open {}", db.display()))
 }
 
-/// Opens an existing store for reading; when another process holds the write lock, opens
-/// it read-only instead (seeing its data as of now) and says so.
+/// Opens an existing store for reading: always read-only, so a reader never takes the
+/// writer's lock (a long `query --batch` does not keep `import` or `serve` out) and never
+/// runs recovery work; it sees the store as of opening, a writer's log included.
 fn open_for_reading(db: &Path) -> Result<Store> {
-    match Store::builder(db).create_if_missing(false).open() {
-        Err(Error::Locked { .. }) => {
-            eprintln!(
-                "note: {} is locked by a writer; reading it read-only (writes made after now are not seen)",
-                db.display()
-            );
-            Store::builder(db)
-                .read_only(true)
-                .open()
-                .with_context(|| format!("cannot open {} read-only", db.display()))
-        }
-        other => other.with_context(|| format!("cannot open {}", db.display())),
-    }
+    Store::builder(db)
+        .read_only(true)
+        .open()
+        .with_context(|| format!("cannot open {}", db.display()))
 }

@@ -27,14 +27,34 @@ fn add_optional(v: &mut Value, d: &StoredDoc) {
     }
 }
 
-/// One human-readable line for a match: distance, id, fingerprint, title, url.
+/// One human-readable line for a match: distance, id, fingerprint, title, url, separated
+/// by tabs. Tabs, line breaks and backslashes inside the fields are escaped (`\t`, `\n`,
+/// `\r`, `\\`), so a field can never forge another column or another row.
 pub fn match_line(m: &Match) -> String {
     format!(
         "{}\t{}\t{}\t{}\t{}",
         m.distance,
-        m.doc.id,
+        escape_field(&m.doc.id),
         m.doc.fingerprint(),
-        m.doc.title.as_deref().unwrap_or("-"),
-        m.doc.url.as_deref().unwrap_or("-")
+        escape_field(m.doc.title.as_deref().unwrap_or("-")),
+        escape_field(m.doc.url.as_deref().unwrap_or("-"))
     )
+}
+
+/// `field` with its tabs, line breaks and backslashes escaped for a tab-separated line.
+pub fn escape_field(field: &str) -> std::borrow::Cow<'_, str> {
+    if !field.contains(['\t', '\n', '\r', '\\']) {
+        return field.into();
+    }
+    let mut out = String::with_capacity(field.len() + 8);
+    for c in field.chars() {
+        match c {
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\\' => out.push_str("\\\\"),
+            c => out.push(c),
+        }
+    }
+    out.into()
 }

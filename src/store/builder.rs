@@ -245,7 +245,8 @@ impl Store {
         let reader = options.is_reader();
         if meta.relayout.is_some() && reader {
             return Err(Error::Corrupt(
-                "a relayout of this store was interrupted; open it for writing once to finish it"
+                "a relayout of this store was interrupted; open it for writing once to finish it \
+                 (from the command line: `simstore repair`)"
                     .into(),
             ));
         }
@@ -276,7 +277,8 @@ impl Store {
         };
         if meta.bulk_pending && reader {
             return Err(Error::Corrupt(
-                "a bulk load into this store was interrupted; open it for writing once to recover"
+                "a bulk load into this store was interrupted; open it for writing once to recover \
+                 (from the command line: `simstore repair`)"
                     .into(),
             ));
         }
