@@ -77,6 +77,11 @@ pub enum Error {
     #[error("invalid layout: {0}")]
     InvalidLayout(String),
 
+    /// A job is larger than this build can handle in one piece (e.g. more documents than a
+    /// dedup can cluster).
+    #[error("too large: {0}")]
+    TooLarge(String),
+
     /// A query asked for a Hamming distance the store's tables cannot answer exactly.
     #[error(
         "k = {k} exceeds this store's k_max = {k_max}: its tables only answer k <= {k_max} exactly; \

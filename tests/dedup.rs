@@ -204,3 +204,12 @@ fn cli_dedup_of_files_and_of_a_store() {
     assert_eq!(code(&o), 2, "k > k_max of the store");
     assert!(stderr(&o).contains("k = 4 exceeds"), "{}", stderr(&o));
 }
+
+/// Regression: more documents than a dedup can cluster was reported as an invalid layout
+/// (`Error::InvalidLayout`), which names the wrong cause. It is `Error::TooLarge`.
+#[test]
+fn too_many_documents_to_cluster_is_too_large_not_a_layout_error() {
+    let err = UnionFind::new(u32::MAX as usize + 1).unwrap_err();
+    assert!(matches!(err, simstore::Error::TooLarge(_)), "{err:?}");
+    assert!(err.to_string().contains("too many to cluster"), "{err}");
+}

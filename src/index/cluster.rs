@@ -29,7 +29,7 @@ impl UnionFind {
     /// `n` singleton sets. Errors when `n` does not fit in `u32`.
     pub fn new(n: usize) -> Result<Self> {
         if u32::try_from(n).is_err() {
-            return Err(Error::InvalidLayout(format!(
+            return Err(Error::TooLarge(format!(
                 "{n} documents are too many to cluster (at most {})",
                 u32::MAX
             )));
