@@ -427,3 +427,31 @@ fn file_arguments_read_html_and_gzip_like_imports() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(json_lines(&o)[0]["id"], "page.html");
 }
+
+/// Regression: a missing file (or a symlink loop) among several inputs stopped the import
+/// with exit 2, and the files after it were never read. It is one failed input now.
+#[test]
+fn a_missing_or_looping_file_does_not_stop_the_others() {
+    let t = TestCommand::new();
+    t.write(
+        "good.jsonl",
+        b"{\"id\":\"good\",\"text\":\"the files after a missing one are still read\"}\n",
+    );
+    std::os::unix::fs::symlink(t.path("loop.jsonl"), t.path("loop.jsonl")).unwrap();
+    let o = t.run(&["import", "missing.jsonl", "loop.jsonl", "good.jsonl"]);
+    let err = stderr(&o);
+    assert_eq!(code(&o), 1, "{err}");
+    assert!(
+        err.contains("error: missing.jsonl: cannot open it: No such file or directory"),
+        "{err}"
+    );
+    assert!(
+        err.contains("error: loop.jsonl: cannot open it: Too many levels of symbolic links"),
+        "{err}"
+    );
+    assert!(
+        err.contains("stored 1 (1 new, 0 replaced), failed 2"),
+        "{err}"
+    );
+    assert!(get(&t, "good").is_some());
+}

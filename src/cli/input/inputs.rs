@@ -73,8 +73,9 @@ impl Inputs {
         }
     }
 
-    /// The next up to `max` items (empty at the end). An input that cannot be opened or
-    /// read (other than a corrupt gzip stream, which is an item) is an error.
+    /// The next up to `max` items (empty at the end). A file that cannot be opened, or a
+    /// corrupt gzip stream, is an item (an error naming the file; the next input is read);
+    /// an input that fails while being read, or stdin that cannot be read, is an error.
     pub fn next_chunk(&mut self, max: usize) -> Result<Vec<Item>> {
         let mut chunk = Vec::with_capacity(max.min(4096));
         while chunk.len() < max {
@@ -196,7 +197,17 @@ impl Inputs {
             return Ok(());
         }
         let name: Arc<str> = display_name(path).into();
-        let (mut input, gz) = open(path, self.bar.as_ref())?;
+        let (mut input, gz) = match open(path, self.bar.as_ref()) {
+            Ok(opened) => opened,
+            // A file that cannot be opened (missing, a symlink loop, no permission) is one
+            // failed input: the inputs after it are still read.
+            Err(e) if path != "-" => {
+                let at = place(&name, At::File);
+                chunk.push((at, Err(format!("cannot open it: {}", e.root_cause()))));
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        };
         let format = match resolve(self.format, path, gz, &mut *input, self.lines) {
             Ok(format) => format,
             Err(e) => {
