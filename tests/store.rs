@@ -710,3 +710,57 @@ fn check_and_repair_on_every_backend() {
         assert_eq!(near[0].doc.id, "d5", "{backend:?}");
     }
 }
+
+/// Regression: `check` held the writer lock for its whole scan (minutes at 10M), so a
+/// crawler's writes stalled behind it although it reads one snapshot. Inserts that start
+/// and finish while a check runs are counted: with the lock held there were none.
+#[test]
+fn writes_go_on_while_check_runs() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(dir.path().join("db")).unwrap());
+    store
+        .bulk_load((0..300_000u64).map(|i| Entry {
+            id: format!("d{i}"),
+            fp: Fingerprint(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            meta: DocMeta::default(),
+        }))
+        .unwrap();
+    let checking = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicBool::new(false));
+    let during = Arc::new(AtomicU64::new(0));
+    let writer = {
+        let (store, checking, done, during) = (
+            store.clone(),
+            checking.clone(),
+            done.clone(),
+            during.clone(),
+        );
+        std::thread::spawn(move || {
+            let mut i = 0u64;
+            while !done.load(Ordering::SeqCst) && i < 1_000_000 {
+                let before = checking.load(Ordering::SeqCst);
+                store
+                    .insert_fingerprint(&format!("w{i}"), Fingerprint(i), DocMeta::default())
+                    .unwrap();
+                if before && checking.load(Ordering::SeqCst) {
+                    during.fetch_add(1, Ordering::SeqCst);
+                }
+                i += 1;
+            }
+        })
+    };
+    checking.store(true, Ordering::SeqCst);
+    let report = store.check().unwrap();
+    checking.store(false, Ordering::SeqCst);
+    done.store(true, Ordering::SeqCst);
+    writer.join().unwrap();
+    assert!(report.is_ok(), "{:?}", report.problems);
+    assert!(
+        during.load(Ordering::SeqCst) > 0,
+        "no insert started and finished while check ran ({} documents checked)",
+        report.docs
+    );
+    assert!(store.check().unwrap().is_ok());
+}
