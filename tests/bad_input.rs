@@ -993,6 +993,18 @@ fn disk_full_is_a_clean_error_and_the_store_survives() {
     // RocksDB's message once (it names ENOSPC twice itself).
     assert_eq!(err.matches("No space left on device").count(), 2, "{err}");
 
+    // The disk still full, the reading commands answer: they open read-only, writing
+    // nothing (they exited 2 when opening wrote new log files).
+    for args in [
+        &["check"][..],
+        &["stats"],
+        &["get", "pre-0"],
+        &["query", "--fp", "0000000000000000"],
+    ] {
+        let o = t.run_on(&db, args);
+        assert_ne!(code(&o), 2, "{args:?} on a full disk: {}", stderr(&o));
+    }
+
     // The store reopens, is sound, and holds every acknowledged document plus whole batches.
     assert_sound_on(&t, &db);
     let n = docs_on(&t, &db);
