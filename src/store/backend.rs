@@ -53,7 +53,7 @@ pub enum Space {
 }
 
 /// The keys of the `meta` space.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum MetaKey {
     /// The encoded [`crate::store::codec::Manifest`].
     Manifest,

@@ -159,21 +159,16 @@ impl StoreBuilder {
             (None, true) => OpenMode::ReadOnly,
             (None, false) => OpenMode::Writer,
         };
-        // The layout is checked before anything is created on disk.
-        let create = if self.create_if_missing
-            && !self.is_reader()
-            && !self.path.join("CURRENT").is_file()
-        {
-            Some(self.layout()?.tables().len())
-        } else {
-            None
-        };
-        match rocks::open(&self.path, &mode, create, self.block_cache_bytes)? {
-            rocks::Opened::Created(backend) => {
+        match rocks::open(&self.path, &mode, self.block_cache_bytes)? {
+            None if self.create_if_missing && mode == OpenMode::Writer => {
+                // The layout is checked before anything is created on disk.
                 let layout = self.layout()?;
+                let backend =
+                    rocks::create(&self.path, layout.tables().len(), self.block_cache_bytes)?;
                 Store::create(Box::new(backend), self, layout)
             }
-            rocks::Opened::Existing(backend) => Store::open_existing(Box::new(backend), self),
+            None => Err(Error::NoStore { path: self.path }),
+            Some(backend) => Store::open_existing(Box::new(backend), self),
         }
     }
 }

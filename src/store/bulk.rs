@@ -129,6 +129,16 @@ impl Store {
         })
     }
 
+    /// Completes or undoes a bulk load that was interrupted (the marker found on open):
+    /// rebuilds the derived data from `docs`, then removes the marker.
+    pub(super) fn recover_bulk_load(&self) -> Result<()> {
+        self.repair()?;
+        if let Some(ingest) = self.backend.bulk_ingest() {
+            ingest.discard_staged();
+        }
+        self.write_meta(MetaKey::BulkPending, None)
+    }
+
     /// One run per table of the `(seq, fingerprint)` pairs of `winners`, written in parallel.
     fn stage_tables(
         &self,

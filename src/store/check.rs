@@ -185,16 +185,6 @@ impl Store {
         }
         changes.push(Change::PutId(id.to_owned(), IdValue { seq, fp, hash }));
     }
-
-    /// Completes or undoes a bulk load that was interrupted: rebuilds the derived data from
-    /// `docs`, then removes the marker.
-    pub(super) fn recover_bulk_load(&self) -> Result<()> {
-        self.repair()?;
-        if let Some(ingest) = self.backend.bulk_ingest() {
-            ingest.discard_staged();
-        }
-        self.write_meta(MetaKey::BulkPending, None)
-    }
 }
 
 /// `docs`: every record decodes; the counters match them. Returns what the other checks

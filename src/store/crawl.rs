@@ -1,9 +1,9 @@
 //! The crawler's question: [`Store::check_and_insert`] stores a document only when no
 //! stored document is an exact or near duplicate of it, atomically.
 
-use super::backend::{Atomicity, Snapshot};
+use super::backend::Snapshot;
 use super::{Store, validate_id};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::types::{DocMeta, Document, Entry, Fingerprint, Match};
 
 /// What [`Store::check_and_insert`] found, and whether it stored the document.
@@ -101,8 +101,8 @@ impl Store {
     /// `NearDuplicate` of itself (the old version stays); a page that changed beyond `k` (and
     /// duplicates nothing else) replaces its old version (`New { replaced: true }`).
     ///
-    /// Errors: [`Error::KTooLarge`] for `k > k_max`, [`Error::EmptyDocument`],
-    /// [`Error::InvalidId`], [`Error::ReadOnly`], storage errors.
+    /// Errors: [`crate::Error::KTooLarge`] for `k > k_max`, [`crate::Error::EmptyDocument`],
+    /// [`crate::Error::InvalidId`], [`crate::Error::ReadOnly`], storage errors.
     pub fn check_and_insert(&self, doc: &Document, k: u32) -> Result<CheckOutcome> {
         let (fp, meta) = self.fingerprint_with_meta(doc)?;
         self.check_and_insert_fingerprint(&doc.id, fp, meta, k)
@@ -176,13 +176,11 @@ impl Store {
         let Some(seq) = snap.first_exact(hash)? else {
             return Ok(None);
         };
-        match snap.docs(&[seq])?.pop().flatten() {
-            Some(doc) => Ok(Some(doc.id)),
-            None if self.backend.atomicity() == Atomicity::PerKey => Ok(None),
-            None => Err(Error::Corrupt(format!(
-                "an exact entry points at missing document {seq}"
-            ))),
+        let doc = snap.docs(&[seq])?.pop().flatten();
+        if doc.is_none() {
+            self.missing_record(|| format!("an exact entry points at missing document {seq}"))?;
         }
+        Ok(doc.map(|d| d.id))
     }
 
     /// The nearest stored document within `k` of `fp` (ties: smallest id), reading only the

@@ -19,25 +19,13 @@ use crate::types::StoredDoc;
 /// Every space of a store, in memory.
 #[derive(Debug, Clone, Default)]
 struct Spaces {
-    meta: BTreeMap<MetaKeyOrd, Vec<u8>>,
+    meta: BTreeMap<MetaKey, Vec<u8>>,
     docs: BTreeMap<u64, StoredDoc>,
     ids: BTreeMap<String, IdValue>,
     exact: BTreeSet<(u128, u64)>,
     tables: Vec<BTreeSet<(u64, u64)>>,
     /// Bumped by every write.
     version: u64,
-}
-
-/// [`MetaKey`] as an ordered map key.
-type MetaKeyOrd = u8;
-
-fn meta_ord(key: MetaKey) -> MetaKeyOrd {
-    match key {
-        MetaKey::Manifest => 0,
-        MetaKey::Counters => 1,
-        MetaKey::BulkPending => 2,
-        MetaKey::RelayoutPending => 3,
-    }
 }
 
 impl Spaces {
@@ -64,10 +52,10 @@ impl Spaces {
     fn apply(&mut self, change: &Change) {
         match change {
             Change::PutMeta(k, v) => {
-                self.meta.insert(meta_ord(*k), v.clone());
+                self.meta.insert(*k, v.clone());
             }
             Change::DeleteMeta(k) => {
-                self.meta.remove(&meta_ord(*k));
+                self.meta.remove(k);
             }
             Change::PutDoc(seq, doc) => {
                 self.docs.insert(*seq, (**doc).clone());
@@ -185,7 +173,7 @@ struct MemorySnapshot(Arc<Spaces>);
 
 impl Snapshot for MemorySnapshot {
     fn meta(&self, key: MetaKey) -> Result<Option<Vec<u8>>> {
-        Ok(self.0.meta.get(&meta_ord(key)).cloned())
+        Ok(self.0.meta.get(&key).cloned())
     }
 
     fn ids(&self, ids: &[&str]) -> Result<Vec<Option<IdValue>>> {

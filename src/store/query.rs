@@ -33,12 +33,8 @@ impl Store {
         for ((seq, distance), doc) in hits.into_iter().zip(docs) {
             match doc {
                 Some(doc) => out.push(Match { distance, doc }),
-                None if self.backend.atomicity() == Atomicity::PerKey => {}
-                None => {
-                    return Err(Error::Corrupt(format!(
-                        "a table entry points at missing document {seq}"
-                    )));
-                }
+                None => self
+                    .missing_record(|| format!("a table entry points at missing document {seq}"))?,
             }
         }
         sort_matches(&mut out);
@@ -174,13 +170,20 @@ impl Store {
         let Some(value) = snap.ids(&[id])?.pop().flatten() else {
             return Ok(None);
         };
-        match snap.docs(&[value.seq])?.pop().flatten() {
-            Some(doc) => Ok(Some(doc)),
-            None if self.backend.atomicity() == Atomicity::PerKey => Ok(None),
-            None => Err(Error::Corrupt(format!(
-                "id {id:?} points at missing document {}",
-                value.seq
-            ))),
+        let doc = snap.docs(&[value.seq])?.pop().flatten();
+        if doc.is_none() {
+            self.missing_record(|| format!("id {id:?} points at missing document {}", value.seq))?;
+        }
+        Ok(doc)
+    }
+
+    /// What a missing `docs` record found through another space means: on a backend that
+    /// writes change sets atomically, corruption (`what` says where); on one that is atomic
+    /// per key, a document half written or half deleted, which readers leave out.
+    pub(super) fn missing_record(&self, what: impl FnOnce() -> String) -> Result<()> {
+        match self.backend.atomicity() {
+            Atomicity::PerKey => Ok(()),
+            Atomicity::ChangeSet => Err(Error::Corrupt(what())),
         }
     }
 

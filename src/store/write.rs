@@ -9,6 +9,15 @@ use super::{BatchOutcome, Counters, InsertOutcome, Store, now, validate_id};
 use crate::error::Result;
 use crate::types::{DocMeta, Document, Entry, Fingerprint, StoredDoc};
 
+/// Whether a stored entry needs table keys of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TableKeys {
+    /// A new sequence number: one key per table.
+    New,
+    /// A replacement with the same fingerprint keeps its sequence number and table keys.
+    Kept,
+}
+
 /// Replaced or deleted documents after which the tables are flushed.
 const CHURN_FLUSH: u64 = 5_000;
 
@@ -84,23 +93,23 @@ impl Store {
             // A replacement with the same fingerprint (a re-crawled page) keeps its sequence
             // number and table keys: only the record changes, and no table tombstones
             // accumulate under the fingerprint's prefix.
-            let (seq, new_keys) = match old {
+            let (seq, keys) = match old {
                 Some(o) if o.fp == e.fp.0 => {
                     out.replaced += 1;
-                    (o.seq, false)
+                    (o.seq, TableKeys::Kept)
                 }
                 Some(o) => {
                     self.push_unlink(&mut changes, o);
                     out.replaced += 1;
                     churn += 1;
                     next += 1;
-                    (next - 1, true)
+                    (next - 1, TableKeys::New)
                 }
                 None => {
                     live += 1;
                     out.inserted += 1;
                     next += 1;
-                    (next - 1, true)
+                    (next - 1, TableKeys::New)
                 }
             };
             if let Some(IdValue {
@@ -112,7 +121,7 @@ impl Store {
                 // Before the new entry: when both are the same key, the put comes last.
                 changes.push(Change::DeleteExact(h, old_seq));
             }
-            let value = self.push_link(&mut changes, e, seq, new_keys, time);
+            let value = self.push_link(&mut changes, e, seq, keys, time);
             pending.insert(&e.id, value);
         }
         self.commit(counters, changes, (next, live), self.durability())?;
@@ -121,16 +130,16 @@ impl Store {
     }
 
     /// Adds to `changes` what stores entry `e` as document `seq`: its table entries (when
-    /// `new_keys`), its `exact` entry, the record that commits them, then its id.
+    /// [`TableKeys::New`]), its `exact` entry, the record that commits them, then its id.
     fn push_link(
         &self,
         changes: &mut ChangeSet,
         e: &Entry,
         seq: u64,
-        new_keys: bool,
+        keys: TableKeys,
         time: u64,
     ) -> IdValue {
-        if new_keys {
+        if keys == TableKeys::New {
             for t in 0..self.manifest.layout.tables().len() {
                 let permuted = self.manifest.layout.permute(t, e.fp.0);
                 changes.push(Change::PutTable(t, permuted, seq));

@@ -20,7 +20,7 @@ use crate::store::backend::{
 };
 use crate::store::codec;
 
-pub(crate) use open::{OpenMode, Opened, open};
+pub(crate) use open::{OpenMode, create, open};
 
 /// A store's RocksDB database.
 pub(crate) struct RocksBackend {

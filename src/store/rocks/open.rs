@@ -21,33 +21,24 @@ pub(crate) enum OpenMode {
     Secondary(PathBuf),
 }
 
-/// What [`open`] found at the path.
-pub(crate) enum Opened {
-    /// A new, empty database with the column families of `tables` tables.
-    Created(RocksBackend),
-    /// An existing database (its manifest still to be read).
-    Existing(RocksBackend),
-}
-
-/// Opens the database at `path`, creating it with `tables` tables when the path does not
-/// exist (or is an empty directory) and `create` allows it.
+/// Opens the database at `path`, if there is one: `None` when the path does not exist or
+/// is an empty directory ([`create`] makes one there).
 ///
-/// Errors: [`Error::NoStore`], [`Error::NotAStore`], [`Error::Locked`], storage errors.
+/// Errors: [`Error::NotAStore`], [`Error::Locked`], storage errors.
 pub(crate) fn open(
     path: &Path,
     mode: &OpenMode,
-    create: Option<usize>,
     cache_bytes: usize,
-) -> Result<Opened> {
+) -> Result<Option<RocksBackend>> {
     if path.exists() && !path.is_dir() {
         return Err(Error::NotAStore {
             path: path.to_path_buf(),
             reason: "it is a file, not a directory".into(),
         });
     }
-    let cache = Cache::new_lru_cache(cache_bytes);
     if path.join("CURRENT").is_file() {
-        return open_existing(path, mode, cache).map(Opened::Existing);
+        let cache = Cache::new_lru_cache(cache_bytes);
+        return open_existing(path, mode, cache).map(Some);
     }
     if path.is_dir() && std::fs::read_dir(path)?.next().is_some() {
         return Err(Error::NotAStore {
@@ -55,15 +46,13 @@ pub(crate) fn open(
             reason: "the directory is not empty and holds no RocksDB database".into(),
         });
     }
-    match (create, mode) {
-        (Some(tables), OpenMode::Writer) => create_new(path, tables, cache).map(Opened::Created),
-        _ => Err(Error::NoStore {
-            path: path.to_path_buf(),
-        }),
-    }
+    Ok(None)
 }
 
-fn create_new(path: &Path, tables: usize, cache: Cache) -> Result<RocksBackend> {
+/// Creates a new, empty database at `path` (where [`open`] found none) with the column
+/// families of `tables` tables.
+pub(crate) fn create(path: &Path, tables: usize, cache_bytes: usize) -> Result<RocksBackend> {
+    let cache = Cache::new_lru_cache(cache_bytes);
     let mut opts = options::db_options(&cache);
     opts.create_if_missing(true);
     opts.create_missing_column_families(true);

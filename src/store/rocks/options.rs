@@ -1,5 +1,7 @@
 //! Column-family names and tuning of the RocksDB backend.
 
+use std::borrow::Cow;
+
 use rocksdb::{BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType, Options};
 
 use crate::store::backend::Space;
@@ -10,13 +12,13 @@ pub(super) const IDS: &str = "ids";
 pub(super) const EXACT: &str = "exact";
 
 /// The column family of a space.
-pub(super) fn cf_name(space: Space) -> String {
+pub(super) fn cf_name(space: Space) -> Cow<'static, str> {
     match space {
         Space::Meta => META.into(),
         Space::Docs => DOCS.into(),
         Space::Ids => IDS.into(),
         Space::Exact => EXACT.into(),
-        Space::Table(t) => table_cf_name(t),
+        Space::Table(t) => table_cf_name(t).into(),
     }
 }
 

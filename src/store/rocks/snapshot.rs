@@ -120,13 +120,7 @@ impl Snapshot for RocksSnapshot<'_> {
         }
         let mut it = self.iter(Space::Table(t), ro)?;
         it.seek(codec::table_bound(lo));
-        while let Some(key) = it.key() {
-            if !each(codec::decode_table_key(key))? {
-                break;
-            }
-            it.next();
-        }
-        it.status().map_err(storage)
+        drain(it, |k, _| each(codec::decode_table_key(k)))
     }
 
     fn first_exact(&self, hash: u128) -> Result<Option<u64>> {
@@ -148,13 +142,7 @@ impl Snapshot for RocksSnapshot<'_> {
     fn scan_exact(&self, each: &mut dyn FnMut(Result<(u128, u64)>) -> Result<bool>) -> Result<()> {
         let mut it = self.iter(Space::Exact, self.ro())?;
         it.seek_to_first();
-        while let Some(key) = it.key() {
-            if !each(codec::decode_exact_key(key))? {
-                break;
-            }
-            it.next();
-        }
-        it.status().map_err(storage)
+        drain(it, |k, _| each(codec::decode_exact_key(k)))
     }
 
     fn scan_docs(
