@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
+use std::time::{Duration, Instant};
 
 use rocksdb::{Cache, DB};
 
@@ -38,7 +39,7 @@ pub(crate) fn open(
     }
     if path.join("CURRENT").is_file() {
         let cache = Cache::new_lru_cache(cache_bytes);
-        return open_existing(path, mode, cache).map(Some);
+        return open_beside_writer(path, mode, cache).map(Some);
     }
     if path.is_dir() && std::fs::read_dir(path)?.next().is_some() {
         return Err(Error::NotAStore {
@@ -64,6 +65,42 @@ pub(crate) fn create(path: &Path, tables: usize, cache_bytes: usize) -> Result<R
     )
     .map_err(|e| open_error(path, e))?;
     Ok(assemble(db, cache, path, names, false))
+}
+
+/// How long a reader keeps retrying an open that races with the writer's compactions.
+const RACE_RETRY_FOR: Duration = Duration::from_secs(3);
+
+/// Opens an existing database, retrying a reader's open that lost a race with the writer.
+///
+/// A read-only or secondary open reads the MANIFEST, then opens the table files it
+/// lists; a live writer that finishes a compaction or rotates its MANIFEST in between
+/// deletes a file the reader is about to open ("No such file or directory"). Nothing is
+/// damaged: the next attempt reads the new MANIFEST. Writers never race (they hold the
+/// lock), so they are not retried.
+fn open_beside_writer(path: &Path, mode: &OpenMode, cache: Cache) -> Result<RocksBackend> {
+    let start = Instant::now();
+    let mut attempt = 0;
+    loop {
+        match open_existing(path, mode, cache.clone()) {
+            Err(e)
+                if *mode != OpenMode::Writer && start.elapsed() < RACE_RETRY_FOR && raced(&e) =>
+            {
+                attempt += 1;
+                std::thread::sleep(Duration::from_millis(attempt.min(20)));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Whether an open failed because a file it had just read about is gone.
+fn raced(e: &Error) -> bool {
+    let msg = match e {
+        Error::Storage(msg) => msg,
+        Error::NotAStore { reason, .. } => reason,
+        _ => return false,
+    };
+    msg.contains("No such file or directory")
 }
 
 fn open_existing(path: &Path, mode: &OpenMode, cache: Cache) -> Result<RocksBackend> {
