@@ -77,6 +77,31 @@ pub enum Error {
     #[error("invalid layout: {0}")]
     InvalidLayout(String),
 
+    /// A store URL that cannot be used.
+    #[error("invalid store URL {url:?}: {reason}")]
+    InvalidUrl {
+        /// The URL given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// A write reached the cluster's masters, but fewer replicas than asked acknowledged
+    /// it in time: it would not survive a failover of a master that has not replicated it.
+    #[error(
+        "a write was applied but only {acked} of {wanted} replicas acknowledged it within \
+         {timeout_ms} ms (a replica down or lagging?); retry it, or lower --replicas-ack \
+         (0: do not wait for replicas)"
+    )]
+    ReplicasBehind {
+        /// Replicas that acknowledged (the fewest over the masters written).
+        acked: u32,
+        /// Replicas asked for.
+        wanted: u32,
+        /// How long the write waited.
+        timeout_ms: u64,
+    },
+
     /// A job is larger than this build can handle in one piece (e.g. more documents than a
     /// dedup can cluster).
     #[error("too large: {0}")]

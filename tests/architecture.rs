@@ -1,5 +1,6 @@
 //! The shape of the source tree, checked: `crate::` imports form no cycle (between files
-//! and between folders), only the RocksDB backend names `rocksdb::`, and no source file is
+//! and between folders), only the RocksDB backend names `rocksdb::` (and only the Redis one
+//! `redis::`), and no source file is
 //! longer than a reader can hold (unit tests aside).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -68,10 +69,11 @@ fn imports(me: &str, text: &str, mods: &BTreeMap<String, String>) -> BTreeSet<St
                 .rev()
                 .map(|n| path[..n].join("::"))
                 .find(|p| mods.contains_key(p));
-            if let Some(m) = found {
-                if m != me && !me.starts_with(&format!("{m}::")) {
-                    out.insert(m);
-                }
+            if let Some(m) = found
+                && m != me
+                && !me.starts_with(&format!("{m}::"))
+            {
+                out.insert(m);
             }
         }
     }
@@ -110,10 +112,10 @@ fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>>
     }
     let mut state = BTreeMap::new();
     for u in graph.keys() {
-        if !state.contains_key(u) {
-            if let Some(c) = visit(u, graph, &mut state, &mut Vec::new()) {
-                return Some(c);
-            }
+        if !state.contains_key(u)
+            && let Some(c) = visit(u, graph, &mut state, &mut Vec::new())
+        {
+            return Some(c);
         }
     }
     None
@@ -146,16 +148,29 @@ fn module_imports_have_no_cycle() {
 }
 
 #[test]
-fn only_the_rocksdb_backend_names_rocksdb() {
-    for (m, text) in modules() {
-        if m == "store::rocks" || m.starts_with("store::rocks::") {
-            continue;
+fn only_each_backend_names_its_engine() {
+    for (engine, backend) in [("rocksdb::", "store::rocks"), ("redis::", "store::redis")] {
+        for (m, text) in modules() {
+            if m == backend || m.starts_with(&format!("{backend}::")) {
+                continue;
+            }
+            assert!(
+                !code(&text).any(|l| names_crate(l, engine)),
+                "{m} names {engine} outside its backend"
+            );
         }
-        assert!(
-            !code(&text).any(|l| l.contains("rocksdb::")),
-            "{m} names rocksdb:: outside the RocksDB backend"
-        );
     }
+}
+
+/// Whether `line` names the crate `engine` (`redis::` at the start of a path, not the
+/// module `super::redis::` or `codec::redis::`).
+fn names_crate(line: &str, engine: &str) -> bool {
+    line.match_indices(engine).any(|(i, _)| {
+        line[..i]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == ':'))
+    })
 }
 
 #[test]

@@ -33,10 +33,10 @@ const PAGE: &str = "The river Thames flows through London and past Oxford; the b
 /// What the model expects of one check: exact (earliest stored with the hash), else the
 /// nearest within k (ties: smallest id), else new.
 fn expected(model: &[(String, u64, Option<u128>)], fp: u64, hash: Option<u128>, k: u32) -> Expect {
-    if let Some(h) = hash {
-        if let Some((id, _, _)) = model.iter().find(|(_, _, mh)| *mh == Some(h)) {
-            return Expect::Exact(id.clone());
-        }
+    if let Some(h) = hash
+        && let Some((id, _, _)) = model.iter().find(|(_, _, mh)| *mh == Some(h))
+    {
+        return Expect::Exact(id.clone());
     }
     model
         .iter()

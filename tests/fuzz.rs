@@ -1579,7 +1579,7 @@ impl Run {
             url: Some(format!("https://example.com/{}", self.step)),
             length: self.step,
             // Some documents share a content hash: exact duplicates of each other.
-            content_hash: (self.step % 3 != 0).then_some(u128::from(self.step % 4)),
+            content_hash: (!self.step.is_multiple_of(3)).then_some(u128::from(self.step % 4)),
             sketch: None,
         }
     }

@@ -3,6 +3,8 @@
 mod architecture;
 mod bad_input;
 mod cli;
+mod cluster;
+mod cluster_harness;
 mod compat;
 mod crash;
 mod crawler;

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use simstore::Store;
+use simstore::store::RedisUrl;
 
 use super::Code;
 
@@ -23,6 +24,13 @@ pub struct Args {
 
 /// Runs the command; see [`Args`].
 pub fn run(db: &Path, args: Args) -> Result<Code> {
+    let remote = db.to_str().is_some_and(RedisUrl::is_redis);
+    if remote && Store::builder(db).read_only(true).open().is_ok() {
+        anyhow::bail!(
+            "{} already holds a store; choose another name (redis://HOST:PORT/NAME)",
+            db.display()
+        );
+    }
     if db.exists() {
         anyhow::bail!(
             "{} already exists; choose another --db path or remove it first",

@@ -154,13 +154,12 @@ enum SketchMode {
 fn parse_item(store: &Store, line: u64, raw: Raw, sketch: SketchMode) -> Result<Item, String> {
     if let Raw::Json(bytes) = &raw {
         let trimmed = bytes.trim_ascii();
-        if trimmed.len() == 16 {
-            if let Ok(fp) = reader::as_text(trimmed)
+        if trimmed.len() == 16
+            && let Ok(fp) = reader::as_text(trimmed)
                 .map_err(|e| e.to_string())?
                 .parse::<Fingerprint>()
-            {
-                return Ok((json!(line), None, fp, None));
-            }
+        {
+            return Ok((json!(line), None, fp, None));
         }
     }
     let record = input::to_record(raw)?;

@@ -29,7 +29,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
             "path": store.path(), "docs": s.docs, "format_version": s.format_version,
             "spec": s.spec.to_string(), "spec_version": s.spec.version,
             "k_max": l.k_max(), "blocks": l.widths(), "tables": l.tables().len(), "prefix_bits": prefixes,
-            "disk_bytes": s.disk_bytes, "expected_candidates_per_query": s.expected_candidates,
+            "disk_bytes": s.disk_bytes, "memory_bytes": s.memory_bytes, "expected_candidates_per_query": s.expected_candidates,
             "observed_candidates_per_query": observed.mean(), "observed_candidates_max": observed.max,
             "observed_queries": observed.queries, "expected_query_us": l.expected_query_us(s.docs as f64),
         });
@@ -54,11 +54,19 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
             observed.max,
             observed.queries
         )?;
-        writeln!(
-            out,
-            "disk:           {:.1} MiB",
-            s.disk_bytes as f64 / (1u64 << 20) as f64
-        )?;
+        match s.memory_bytes {
+            Some(m) => writeln!(
+                out,
+                "memory:         {:.1} MiB on the masters ({:.0} bytes per document)",
+                m as f64 / (1u64 << 20) as f64,
+                m as f64 / s.docs.max(1) as f64
+            )?,
+            None => writeln!(
+                out,
+                "disk:           {:.1} MiB",
+                s.disk_bytes as f64 / (1u64 << 20) as f64
+            )?,
+        }
     }
     Ok(0)
 }

@@ -178,6 +178,11 @@ pub trait Backend: Send + Sync {
     /// Bytes the store takes on disk (0 when it is not on a local disk).
     fn disk_bytes(&self) -> u64;
 
+    /// Memory the backend's servers use, when it keeps the store in their memory (Redis).
+    fn memory_bytes(&self) -> Option<u64> {
+        None
+    }
+
     /// Sorted bulk ingest, if the backend has it.
     fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {
         None
@@ -187,6 +192,31 @@ pub trait Backend: Send + Sync {
     fn follow(&self) -> Option<&dyn Follow> {
         None
     }
+
+    /// Counters and claims kept by the backend for every process that writes the store,
+    /// when many processes may write it at once (a cluster). `None`: one writer process at
+    /// a time, which keeps the counters itself and writes them in each change set.
+    fn shared(&self) -> Option<&dyn Shared> {
+        None
+    }
+}
+
+/// What a backend written by many processes at once keeps for all of them.
+pub trait Shared: Sync {
+    /// Reserves `n` sequence numbers no other process will use; returns the first.
+    fn reserve_seqs(&self, n: u64) -> Result<u64>;
+
+    /// Adds `delta` to the count of live documents.
+    fn add_live(&self, delta: i64) -> Result<()>;
+
+    /// The counters as now: (next unreserved sequence number, live documents).
+    fn counters(&self) -> Result<(u64, u64)>;
+
+    /// Claims content hash `hash` for document `seq`, atomically: when no `exact` entry of
+    /// the hash exists (or only the one of `stale`, a claim whose document never came,
+    /// which is removed), adds `(hash, seq)` and returns `None`; otherwise returns the
+    /// sequence number of the first entry, whose claim stands.
+    fn claim_exact(&self, hash: u128, seq: u64, stale: Option<u64>) -> Result<Option<u64>>;
 }
 
 /// Reads from one consistent view of a backend. Scans call `each` in key order until it
@@ -212,6 +242,19 @@ pub trait Snapshot: Sync {
         each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
     ) -> Result<()>;
 
+    /// Scans several table spans, calling `each(span index, entry)`; `false` from `each`
+    /// ends that span's scan only. A backend with round trips reads them all in one.
+    fn scan_spans(
+        &self,
+        spans: &[Span],
+        each: &mut dyn FnMut(usize, Result<(u64, u64)>) -> Result<bool>,
+    ) -> Result<()> {
+        for (i, s) in spans.iter().enumerate() {
+            self.scan_table(s.table, s.lo, s.hi, &mut |e| each(i, e))?;
+        }
+        Ok(())
+    }
+
     /// The smallest sequence number stored under content hash `hash`.
     fn first_exact(&self, hash: u128) -> Result<Option<u64>>;
 
@@ -225,6 +268,17 @@ pub trait Snapshot: Sync {
 
     /// Every `ids` entry: the id's bytes and its decoded value.
     fn scan_ids(&self, each: &mut dyn FnMut(IdItem<'_>) -> Result<bool>) -> Result<()>;
+}
+
+/// A range of one table: entries with `lo ≤ permuted < hi` (`hi = None`: no upper bound).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// The table.
+    pub table: usize,
+    /// The first permuted fingerprint in the span.
+    pub lo: u64,
+    /// The first permuted fingerprint past the span.
+    pub hi: Option<u64>,
 }
 
 /// One entry of [`Snapshot::scan_docs`]: the raw key, and the decoded sequence number and

@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use super::backend::{Backend, Change, ChangeSet, Durability, MetaKey};
 use super::codec::{self, Manifest};
 use super::memory::MemoryBackend;
+use super::redis::{Opened, RedisBackend, RedisUrl};
 use super::rocks::{self, OpenMode};
 use super::{Counters, Store, now};
 use crate::error::{Error, Result};
@@ -149,6 +150,9 @@ impl StoreBuilder {
     /// [`Error::FormatVersion`] / [`Error::SpecMismatch`] (written by another version),
     /// [`Error::InvalidLayout`] (bad layout options when creating).
     pub fn open(self) -> Result<Store> {
+        if let Some(url) = self.redis_url()? {
+            return self.open_redis(&url);
+        }
         if self.in_memory {
             let layout = self.layout()?;
             let backend = MemoryBackend::new(layout.tables().len());
@@ -170,6 +174,35 @@ impl StoreBuilder {
             None => Err(Error::NoStore { path: self.path }),
             Some(backend) => Store::open_existing(Box::new(backend), self),
         }
+    }
+}
+
+impl StoreBuilder {
+    /// The Redis Cluster URL, when the path is one (`redis://...`).
+    fn redis_url(&self) -> Result<Option<RedisUrl>> {
+        match self.path.to_str() {
+            Some(s) if RedisUrl::is_redis(s) => RedisUrl::parse(s).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// Opens (or creates, if allowed) the store named by `url` on its cluster.
+    fn open_redis(self, url: &RedisUrl) -> Result<Store> {
+        let backend = match RedisBackend::connect(url, url.replicas_ack)? {
+            Opened::Existing(b) => b,
+            Opened::Missing(_) if !self.create_if_missing || self.is_reader() => {
+                return Err(Error::NoStore { path: self.path });
+            }
+            Opened::Missing(b) => {
+                let manifest = Manifest {
+                    layout: self.layout()?,
+                    spec: FingerprintSpec::current(),
+                    created: now(),
+                };
+                b.create(&codec::encode_manifest(&manifest), self.expected_docs)?
+            }
+        };
+        Store::open_existing(Box::new(backend), self)
     }
 }
 
@@ -207,6 +240,7 @@ impl Store {
             counters: Mutex::new(Counters {
                 next_seq,
                 live,
+                reserved_end: 0,
                 churn: 0,
             }),
             options,

@@ -1,10 +1,16 @@
 //! The crawler's question: [`Store::check_and_insert`] stores a document only when no
 //! stored document is an exact or near duplicate of it, atomically.
 
-use super::backend::Snapshot;
+use std::time::{Duration, Instant};
+
+use super::backend::{Shared, Snapshot};
 use super::{Store, validate_id};
 use crate::error::Result;
 use crate::types::{DocMeta, Document, Entry, Fingerprint, Match};
+
+/// How long a claim on a content hash may wait for its document's record before it is
+/// taken to be the claim of a process that died.
+const CLAIM_WAIT: Duration = Duration::from_secs(2);
 
 /// What [`Store::check_and_insert`] found, and whether it stored the document.
 ///
@@ -131,21 +137,59 @@ impl Store {
             return Ok(dup);
         }
         let mut counters = self.lock();
-        if self.backend.version() != before {
-            if let Some(dup) = self.find_duplicate(fp, meta.content_hash, k)? {
-                return Ok(dup);
-            }
+        if self.backend.version() != before
+            && let Some(dup) = self.find_duplicate(fp, meta.content_hash, k)?
+        {
+            return Ok(dup);
         }
+        let claimed = match (self.backend.shared(), meta.content_hash) {
+            (Some(shared), Some(hash)) => {
+                self.reserve_seqs(&mut counters, 1)?;
+                let seq = counters.next_seq;
+                counters.next_seq += 1;
+                if let Some(of) = self.claim_exact(shared, hash, seq)? {
+                    return Ok(CheckOutcome::ExactDuplicate { of, fp });
+                }
+                Some(seq)
+            }
+            _ => None,
+        };
         let entry = Entry {
             id: id.to_owned(),
             fp,
             meta,
         };
-        let out = self.write_entries(&mut counters, std::slice::from_ref(&entry))?;
+        let out = self.write_entries(&mut counters, std::slice::from_ref(&entry), claimed)?;
         Ok(CheckOutcome::New {
             fp,
             replaced: out.replaced > 0,
         })
+    }
+
+    /// On a store written by many processes: claims content hash `hash` for document `seq`
+    /// (so that of processes storing one page at once exactly one stores it). `Some(id)`
+    /// when another document holds the claim: the id of that document, once its record is
+    /// there. A claim whose record does not come within [`CLAIM_WAIT`] was left by a
+    /// process that died before storing its document, and is taken over.
+    fn claim_exact(&self, shared: &dyn Shared, hash: u128, seq: u64) -> Result<Option<String>> {
+        let mut stale = None;
+        loop {
+            let Some(holder) = shared.claim_exact(hash, seq, stale)? else {
+                return Ok(None);
+            };
+            let start = Instant::now();
+            loop {
+                let snap = self.backend.snapshot();
+                if let Some(doc) = snap.docs(&[holder])?.pop().flatten() {
+                    return Ok(Some(doc.id));
+                }
+                if start.elapsed() >= CLAIM_WAIT {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            stale = Some(holder);
+        }
     }
 
     /// The exact duplicate (by `hash`), else the nearest near duplicate within `k`, both
@@ -157,10 +201,10 @@ impl Store {
         k: u32,
     ) -> Result<Option<CheckOutcome>> {
         let snap = self.backend.snapshot();
-        if let Some(hash) = hash {
-            if let Some(of) = self.exact_match(snap.as_ref(), hash)? {
-                return Ok(Some(CheckOutcome::ExactDuplicate { of, fp }));
-            }
+        if let Some(hash) = hash
+            && let Some(of) = self.exact_match(snap.as_ref(), hash)?
+        {
+            return Ok(Some(CheckOutcome::ExactDuplicate { of, fp }));
         }
         Ok(self
             .nearest(snap.as_ref(), fp, k)?

@@ -12,6 +12,7 @@ mod crawl;
 mod dedup;
 mod memory;
 mod query;
+mod redis;
 mod rocks;
 mod write;
 
@@ -28,6 +29,7 @@ use crate::text::fingerprint::{FingerprintSpec, Fingerprinter};
 pub use builder::StoreBuilder;
 pub use check::CheckReport;
 pub use crawl::CheckOutcome;
+pub use redis::RedisUrl;
 
 /// What an insert did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,8 +67,11 @@ pub struct Stats {
     pub spec: FingerprintSpec,
     /// The on-disk format version.
     pub format_version: u32,
-    /// Total size of the store's files, in bytes.
+    /// Total size of the store's files, in bytes (0 on Redis Cluster).
     pub disk_bytes: u64,
+    /// Memory of the servers holding the store, when they hold it in memory (Redis
+    /// Cluster: `used_memory` of every master, summed; shared with anything else they hold).
+    pub memory_bytes: Option<u64>,
     /// Expected candidates scanned by a k_max query at the current size, for uniform fingerprints.
     pub expected_candidates: f64,
 }
@@ -94,11 +99,17 @@ impl CandidateStats {
 struct Counters {
     next_seq: u64,
     live: u64,
+    /// On a shared backend ([`Backend::shared`]): the end of the range of sequence numbers
+    /// this process has reserved (`next_seq..reserved_end` are its to use).
+    reserved_end: u64,
     /// Documents replaced (with another fingerprint) or deleted since the tables were last
     /// flushed: their tombstones slow down queries of their prefixes until flushed and
     /// compacted.
     churn: u64,
 }
+
+/// Sequence numbers a process reserves at a time from a shared backend.
+const SEQ_RANGE: u64 = 1024;
 
 /// A persistent store of SimHash fingerprints. `Send + Sync`: share it (e.g. in an `Arc`)
 /// and query from many threads; writes are serialized internally.
@@ -132,7 +143,8 @@ impl Store {
         StoreBuilder::new(path).open()
     }
 
-    /// The store's directory (empty for an in-memory store).
+    /// The store's directory (empty for an in-memory store; the URL for a store on Redis
+    /// Cluster).
     pub fn path(&self) -> &Path {
         self.options.path()
     }
@@ -154,8 +166,15 @@ impl Store {
         &self.fingerprinter
     }
 
-    /// Number of stored documents.
+    /// Number of stored documents. On a store shared by many writer processes (Redis
+    /// Cluster) the count kept in the cluster (this process's last known count if it cannot
+    /// be read).
     pub fn len(&self) -> u64 {
+        if let Some(shared) = self.backend.shared()
+            && let Ok((_, live)) = shared.counters()
+        {
+            return live;
+        }
         self.lock().live
     }
 
@@ -204,6 +223,44 @@ impl Store {
         Ok(())
     }
 
+    /// [`Store::commit`] for ordinary writes. On a shared backend the counters are the
+    /// backend's: the change set goes without them and the live count moves by the
+    /// difference (sequence numbers were reserved by [`Store::reserve_seqs`]).
+    fn commit_write(
+        &self,
+        counters: &mut Counters,
+        changes: ChangeSet,
+        (next_seq, live): (u64, u64),
+        durability: Durability,
+    ) -> Result<()> {
+        let Some(shared) = self.backend.shared() else {
+            return self.commit(counters, changes, (next_seq, live), durability);
+        };
+        self.backend.write(&changes, durability)?;
+        let delta = live as i64 - counters.live as i64;
+        counters.next_seq = next_seq;
+        counters.live = live;
+        if delta != 0 {
+            shared.add_live(delta)?;
+        }
+        Ok(())
+    }
+
+    /// Makes sure `n` sequence numbers from `counters.next_seq` on are this process's: on a
+    /// shared backend, reserves a new range from it when the current one is too short
+    /// (at least [`SEQ_RANGE`] at a time). A no-op on a backend with one writer process.
+    fn reserve_seqs(&self, counters: &mut Counters, n: u64) -> Result<()> {
+        let Some(shared) = self.backend.shared() else {
+            return Ok(());
+        };
+        if counters.next_seq + n > counters.reserved_end {
+            let len = n.max(SEQ_RANGE);
+            counters.next_seq = shared.reserve_seqs(len)?;
+            counters.reserved_end = counters.next_seq + len;
+        }
+        Ok(())
+    }
+
     /// Sets (`Some`) or removes (`None`) a meta value with an fsynced write.
     fn write_meta(&self, key: MetaKey, value: Option<Vec<u8>>) -> Result<()> {
         let mut changes = ChangeSet::new();
@@ -233,6 +290,7 @@ impl Store {
             spec: self.manifest.spec.clone(),
             format_version: codec::FORMAT_VERSION,
             disk_bytes: self.backend.disk_bytes(),
+            memory_bytes: self.backend.memory_bytes(),
             expected_candidates: self.manifest.layout.expected_candidates(docs as f64),
         })
     }

@@ -1,7 +1,7 @@
 //! Queries: the probe of the permutation tables (a prefix range per table, filtered by
 //! popcount), the merge of candidates, and the fetch of their records.
 
-use super::backend::{Atomicity, MetaKey, Snapshot};
+use super::backend::{Atomicity, MetaKey, Snapshot, Span};
 use super::{CandidateStats, Store, codec};
 use crate::error::{Error, Result};
 use crate::types::{Document, Fingerprint, Match, StoredDoc};
@@ -51,23 +51,77 @@ impl Store {
         k: u32,
         mut each: impl FnMut(u64, u32),
     ) -> Result<()> {
+        self.probe_many(snap, &[fp], k, |_, seq, d| each(seq, d))
+    }
+
+    /// [`Store::probe`] for many fingerprints, every span read by one
+    /// [`Snapshot::scan_spans`]: calls `each(query index, seq, distance)`.
+    fn probe_many(
+        &self,
+        snap: &dyn Snapshot,
+        fps: &[u64],
+        k: u32,
+        mut each: impl FnMut(usize, u64, u32),
+    ) -> Result<()> {
         let layout = &self.manifest.layout;
-        for &t in layout.tables_for_k(k)? {
-            let pq = layout.permute(t, fp);
-            let shift = 64 - layout.tables()[t].prefix_bits();
-            let prefix = pq >> shift;
-            let lo = prefix << shift;
-            let hi = lo.checked_add(1u64 << shift);
-            snap.scan_table(t, lo, hi, &mut |entry| {
-                let (kfp, seq) = entry?;
-                if kfp >> shift != prefix {
-                    return Ok(false);
-                }
-                each(seq, (kfp ^ pq).count_ones());
-                Ok(true)
-            })?;
+        let tables = layout.tables_for_k(k)?;
+        let mut spans = Vec::with_capacity(fps.len() * tables.len());
+        let mut probes = Vec::with_capacity(spans.capacity());
+        for (q, &fp) in fps.iter().enumerate() {
+            for &t in tables {
+                let pq = layout.permute(t, fp);
+                let shift = 64 - layout.tables()[t].prefix_bits();
+                let lo = (pq >> shift) << shift;
+                let hi = lo.checked_add(1u64 << shift);
+                spans.push(Span { table: t, lo, hi });
+                probes.push((q, pq, shift));
+            }
         }
-        Ok(())
+        snap.scan_spans(&spans, &mut |i, entry| {
+            let (kfp, seq) = entry?;
+            let (q, pq, shift) = probes[i];
+            if kfp >> shift != pq >> shift {
+                return Ok(false);
+            }
+            each(q, seq, (kfp ^ pq).count_ones());
+            Ok(true)
+        })
+    }
+
+    /// [`Store::query`] for many fingerprints, from one snapshot: the answers, in order.
+    /// On a backend with round trips (Redis Cluster) every table span of every query is
+    /// read in one pipelined round trip per node, and every record in one more.
+    pub fn query_batch(&self, fps: &[Fingerprint], k: u32) -> Result<Vec<Vec<Match>>> {
+        let snap = self.backend.snapshot();
+        let raw: Vec<u64> = fps.iter().map(|f| f.0).collect();
+        let mut hits: Vec<(u64, usize, u32)> = Vec::new();
+        self.probe_many(snap.as_ref(), &raw, k, |q, seq, d| {
+            if d <= k {
+                hits.push((seq, q, d));
+            }
+        })?;
+        hits.sort_unstable();
+        hits.dedup_by_key(|h| (h.0, h.1));
+        let mut seqs: Vec<u64> = hits.iter().map(|h| h.0).collect();
+        seqs.dedup();
+        let docs = snap.docs(&seqs)?;
+        let mut out = vec![Vec::new(); fps.len()];
+        let mut next = seqs.iter().zip(docs).peekable();
+        for (seq, q, distance) in hits {
+            while next.peek().is_some_and(|(s, _)| **s < seq) {
+                next.next();
+            }
+            match next.peek() {
+                Some((_, Some(doc))) => out[q].push(Match {
+                    distance,
+                    doc: doc.clone(),
+                }),
+                _ => self
+                    .missing_record(|| format!("a table entry points at missing document {seq}"))?,
+            }
+        }
+        out.iter_mut().for_each(|m| sort_matches(m));
+        Ok(out)
     }
 
     /// Candidates a k_max query scans, observed on `samples` stored fingerprints spread over

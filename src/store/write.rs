@@ -71,16 +71,20 @@ impl Store {
             validate_id(&e.id)?;
         }
         let mut counters = self.lock();
-        self.write_entries(&mut counters, &entries)
+        self.write_entries(&mut counters, &entries, None)
     }
 
     /// The body of [`Store::insert_batch`], under the writer lock held by the caller.
-    /// Entries must have valid ids.
+    /// Entries must have valid ids. `claimed`: the sequence number under which a single
+    /// entry's content hash was claimed ([`super::backend::Shared::claim_exact`]); the
+    /// entry is stored under it.
     pub(super) fn write_entries(
         &self,
         counters: &mut Counters,
         entries: &[Entry],
+        claimed: Option<u64>,
     ) -> Result<BatchOutcome> {
+        self.reserve_seqs(counters, entries.len() as u64)?;
         let ids: Vec<&str> = entries.iter().map(|e| e.id.as_str()).collect();
         let existing = self.backend.snapshot().ids(&ids)?;
         let mut pending: HashMap<&str, IdValue> = HashMap::new();
@@ -94,7 +98,7 @@ impl Store {
             // number and table keys: only the record changes, and no table tombstones
             // accumulate under the fingerprint's prefix.
             let (seq, keys) = match old {
-                Some(o) if o.fp == e.fp.0 => {
+                Some(o) if o.fp == e.fp.0 && claimed.is_none() => {
                     out.replaced += 1;
                     (o.seq, TableKeys::Kept)
                 }
@@ -102,14 +106,12 @@ impl Store {
                     self.push_unlink(&mut changes, o);
                     out.replaced += 1;
                     churn += 1;
-                    next += 1;
-                    (next - 1, TableKeys::New)
+                    (take_seq(&mut next, claimed), TableKeys::New)
                 }
                 None => {
                     live += 1;
                     out.inserted += 1;
-                    next += 1;
-                    (next - 1, TableKeys::New)
+                    (take_seq(&mut next, claimed), TableKeys::New)
                 }
             };
             if let Some(IdValue {
@@ -124,7 +126,7 @@ impl Store {
             let value = self.push_link(&mut changes, e, seq, keys, time);
             pending.insert(&e.id, value);
         }
-        self.commit(counters, changes, (next, live), self.durability())?;
+        self.commit_write(counters, changes, (next, live), self.durability())?;
         self.note_churn(counters, churn)?;
         Ok(out)
     }
@@ -207,8 +209,16 @@ impl Store {
         }
         let live = counters.live.saturating_sub(1);
         let next = counters.next_seq;
-        self.commit(&mut counters, changes, (next, live), self.durability())?;
+        self.commit_write(&mut counters, changes, (next, live), self.durability())?;
         self.note_churn(&mut counters, 1)?;
         Ok(true)
     }
+}
+
+/// The claimed sequence number if there is one, else the next one of `next`.
+fn take_seq(next: &mut u64, claimed: Option<u64>) -> u64 {
+    claimed.unwrap_or_else(|| {
+        *next += 1;
+        *next - 1
+    })
 }

@@ -186,10 +186,10 @@ impl Inputs {
                 .with_context(|| format!("cannot read the directory {path}"))?;
             files.sort();
             for (file, html) in files.into_iter().rev() {
-                if let Some(bar) = &self.bar {
-                    if let Ok(m) = std::fs::metadata(&file) {
-                        bar.inc_length(m.len());
-                    }
+                if let Some(bar) = &self.bar
+                    && let Ok(m) = std::fs::metadata(&file)
+                {
+                    bar.inc_length(m.len());
                 }
                 self.pending
                     .push_front(Pending::DirFile { path: file, html });

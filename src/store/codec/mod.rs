@@ -18,6 +18,8 @@
 //! bincode uses its `standard` configuration (little-endian varints) with a size limit,
 //! so a damaged length prefix cannot make a decoder allocate without bound.
 
+pub mod redis;
+
 use crate::error::{Error, Result};
 use crate::index::layout::Layout;
 use crate::text::fingerprint::FingerprintSpec;

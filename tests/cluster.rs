@@ -1,0 +1,333 @@
+//! The Redis Cluster backend on a real cluster (6 `redis-server` processes on loopback,
+//! started by [`Cluster`]): answers equal brute force for every k ≤ k_max, writes survive a
+//! master's `kill -9` with replica acknowledgement, queries stay exact while slots move,
+//! exact duplicates are claimed once across processes, other specs and formats are refused.
+//! Without `redis-server` (outside CI) each test says it skips.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use simstore::store::backend::{Change, ChangeSet, Durability, MetaKey};
+use simstore::store::codec::{self, Manifest};
+use simstore::{DocMeta, Entry, Error, Fingerprint, FingerprintSpec, Store, StoreBuilder};
+
+use crate::cluster_harness::Cluster;
+use crate::util::{TestCommand, brute_force, code, flip, rng, shape, stderr};
+
+fn open(url: &str, k_max: u32, blocks: u32, expected: u64) -> Store {
+    StoreBuilder::new(url)
+        .k_max(k_max)
+        .blocks(blocks)
+        .expected_docs(expected)
+        .open()
+        .unwrap()
+}
+
+fn entry(id: String, fp: u64) -> Entry {
+    Entry {
+        id,
+        fp: Fingerprint(fp),
+        meta: DocMeta::default(),
+    }
+}
+
+/// Random fingerprints with near copies (1..=4 bits away), as `(id, fp)`.
+fn corpus(seed: u64, n: usize) -> Vec<(String, u64)> {
+    let mut r = rng(seed);
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let base: u64 = rand::Rng::random(&mut r);
+        out.push((format!("d{}", out.len()), base));
+        for d in 1..=4 {
+            out.push((format!("d{}", out.len()), flip(&mut r, base, d)));
+        }
+    }
+    out.truncate(n);
+    out
+}
+
+/// Queries at stored fingerprints and near them, each against brute force, for k ≤ k_max;
+/// also the batch query against the single ones.
+fn assert_exact(store: &Store, entries: &[(String, u64)], k_max: u32, seed: u64) {
+    let mut r = rng(seed);
+    let mut queries: Vec<u64> = entries.iter().step_by(37).map(|e| e.1).collect();
+    queries.extend(entries.iter().step_by(53).map(|e| flip(&mut r, e.1, 2)));
+    queries.push(rand::Rng::random(&mut r));
+    for k in 0..=k_max {
+        let fps: Vec<Fingerprint> = queries.iter().map(|&q| Fingerprint(q)).collect();
+        let batch = store.query_batch(&fps, k).unwrap();
+        for (q, answer) in queries.iter().zip(&batch) {
+            let single = store.query(Fingerprint(*q), k).unwrap();
+            assert_eq!(
+                shape(&single),
+                brute_force(entries, *q, k),
+                "k={k} q={q:016x}"
+            );
+            assert_eq!(shape(answer), shape(&single), "batch k={k} q={q:016x}");
+        }
+    }
+}
+
+#[test]
+fn store_on_a_cluster_equals_brute_force() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    // 128 buckets per space (expected 10,000) and none (expected 10): both key shapes.
+    for (name, expected) in [("wide", 10_000), ("narrow", 10)] {
+        let store = open(&cluster.url(name), 3, 5, expected);
+        let mut entries = corpus(7, 3000);
+        store
+            .insert_batch(entries.iter().map(|(id, fp)| entry(id.clone(), *fp)))
+            .unwrap();
+        // Replace some (new fingerprints), delete some.
+        for i in (0..3000).step_by(11) {
+            entries[i].1 ^= 0xF0F0;
+            let e = entry(entries[i].0.clone(), entries[i].1);
+            store.insert_batch([e]).unwrap();
+        }
+        for i in (5..3000).step_by(17) {
+            assert!(store.delete(&entries[i].0).unwrap());
+        }
+        entries = entries
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| i < &5 || (i - 5) % 17 != 0)
+            .map(|(_, e)| e)
+            .collect();
+        assert_eq!(store.len(), entries.len() as u64, "{name}");
+        assert_exact(&store, &entries, 3, 11);
+        let report = store.check().unwrap();
+        assert!(report.is_ok(), "{name}: {:?}", report.problems);
+        // Another process (here: another client) sees the same store.
+        let other = StoreBuilder::new(cluster.url(name)).open().unwrap();
+        assert_eq!(other.layout(), store.layout());
+        assert_exact(&other, &entries, 3, 12);
+    }
+}
+
+#[test]
+fn cli_runs_on_a_cluster() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let t = TestCommand::new();
+    let url = cluster.url("pages");
+    t.write(
+        "in.jsonl",
+        b"{\"id\":\"a\",\"fp\":\"00000000000000ff\"}\n{\"id\":\"b\",\"fp\":\"ff00000000000000\"}\n",
+    );
+    for args in [
+        &["init", "--expected-docs", "1000"][..],
+        &["import", "in.jsonl"],
+        &["check"],
+    ] {
+        let o = t.run_on(Path::new(&url), args);
+        assert_eq!(code(&o), 0, "{args:?}: {}", stderr(&o));
+    }
+    let o = t.run_on(
+        Path::new(&url),
+        &["query", "--fp", "00000000000000fe", "--k", "1"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("1\ta\t"));
+    let o = t.run_on(Path::new(&url), &["stats"]);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        out.contains("documents:      2") && out.contains("memory:"),
+        "{out}"
+    );
+    let o = t.run_on(Path::new(&url), &["delete", "a"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = t.run_on(Path::new(&url), &["get", "a"]);
+    assert_ne!(code(&o), 0);
+}
+
+#[test]
+fn exact_duplicates_are_claimed_once_across_processes() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let url = cluster.url("crawl");
+    drop(open(&url, 3, 4, 10_000));
+    // Two processes import the same 40 pages (under other ids) with --dedup, at once.
+    let t = TestCommand::new();
+    for side in ["a", "b"] {
+        let lines: String = (0..40)
+            .map(|i| format!("{{\"id\":\"{side}{i}\",\"text\":\"{}\"}}\n", page(i)))
+            .collect();
+        t.write(&format!("{side}.jsonl"), lines.as_bytes());
+    }
+    let spawn = |side: &str| {
+        let file = format!("{side}.jsonl");
+        t.command_on(Path::new(&url), &["import", "--dedup", "--k", "0", &file])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn("a"), spawn("b"));
+    for child in [a, b] {
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.code().is_some_and(|c| c <= 1), "{}", stderr(&o));
+    }
+    let store = StoreBuilder::new(&url).read_only(true).open().unwrap();
+    assert_eq!(store.len(), 40);
+    for i in 0..40 {
+        let (a, b) = (store.get(&format!("a{i}")), store.get(&format!("b{i}")));
+        let stored = a.unwrap().is_some() as u32 + b.unwrap().is_some() as u32;
+        assert_eq!(stored, 1, "page {i} stored {stored} times");
+    }
+    assert!(store.check().unwrap().is_ok());
+}
+
+/// A page of 40 made-up words, its own for each `i`.
+fn page(i: u64) -> String {
+    let mut r = rng(1000 + i);
+    (0..40)
+        .map(|_| {
+            (0..6)
+                .map(|_| char::from(b'a' + rand::Rng::random_range(&mut r, 0..26u8)))
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn failover_keeps_every_acknowledged_write() {
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    let url = cluster.url("fail");
+    let store = Arc::new(open(&url, 3, 4, 100_000));
+    let acked = Arc::new(Mutex::new(Vec::<(String, u64)>::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (store, acked, stop) = (store.clone(), acked.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut r = rng(3);
+            let mut n = 0;
+            while !stop.load(Ordering::SeqCst) {
+                let batch: Vec<(String, u64)> = (0..50)
+                    .map(|i| (format!("w{n}-{i}"), rand::Rng::random(&mut r)))
+                    .collect();
+                n += 1;
+                let entries = batch.iter().map(|(id, fp)| entry(id.clone(), *fp));
+                match store.insert_batch(entries) {
+                    Ok(_) => acked.lock().unwrap().extend(batch),
+                    // Not acknowledged: a write may fail while the cluster fails over (or,
+                    // with no replica left to acknowledge, after it).
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(50)),
+                }
+            }
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    let victim = cluster.masters()[0];
+    cluster.kill(victim);
+    cluster.wait_for_failover(victim);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    stop.store(true, Ordering::SeqCst);
+    writer.join().unwrap();
+    let acked = acked.lock().unwrap().clone();
+    assert!(acked.len() >= 500, "only {} acknowledged", acked.len());
+    let after = StoreBuilder::new(&url).open().unwrap();
+    let fps: Vec<Fingerprint> = acked.iter().map(|e| Fingerprint(e.1)).collect();
+    let answers = after.query_batch(&fps, 0).unwrap();
+    for ((id, _), found) in acked.iter().zip(&answers) {
+        assert!(
+            found.iter().any(|m| &m.doc.id == id),
+            "acknowledged {id} lost"
+        );
+    }
+    after.repair().unwrap();
+    let report = after.check().unwrap();
+    assert!(report.is_ok(), "{:?}", report.problems);
+    eprintln!(
+        "failover: {} acknowledged documents, all found; {} stored after repair",
+        acked.len(),
+        after.len()
+    );
+}
+
+/// Sets the flag when dropped.
+struct SetOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn queries_stay_exact_while_slots_move() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let url = cluster.url("moving");
+    let store = open(&url, 3, 4, 10_000);
+    let entries = corpus(5, 2000);
+    store
+        .insert_batch(entries.iter().map(|(id, fp)| entry(id.clone(), *fp)))
+        .unwrap();
+    let done = AtomicBool::new(false);
+    let mut rounds = 0;
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let _done = SetOnDrop(&done); // also when resharding panics
+            let m = cluster.masters();
+            cluster.reshard(m[0], m[1], 2000);
+            cluster.reshard(m[1], m[2], 1000);
+        });
+        while !done.load(Ordering::SeqCst) {
+            assert_exact(&store, &entries, 3, rounds);
+            rounds += 1;
+        }
+    });
+    assert_exact(&store, &entries, 3, 99);
+    eprintln!("resharding: {rounds} rounds of exact queries while 3000 slots moved");
+}
+
+#[test]
+fn another_spec_or_format_on_the_cluster_is_refused() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let url = cluster.url("old");
+    let store = open(&url, 3, 4, 1000);
+    let bytes = store
+        .backend()
+        .snapshot()
+        .meta(MetaKey::Manifest)
+        .unwrap()
+        .unwrap();
+    let put = |b: Vec<u8>| {
+        let mut c = ChangeSet::new();
+        c.push(Change::PutMeta(MetaKey::Manifest, b));
+        store.backend().write(&c, Durability::Process).unwrap();
+    };
+    let mut m: Manifest = codec::decode_manifest(&bytes).unwrap();
+    m.spec = FingerprintSpec {
+        version: 99,
+        ..FingerprintSpec::current()
+    };
+    put(codec::encode_manifest(&m));
+    let err = StoreBuilder::new(&url).open().unwrap_err();
+    assert!(matches!(err, Error::SpecMismatch { .. }), "{err:?}");
+    assert!(err.to_string().contains("re-import"), "{err}");
+    let mut other = bytes.clone();
+    other[8..12].copy_from_slice(&3u32.to_be_bytes());
+    put(other);
+    let err = StoreBuilder::new(&url).open().unwrap_err();
+    assert!(
+        matches!(err, Error::FormatVersion { found: 3, .. }),
+        "{err:?}"
+    );
+    // The CLI says the same, naming the URL.
+    let t = TestCommand::new();
+    let o = t.run_on(Path::new(&url), &["stats"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("upgrade simstore"), "{}", stderr(&o));
+}
