@@ -90,8 +90,8 @@ pub enum Error {
     /// it in time: it would not survive a failover of a master that has not replicated it.
     #[error(
         "a write was applied but only {acked} of {wanted} replicas acknowledged it within \
-         {timeout_ms} ms (a replica down or lagging?); retry it, or lower --replicas-ack \
-         (0: do not wait for replicas)"
+         {timeout_ms} ms (a replica down or lagging?); retry it, or ask for fewer with \
+         ?replicas-ack=N on the store URL (0: do not wait for replicas)"
     )]
     ReplicasBehind {
         /// Replicas that acknowledged (the fewest over the masters written).

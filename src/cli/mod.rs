@@ -6,6 +6,7 @@
 
 mod bench;
 mod check;
+mod copy;
 mod dedup;
 mod delete;
 mod eval;
@@ -80,6 +81,8 @@ enum Command {
     Dedup(dedup::Args),
     /// Rebuild tables and ids from the documents.
     Repair(repair::Args),
+    /// Copy the documents into another store (a local one or a cluster), rebuilding tables.
+    Copy(copy::Args),
     /// Rebuild the tables under a layout chosen for the store's size (or given).
     Relayout(relayout::Args),
     /// Detection quality on labelled pairs: precision, recall and F1 for k = 0..8.
@@ -110,6 +113,7 @@ pub fn main() -> ExitCode {
         Command::Bench(a) => bench::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Relayout(a) => relayout::run(&cli.db, a),
+        Command::Copy(a) => copy::run(&cli.db, a),
         Command::Serve(a) => serve::run(&cli.db, a),
     };
     match result {

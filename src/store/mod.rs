@@ -236,9 +236,11 @@ impl Store {
         let Some(shared) = self.backend.shared() else {
             return self.commit(counters, changes, (next_seq, live), durability);
         };
+        // The sequence numbers are used up even if the write fails: part of it may have
+        // landed, and a number must never name two documents.
+        counters.next_seq = next_seq;
         self.backend.write(&changes, durability)?;
         let delta = live as i64 - counters.live as i64;
-        counters.next_seq = next_seq;
         counters.live = live;
         if delta != 0 {
             shared.add_live(delta)?;

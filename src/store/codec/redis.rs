@@ -44,10 +44,12 @@ pub mod field {
     pub const BUCKET_BITS: &str = "bucket_bits";
 }
 
-/// The bucket bits for a store expected to hold `expected_docs` documents.
+/// The bucket bits for a store expected to hold `expected_docs` documents: the fewest
+/// that keep buckets at [`BUCKET_TARGET`] entries or under on average (so that even the
+/// fullest stay under Redis's listpack limit of 128 entries, at the expected size).
 pub fn bucket_bits_for(expected_docs: u64) -> u32 {
-    let buckets = (expected_docs / BUCKET_TARGET).max(1);
-    (64 - buckets.leading_zeros() - 1).min(MAX_BUCKET_BITS)
+    let buckets = expected_docs.div_ceil(BUCKET_TARGET).max(1);
+    (64 - (buckets - 1).leading_zeros()).min(MAX_BUCKET_BITS)
 }
 
 /// Whether `name` may name a store: 1 to 64 of `A-Z a-z 0-9 _ - .` (no braces, so no hash
@@ -147,8 +149,9 @@ mod tests {
     fn bucket_bits_aim_at_64_entries() {
         assert_eq!(bucket_bits_for(0), 0);
         assert_eq!(bucket_bits_for(64), 0);
-        assert_eq!(bucket_bits_for(1_000_000), 13);
-        assert_eq!(bucket_bits_for(10_000_000), 17);
+        assert_eq!(bucket_bits_for(65), 1);
+        assert_eq!(bucket_bits_for(1_000_000), 14);
+        assert_eq!(bucket_bits_for(10_000_000), 18);
         assert_eq!(bucket_bits_for(u64::MAX), MAX_BUCKET_BITS);
     }
 

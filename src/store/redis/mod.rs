@@ -356,12 +356,16 @@ impl Backend for RedisBackend {
 
 impl Shared for RedisBackend {
     fn reserve_seqs(&self, n: u64) -> Result<u64> {
-        let end: u64 = self.pool.run(|c| {
-            redis::cmd("HINCRBY")
+        // Replicated before use (WAIT), so that a failover cannot hand the range out again.
+        // A retry after a lost reply reserves another range: a gap, which is harmless.
+        let end: u64 = self.pool.retrying(|c| {
+            let end = redis::cmd("HINCRBY")
                 .arg(self.keys.meta())
                 .arg(field::NEXT_SEQ)
                 .arg(n)
-                .query(c)
+                .query(c)?;
+            self.wait_for_replicas(c)?;
+            Ok(end)
         })?;
         Ok(end - n)
     }

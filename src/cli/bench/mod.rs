@@ -12,6 +12,8 @@ use simstore::{BatchOutcome, DocMeta, Entry, Fingerprint, Layout, Store};
 
 use super::Code;
 
+mod cluster;
+
 /// Arguments of `simstore bench`.
 #[derive(Debug, clap::Args)]
 #[command(
@@ -59,6 +61,10 @@ pub struct Args {
     /// Threads for the --check-insert throughput (default: the number of cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// Also build a store on this Redis Cluster (redis://HOST:PORT,.../NAME, a name not in
+    /// use) and compare it with the RocksDB store on the same data.
+    #[arg(long, value_name = "URL")]
+    cluster: Option<String>,
 }
 
 /// SplitMix64: a small, fast, seedable generator (no dependency needed).
@@ -186,6 +192,9 @@ fn us(d: Duration) -> String {
 pub fn run(args: Args) -> Result<Code> {
     if args.check_insert {
         return check_insert(&args);
+    }
+    if let Some(url) = &args.cluster {
+        return cluster::run(url, &args);
     }
     let n = args.n as usize;
     anyhow::ensure!(

@@ -1,0 +1,192 @@
+//! `simstore bench --cluster URL`: the same planted data into a RocksDB store and into a
+//! store on Redis Cluster, in one run: import rate, single-query p50/p99, single and batch
+//! throughput, recall against brute force, and bytes per fingerprint (on disk; in the
+//! masters' memory).
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use rayon::prelude::*;
+use simstore::{DocMeta, Entry, Fingerprint, Store, StoreBuilder};
+
+use super::{
+    Args, Figures, Recall, check_recall, latency, new_store, planted_data, throughput, us, work_dir,
+};
+use crate::cli::Code;
+
+/// Queries per `Store::query_batch` call in the batch throughput.
+const BATCH: usize = 256;
+
+/// Entries per `insert_batch` call of the cluster import.
+const IMPORT_CHUNK: usize = 5_000;
+
+/// What one store cost and answered.
+struct Row {
+    name: &'static str,
+    import: Duration,
+    bytes: u64,
+    single: Figures,
+    batch_qps: f64,
+    recall: Recall,
+}
+
+/// Runs the comparison; see the module docs.
+pub(super) fn run(url: &str, args: &Args) -> Result<Code> {
+    let n = args.n as usize;
+    let (fps, queries) = planted_data(args.seed, n, args.queries);
+    let dir = work_dir(args)?;
+    let rocks = new_store(&dir.join("bench.db"), args)?;
+    println!(
+        "simstore bench --cluster: N = {n}, {} queries, k = {}, layout {}, {} threads",
+        queries.len(),
+        args.k,
+        rocks.layout(),
+        rayon::current_num_threads()
+    );
+    let t = Instant::now();
+    rocks.bulk_load(entries(&fps, 0))?;
+    let rocks_import = t.elapsed();
+    let size = rocks.stats()?.disk_bytes;
+    let rocks_row = measure(
+        "RocksDB (bulk load)",
+        &rocks,
+        rocks_import,
+        size,
+        &fps,
+        &queries,
+        args,
+    );
+    drop(rocks);
+    let _ = std::fs::remove_dir_all(&dir);
+    let (cluster, import, memory) = import_cluster(url, &fps, args)?;
+    let cluster_row = measure(
+        "Redis Cluster",
+        &cluster,
+        import,
+        memory,
+        &fps,
+        &queries,
+        args,
+    );
+    print(n, &[rocks_row, cluster_row]);
+    Ok(0)
+}
+
+/// Entries `d<base + index>` of `fps`.
+fn entries(fps: &[u64], base: usize) -> impl Iterator<Item = Entry> + '_ {
+    fps.iter().enumerate().map(move |(i, &f)| Entry {
+        id: format!("d{}", base + i),
+        fp: Fingerprint(f),
+        meta: DocMeta::default(),
+    })
+}
+
+/// Imports `fps` into a new store at `url` from one writer per core (as many crawler
+/// processes would: each `Store` is a client of its own); returns the store, the import
+/// time and the memory it added on the masters.
+fn import_cluster(url: &str, fps: &[u64], args: &Args) -> Result<(Store, Duration, u64)> {
+    anyhow::ensure!(
+        StoreBuilder::new(url).read_only(true).open().is_err(),
+        "{url} already holds a store; give the benchmark a fresh name (redis://HOST:PORT/NAME)"
+    );
+    let open = || {
+        StoreBuilder::new(url)
+            .k_max(args.k.max(3))
+            .expected_docs(args.n)
+            .open()
+            .with_context(|| format!("cannot open or create {url}"))
+    };
+    let store = open()?;
+    let before = store.stats()?.memory_bytes.unwrap_or(0);
+    let writers = rayon::current_num_threads().max(2);
+    let t = Instant::now();
+    let slices: Vec<(usize, &[u64])> = fps
+        .chunks(fps.len().div_ceil(writers))
+        .enumerate()
+        .map(|(i, c)| (i * fps.len().div_ceil(writers), c))
+        .collect();
+    std::thread::scope(|s| -> Result<()> {
+        let handles: Vec<_> = slices
+            .iter()
+            .map(|&(base, slice)| {
+                s.spawn(move || -> Result<()> {
+                    let writer = open()?;
+                    for (j, chunk) in slice.chunks(IMPORT_CHUNK).enumerate() {
+                        writer.insert_batch(entries(chunk, base + j * IMPORT_CHUNK))?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .try_for_each(|h| h.join().expect("import thread"))
+    })?;
+    let import = t.elapsed();
+    let after = store.stats()?.memory_bytes.unwrap_or(0);
+    Ok((store, import, after.saturating_sub(before)))
+}
+
+/// Recall, single-query latency and throughput, and batch throughput of one store.
+fn measure(
+    name: &'static str,
+    store: &Store,
+    import: Duration,
+    bytes: u64,
+    fps: &[u64],
+    queries: &[u64],
+    args: &Args,
+) -> Row {
+    let k = args.k;
+    let recall = check_recall(store, None, fps, queries, args);
+    let query = |q: u64| store.query(Fingerprint(q), k).expect("query");
+    let (p50, p99) = latency(queries, query);
+    let qps = throughput(queries, args.seconds, query);
+    let batches: Vec<&[u64]> = queries.chunks(BATCH).collect();
+    let start = Instant::now();
+    let mut done = 0usize;
+    while start.elapsed().as_secs_f64() < args.seconds {
+        batches.par_iter().for_each(|b| {
+            let fps: Vec<Fingerprint> = b.iter().map(|&q| Fingerprint(q)).collect();
+            std::hint::black_box(store.query_batch(&fps, k).expect("batch query"));
+        });
+        done += queries.len();
+    }
+    Row {
+        name,
+        import,
+        bytes,
+        single: Figures { p50, p99, qps },
+        batch_qps: done as f64 / start.elapsed().as_secs_f64(),
+        recall,
+    }
+}
+
+fn print(n: usize, rows: &[Row]) {
+    println!(
+        "{:<22} {:>10} {:>12} {:>10} {:>10} {:>12} {:>12} {:>12}",
+        "store", "import s", "imports/s", "p50", "p99", "single q/s", "batch q/s", "B/fp"
+    );
+    for r in rows {
+        println!(
+            "{:<22} {:>10.1} {:>12.0} {:>10} {:>10} {:>12.0} {:>12.0} {:>12.1}",
+            r.name,
+            r.import.as_secs_f64(),
+            n as f64 / r.import.as_secs_f64(),
+            us(r.single.p50),
+            us(r.single.p99),
+            r.single.qps,
+            r.batch_qps,
+            r.bytes as f64 / n as f64
+        );
+    }
+    for r in rows {
+        println!(
+            "{}: recall vs brute force {}/{}, extra hits {}",
+            r.name, r.recall.found, r.recall.expected, r.recall.extra
+        );
+    }
+    println!(
+        "(B/fp: RocksDB on disk; Redis Cluster: used_memory added on the masters, replicas hold as much again; batch: {BATCH} queries per Store::query_batch)"
+    );
+}
