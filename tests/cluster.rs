@@ -108,6 +108,28 @@ fn store_on_a_cluster_equals_brute_force() {
 }
 
 #[test]
+fn bulk_load_on_a_cluster_equals_brute_force() {
+    let Some(cluster) = Cluster::start() else { return };
+    let store = open(&cluster.url("bulk"), 3, 5, 2_000);
+    let mut entries = corpus(9, 3000);
+    // Repeated ids in the load: the last one wins.
+    let mut load: Vec<Entry> = entries.iter().map(|(i, f)| entry(i.clone(), *f)).collect();
+    for i in (0..3000).step_by(29) {
+        entries[i].1 ^= 0xFF00_0000;
+        load.push(entry(entries[i].0.clone(), entries[i].1));
+    }
+    let out = store.bulk_load(load).unwrap();
+    assert_eq!((out.inserted, store.len()), (3000, 3000));
+    assert_exact(&store, &entries, 3, 13);
+    let report = store.check().unwrap();
+    assert!(report.is_ok(), "{:?}", report.problems);
+    // Not empty any more: a second load goes in batches, and replaces.
+    store.bulk_load([entry("d0".into(), 7)]).unwrap();
+    entries[0].1 = 7;
+    assert_exact(&store, &entries, 3, 14);
+}
+
+#[test]
 fn cli_runs_on_a_cluster() {
     let Some(cluster) = Cluster::start() else {
         return;
@@ -374,7 +396,8 @@ fn copy_moves_a_store_to_the_cluster_and_back() {
             );
         }
         // The copies find the page by its text (tables rebuilt in their own layout).
-        let doc = simstore::Document::new(format!("again{i}"), page(i % 250));
+        let mut doc = simstore::Document::new(format!("again{i}"), page(i % 250));
+        doc.title = Some(format!("t{i}"));
         for store in [&remote, &back] {
             let dup = store.query_doc(&doc, 0).unwrap();
             assert!(dup.iter().any(|m| m.doc.id == id), "{id}");

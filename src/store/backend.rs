@@ -288,10 +288,12 @@ pub type DocItem<'a> = (&'a [u8], Result<(u64, StoredDoc)>);
 /// One entry of [`Snapshot::scan_ids`]: the id's bytes and its decoded value.
 pub type IdItem<'a> = (&'a [u8], Result<IdValue>);
 
-/// Sorted bulk ingest (RocksDB: SST files written in key order, then ingested).
+/// Sorted bulk ingest (RocksDB: SST files written in key order, then ingested; Redis
+/// Cluster: one variadic command per bucket, written at once).
 pub trait BulkIngest: Sync {
     /// A writer of one space's entries, to be given in key order. Entries go to a staging
-    /// area; nothing is visible until [`BulkIngest::ingest`].
+    /// area and nothing is visible until [`BulkIngest::ingest`] — or, on a backend without
+    /// one (Redis), they are written as they come, while the bulk-load marker is set.
     fn sorted_writer(&self, space: Space) -> Result<Box<dyn SortedWriter + '_>>;
 
     /// Makes the staged runs visible, `docs` first, then `ids`, `exact` and the tables (so

@@ -39,22 +39,35 @@ struct Staged {
 
 impl Store {
     /// Loads many entries at once. Into an empty store on a backend with sorted ingest
-    /// (RocksDB) this sorts every table's keys and ingests them as SST files (much faster
-    /// than batches for millions of entries; the result is identical to
+    /// this sorts every table's keys and writes them in key order: RocksDB ingests them as
+    /// SST files, Redis Cluster writes one command per bucket (both much faster than
+    /// batches for millions of entries; the result is identical to
     /// [`Store::insert_batch`]). Otherwise it falls back to `insert_batch` in chunks of
     /// 10,000. Repeated ids: the last one wins.
     ///
-    /// Memory: about 70 bytes per entry plus its id. The load is all-or-nothing: if the
-    /// process dies midway, the next writable open completes or undoes it.
+    /// Memory: about 70 bytes per entry plus its id (on Redis Cluster the entries are
+    /// collected first, to reserve their sequence numbers). The load is all-or-nothing on
+    /// RocksDB; on Redis Cluster entries become visible as they are written. Either way, if
+    /// the process dies midway, the next writable open rebuilds the store from `docs`.
     pub fn bulk_load(&self, entries: impl IntoIterator<Item = Entry>) -> Result<BatchOutcome> {
         self.check_writable()?;
+        let empty = self.is_empty();
         let mut counters = self.lock();
         let ingest = match self.backend.bulk_ingest() {
-            Some(ingest) if counters.live == 0 => ingest,
+            Some(ingest) if empty => ingest,
             _ => {
                 drop(counters);
                 return self.load_in_batches(entries);
             }
+        };
+        // A store many processes write: the load's sequence numbers are reserved first.
+        let entries: Box<dyn Iterator<Item = Entry>> = match self.backend.shared() {
+            Some(_) => {
+                let all: Vec<Entry> = entries.into_iter().collect();
+                self.reserve_seqs(&mut counters, all.len() as u64)?;
+                Box::new(all.into_iter())
+            }
+            None => Box::new(entries.into_iter()),
         };
         ingest.discard_staged();
         self.write_meta(MetaKey::BulkPending, Some(Vec::new()))?;

@@ -26,10 +26,10 @@ use crate::store::backend::{Backend, Change, ChangeSet, Durability, MetaKey};
 use crate::store::codec::Manifest;
 use crate::text::fingerprint::{FingerprintSpec, Fingerprinter};
 
+pub use self::redis::RedisUrl;
 pub use builder::StoreBuilder;
 pub use check::CheckReport;
 pub use crawl::CheckOutcome;
-pub use redis::RedisUrl;
 
 /// What an insert did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

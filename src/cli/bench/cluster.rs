@@ -17,9 +17,6 @@ use crate::cli::Code;
 /// Queries per `Store::query_batch` call in the batch throughput.
 const BATCH: usize = 256;
 
-/// Entries per `insert_batch` call of the cluster import.
-const IMPORT_CHUNK: usize = 5_000;
-
 /// What one store cost and answered.
 struct Row {
     name: &'static str,
@@ -60,7 +57,7 @@ pub(super) fn run(url: &str, args: &Args) -> Result<Code> {
     let _ = std::fs::remove_dir_all(&dir);
     let (cluster, import, memory) = import_cluster(url, &fps, args)?;
     let cluster_row = measure(
-        "Redis Cluster",
+        "Redis Cluster (bulk)",
         &cluster,
         import,
         memory,
@@ -81,47 +78,22 @@ fn entries(fps: &[u64], base: usize) -> impl Iterator<Item = Entry> + '_ {
     })
 }
 
-/// Imports `fps` into a new store at `url` from one writer per core (as many crawler
-/// processes would: each `Store` is a client of its own); returns the store, the import
-/// time and the memory it added on the masters.
+/// Bulk-loads `fps` into a new store at `url` (one bucket per command; see
+/// `Store::bulk_load`); returns the store, the import time and the memory it added on the
+/// masters.
 fn import_cluster(url: &str, fps: &[u64], args: &Args) -> Result<(Store, Duration, u64)> {
     anyhow::ensure!(
         StoreBuilder::new(url).read_only(true).open().is_err(),
         "{url} already holds a store; give the benchmark a fresh name (redis://HOST:PORT/NAME)"
     );
-    let open = || {
-        StoreBuilder::new(url)
-            .k_max(args.k.max(3))
-            .expected_docs(args.n)
-            .open()
-            .with_context(|| format!("cannot open or create {url}"))
-    };
-    let store = open()?;
+    let store = StoreBuilder::new(url)
+        .k_max(args.k.max(3))
+        .expected_docs(args.n)
+        .open()
+        .with_context(|| format!("cannot open or create {url}"))?;
     let before = store.stats()?.memory_bytes.unwrap_or(0);
-    let writers = rayon::current_num_threads().max(2);
     let t = Instant::now();
-    let slices: Vec<(usize, &[u64])> = fps
-        .chunks(fps.len().div_ceil(writers))
-        .enumerate()
-        .map(|(i, c)| (i * fps.len().div_ceil(writers), c))
-        .collect();
-    std::thread::scope(|s| -> Result<()> {
-        let handles: Vec<_> = slices
-            .iter()
-            .map(|&(base, slice)| {
-                s.spawn(move || -> Result<()> {
-                    let writer = open()?;
-                    for (j, chunk) in slice.chunks(IMPORT_CHUNK).enumerate() {
-                        writer.insert_batch(entries(chunk, base + j * IMPORT_CHUNK))?;
-                    }
-                    Ok(())
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .try_for_each(|h| h.join().expect("import thread"))
-    })?;
+    store.bulk_load(entries(fps, 0))?;
     let import = t.elapsed();
     let after = store.stats()?.memory_bytes.unwrap_or(0);
     Ok((store, import, after.saturating_sub(before)))

@@ -9,6 +9,7 @@
 //! script on the content hash's bucket. With `replicas_ack > 0`, a write returns only once
 //! that many replicas of every master acknowledged it (`WAIT`).
 
+mod bulk;
 mod conn;
 mod snapshot;
 mod url;
@@ -346,6 +347,10 @@ impl Backend for RedisBackend {
     }
 
     fn shared(&self) -> Option<&dyn Shared> {
+        Some(self)
+    }
+
+    fn bulk_ingest(&self) -> Option<&dyn super::backend::BulkIngest> {
         Some(self)
     }
 
