@@ -109,7 +109,9 @@ fn store_on_a_cluster_equals_brute_force() {
 
 #[test]
 fn bulk_load_on_a_cluster_equals_brute_force() {
-    let Some(cluster) = Cluster::start() else { return };
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
     let store = open(&cluster.url("bulk"), 3, 5, 2_000);
     let mut entries = corpus(9, 3000);
     // Repeated ids in the load: the last one wins.

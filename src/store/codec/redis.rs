@@ -7,7 +7,7 @@
 //! | `NAME:d:<seq >> 7>` | hash | field: seq (u64 BE) → `docs` record |
 //! | `NAME:i:<bucket>` | hash | field: external id → `ids` value |
 //! | `NAME:e:<bucket>` | sorted set, scores 0 | member: `exact` key (content hash ++ seq) |
-//! | `NAME:t<t>:<bucket>` | sorted set, scores 0 | member: table key (π(fingerprint) ++ seq) |
+//! | `NAME:t<t>:<bucket>` | sorted set, scores 0 | member: π(fingerprint) (u64 BE) ++ seq (40-bit BE) ([`table_member`]) |
 //!
 //! Numbers in key names are lower-case hex. A `<bucket>` is the top `bucket_bits` bits of
 //! the xxh3 hash of the id (`ids`), of the content hash (`exact`) or of the permuted
@@ -18,6 +18,8 @@
 //! Redis's compact listpack encoding.
 
 use xxhash_rust::xxh3::xxh3_64;
+
+use crate::error::{Error, Result};
 
 /// Entries per bucket aimed at when choosing `bucket_bits`.
 pub const BUCKET_TARGET: u64 = 64;
@@ -50,6 +52,39 @@ pub mod field {
 pub fn bucket_bits_for(expected_docs: u64) -> u32 {
     let buckets = expected_docs.div_ceil(BUCKET_TARGET).max(1);
     (64 - (buckets - 1).leading_zeros()).min(MAX_BUCKET_BITS)
+}
+
+/// The largest sequence number a table member holds (40 bits: a trillion documents).
+pub const MAX_MEMBER_SEQ: u64 = (1 << 40) - 1;
+
+/// A table member: the permuted fingerprint (8 bytes, big-endian, so byte order is numeric
+/// order) then the sequence number in 5 bytes (3 fewer than the RocksDB key: tables hold
+/// most of a store's memory on Redis). Errors past [`MAX_MEMBER_SEQ`].
+pub fn table_member(permuted: u64, seq: u64) -> Result<[u8; 13]> {
+    if seq > MAX_MEMBER_SEQ {
+        return Err(Error::TooLarge(format!(
+            "sequence number {seq} does not fit a Redis table member (at most 2^40 - 1)"
+        )));
+    }
+    let mut out = [0u8; 13];
+    out[..8].copy_from_slice(&permuted.to_be_bytes());
+    out[8..].copy_from_slice(&seq.to_be_bytes()[3..]);
+    Ok(out)
+}
+
+/// Decodes a [`table_member`] into `(permuted fingerprint, seq)`.
+pub fn decode_table_member(bytes: &[u8]) -> Result<(u64, u64)> {
+    let bytes: &[u8; 13] = bytes.try_into().map_err(|_| {
+        Error::Corrupt(format!(
+            "a Redis table member is {} bytes, not 13",
+            bytes.len()
+        ))
+    })?;
+    let mut p = [0u8; 8];
+    p.copy_from_slice(&bytes[..8]);
+    let mut s = [0u8; 8];
+    s[3..].copy_from_slice(&bytes[8..]);
+    Ok((u64::from_be_bytes(p), u64::from_be_bytes(s)))
 }
 
 /// Whether `name` may name a store: 1 to 64 of `A-Z a-z 0-9 _ - .` (no braces, so no hash
@@ -153,6 +188,16 @@ mod tests {
         assert_eq!(bucket_bits_for(1_000_000), 14);
         assert_eq!(bucket_bits_for(10_000_000), 18);
         assert_eq!(bucket_bits_for(u64::MAX), MAX_BUCKET_BITS);
+    }
+
+    #[test]
+    fn table_members_round_trip_in_numeric_order() {
+        let a = table_member(5, MAX_MEMBER_SEQ).unwrap();
+        let b = table_member(6, 0).unwrap();
+        assert!(a < b);
+        assert_eq!(decode_table_member(&a).unwrap(), (5, MAX_MEMBER_SEQ));
+        assert!(table_member(1, MAX_MEMBER_SEQ + 1).is_err());
+        assert!(decode_table_member(&[0; 16]).is_err());
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::RedisBackend;
 use super::conn::Retry;
 use crate::error::Result;
 use crate::store::backend::{BulkIngest, SortedRun, SortedWriter, Space};
+use crate::store::codec::redis::table_member;
 use crate::store::codec::{self, IdValue};
 use crate::types::StoredDoc;
 
@@ -115,10 +116,7 @@ impl SortedWriter for BucketWriter<'_> {
             .b
             .keys
             .table_bucket(t, self.b.keys.table_bucket_of(permuted));
-        self.add(
-            key,
-            [b"0".to_vec(), codec::table_key(permuted, seq).to_vec()],
-        )
+        self.add(key, [b"0".to_vec(), table_member(permuted, seq)?.to_vec()])
     }
 
     fn finish(mut self: Box<Self>) -> Result<Option<SortedRun>> {

@@ -25,8 +25,9 @@ use self::conn::{Pool, Retry};
 pub use self::url::RedisUrl;
 use super::backend::{Atomicity, Backend, Change, ChangeSet, Durability, FlushScope, MetaKey};
 use super::backend::{Shared, Snapshot, Space};
+use super::codec::redis::table_member;
 use super::codec::redis::{Keys, bucket_bits_for, field};
-use super::codec::{self, exact_key, table_key};
+use super::codec::{self, exact_key};
 use crate::error::{Error, Result};
 
 /// Commands per pipeline of a bulk operation (clearing a space, rebuilding).
@@ -146,7 +147,7 @@ impl RedisBackend {
                     self.clear(*space).map_err(Retry::Store)?;
                     continue;
                 }
-                self.push_change(&mut pipe, change);
+                self.push_change(&mut pipe, change).map_err(Retry::Store)?;
                 n += 1;
                 if n == PIPELINE_CHUNK {
                     pipe.exec(conn)?;
@@ -161,7 +162,11 @@ impl RedisBackend {
         Ok(())
     }
 
-    fn push_change(&self, pipe: &mut redis::cluster::ClusterPipeline, change: &Change) {
+    fn push_change(
+        &self,
+        pipe: &mut redis::cluster::ClusterPipeline,
+        change: &Change,
+    ) -> Result<()> {
         let k = &self.keys;
         match change {
             Change::PutMeta(MetaKey::Counters, v) => {
@@ -221,14 +226,15 @@ impl RedisBackend {
                 pipe.cmd("ZADD")
                     .arg(key)
                     .arg(0)
-                    .arg(&table_key(*p, *seq)[..]);
+                    .arg(&table_member(*p, *seq)?[..]);
             }
             Change::DeleteTable(t, p, seq) => {
                 let key = k.table_bucket(*t, k.table_bucket_of(*p));
-                pipe.cmd("ZREM").arg(key).arg(&table_key(*p, *seq)[..]);
+                pipe.cmd("ZREM").arg(key).arg(&table_member(*p, *seq)?[..]);
             }
             Change::Clear(_) => unreachable!("cleared by apply"),
         }
+        Ok(())
     }
 
     /// Removes every key of a bucketed space (`ids`, `exact` or a table).

@@ -8,8 +8,9 @@ use redis::cluster::cluster_pipe;
 use super::RedisBackend;
 use crate::error::{Error, Result};
 use crate::store::backend::{DocItem, IdItem, MetaKey, Snapshot, Span};
+use crate::store::codec::redis::decode_table_member;
 use crate::store::codec::redis::{DOCS_PER_BUCKET_BITS, field};
-use crate::store::codec::{self, IdValue, decode_exact_key, decode_table_key};
+use crate::store::codec::{self, IdValue, decode_exact_key};
 use crate::types::StoredDoc;
 
 /// Buckets read per pipelined round trip by a full scan.
@@ -202,7 +203,7 @@ impl Snapshot for RedisSnapshot<'_> {
             }
         }
         self.zscan(&ranges, spans.len(), &mut |i, m| {
-            each(i, decode_table_key(m))
+            each(i, decode_table_member(m))
         })
     }
 
