@@ -162,6 +162,27 @@ fn cli_runs_on_a_cluster() {
         out.contains("documents:      2") && out.contains("memory:"),
         "{out}"
     );
+    // Many queries in one batch (one query_batch per chunk), and dedup's table scans.
+    t.write(
+        "q.txt",
+        b"00000000000000fe\nff00000000000001\n0f0f0f0f0f0f0f0f\n",
+    );
+    let o = t.run_on(Path::new(&url), &["query", "--batch", "q.txt", "--k", "1"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(lines[0].contains("\"id\":\"a\"") && lines[1].contains("\"id\":\"b\""));
+    assert!(lines[2].contains("\"matches\":[]"), "{out}");
+    t.write("c.jsonl", br#"{"id":"c","fp":"01000000000000ff"}"#);
+    let o = t.run_on(Path::new(&url), &["import", "c.jsonl"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = t.run_on(Path::new(&url), &["dedup", "--k", "1"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "{\"cluster\":0,\"ids\":[\"a\",\"c\"]}\n"
+    );
     let o = t.run_on(Path::new(&url), &["delete", "a"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let o = t.run_on(Path::new(&url), &["get", "a"]);
@@ -196,6 +217,18 @@ fn exact_duplicates_are_claimed_once_across_processes() {
         let o = child.wait_with_output().unwrap();
         assert!(o.status.code().is_some_and(|c| c <= 1), "{}", stderr(&o));
     }
+    // Across processes, a check made after another's insert returned sees it: a
+    // fingerprint 1 bit from a stored page's is its near duplicate for a third client.
+    let third = StoreBuilder::new(&url).open().unwrap();
+    let stored = [third.get("a5").unwrap(), third.get("b5").unwrap()];
+    let fp = stored.iter().flatten().next().expect("page 5 stored").fp;
+    let out = third
+        .check_and_insert_fingerprint("c5", Fingerprint(fp ^ 1), DocMeta::default(), 3)
+        .unwrap();
+    assert!(
+        matches!(out.duplicate_of(), Some("a5" | "b5")) && out.distance() == Some(1),
+        "{out:?}"
+    );
     let store = StoreBuilder::new(&url).read_only(true).open().unwrap();
     assert_eq!(store.len(), 40);
     for i in 0..40 {

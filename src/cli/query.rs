@@ -116,11 +116,21 @@ fn search(
     args: &Args,
     self_id: Option<&str>,
 ) -> simstore::Result<Vec<Match>> {
-    let mut matches = if args.exhaustive {
+    let matches = if args.exhaustive {
         store.query_exhaustive(fp, args.k)?
     } else {
         store.query(fp, args.k)?
     };
+    Ok(refine(matches, sketch, args, self_id))
+}
+
+/// `--verify`, `--exclude-self` and `--limit` applied to a query's matches.
+fn refine(
+    mut matches: Vec<Match>,
+    sketch: Option<Sketch>,
+    args: &Args,
+    self_id: Option<&str>,
+) -> Vec<Match> {
     if let Some(t) = args.verify {
         matches.retain(|m| match (m.doc.sketch, sketch) {
             (Some(stored), Some(query)) => stored.similarity(&query) >= t,
@@ -133,7 +143,7 @@ fn search(
     if let Some(limit) = args.limit {
         matches.truncate(limit);
     }
-    Ok(matches)
+    matches
 }
 
 /// One batch item's query: its name in the output, its id, its fingerprint and (for texts)
@@ -179,6 +189,51 @@ fn parse_item(store: &Store, line: u64, raw: Raw, sketch: SketchMode) -> Result<
 /// A batch item's answer: the query's name and its matches, or an error message.
 type Answer = Result<(Value, Vec<Match>), String>;
 
+/// The answers to a chunk of batch items: the table queries all in one
+/// [`Store::query_batch`] (one pipelined round trip per node on Redis Cluster), unless
+/// `--exhaustive`.
+fn answer_chunk(
+    store: &Store,
+    items: Vec<(Place, Result<Item, String>)>,
+    args: &Args,
+) -> Vec<(Place, Answer)> {
+    let answer = |item: Item, matches: Vec<Match>| {
+        let (query, id, _, sketch) = item;
+        let self_id = id.as_deref().filter(|_| args.exclude_self);
+        (query, refine(matches, sketch, args, self_id))
+    };
+    if args.exhaustive {
+        return items
+            .into_par_iter()
+            .map(|(place, item)| {
+                let answer = item.and_then(|item| {
+                    let matches = store.query_exhaustive(item.2, args.k);
+                    Ok(answer(item, matches.map_err(|e| e.to_string())?))
+                });
+                (place, answer)
+            })
+            .collect();
+    }
+    let fps: Vec<Fingerprint> = items
+        .iter()
+        .filter_map(|(_, item)| item.as_ref().ok().map(|i| i.2))
+        .collect();
+    let mut found = store
+        .query_batch(&fps, args.k)
+        .map_err(|e| e.to_string())
+        .map(Vec::into_iter);
+    items
+        .into_iter()
+        .map(|(place, item)| {
+            let answer = item.and_then(|item| match &mut found {
+                Ok(all) => Ok(answer(item, all.next().unwrap_or_default())),
+                Err(e) => Err(e.clone()),
+            });
+            (place, answer)
+        })
+        .collect()
+}
+
 fn run_batch(store: &Store, path: &str, args: &Args) -> Result<Code> {
     let mut inputs = Inputs::batch(&[path.to_owned()]);
     let mut out = BufWriter::new(io::stdout().lock());
@@ -193,24 +248,14 @@ fn run_batch(store: &Store, path: &str, args: &Args) -> Result<Code> {
         if chunk.is_empty() {
             break;
         }
-        let answers: Vec<(Place, Answer)> = chunk
+        let items: Vec<(Place, Result<Item, String>)> = chunk
             .into_par_iter()
             .map(|(place, raw)| {
-                let answer = raw.and_then(|raw| {
-                    let (query, id, fp, sketch) =
-                        parse_item(store, place.number(), raw, sketch_mode)?;
-                    let self_id = if args.exclude_self {
-                        id.as_deref()
-                    } else {
-                        None
-                    };
-                    let matches =
-                        search(store, fp, sketch, args, self_id).map_err(|e| e.to_string())?;
-                    Ok((query, matches))
-                });
-                (place, answer)
+                let item = raw.and_then(|raw| parse_item(store, place.number(), raw, sketch_mode));
+                (place, item)
             })
             .collect();
+        let answers = answer_chunk(store, items, args);
         for (place, answer) in answers {
             match answer {
                 Ok((query, matches)) => {
