@@ -439,3 +439,32 @@ fn copy_moves_a_store_to_the_cluster_and_back() {
         }
     }
 }
+
+#[test]
+fn serve_fronts_a_cluster() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let url = cluster.url("served");
+    let t = TestCommand::new();
+    let s = t.serve_on(Path::new(&url), &[]);
+    let h = crate::util::http();
+    let check = |id: &str, text: String| {
+        let doc = serde_json::json!({"id": id, "text": text});
+        crate::util::answer(h.post(s.at("/check_and_insert")).send_json(doc))
+    };
+    let (st, v) = check("a", page(1));
+    assert_eq!((st, v["status"].as_str()), (200, Some("new")), "{v}");
+    let (st, v) = check("a-copy", page(1));
+    assert_eq!(
+        (st, v["status"].as_str()),
+        (200, Some("exact_duplicate")),
+        "{v}"
+    );
+    assert_eq!(v["of"], "a");
+    let (st, v) = crate::util::answer(h.get(s.at("/docs/a")).call());
+    assert_eq!((st, v["id"].as_str()), (200, Some("a")), "{v}");
+    // Another process (the library here) sees what the server stored.
+    let store = StoreBuilder::new(&url).read_only(true).open().unwrap();
+    assert_eq!(store.len(), 1);
+}
