@@ -281,7 +281,15 @@ fn failover_keeps_every_acknowledged_write() {
             }
         })
     };
-    std::thread::sleep(std::time::Duration::from_millis(800));
+    // Kill once a thousand writes are acknowledged (however slow the machine).
+    let start = std::time::Instant::now();
+    while acked.lock().unwrap().len() < 1000 {
+        assert!(
+            start.elapsed().as_secs() < 120,
+            "no 1000 writes acknowledged in 2 min"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let victim = cluster.masters()[0];
     cluster.kill(victim);
     cluster.wait_for_failover(victim);
@@ -289,7 +297,7 @@ fn failover_keeps_every_acknowledged_write() {
     stop.store(true, Ordering::SeqCst);
     writer.join().unwrap();
     let acked = acked.lock().unwrap().clone();
-    assert!(acked.len() >= 500, "only {} acknowledged", acked.len());
+    assert!(acked.len() >= 1000, "only {} acknowledged", acked.len());
     let after = StoreBuilder::new(&url).open().unwrap();
     let fps: Vec<Fingerprint> = acked.iter().map(|e| Fingerprint(e.1)).collect();
     let answers = after.query_batch(&fps, 0).unwrap();
