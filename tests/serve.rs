@@ -552,3 +552,96 @@ fn throughput() {
         }
     }
 }
+
+/// The documents the server holds, asked with the library (a reader beside the server).
+fn stored(t: &TestCommand) -> u64 {
+    simstore::StoreBuilder::new(t.db())
+        .read_only(true)
+        .open()
+        .unwrap()
+        .len()
+}
+
+#[test]
+fn foreign_hosts_and_non_json_bodies_are_refused_before_any_work() {
+    let t = TestCommand::new();
+    let s = t.serve(&[]);
+    let h = http();
+    let doc = r#"{"id": "x", "text": "a page a browser should not be able to store"}"#;
+    // A cross-site "simple" POST (text/plain, form) and a DNS-rebound Host.
+    for content_type in ["text/plain", "application/x-www-form-urlencoded", ""] {
+        let mut req = h.post(s.at("/insert"));
+        if !content_type.is_empty() {
+            req = req.header("content-type", content_type);
+        }
+        let (st, v) = answer(req.send(doc));
+        assert_eq!(st, 415, "{content_type}: {v}");
+        assert!(v["error"].as_str().unwrap().contains("application/json"));
+    }
+    let (st, v) = answer(
+        h.post(s.at("/insert"))
+            .header("host", "rebound.example:7171")
+            .header("content-type", "application/json")
+            .send(doc),
+    );
+    assert_eq!(st, 403, "{v}");
+    let (st, _) = answer(
+        h.get(s.at("/health"))
+            .header("host", "rebound.example")
+            .call(),
+    );
+    assert_eq!(st, 403);
+    assert_eq!(stored(&t), 0, "a refused request stored something");
+    // The same request done right is stored.
+    let (st, v) = answer(
+        h.post(s.at("/insert"))
+            .send_json(json!({"id": "x", "text": TEXT_B})),
+    );
+    assert_eq!((st, v["status"].as_str()), (200, Some("inserted")), "{v}");
+}
+
+#[test]
+fn with_a_token_every_request_must_carry_it() {
+    let t = TestCommand::new();
+    let token = t.write("token", b"  s3cret-token-for-tests\n");
+    let token = token.to_str().unwrap();
+    let s = t.serve(&["--token-file", token]);
+    let h = http();
+    let insert = |auth: Option<&str>| {
+        let mut req = h.post(s.at("/insert"));
+        if let Some(a) = auth {
+            req = req.header("authorization", a);
+        }
+        answer(req.send_json(json!({"id": "x", "text": TEXT_B})))
+    };
+    for auth in [None, Some("Bearer wrong"), Some("s3cret-token-for-tests")] {
+        let (st, v) = insert(auth);
+        assert_eq!(st, 401, "{auth:?}: {v}");
+    }
+    let (st, _) = answer(h.get(s.at("/health")).call());
+    assert_eq!(st, 401, "loopback too");
+    assert_eq!(stored(&t), 0);
+    let (st, v) = insert(Some("Bearer s3cret-token-for-tests"));
+    assert_eq!((st, v["status"].as_str()), (200, Some("inserted")), "{v}");
+    let serve_log = std::fs::read_dir(t.path("."))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("serve-"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect::<String>();
+    assert!(!serve_log.contains("s3cret"), "the token was logged");
+}
+
+#[test]
+fn another_address_without_a_token_is_refused_at_start() {
+    let t = TestCommand::new();
+    // Refused before anything listens (so nothing leaves loopback).
+    let o = t.run(&["serve", "--addr", "0.0.0.0", "--port", "0"]);
+    assert_eq!(crate::util::code(&o), 2);
+    let err = crate::util::stderr(&o);
+    assert!(
+        err.contains("needs a token") && err.contains("--token-file"),
+        "{err}"
+    );
+    assert!(!t.db().exists(), "nothing opened or created");
+}

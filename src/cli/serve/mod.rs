@@ -14,6 +14,11 @@
 //! | `GET /stats` | | documents, layout, disk size |
 //! | `GET /health` | | `{"status": "ok"}` (503 while shutting down) |
 //!
+//! Access (`access.rs`): on loopback (the default) the Host header must name loopback;
+//! another address needs `--token-file`; with a token every request must carry
+//! `Authorization: Bearer TOKEN` (401 otherwise); POST bodies must be `application/json`
+//! (415 otherwise). A refused request does no work.
+//!
 //! Durability: the store is opened with `sync_writes` unless `--no-sync`, so a 200 answer
 //! to a write means the write-ahead log holding it was fsynced. Store calls block: each
 //! runs on tokio's blocking pool, at most `--workers` at a time. SIGINT/SIGTERM: stop
@@ -40,7 +45,10 @@ use simstore::input::reader::{self, RecordError};
 use simstore::{CheckOutcome, Error, Fingerprint, InsertOutcome, Store};
 use tokio::sync::Semaphore;
 
+use self::access::Access;
 use super::{Code, output};
+
+mod access;
 
 /// Arguments of `simstore serve`.
 #[derive(Debug, clap::Args)]
@@ -53,6 +61,9 @@ use super::{Code, output};
                   GET /docs/{id}, DELETE /docs/{id}, GET /stats, GET /health\n\
                   Prints the address it listens on (http://IP:PORT) as the first line of stdout.\n\
                   Writes are fsynced before they are answered (unless --no-sync).\n\
+                  Access: on loopback the Host header must be loopback; any other --addr needs\n\
+                  --token-file, and then every request needs `Authorization: Bearer TOKEN`;\n\
+                  POST bodies need `Content-Type: application/json`.\n\
                   Exit status: 0 after a clean shutdown (SIGINT or SIGTERM), 2 error."
 )]
 pub struct Args {
@@ -68,6 +79,10 @@ pub struct Args {
     /// Store calls running at once (on blocking threads); further requests wait.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1024))]
     workers: u32,
+    /// A file holding a secret token: every request must then carry
+    /// `Authorization: Bearer TOKEN`. Required to listen on an address other than loopback.
+    #[arg(long, env = "SIMSTORE_TOKEN_FILE", value_name = "FILE")]
+    token_file: Option<std::path::PathBuf>,
     /// Do not fsync before acknowledging a write: acknowledged writes then survive a crash
     /// of the server (kill -9) but not of the OS or a power loss. Faster.
     #[arg(long)]
@@ -157,6 +172,7 @@ type ApiResult = Result<axum::Json<Value>, ApiError>;
 
 /// Runs the server until SIGINT or SIGTERM; see [`Args`].
 pub fn run(db: &Path, args: Args) -> Result<Code> {
+    let access = Arc::new(Access::new(args.addr, args.token_file.as_deref())?);
     let store = Store::builder(db)
         .sync_writes(!args.no_sync)
         .open()
@@ -170,7 +186,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(serve(Arc::clone(&app), &args))?;
+    runtime.block_on(serve(Arc::clone(&app), access, &args))?;
     drop(runtime);
     app.store
         .flush()
@@ -183,7 +199,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     Ok(0)
 }
 
-fn router(app: Shared, max_body_bytes: usize) -> Router {
+fn router(app: Shared, access: Arc<Access>, max_body_bytes: usize) -> Router {
     Router::new()
         .route("/insert", post(insert))
         .route("/check_and_insert", post(check_and_insert))
@@ -199,10 +215,11 @@ fn router(app: Shared, max_body_bytes: usize) -> Router {
             Arc::clone(&app),
             refuse_when_shutting_down,
         ))
+        .layer(middleware::from_fn_with_state(access, access::check))
         .with_state(app)
 }
 
-async fn serve(app: Shared, args: &Args) -> Result<()> {
+async fn serve(app: Shared, access: Arc<Access>, args: &Args) -> Result<()> {
     let addr = SocketAddr::new(args.addr, args.port);
     // Handlers are installed before the address is printed: a signal sent by whoever read
     // it is always a clean shutdown, never the default termination.
@@ -227,7 +244,7 @@ async fn serve(app: Shared, args: &Args) -> Result<()> {
             "fsynced before they are acknowledged"
         }
     );
-    axum::serve(listener, router(app, args.max_body_bytes))
+    axum::serve(listener, router(app, access, args.max_body_bytes))
         .with_graceful_shutdown(signals)
         .await
         .context("the server failed")
