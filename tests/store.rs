@@ -764,3 +764,48 @@ fn writes_go_on_while_check_runs() {
     );
     assert!(store.check().unwrap().is_ok());
 }
+
+/// A repair cut short (here: the marker written and the derived spaces cleared, as a
+/// `kill -9` after repair's first steps leaves them) is refused to readers and finished by
+/// the next writable open.
+#[test]
+fn interrupted_repair_is_finished_on_open() {
+    use simstore::store::backend::{Change, ChangeSet, Durability, MetaKey, Space};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let store = Store::open(&path).unwrap();
+    let entries: Vec<Entry> = (0..500u64)
+        .map(|i| Entry {
+            id: format!("d{i}"),
+            fp: Fingerprint(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            meta: DocMeta::default(),
+        })
+        .collect();
+    store.insert_batch(entries.clone()).unwrap();
+    let mut cut = ChangeSet::new();
+    cut.push(Change::PutMeta(MetaKey::RepairPending, Vec::new()));
+    cut.push(Change::Clear(Space::Ids));
+    for t in 0..store.layout().tables().len() {
+        cut.push(Change::Clear(Space::Table(t)));
+    }
+    store.backend().write(&cut, Durability::Synced).unwrap();
+    drop(store);
+    let err = simstore::StoreBuilder::new(&path)
+        .read_only(true)
+        .open()
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("a repair of this store was interrupted"),
+        "{err}"
+    );
+    let store = Store::open(&path).unwrap();
+    for e in &entries {
+        assert!(store.get(&e.id).unwrap().is_some(), "{} lost", e.id);
+        let hits = store.query(e.fp, 0).unwrap();
+        assert!(hits.iter().any(|m| m.doc.id == e.id), "{} not found", e.id);
+    }
+    assert!(store.check().unwrap().is_ok());
+    let snap = store.backend().snapshot();
+    assert_eq!(snap.meta(MetaKey::RepairPending).unwrap(), None);
+}

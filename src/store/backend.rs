@@ -61,6 +61,8 @@ pub enum MetaKey {
     Counters,
     /// Present while a bulk load is under way.
     BulkPending,
+    /// Present while a repair is under way.
+    RepairPending,
     /// The new manifest, present while a relayout is under way.
     RelayoutPending,
 }

@@ -212,9 +212,22 @@ struct MetaState {
     counters: Option<Vec<u8>>,
     relayout: Option<Vec<u8>>,
     bulk_pending: bool,
+    repair_pending: bool,
 }
 
 impl MetaState {
+    /// What was interrupted and left for a writer to finish, if anything ("a bulk load
+    /// into", "a repair of"; a relayout is refused to readers earlier).
+    fn interrupted(&self) -> Option<&'static str> {
+        if self.bulk_pending {
+            Some("a bulk load into")
+        } else if self.repair_pending {
+            Some("a repair of")
+        } else {
+            None
+        }
+    }
+
     fn read(backend: &dyn Backend) -> Result<Self> {
         let snap = backend.snapshot();
         Ok(MetaState {
@@ -222,6 +235,7 @@ impl MetaState {
             counters: snap.meta(MetaKey::Counters)?,
             relayout: snap.meta(MetaKey::RelayoutPending)?,
             bulk_pending: snap.meta(MetaKey::BulkPending)?.is_some(),
+            repair_pending: snap.meta(MetaKey::RepairPending)?.is_some(),
         })
     }
 }
@@ -304,12 +318,11 @@ impl Store {
             Some(b) => codec::decode_counters(b)?,
             None => return Err(Error::Corrupt("the counters are missing".into())),
         };
-        if meta.bulk_pending && reader {
-            return Err(Error::Corrupt(
-                "a bulk load into this store was interrupted; open it for writing once to recover \
+        if reader && let Some(what) = meta.interrupted() {
+            return Err(Error::Corrupt(format!(
+                "{what} this store was interrupted; open it for writing once to recover \
                  (from the command line: `simstore repair`)"
-                    .into(),
-            ));
+            )));
         }
         let mut store = Store::assemble(backend, options, manifest, counters);
         if meta.relayout.is_some() {
@@ -317,6 +330,8 @@ impl Store {
         }
         if meta.bulk_pending {
             store.recover_bulk_load()?;
+        } else if meta.repair_pending && meta.relayout.is_none() {
+            store.repair()?;
         }
         Ok(store)
     }

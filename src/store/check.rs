@@ -116,10 +116,14 @@ impl Store {
 
     /// Rebuilds the derived data (`ids`, `exact`, every table, the counters) from `docs`.
     /// When two documents claim one id, the later one is kept and the earlier one deleted.
-    /// Returns the number of documents kept.
+    /// Returns the number of documents kept. Crash-safe: a `repair-pending` marker is set
+    /// first and removed last; a store opened for writing with it runs the repair again.
     pub fn repair(&self) -> Result<u64> {
         self.check_writable()?;
         let mut counters = self.lock();
+        // Marked first: a repair cut short (it clears the derived spaces before rebuilding
+        // them) is run again by the next writable open, never left half done.
+        self.write_meta(MetaKey::RepairPending, Some(Vec::new()))?;
         let mut docs: Vec<(u64, u64, String, Option<u128>)> = Vec::new();
         self.for_each_seq_doc(|seq, doc| {
             docs.push((seq, doc.fp, doc.id, doc.content_hash));
@@ -161,6 +165,7 @@ impl Store {
             (next, kept),
             self.durability(),
         )?;
+        self.write_meta(MetaKey::RepairPending, None)?;
         Ok(kept)
     }
 

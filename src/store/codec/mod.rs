@@ -6,6 +6,7 @@
 //! | `meta` | `"manifest"` | `MAGIC` ++ format version (u32 BE) ++ bincode([`Manifest`] body) |
 //! | `meta` | `"counters"` | next seq (u64 BE) ++ live documents (u64 BE) |
 //! | `meta` | `"bulk-pending"` | empty: present only while a bulk load is under way |
+//! | `meta` | `"repair-pending"` | empty: present only while a repair is under way |
 //! | `meta` | `"relayout-pending"` | the new manifest, present only while a relayout is under way |
 //! | `docs` | seq (u64 BE) | record version (u8 = 2) ++ bincode([`StoredDoc`]; the content hash and the 64-byte sketch are the last two fields, each `Option`) |
 //! | `ids` | external id (UTF-8 bytes) | seq (u64 BE) ++ fingerprint (u64 BE) [++ content hash (u128 BE)] |
@@ -39,6 +40,10 @@ pub const COUNTERS_KEY: &[u8] = b"counters";
 /// Key of the marker in `meta` that says a bulk load is under way (value: empty). A store
 /// opened with the marker present was interrupted mid-load and is repaired from `docs`.
 pub const BULK_PENDING_KEY: &[u8] = b"bulk-pending";
+
+/// Key of the marker in `meta` that says a repair is under way (value: empty). A store
+/// opened for writing with the marker present runs the repair again.
+pub const REPAIR_PENDING_KEY: &[u8] = b"repair-pending";
 
 /// Key of the new manifest in `meta` while a relayout is under way. A store opened with it
 /// present finishes the relayout (new table column families, rebuilt from `docs`).

@@ -3,7 +3,7 @@
 //!
 //! | key | type | content |
 //! |---|---|---|
-//! | `NAME:m` | hash | `manifest`, `bulk-pending`, `relayout-pending` (as on disk); `next_seq`, `live` (integers, changed with `HINCRBY`); `bucket_bits` |
+//! | `NAME:m` | hash | `manifest`, `bulk-pending`, `relayout-pending`, `repair-pending` (as on disk); `next_seq`, `live` (integers, changed with `HINCRBY`); `bucket_bits` |
 //! | `NAME:d:<seq >> 7>` | hash | field: seq (u64 BE) → `docs` record |
 //! | `NAME:i:<bucket>` | hash | field: external id → `ids` value |
 //! | `NAME:e:<bucket>` | sorted set, scores 0 | member: `exact` key (content hash ++ seq) |
@@ -36,6 +36,8 @@ pub mod field {
     pub const MANIFEST: &str = "manifest";
     /// Present while a bulk load is under way.
     pub const BULK_PENDING: &str = "bulk-pending";
+    /// Present while a repair is under way.
+    pub const REPAIR_PENDING: &str = "repair-pending";
     /// The new manifest while a relayout is under way.
     pub const RELAYOUT_PENDING: &str = "relayout-pending";
     /// The next unallocated sequence number.

@@ -303,6 +303,7 @@ fn meta_field(key: MetaKey) -> &'static str {
         MetaKey::Manifest => field::MANIFEST,
         MetaKey::Counters => "counters",
         MetaKey::BulkPending => field::BULK_PENDING,
+        MetaKey::RepairPending => field::REPAIR_PENDING,
         MetaKey::RelayoutPending => field::RELAYOUT_PENDING,
     }
 }

@@ -144,6 +144,7 @@ impl Snapshot for RedisSnapshot<'_> {
             }
             MetaKey::Manifest => field::MANIFEST,
             MetaKey::BulkPending => field::BULK_PENDING,
+            MetaKey::RepairPending => field::REPAIR_PENDING,
             MetaKey::RelayoutPending => field::RELAYOUT_PENDING,
         };
         let v: Option<Vec<u8>> = self

@@ -202,6 +202,7 @@ fn meta_key(key: MetaKey) -> &'static [u8] {
         MetaKey::Manifest => codec::MANIFEST_KEY,
         MetaKey::Counters => codec::COUNTERS_KEY,
         MetaKey::BulkPending => codec::BULK_PENDING_KEY,
+        MetaKey::RepairPending => codec::REPAIR_PENDING_KEY,
         MetaKey::RelayoutPending => codec::RELAYOUT_PENDING_KEY,
     }
 }
