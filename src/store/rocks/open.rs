@@ -68,7 +68,7 @@ pub(crate) fn create(path: &Path, tables: usize, cache_bytes: usize) -> Result<R
 }
 
 /// How long a reader keeps retrying an open that races with the writer's compactions.
-const RACE_RETRY_FOR: Duration = Duration::from_secs(3);
+const RACE_RETRY_FOR: Duration = Duration::from_secs(10);
 
 /// Opens an existing database, retrying a reader's open that lost a race with the writer.
 ///
