@@ -30,6 +30,15 @@ fn rewrite_manifest(path: &std::path::Path, f: impl FnOnce(Vec<u8>) -> Vec<u8>) 
     db.put_cf(meta, codec::MANIFEST_KEY, f(bytes)).unwrap();
 }
 
+/// Entries `d0`..`d{n-1}`, fingerprints spread over the space (a golden-ratio multiple).
+fn spread(n: u64) -> impl Iterator<Item = Entry> {
+    (0..n).map(|i| Entry {
+        id: format!("d{i}"),
+        fp: Fingerprint(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+        meta: DocMeta::default(),
+    })
+}
+
 #[test]
 fn reopened_store_keeps_documents_and_counts() {
     let dir = tempfile::tempdir().unwrap();
@@ -317,13 +326,7 @@ fn queries_from_many_threads() {
     assert_send_sync::<Store>();
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(Store::open(dir.path().join("db")).unwrap());
-    let entries: Vec<Entry> = (0..2000u64)
-        .map(|i| Entry {
-            id: format!("d{i}"),
-            fp: Fingerprint(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-            meta: DocMeta::default(),
-        })
-        .collect();
+    let entries: Vec<Entry> = spread(2000).collect();
     store.insert_batch(entries.clone()).unwrap();
     let handles: Vec<_> = (0..4)
         .map(|t| {
@@ -352,13 +355,7 @@ fn check_finds_damage_and_repair_mends_it() {
     let path = dir.path().join("db");
     {
         let store = Store::open(&path).unwrap();
-        let entries: Vec<Entry> = (0..500u64)
-            .map(|i| Entry {
-                id: format!("d{i}"),
-                fp: Fingerprint(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-                meta: DocMeta::default(),
-            })
-            .collect();
+        let entries: Vec<Entry> = spread(500).collect();
         store.insert_batch(entries).unwrap();
         store.delete("d7").unwrap();
         let report = store.check().unwrap();
@@ -511,13 +508,7 @@ fn bulk_load_equals_row_by_row_insertion() {
 fn interrupted_bulk_load_is_recovered_on_open() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
-    let entries: Vec<Entry> = (0..1000u64)
-        .map(|i| Entry {
-            id: format!("d{i}"),
-            fp: Fingerprint(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-            meta: DocMeta::default(),
-        })
-        .collect();
+    let entries: Vec<Entry> = spread(1000).collect();
     Store::open(&path).unwrap().bulk_load(entries).unwrap();
     // Simulate a crash after ingestion but before the final batch: marker present, counters stale.
     {
@@ -720,13 +711,7 @@ fn writes_go_on_while_check_runs() {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(Store::open(dir.path().join("db")).unwrap());
-    store
-        .bulk_load((0..300_000u64).map(|i| Entry {
-            id: format!("d{i}"),
-            fp: Fingerprint(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-            meta: DocMeta::default(),
-        }))
-        .unwrap();
+    store.bulk_load(spread(300_000)).unwrap();
     let checking = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicBool::new(false));
     let during = Arc::new(AtomicU64::new(0));
@@ -774,13 +759,7 @@ fn interrupted_repair_is_finished_on_open() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
     let store = Store::open(&path).unwrap();
-    let entries: Vec<Entry> = (0..500u64)
-        .map(|i| Entry {
-            id: format!("d{i}"),
-            fp: Fingerprint(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-            meta: DocMeta::default(),
-        })
-        .collect();
+    let entries: Vec<Entry> = spread(500).collect();
     store.insert_batch(entries.clone()).unwrap();
     let mut cut = ChangeSet::new();
     cut.push(Change::PutMeta(MetaKey::RepairPending, Vec::new()));

@@ -6,11 +6,11 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use rayon::prelude::*;
 use simstore::{DocMeta, Entry, Fingerprint, Store, StoreBuilder};
 
 use super::{
-    Args, Figures, Recall, check_recall, latency, new_store, planted_data, throughput, us, work_dir,
+    Args, Figures, Recall, check_recall, measure as single_figures, new_store, planted_data,
+    throughput, us, work_dir,
 };
 use crate::cli::Code;
 
@@ -111,25 +111,20 @@ fn measure(
 ) -> Row {
     let k = args.k;
     let recall = check_recall(store, None, fps, queries, args);
-    let query = |q: u64| store.query(Fingerprint(q), k).expect("query");
-    let (p50, p99) = latency(queries, query);
-    let qps = throughput(queries, args.seconds, query);
+    let single = single_figures(queries, args.seconds, |q| {
+        store.query(Fingerprint(q), k).expect("query")
+    });
     let batches: Vec<&[u64]> = queries.chunks(BATCH).collect();
-    let start = Instant::now();
-    let mut done = 0usize;
-    while start.elapsed().as_secs_f64() < args.seconds {
-        batches.par_iter().for_each(|b| {
-            let fps: Vec<Fingerprint> = b.iter().map(|&q| Fingerprint(q)).collect();
-            std::hint::black_box(store.query_batch(&fps, k).expect("batch query"));
-        });
-        done += queries.len();
-    }
+    let batch_qps = throughput(&batches, queries.len(), args.seconds, |b| {
+        let fps: Vec<Fingerprint> = b.iter().map(|&q| Fingerprint(q)).collect();
+        store.query_batch(&fps, k).expect("batch query")
+    });
     Row {
         name,
         import,
         bytes,
-        single: Figures { p50, p99, qps },
-        batch_qps: done as f64 / start.elapsed().as_secs_f64(),
+        single,
+        batch_qps,
         recall,
     }
 }

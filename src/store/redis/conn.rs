@@ -102,25 +102,24 @@ impl Pool {
         let start = Instant::now();
         let mut pause = Duration::from_millis(20);
         loop {
-            let mut conn = match self.get() {
-                Ok(c) => c,
-                Err(e) if start.elapsed() < RETRY_FOR => {
-                    let _ = e;
-                    std::thread::sleep(pause);
-                    continue;
-                }
-                Err(e) => return Err(e),
+            // A connection that cannot be had (a node down mid-failover) is retried too.
+            let failed = match self.get() {
+                Ok(mut conn) => match f(&mut conn) {
+                    Ok(v) => return Ok(v),
+                    Err(Retry::Redis(e)) if transient(&e) => {
+                        conn.discard();
+                        storage(e)
+                    }
+                    Err(Retry::Redis(e)) => return Err(storage(e)),
+                    Err(Retry::Store(e)) => return Err(e),
+                },
+                Err(e) => e,
             };
-            match f(&mut conn) {
-                Ok(v) => return Ok(v),
-                Err(Retry::Redis(e)) if transient(&e) && start.elapsed() < RETRY_FOR => {
-                    conn.discard();
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(Duration::from_millis(500));
-                }
-                Err(Retry::Redis(e)) => return Err(storage(e)),
-                Err(Retry::Store(e)) => return Err(e),
+            if start.elapsed() >= RETRY_FOR {
+                return Err(failed);
             }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(500));
         }
     }
 

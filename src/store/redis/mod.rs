@@ -172,7 +172,7 @@ impl RedisBackend {
             Change::PutMeta(MetaKey::Counters, v) => {
                 // Absolute counters (repair): the live count is set; the next sequence
                 // number never moves back (other processes may hold ranges above it).
-                let (next, live) = codec::decode_counters(v).unwrap_or((0, 0));
+                let (next, live) = codec::decode_counters(v)?;
                 pipe.cmd("HSET").arg(k.meta()).arg(field::LIVE).arg(live);
                 pipe.cmd("EVAL")
                     .arg("local c = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0') \
@@ -297,7 +297,8 @@ fn phase_of(c: &Change) -> u8 {
     }
 }
 
-/// The meta hash field of a meta key.
+/// The meta hash field of a meta key. The counters are not one field but two integers
+/// (`next_seq`, `live`), read and written apart; `counters` names nothing stored.
 fn meta_field(key: MetaKey) -> &'static str {
     match key {
         MetaKey::Manifest => field::MANIFEST,

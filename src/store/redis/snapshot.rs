@@ -5,11 +5,11 @@
 use redis::Value;
 use redis::cluster::cluster_pipe;
 
-use super::RedisBackend;
+use super::{RedisBackend, meta_field};
 use crate::error::{Error, Result};
 use crate::store::backend::{DocItem, IdItem, MetaKey, Snapshot, Span};
+use crate::store::codec::redis::DOCS_PER_BUCKET_BITS;
 use crate::store::codec::redis::decode_table_member;
-use crate::store::codec::redis::{DOCS_PER_BUCKET_BITS, field};
 use crate::store::codec::{self, IdValue, decode_exact_key};
 use crate::types::StoredDoc;
 
@@ -136,22 +136,14 @@ impl<'a> RedisSnapshot<'a> {
 
 impl Snapshot for RedisSnapshot<'_> {
     fn meta(&self, key: MetaKey) -> Result<Option<Vec<u8>>> {
+        if key == MetaKey::Counters {
+            let (next, live) = crate::store::backend::Shared::counters(self.b)?;
+            return Ok(Some(codec::encode_counters(next, live).to_vec()));
+        }
         let meta = self.b.keys.meta();
-        let name = match key {
-            MetaKey::Counters => {
-                let (next, live) = crate::store::backend::Shared::counters(self.b)?;
-                return Ok(Some(codec::encode_counters(next, live).to_vec()));
-            }
-            MetaKey::Manifest => field::MANIFEST,
-            MetaKey::BulkPending => field::BULK_PENDING,
-            MetaKey::RepairPending => field::REPAIR_PENDING,
-            MetaKey::RelayoutPending => field::RELAYOUT_PENDING,
-        };
-        let v: Option<Vec<u8>> = self
-            .b
+        self.b
             .pool
-            .run(|c| redis::cmd("HGET").arg(&meta).arg(name).query(c))?;
-        Ok(v)
+            .run(|c| redis::cmd("HGET").arg(&meta).arg(meta_field(key)).query(c))
     }
 
     fn ids(&self, ids: &[&str]) -> Result<Vec<Option<IdValue>>> {
