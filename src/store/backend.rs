@@ -143,9 +143,10 @@ pub enum Durability {
 /// What [`Backend::flush`] flushes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FlushScope {
-    /// Only the tables (so that the tombstones of replaced documents can be compacted away).
+    /// Only the tables (so that the tombstones of replaced documents can be compacted away),
+    /// in the background: the call only starts the flush.
     Tables,
-    /// Every space.
+    /// Every space; returns once it is done.
     All,
 }
 

@@ -256,13 +256,18 @@ impl Store {
                 live,
                 reserved_end: 0,
                 churn: 0,
+                flush_due: false,
             }),
             options,
         }
     }
 
     /// Writes the manifest and zero counters of a new store (fsynced).
-    fn create(backend: Box<dyn Backend>, options: StoreBuilder, layout: Layout) -> Result<Store> {
+    pub(super) fn create(
+        backend: Box<dyn Backend>,
+        options: StoreBuilder,
+        layout: Layout,
+    ) -> Result<Store> {
         let manifest = Manifest {
             layout,
             spec: FingerprintSpec::current(),

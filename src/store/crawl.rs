@@ -160,6 +160,7 @@ impl Store {
             meta,
         };
         let out = self.write_entries(&mut counters, std::slice::from_ref(&entry), claimed)?;
+        self.unlock(counters);
         Ok(CheckOutcome::New {
             fp,
             replaced: out.replaced > 0,

@@ -106,6 +106,9 @@ struct Counters {
     /// flushed: their tombstones slow down queries of their prefixes until flushed and
     /// compacted.
     churn: u64,
+    /// Set when `churn` passed [`write::CHURN_FLUSH`]: the tables are to be flushed once the
+    /// writer lock is released ([`Store::unlock`]).
+    flush_due: bool,
 }
 
 /// Sequence numbers a process reserves at a time from a shared backend.

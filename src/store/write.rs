@@ -2,6 +2,7 @@
 //! the order a non-atomic backend must apply it (see [`super::backend`]).
 
 use std::collections::HashMap;
+use std::sync::MutexGuard;
 
 use super::backend::{Change, ChangeSet, FlushScope};
 use super::codec::IdValue;
@@ -19,7 +20,7 @@ enum TableKeys {
 }
 
 /// Replaced or deleted documents after which the tables are flushed.
-const CHURN_FLUSH: u64 = 5_000;
+pub(super) const CHURN_FLUSH: u64 = 5_000;
 
 impl Store {
     /// Fingerprints `doc` and stores it (with its content hash, so that a later
@@ -71,7 +72,9 @@ impl Store {
             validate_id(&e.id)?;
         }
         let mut counters = self.lock();
-        self.write_entries(&mut counters, &entries, None)
+        let out = self.write_entries(&mut counters, &entries, None)?;
+        self.unlock(counters);
+        Ok(out)
     }
 
     /// The body of [`Store::insert_batch`], under the writer lock held by the caller.
@@ -127,7 +130,7 @@ impl Store {
             pending.insert(&e.id, value);
         }
         self.commit_write(counters, changes, (next, live), self.durability())?;
-        self.note_churn(counters, churn)?;
+        self.note_churn(counters, churn);
         Ok(out)
     }
 
@@ -181,17 +184,29 @@ impl Store {
         }
     }
 
-    /// Counts replaced/deleted documents; past [`CHURN_FLUSH`] since the last flush, flushes
-    /// the tables so that their tombstones reach SST files, where the deletion-triggered
-    /// compaction removes them (a query steps over every tombstone under its prefix: 20,000
-    /// replaces near one fingerprint made queries there ~450× slower).
-    fn note_churn(&self, counters: &mut Counters, churn: u64) -> Result<()> {
+    /// Counts replaced/deleted documents; past [`CHURN_FLUSH`] since the last flush, marks
+    /// the tables to be flushed (by [`Store::unlock`]) so that their tombstones reach SST
+    /// files, where the deletion-triggered compaction removes them (a query steps over
+    /// every tombstone under its prefix: 20,000 replaces near one fingerprint made queries
+    /// there ~450× slower).
+    fn note_churn(&self, counters: &mut Counters, churn: u64) {
         counters.churn += churn;
         if counters.churn >= CHURN_FLUSH {
-            self.backend.flush(FlushScope::Tables)?;
             counters.churn = 0;
+            counters.flush_due = true;
         }
-        Ok(())
+    }
+
+    /// Releases the writer lock, then starts the churn flush if one is due: the flush runs
+    /// in the background and other writers never wait for it. Its failure is not the
+    /// write's (which is already committed): it only delays the tombstones' compaction,
+    /// and a backend that cannot write any more says so at the next write.
+    pub(super) fn unlock(&self, mut counters: MutexGuard<'_, Counters>) {
+        let due = std::mem::take(&mut counters.flush_due);
+        drop(counters);
+        if due {
+            let _ = self.backend.flush(FlushScope::Tables);
+        }
     }
 
     /// Deletes the document `id` and its table entries. Returns whether it existed.
@@ -210,7 +225,8 @@ impl Store {
         let live = counters.live.saturating_sub(1);
         let next = counters.next_seq;
         self.commit_write(&mut counters, changes, (next, live), self.durability())?;
-        self.note_churn(&mut counters, 1)?;
+        self.note_churn(&mut counters, 1);
+        self.unlock(counters);
         Ok(true)
     }
 }
@@ -221,4 +237,97 @@ fn take_seq(next: &mut u64, claimed: Option<u64>) -> u64 {
         *next += 1;
         *next - 1
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc::{self, Receiver, Sender};
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use super::CHURN_FLUSH;
+    use crate::error::Result;
+    use crate::store::backend::{Atomicity, Backend, ChangeSet, Durability, FlushScope, Snapshot};
+    use crate::store::memory::MemoryBackend;
+    use crate::store::{Store, StoreBuilder};
+    use crate::types::{DocMeta, Fingerprint};
+
+    /// A memory backend whose flush says it started, then waits until the test lets it go:
+    /// a flush as slow as it can be.
+    struct SlowFlush {
+        inner: MemoryBackend,
+        started: Mutex<Sender<()>>,
+        release: Mutex<Receiver<()>>,
+    }
+
+    impl Backend for SlowFlush {
+        fn atomicity(&self) -> Atomicity {
+            self.inner.atomicity()
+        }
+        fn write(&self, changes: &ChangeSet, durability: Durability) -> Result<()> {
+            self.inner.write(changes, durability)
+        }
+        fn snapshot(&self) -> Box<dyn Snapshot + '_> {
+            self.inner.snapshot()
+        }
+        fn version(&self) -> u64 {
+            self.inner.version()
+        }
+        fn attach_tables(&mut self, tables: usize) -> Result<()> {
+            self.inner.attach_tables(tables)
+        }
+        fn reset_tables(&mut self, tables: usize) -> Result<()> {
+            self.inner.reset_tables(tables)
+        }
+        fn flush(&self, _scope: FlushScope) -> Result<()> {
+            let _ = self.started.lock().unwrap().send(());
+            let _ = self.release.lock().unwrap().recv();
+            Ok(())
+        }
+        fn disk_bytes(&self) -> u64 {
+            0
+        }
+    }
+
+    /// The churn flush (due after [`CHURN_FLUSH`] deletes) ran under the writer lock: every
+    /// other writer waited for it. Now a write goes on while it runs.
+    #[test]
+    fn the_churn_flush_never_blocks_other_writers() {
+        let (started_tx, started) = mpsc::channel();
+        let (release, release_rx) = mpsc::channel();
+        let options = StoreBuilder::in_memory().k_max(3);
+        let layout = options.layout().unwrap();
+        let backend = SlowFlush {
+            inner: MemoryBackend::new(layout.tables().len()),
+            started: Mutex::new(started_tx),
+            release: Mutex::new(release_rx),
+        };
+        let store = Arc::new(Store::create(Box::new(backend), options, layout).unwrap());
+        let meta = DocMeta::default;
+        for i in 0..CHURN_FLUSH {
+            store
+                .insert_fingerprint(&format!("d{i}"), Fingerprint(i), meta())
+                .unwrap();
+        }
+        let churner = Arc::clone(&store);
+        let churn = std::thread::spawn(move || {
+            for i in 0..CHURN_FLUSH {
+                churner.delete(&format!("d{i}")).unwrap();
+            }
+        });
+        started.recv().expect("the churn flush started");
+        let (done_tx, done) = mpsc::channel();
+        let writer = Arc::clone(&store);
+        std::thread::spawn(move || {
+            let out = writer.insert_fingerprint("other", Fingerprint(u64::MAX), meta());
+            let _ = done_tx.send(out.is_ok());
+        });
+        // Generous: the write takes microseconds; the old code never finished it while
+        // the flush was held.
+        let wrote = done.recv_timeout(Duration::from_secs(20));
+        release.send(()).unwrap();
+        churn.join().unwrap();
+        assert_eq!(wrote, Ok(true), "a write waited for the churn flush");
+        assert_eq!(store.len(), 1);
+    }
 }

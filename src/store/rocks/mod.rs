@@ -162,16 +162,23 @@ impl Backend for RocksBackend {
         if self.secondary {
             return Ok(());
         }
-        let fixed = match scope {
-            FlushScope::Tables => &[][..],
-            FlushScope::All => &[options::META, options::DOCS, options::IDS, options::EXACT][..],
+        let (fixed, wait) = match scope {
+            FlushScope::Tables => (&[][..], false),
+            FlushScope::All => (
+                &[options::META, options::DOCS, options::IDS, options::EXACT][..],
+                true,
+            ),
         };
+        let mut opts = rocksdb::FlushOptions::default();
+        opts.set_wait(wait);
         for name in fixed
             .iter()
             .copied()
             .chain(self.table_cfs.iter().map(String::as_str))
         {
-            self.db.flush_cf(self.cf(name)?).map_err(storage)?;
+            self.db
+                .flush_cf_opt(self.cf(name)?, &opts)
+                .map_err(storage)?;
         }
         Ok(())
     }
