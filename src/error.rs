@@ -110,7 +110,8 @@ pub enum Error {
     /// A query asked for a Hamming distance the store's tables cannot answer exactly.
     #[error(
         "k = {k} exceeds this store's k_max = {k_max}: its tables only answer k <= {k_max} exactly; \
-         use --exhaustive (Store::query_exhaustive) for a full scan, or create a store with a larger --k-max"
+         rebuild them for k = {k} (`simstore relayout --k-max {k}`, Store::relayout), or scan \
+         every document (`simstore query --exhaustive`, Store::query_exhaustive)"
     )]
     KTooLarge {
         /// The k asked for.

@@ -19,3 +19,4 @@ mod serve;
 mod store;
 mod stress;
 mod util;
+mod ux;

@@ -9,6 +9,7 @@ use anyhow::Result;
 use rayon::prelude::*;
 use serde_json::json;
 use simstore::index::cluster;
+use simstore::index::layout::MAX_K;
 use simstore::{DuplicatePair, Fingerprinter};
 
 use super::input::{self, Format, Inputs};
@@ -25,8 +26,12 @@ use super::{Code, open_for_reading};
                   Exit status: 0 some pair found, 1 none (or some input records failed), 2 error."
 )]
 pub struct Args {
-    /// Largest Hamming distance of a pair (for a store: at most its k_max).
-    #[arg(long, short, default_value_t = 3)]
+    /// Largest Hamming distance of a pair [default: the store's k_max; for FILEs, 3] (for a
+    /// store: at most its k_max).
+    #[arg(long = "k", short, value_name = "K", value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_K)))]
+    k_arg: Option<u32>,
+    /// The k in effect.
+    #[arg(skip)]
     k: u32,
     /// Print every pair instead of the clusters.
     #[arg(long)]
@@ -38,8 +43,11 @@ pub struct Args {
     files: Vec<String>,
 }
 
+/// The k of a dedup of files when --k is not given.
+const DEFAULT_FILES_K: u32 = 3;
+
 /// Runs the dedup; see [`Args`].
-pub fn run(db: &Path, args: Args) -> Result<Code> {
+pub fn run(db: &Path, mut args: Args) -> Result<Code> {
     let start = Instant::now();
     let mut out = BufWriter::new(io::stdout().lock());
     // A write error (a closed pipe) stops the run; it is kept to be reported as itself.
@@ -55,13 +63,20 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     let mut failed = 0;
     let result = if args.files.is_empty() {
         let store = open_for_reading(db)?;
+        args.k = args.k_arg.unwrap_or(store.layout().k_max());
         if args.pairs {
             store.dedup_pairs(args.k, &mut print_pair)
         } else {
             store.dedup(args.k)
         }
     } else {
+        args.k = args.k_arg.unwrap_or(DEFAULT_FILES_K);
         let (docs, bad) = read_inputs(&args)?;
+        if docs.is_empty() && bad > 0 {
+            anyhow::bail!(
+                "no record of the input could be read ({bad} failed, see above): nothing to compare"
+            );
+        }
         failed = bad;
         let fps: Vec<u64> = docs.iter().map(|d| d.1).collect();
         cluster::near_duplicates(&fps, args.k, |a, b, distance| {

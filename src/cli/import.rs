@@ -39,9 +39,10 @@ pub struct Args {
     /// reported on stdout. Records are checked in input order (earlier ones win).
     #[arg(long)]
     dedup: bool,
-    /// Largest Hamming distance of a near duplicate, with --dedup (at most the store's k_max).
-    #[arg(long, short, default_value_t = 3, requires = "dedup")]
-    k: u32,
+    /// Largest Hamming distance of a near duplicate, with --dedup [default: the store's
+    /// k_max] (at most the store's k_max).
+    #[arg(long, short, value_name = "K", requires = "dedup")]
+    k: Option<u32>,
     /// Input files or directories ('-' = stdin; gzip'd inputs are decompressed).
     /// JSONL records: {"id", "title"?, "text"?, "url"?, "fp"?}; WARC: each HTML or text
     /// response; directories: every .html/.htm/.txt file under it (id = the path).
@@ -159,8 +160,9 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     let mut summary = Summary::default();
     if args.dedup {
         // Refuse a k the tables cannot answer before reading anything.
-        store.layout().tables_for_k(args.k).context("--k")?;
-        summary.dedup = Some(args.k);
+        let k = args.k.unwrap_or(store.layout().k_max());
+        store.layout().tables_for_k(k).context("--k")?;
+        summary.dedup = Some(k);
     } else if args.bulk || (store.is_empty() && total >= AUTO_BULK_BYTES) {
         summary.pending = Some(Vec::new());
     }

@@ -11,8 +11,8 @@ use super::Code;
 /// Arguments of `simstore init`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Largest Hamming distance the tables answer exactly.
-    #[arg(long, default_value_t = 3)]
+    /// Largest Hamming distance the tables answer exactly (1 to 16).
+    #[arg(long, default_value_t = 3, value_parser = super::k_max_parser())]
     k_max: u32,
     /// Expected number of documents; picks the number of blocks (see docs/design.md).
     #[arg(long, default_value_t = 1_000_000)]

@@ -29,6 +29,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use simstore::Store;
+use simstore::index::layout::MAX_K;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -131,6 +132,11 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
         c.downcast_ref::<io::Error>()
             .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
     })
+}
+
+/// The parser of `--k-max`: 1 to [`MAX_K`] (0 would find only identical fingerprints).
+fn k_max_parser() -> clap::builder::RangedI64ValueParser<u32> {
+    clap::value_parser!(u32).range(1..=i64::from(MAX_K))
 }
 
 /// Opens an existing store for writing.

@@ -22,8 +22,12 @@ use super::{Code, open_for_reading, output};
                   output: one line {\"query\": <id or line number>, \"matches\": [{\"id\", \"distance\", \"fp\", \"title\"?, \"url\"?}]} per input line."
 )]
 pub struct Args {
-    /// Largest Hamming distance to report (at most the store's k_max unless --exhaustive).
-    #[arg(long, short, default_value_t = 3)]
+    /// Largest Hamming distance to report [default: the store's k_max] (at most the
+    /// store's k_max unless --exhaustive; at most 64).
+    #[arg(long = "k", short, value_name = "K", value_parser = clap::value_parser!(u32).range(0..=64))]
+    k_arg: Option<u32>,
+    /// The k in effect: --k, or the store's k_max.
+    #[arg(skip)]
     k: u32,
     /// Two-stage query: keep only matches whose shingle sketch is at least T similar to the
     /// query text's (estimated Jaccard, 0..1; 0.4 is a good start). Needs a text query (not
@@ -35,8 +39,8 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// Report at most N matches per query (the nearest ones).
-    #[arg(long)]
-    limit: Option<usize>,
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    limit: Option<u64>,
     /// Scan every stored document instead of the tables: exact for any k, but slow.
     #[arg(long)]
     exhaustive: bool,
@@ -61,8 +65,9 @@ pub struct Args {
 }
 
 /// Runs the query; see [`Args`].
-pub fn run(db: &Path, args: Args) -> Result<Code> {
+pub fn run(db: &Path, mut args: Args) -> Result<Code> {
     let store = open_for_reading(db)?;
+    args.k = args.k_arg.unwrap_or(store.layout().k_max());
     if !args.exhaustive && args.k > store.layout().k_max() {
         // Fail before reading any input, with the library's message.
         store.layout().tables_for_k(args.k)?;
@@ -141,7 +146,7 @@ fn refine(
         matches.retain(|m| m.doc.id != id);
     }
     if let Some(limit) = args.limit {
-        matches.truncate(limit);
+        matches.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
     }
     matches
 }
@@ -164,12 +169,14 @@ enum SketchMode {
 fn parse_item(store: &Store, line: u64, raw: Raw, sketch: SketchMode) -> Result<Item, String> {
     if let Raw::Json(bytes) = &raw {
         let trimmed = bytes.trim_ascii();
-        if trimmed.len() == 16
-            && let Ok(fp) = reader::as_text(trimmed)
-                .map_err(|e| e.to_string())?
-                .parse::<Fingerprint>()
-        {
-            return Ok((json!(line), None, fp, None));
+        if !trimmed.starts_with(b"{") {
+            let text = reader::as_text(trimmed).map_err(|e| e.to_string())?;
+            return match text.parse::<Fingerprint>() {
+                Ok(fp) => Ok((json!(line), None, fp, None)),
+                Err(e) => Err(format!(
+                    "neither a JSON record ({{\"id\", \"text\"...}}) nor a fingerprint: {e}"
+                )),
+            };
         }
     }
     let record = input::to_record(raw)?;

@@ -17,8 +17,8 @@ pub struct Args {
     /// Force the number of blocks instead of the cost model's choice.
     #[arg(long)]
     blocks: Option<u32>,
-    /// The new k_max (default: the store's current one).
-    #[arg(long)]
+    /// The new k_max, 1 to 16 (default: the store's current one).
+    #[arg(long, value_parser = super::k_max_parser())]
     k_max: Option<u32>,
 }
 

@@ -26,17 +26,21 @@ impl fmt::Display for Fingerprint {
 impl FromStr for Fingerprint {
     type Err = Error;
 
-    /// Parses exactly 16 hexadecimal digits (either case), nothing else.
-    fn from_str(s: &str) -> Result<Self> {
+    /// Parses exactly 16 hexadecimal digits (either case), optionally after `0x` or `0X`.
+    fn from_str(input: &str) -> Result<Self> {
+        let s = input
+            .strip_prefix("0x")
+            .or_else(|| input.strip_prefix("0X"))
+            .unwrap_or(input);
         if s.len() != 16 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(Error::InvalidFingerprint {
-                input: s.chars().take(40).collect(),
+                input: input.chars().take(40).collect(),
             });
         }
         u64::from_str_radix(s, 16)
             .map(Fingerprint)
             .map_err(|_| Error::InvalidFingerprint {
-                input: s.to_owned(),
+                input: input.to_owned(),
             })
     }
 }
