@@ -27,9 +27,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .next()
         .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/data/sample.jsonl").into());
     let tmp = tempfile::tempdir()?;
-    let path: std::path::PathBuf = args
-        .next()
-        .map_or_else(|| tmp.path().join("pages.db"), Into::into);
+    let kept: Option<std::path::PathBuf> = args.next().map(Into::into);
+    let keep = kept.is_some();
+    let path = kept.unwrap_or_else(|| tmp.path().join("pages.db"));
 
     // The store is Send + Sync: a real crawler shares one Arc<Store> between its fetcher
     // threads; check_and_insert is atomic, so two threads fetching copies of one page at
@@ -84,10 +84,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         frontier.len()
     );
     println!("near duplicates by distance: {distances:?}");
-    println!(
-        "the store at {} holds {} pages",
-        path.display(),
-        store.len()
-    );
+    if keep {
+        println!(
+            "the store at {} holds {} pages",
+            path.display(),
+            store.len()
+        );
+    } else {
+        println!(
+            "the store held {} pages (a temporary one, deleted now; give a second argument, a path, to keep it)",
+            store.len()
+        );
+    }
     Ok(())
 }

@@ -36,10 +36,14 @@ fn assert_line(err: &str, want: &str) {
 fn summary(read: u64, new: u64, replaced: u64, failed: u64, holds: u64) -> (String, String) {
     (
         format!(
-            "read {read} records: stored {} ({new} new, {replaced} replaced), failed {failed} — ",
+            "read {read} record{}: stored {} ({new} new, {replaced} replaced), failed {failed} — ",
+            if read == 1 { "" } else { "s" },
             new + replaced
         ),
-        format!("; the store holds {holds} documents"),
+        format!(
+            "; the store holds {holds} document{}",
+            if holds == 1 { "" } else { "s" }
+        ),
     )
 }
 

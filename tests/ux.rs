@@ -129,3 +129,75 @@ fn a_dedup_whose_every_record_failed_is_an_error() {
     );
     assert_eq!(code(&t.run(&["dedup", "one.jsonl"])), 1);
 }
+
+#[test]
+fn output_reads_well() {
+    let t = TestCommand::new();
+    t.write("one.jsonl", b"{\"id\":\"a\",\"fp\":\"00000000000000ff\"}\n");
+    let o = t.run(&["import", "one.jsonl"]);
+    let err = stderr(&o);
+    assert!(err.starts_with("read 1 record: stored 1 "), "{err}");
+    assert!(
+        err.trim_end().ends_with("the store holds 1 document"),
+        "{err}"
+    );
+    // The spec by its version; in full on request.
+    let o = t.run(&["stats"]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let spec = out.lines().find(|l| l.starts_with("spec:")).unwrap();
+    assert!(spec.len() < 60 && spec.contains(" v"), "{spec}");
+    let o = t.run(&["stats", "--verbose"]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let spec = out.lines().find(|l| l.starts_with("spec:")).unwrap();
+    assert!(spec.len() > 200 && spec.contains("seed"), "{spec}");
+    // Times as RFC 3339 (UTC), not Unix seconds.
+    let o = t.run(&["get", "a"]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let time = out.lines().find(|l| l.starts_with("time:")).unwrap();
+    let stamp = time.trim_start_matches("time:").trim();
+    assert!(
+        stamp.len() == 20
+            && stamp.starts_with("20")
+            && stamp.ends_with('Z')
+            && stamp.as_bytes()[10] == b'T',
+        "{time}"
+    );
+}
+
+#[test]
+fn dedup_prints_readable_groups_with_titles() {
+    let t = TestCommand::new();
+    t.write(
+        "in.jsonl",
+        "{\"id\":\"a\",\"title\":\"Rain in Tucson\",\"fp\":\"00000000000000ff\"}\n\
+         {\"id\":\"a-copy\",\"title\":\"UPDATE: Rain in Tucson\",\"fp\":\"00000000000000fe\"}\n\
+         {\"id\":\"b\",\"title\":\"Other\",\"fp\":\"ffffffffffff0000\"}\n"
+            .as_bytes(),
+    );
+    for args in [
+        &["dedup", "--pretty", "in.jsonl"][..],
+        &["dedup", "--pretty"],
+    ] {
+        if args.len() == 2 {
+            assert_eq!(code(&t.run(&["import", "in.jsonl"])), 0);
+        }
+        let o = t.run(args);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            "cluster 1: 2 documents\n  a       Rain in Tucson\n  a-copy  UPDATE: Rain in Tucson\n",
+            "{args:?}"
+        );
+        assert!(
+            stderr(&o).starts_with("3 documents: 1 pair within k = 3, 1 cluster (largest 2)"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    // Piped without --pretty: JSON lines, as before.
+    let o = t.run(&["dedup", "in.jsonl"]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "{\"cluster\":0,\"ids\":[\"a\",\"a-copy\"]}\n"
+    );
+}

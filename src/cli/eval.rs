@@ -88,8 +88,8 @@ pub fn run(args: Args) -> Result<Code> {
     }
     writeln!(
         out,
-        "spec {}\n{} documents ({:.1} MB), {} pairs ({} naming unknown documents, {} with an unfingerprintable document)",
-        f.spec(),
+        "spec v{}\n{} documents ({:.1} MB), {} pairs ({} naming unknown documents, {} with an unfingerprintable document)",
+        f.spec().version,
         docs.len(),
         bytes as f64 / 1e6,
         report.pairs,
@@ -241,7 +241,10 @@ fn find(dir: &Path, name: &str) -> Result<PathBuf> {
         }
     }
     bail!(
-        "{} has no {name}.jsonl.gz or {name}.jsonl: give the directory of a labelled set (see `simstore eval --help`)",
+        "{} has no {name}.jsonl.gz or {name}.jsonl: `simstore eval DIR` needs the directory of a \
+         labelled set (docs, variants and pairs files, gzip'd or not; their format is in \
+         docs/quality.md); the default, ../shared/data/dev, is where a development set sits \
+         beside a checkout",
         dir.display()
     )
 }

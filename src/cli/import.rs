@@ -9,8 +9,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use simstore::{BatchOutcome, CheckOutcome, Entry, Store};
 
-use super::Code;
 use super::input::{self, Format, Inputs, Place};
+use super::{Code, output};
 
 /// Arguments of `simstore import`.
 #[derive(Debug, clap::Args)]
@@ -184,15 +184,15 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         String::new()
     };
     eprintln!(
-        "read {} records: stored {} ({} new, {} replaced){dups}, failed {}{skipped} — {:.2} s, {:.0} records/s; the store holds {} documents",
-        s.read,
+        "read {}: stored {} ({} new, {} replaced){dups}, failed {}{skipped} — {:.2} s, {:.0} records/s; the store holds {}",
+        output::count(s.read, "record"),
         s.stored.inserted + s.stored.replaced,
         s.stored.inserted,
         s.stored.replaced,
         s.failed,
         secs,
         s.read as f64 / secs.max(1e-9),
-        store.len()
+        output::count(store.len(), "document")
     );
     if args.json {
         let mut v = serde_json::json!({

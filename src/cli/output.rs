@@ -1,4 +1,5 @@
-//! Output formatting shared by subcommands: JSON objects for matches and documents.
+//! Output formatting shared by subcommands: JSON objects for matches and documents, times,
+//! counts.
 
 use serde_json::{Value, json};
 use simstore::{Match, StoredDoc};
@@ -9,6 +10,32 @@ pub fn match_json(m: &Match) -> Value {
         json!({ "id": m.doc.id, "distance": m.distance, "fp": m.doc.fingerprint().to_string() });
     add_optional(&mut v, &m.doc);
     v
+}
+
+/// Unix seconds as an RFC 3339 UTC time (`2026-11-24T09:30:00Z`).
+pub fn rfc3339(unix_secs: u64) -> String {
+    let (days, secs) = (unix_secs / 86_400, unix_secs % 86_400);
+    // Howard Hinnant's civil_from_days, for days since 1970-01-01 (never negative here).
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}Z")
+}
+
+/// `n` and `noun`, the noun in the plural unless `n` is 1 ("1 record", "2 records").
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 /// A stored document as a JSON object.
@@ -26,6 +53,9 @@ fn add_optional(v: &mut Value, d: &StoredDoc) {
         v["url"] = json!(u);
     }
 }
+
+/// The column names of [`match_line`], printed above the matches on a terminal.
+pub const MATCH_HEADER: &str = "distance\tid\tfp\ttitle\turl";
 
 /// One human-readable line for a match: distance, id, fingerprint, title, url, separated
 /// by tabs. Tabs, line breaks and backslashes inside the fields are escaped (`\t`, `\n`,
@@ -57,4 +87,24 @@ pub fn escape_field(field: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     out.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{count, rfc3339};
+
+    #[test]
+    fn rfc3339_of_known_times() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_795_559_240), "2026-11-24T22:27:20Z");
+        assert_eq!(rfc3339(4_107_542_399), "2100-02-28T23:59:59Z");
+    }
+
+    #[test]
+    fn counts_in_the_plural_except_one() {
+        assert_eq!(count(1, "record"), "1 record");
+        assert_eq!(count(0, "record"), "0 records");
+        assert_eq!(count(2, "document"), "2 documents");
+    }
 }

@@ -1,6 +1,6 @@
 //! `simstore query`: stored documents within Hamming distance k of a text or fingerprint.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -97,7 +97,12 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
         _ => unreachable!("clap requires one of text, --file, --fp, --batch"),
     };
     let matches = search(&store, fp, sketch, &args, None)?;
-    let mut out = BufWriter::new(io::stdout().lock());
+    let stdout = io::stdout();
+    let header = !args.json && !matches.is_empty() && stdout.is_terminal();
+    let mut out = BufWriter::new(stdout.lock());
+    if header {
+        writeln!(out, "{}", output::MATCH_HEADER)?;
+    }
     for m in &matches {
         if args.json {
             writeln!(out, "{}", output::match_json(m))?;

@@ -14,6 +14,9 @@ pub struct Args {
     /// Print the figures as one JSON object.
     #[arg(long)]
     json: bool,
+    /// Print the fingerprint spec in full (what normalizes, tokenizes, weighs and hashes).
+    #[arg(long, short)]
+    verbose: bool,
 }
 
 /// Runs the command; see [`Args`].
@@ -38,7 +41,15 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         writeln!(out, "store:          {}", store.path().display())?;
         writeln!(out, "documents:      {}", s.docs)?;
         writeln!(out, "format version: {}", s.format_version)?;
-        writeln!(out, "spec:           {}", s.spec)?;
+        if args.verbose {
+            writeln!(out, "spec:           {}", s.spec)?;
+        } else {
+            writeln!(
+                out,
+                "spec:           v{} (in full: --verbose)",
+                s.spec.version
+            )?;
+        }
         writeln!(out, "layout:         {l}")?;
         writeln!(out, "prefix bits:    {prefixes:?}")?;
         writeln!(
