@@ -39,10 +39,13 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from itemadapter import ItemAdapter
-from scrapy.exceptions import DropItem, NotConfigured
-from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet.threads import deferToThread
+try:
+    from itemadapter import ItemAdapter
+    from scrapy.exceptions import DropItem, NotConfigured
+    from scrapy.utils.defer import maybe_deferred_to_future
+    from twisted.internet.threads import deferToThread
+except ImportError as e:  # Scrapy is an optional dependency
+    raise ImportError(f"simstore.scrapy needs Scrapy (pip install 'simstore[scrapy]'): {e}") from e
 
 from . import CheckResult, EmptyDocumentError, Error, Store, extract_page
 
