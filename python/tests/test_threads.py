@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import pytest
 
 import simstore
 
@@ -81,3 +84,30 @@ def test_queries_from_threads_beside_a_writer(tmp_path: Path, sample: list) -> N
         with ThreadPoolExecutor(max_workers=5) as pool:
             futures = [pool.submit(reader, p) for p in range(4)] + [pool.submit(writer)]
             assert sum(f.result() for f in futures) == 100
+
+
+def test_engine_calls_release_the_gil() -> None:
+    """While the engine works, other Python threads run: the store URL points at a fake Redis
+    server written in Python (a thread of this process) that answers every command with an
+    error of its own. The engine can only report that error if the server thread ran during
+    the call, i.e. if the calling thread released the GIL; with the GIL held, the engine
+    would wait for an answer in vain and fail with a timeout instead."""
+    srv = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return  # closed: the test is over
+            with conn:
+                while data := conn.recv(65536):
+                    commands = sum(1 for line in data.split(b"\r\n") if line.startswith(b"*"))
+                    conn.sendall(b"-ERR answered by a Python thread\r\n" * max(commands, 1))
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        with pytest.raises(simstore.StorageError, match="answered by a Python thread"):
+            simstore.Store(f"redis://127.0.0.1:{srv.getsockname()[1]}/gil")
+    finally:
+        srv.close()
