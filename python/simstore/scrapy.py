@@ -44,8 +44,8 @@ try:
     from scrapy.exceptions import DropItem, NotConfigured
     from scrapy.utils.defer import maybe_deferred_to_future
     from twisted.internet.threads import deferToThread
-except ImportError as e:  # Scrapy is an optional dependency
-    raise ImportError(f"simstore.scrapy needs Scrapy (pip install 'simstore[scrapy]'): {e}") from e
+except ImportError as _missing:  # Scrapy is an optional dependency
+    raise ImportError(f"simstore.scrapy needs Scrapy (pip install 'simstore[scrapy]'): {_missing}") from _missing
 
 from . import CheckResult, EmptyDocumentError, Error, Store, extract_page
 
