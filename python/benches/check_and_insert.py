@@ -51,7 +51,8 @@ def pages(n: int, seed: int = 7) -> list:
 
 
 def run(docs: list, threads: int) -> tuple:
-    """(seconds, statuses) of check_and_insert of every page into a fresh store."""
+    """(wall seconds, CPU seconds of the process, statuses) of check_and_insert of every
+    page into a fresh store."""
     with tempfile.TemporaryDirectory() as tmp, simstore.Store(os.path.join(tmp, "bench.db")) as store:
         def part(w: int) -> Counter:
             c: Counter = Counter()
@@ -59,21 +60,21 @@ def run(docs: list, threads: int) -> tuple:
                 c[store.check_and_insert(p["id"], p["text"], title=p["title"], url=p["id"]).status] += 1
             return c
 
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         with ThreadPoolExecutor(max_workers=threads) as pool:
             counts = sum(pool.map(part, range(threads)), Counter())
-        return time.perf_counter() - t, counts
+        return time.perf_counter() - t, time.process_time() - cpu, counts
 
 
-def fingerprints(docs: list, threads: int) -> float:
+def fingerprints(docs: list, threads: int) -> tuple:
     def part(w: int) -> None:
         for p in docs[w::threads]:
             simstore.fingerprint(p["text"], title=p["title"])
 
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     with ThreadPoolExecutor(max_workers=threads) as pool:
         list(pool.map(part, range(threads)))
-    return time.perf_counter() - t
+    return time.perf_counter() - t, time.process_time() - cpu
 
 
 def main() -> None:
@@ -90,12 +91,14 @@ def main() -> None:
     chars = sum(len(p["text"]) for p in docs) / len(docs)
     print(f"{args.n} pages, {chars:.0f} characters each on average; {os.cpu_count()} cores; "
           f"load average {os.getloadavg()[0]:.1f}")
-    print(f"{'method':<36} {'threads':>7} {'seconds':>8} {'pages/s':>9}  statuses")
+    print(f"{'method':<24} {'threads':>7} {'seconds':>8} {'pages/s':>9} {'CPU s':>7} {'µs CPU/page':>11}  statuses")
     for threads in (int(t) for t in args.threads.split(",")):
-        secs = fingerprints(docs, threads)
-        print(f"{'fingerprint (no store)':<36} {threads:>7} {secs:>8.2f} {args.n / secs:>9.0f}")
-        secs, counts = run(docs, threads)
-        print(f"{'Store.check_and_insert':<36} {threads:>7} {secs:>8.2f} {args.n / secs:>9.0f}  {dict(counts)}")
+        secs, cpu = fingerprints(docs, threads)
+        print(f"{'fingerprint (no store)':<24} {threads:>7} {secs:>8.2f} {args.n / secs:>9.0f} {cpu:>7.2f} "
+              f"{cpu / args.n * 1e6:>11.0f}")
+        secs, cpu, counts = run(docs, threads)
+        print(f"{'Store.check_and_insert':<24} {threads:>7} {secs:>8.2f} {args.n / secs:>9.0f} {cpu:>7.2f} "
+              f"{cpu / args.n * 1e6:>11.0f}  {dict(counts)}")
 
 
 if __name__ == "__main__":
