@@ -1,0 +1,19 @@
+"""Settings of the example crawl: the simstore pipeline drops pages already seen."""
+
+BOT_NAME = "pages"
+SPIDER_MODULES = ["pages.spiders"]
+
+# The pipeline: every page goes through Store.check_and_insert; duplicates are dropped.
+ITEM_PIPELINES = {"simstore.scrapy.SimstorePipeline": 300}
+SIMSTORE_DB = "pages.db"  # a directory (created if missing) or redis://HOST:PORT,.../NAME
+SIMSTORE_K = 3  # near duplicates: within 3 bits (<= the store's k_max, 3 by default)
+# The spider yields {"url", "html"}: with no text field, the pipeline reads the page's title
+# and main text from the HTML itself (simstore.extract_page: navigation, ads, footers dropped).
+SIMSTORE_HTML_FIELD = "html"
+SIMSTORE_URL_FIELD = "url"
+
+CONCURRENT_REQUESTS = 16
+ROBOTSTXT_OBEY = True
+# Duplicates are routine here, not warnings (and the log stays free of page bodies' size).
+DEFAULT_DROPITEM_LOG_LEVEL = "INFO"
+LOG_LEVEL = "INFO"

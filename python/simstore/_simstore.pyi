@@ -1,0 +1,143 @@
+"""Type stubs of the native module ``simstore._simstore`` (the Rust extension)."""
+
+import os
+from typing import Any, Iterable, Literal, Mapping, Optional, Union, final
+
+from ._types import Fingerprint
+
+__all__ = [
+    "CheckResult",
+    "K_MAX_DEFAULT",
+    "Match",
+    "SPEC",
+    "Store",
+    "StoredDocument",
+    "_parse_fingerprint",
+    "extract_page",
+    "fingerprint",
+]
+
+_FingerprintLike = Union[int, str]
+"""A fingerprint argument: an int (0 <= fp < 2**64; a ``Fingerprint`` is one) or 16 hex digits."""
+
+_Query = Union[str, int, Mapping[str, Any]]
+"""A query of ``Store.query_batch``: a text, a fingerprint, or {"text", "title"} / {"fp"}."""
+
+SPEC: str
+"""The fingerprint spec of this build (a store remembers its own and refuses another)."""
+
+K_MAX_DEFAULT: int
+
+@final
+class Match:
+    """A stored document within the asked distance of a query."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def distance(self) -> int: ...
+    @property
+    def fp(self) -> Fingerprint: ...
+    @property
+    def title(self) -> Optional[str]: ...
+    @property
+    def url(self) -> Optional[str]: ...
+
+@final
+class CheckResult:
+    """What ``Store.check_and_insert`` found and did."""
+
+    @property
+    def status(self) -> Literal["new", "exact_duplicate", "near_duplicate"]: ...
+    @property
+    def of(self) -> Optional[str]: ...
+    @property
+    def distance(self) -> Optional[int]: ...
+    @property
+    def fp(self) -> Fingerprint: ...
+    @property
+    def replaced(self) -> bool: ...
+    @property
+    def is_new(self) -> bool: ...
+
+@final
+class StoredDocument:
+    """A stored document (from ``Store.get``)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def fp(self) -> Fingerprint: ...
+    @property
+    def title(self) -> Optional[str]: ...
+    @property
+    def url(self) -> Optional[str]: ...
+    @property
+    def length(self) -> int: ...
+    @property
+    def time(self) -> int: ...
+
+@final
+class Store:
+    """A persistent store of SimHash fingerprints; a context manager; shareable by threads."""
+
+    def __new__(
+        cls,
+        path_or_url: Union[str, "os.PathLike[str]"],
+        *,
+        k_max: int = 3,
+        expected_docs: Optional[int] = None,
+        read_only: bool = False,
+        sync_writes: bool = False,
+    ) -> "Store": ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def k_max(self) -> int: ...
+    @property
+    def read_only(self) -> bool: ...
+    @property
+    def closed(self) -> bool: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> "Store": ...
+    def __exit__(self, *args: object) -> bool: ...
+    def insert(
+        self, id: str, text: str, *, title: Optional[str] = None, url: Optional[str] = None
+    ) -> Literal["inserted", "replaced"]: ...
+    def insert_fingerprint(
+        self, id: str, fp: _FingerprintLike, *, title: Optional[str] = None, url: Optional[str] = None
+    ) -> Literal["inserted", "replaced"]: ...
+    def check_and_insert(
+        self,
+        id: str,
+        text: str,
+        *,
+        title: Optional[str] = None,
+        url: Optional[str] = None,
+        k: Optional[int] = None,
+    ) -> CheckResult: ...
+    def query(
+        self,
+        text: Optional[str] = None,
+        *,
+        fp: Optional[_FingerprintLike] = None,
+        title: Optional[str] = None,
+        k: int = 3,
+        limit: Optional[int] = None,
+        verify: Optional[float] = None,
+    ) -> list[Match]: ...
+    def query_batch(
+        self, queries: Iterable[_Query], *, k: int = 3, limit: Optional[int] = None
+    ) -> list[list[Match]]: ...
+    def get(self, id: str) -> Optional[StoredDocument]: ...
+    def delete(self, id: str) -> bool: ...
+    def stats(self) -> dict[str, Any]: ...
+    def check(self) -> dict[str, Any]: ...
+    def dedup(self, k: int = 3) -> list[list[str]]: ...
+    def flush(self) -> None: ...
+    def __len__(self) -> int: ...
+    def __contains__(self, key: str, /) -> bool: ...
+
+def fingerprint(text: str, title: Optional[str] = None) -> Fingerprint: ...
+def extract_page(html: Union[str, bytes], *, charset: Optional[str] = None) -> tuple[Optional[str], str]: ...
+def _parse_fingerprint(text: str) -> int: ...

@@ -1,0 +1,166 @@
+"""A Scrapy item pipeline that drops pages already crawled — exact or near duplicates.
+
+Enable it in the project's settings::
+
+    ITEM_PIPELINES = {"simstore.scrapy.SimstorePipeline": 300}
+    SIMSTORE_DB = "pages.db"          # a store path (created if missing) or redis://… URL
+
+Each item's page text goes through :meth:`simstore.Store.check_and_insert`: a new page is
+stored and the item passes on; a page with the same words as a stored one (an exact
+duplicate) or within ``SIMSTORE_K`` bits of one (a near duplicate) is dropped
+(:class:`scrapy.exceptions.DropItem`, naming the page it repeats). Settings:
+
+================================  ==========  ===============================================
+``SIMSTORE_DB``                   (required)  the store: a directory, or a Redis Cluster URL
+``SIMSTORE_K``                    3           near-duplicate distance in bits (<= k_max)
+``SIMSTORE_K_MAX``                3           k_max of a store created by the pipeline
+``SIMSTORE_EXPECTED_DOCS``        1,000,000   sizes the tables of a store it creates
+``SIMSTORE_TEXT_FIELD``           "text"      the item field with the page's main text
+``SIMSTORE_TITLE_FIELD``          "title"     the field with its title (optional)
+``SIMSTORE_URL_FIELD``            "url"       the field with its URL (stored with it)
+``SIMSTORE_ID_FIELD``             the URL     the field naming the page in the store
+``SIMSTORE_HTML_FIELD``           "html"      used when the item has no text: the raw
+                                              page, reduced to title and main text by
+                                              :func:`simstore.extract_page`
+================================  ==========  ===============================================
+
+Counters in the crawl's stats: ``simstore/new``, ``simstore/exact``, ``simstore/near``, and
+``simstore/no_text`` / ``simstore/no_id`` for items passed on unchecked (nothing to
+fingerprint, or no id).
+
+Concurrency: Scrapy calls pipelines in its reactor thread. The check runs in the reactor's
+thread pool (``deferToThread``), and the engine releases the GIL, so fingerprinting and the
+store's writes overlap with downloading and parsing, several items at once. That is safe
+because ``check_and_insert`` is atomic: of concurrent copies of one page, exactly one is
+stored, and every check sees every page stored before it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+try:
+    from itemadapter import ItemAdapter
+    from scrapy.exceptions import DropItem, NotConfigured
+    from scrapy.utils.defer import maybe_deferred_to_future
+    from twisted.internet.threads import deferToThread
+except ImportError as _missing:  # Scrapy is an optional dependency
+    raise ImportError(f"simstore.scrapy needs Scrapy (pip install 'simstore[scrapy]'): {_missing}") from _missing
+
+from . import CheckResult, EmptyDocumentError, Error, Store, extract_page
+
+__all__ = ["SimstorePipeline"]
+
+_STATS = {"new": "simstore/new", "exact_duplicate": "simstore/exact", "near_duplicate": "simstore/near"}
+
+
+class SimstorePipeline:
+    """Drops items whose page is an exact or near duplicate of one already stored; stores
+    the others. See the module's documentation for the settings."""
+
+    def __init__(
+        self,
+        db: str,
+        *,
+        k: int = 3,
+        k_max: int = 3,
+        expected_docs: Optional[int] = None,
+        text_field: str = "text",
+        title_field: str = "title",
+        url_field: str = "url",
+        id_field: Optional[str] = None,
+        html_field: str = "html",
+        stats: Any = None,
+    ) -> None:
+        self.db = db
+        self.k = k
+        self.k_max = max(k_max, k)
+        self.expected_docs = expected_docs
+        self.text_field = text_field
+        self.title_field = title_field
+        self.url_field = url_field
+        self.id_field = id_field or url_field
+        self.html_field = html_field
+        self.stats = stats
+        self.store: Optional[Store] = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "SimstorePipeline":
+        s = crawler.settings
+        db = s.get("SIMSTORE_DB")
+        if not db:
+            raise NotConfigured("SimstorePipeline needs SIMSTORE_DB (a store path or redis:// URL)")
+        expected = s.getint("SIMSTORE_EXPECTED_DOCS", 0)
+        return cls(
+            str(db),
+            k=s.getint("SIMSTORE_K", 3),
+            k_max=s.getint("SIMSTORE_K_MAX", 3),
+            expected_docs=expected or None,
+            text_field=s.get("SIMSTORE_TEXT_FIELD", "text"),
+            title_field=s.get("SIMSTORE_TITLE_FIELD", "title"),
+            url_field=s.get("SIMSTORE_URL_FIELD", "url"),
+            id_field=s.get("SIMSTORE_ID_FIELD"),
+            html_field=s.get("SIMSTORE_HTML_FIELD", "html"),
+            stats=crawler.stats,
+        )
+
+    def open_spider(self, spider: Any = None) -> None:
+        self.store = Store(self.db, k_max=self.k_max, expected_docs=self.expected_docs)
+
+    def close_spider(self, spider: Any = None) -> None:
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    async def process_item(self, item: Any, spider: Any = None) -> Any:
+        page = self._page(ItemAdapter(item))
+        if page is None:
+            return item
+        try:
+            result = await maybe_deferred_to_future(deferToThread(self._check, *page))
+        except EmptyDocumentError:
+            # Only punctuation or stop-word-free symbols: nothing to compare; passed on.
+            self._inc("simstore/no_text")
+            return item
+        self._inc(_STATS[result.status])
+        if result.status != "new":
+            kind = "exact" if result.status == "exact_duplicate" else "near"
+            raise DropItem(f"{page[0]} is an {kind} duplicate of {result.of} (distance {result.distance})")
+        return item
+
+    def _page(self, item: ItemAdapter) -> Optional[tuple]:
+        """(id, text, title, url) of an item, or None (counted) when it cannot be checked."""
+        url = _str(item.get(self.url_field))
+        page_id = _str(item.get(self.id_field))
+        text = _str(item.get(self.text_field))
+        title = _str(item.get(self.title_field))
+        html = item.get(self.html_field)
+        if text is None and html is not None:
+            extracted_title, text = extract_page(html)
+            title = title or extracted_title
+        if not page_id:
+            self._inc("simstore/no_id")
+            return None
+        if not (text or "").strip() and not (title or "").strip():
+            self._inc("simstore/no_text")
+            return None
+        return page_id, text or "", title, url
+
+    def _check(self, page_id: str, text: str, title: Optional[str], url: Optional[str]) -> CheckResult:
+        """Runs in a thread of the reactor's pool; the engine releases the GIL."""
+        if self.store is None:
+            raise Error("SimstorePipeline.process_item before open_spider (or after close_spider)")
+        return self.store.check_and_insert(page_id, text, title=title, url=url, k=self.k)
+
+    def _inc(self, key: str) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(key)
+
+
+def _str(value: Any) -> Optional[str]:
+    """A field as str: a list of strings (as selectors return) joined by newlines."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return "\n".join(str(v) for v in value)
+    return str(value)

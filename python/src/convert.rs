@@ -1,0 +1,100 @@
+//! Python values ↔ engine values: fingerprints (an int, a `Fingerprint`, or 16 hex digits)
+//! and the queries of a batch.
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyMapping, PyString, PyType};
+use simstore::Fingerprint;
+
+use crate::errors::{invalid_argument, invalid_fingerprint, to_py};
+
+static FINGERPRINT_CLASS: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// `fp` as a `simstore.Fingerprint` (the int subclass of `simstore/_types.py`).
+pub(crate) fn fingerprint_object(py: Python<'_>, fp: u64) -> PyResult<Py<PyAny>> {
+    let class = FINGERPRINT_CLASS.import(py, "simstore._types", "Fingerprint")?;
+    Ok(class.call1((fp,))?.unbind())
+}
+
+/// A fingerprint argument: an int in 0..2**64 (a `Fingerprint` is one) or a str of exactly
+/// 16 hex digits. Anything else is an `InvalidFingerprintError` (a `ValueError`).
+pub(crate) fn fingerprint_arg(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Fingerprint> {
+    if let Ok(s) = value.cast::<PyString>() {
+        return s.to_cow()?.parse::<Fingerprint>().map_err(|e| to_py(py, e));
+    }
+    if value.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(invalid_fingerprint(
+            py,
+            "invalid fingerprint: a bool is not one",
+        ));
+    }
+    if value.is_instance_of::<pyo3::types::PyInt>() {
+        return value.extract::<u64>().map(Fingerprint).map_err(|_| {
+            invalid_fingerprint(
+                py,
+                format!("invalid fingerprint {value}: expected an integer with 0 <= fp < 2**64"),
+            )
+        });
+    }
+    Err(invalid_fingerprint(
+        py,
+        format!(
+            "invalid fingerprint {}: expected an int (0 <= fp < 2**64) or a str of exactly 16 \
+             hexadecimal digits",
+            value.repr()?
+        ),
+    ))
+}
+
+/// One query of a batch, as given.
+pub(crate) enum Query {
+    /// A text to fingerprint, with its title.
+    Text { title: Option<String>, text: String },
+    /// A fingerprint.
+    Fp(Fingerprint),
+}
+
+/// Query `i` of `Store.query_batch`: a str (always a text), an int (a fingerprint), or a
+/// mapping with `"text"` (and `"title"`) or `"fp"`.
+pub(crate) fn query_arg(py: Python<'_>, i: usize, item: &Bound<'_, PyAny>) -> PyResult<Query> {
+    if let Ok(s) = item.extract::<String>() {
+        return Ok(Query::Text {
+            title: None,
+            text: s,
+        });
+    }
+    if item.is_instance_of::<pyo3::types::PyInt>() {
+        return fingerprint_arg(py, item).map(Query::Fp);
+    }
+    let Ok(map) = item.cast::<PyMapping>() else {
+        return Err(invalid_argument(
+            py,
+            format!(
+                "query {i}: expected a text (str), a fingerprint (int) or a dict with \"text\" \
+                 (and \"title\") or \"fp\", not {}",
+                item.get_type().name()?
+            ),
+        ));
+    };
+    let field = |name: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
+        match map.get_item(name) {
+            Ok(v) if !v.is_none() => Ok(Some(v)),
+            _ => Ok(None),
+        }
+    };
+    if let Some(fp) = field("fp")? {
+        return fingerprint_arg(py, &fp).map(Query::Fp);
+    }
+    let text: Option<String> = field("text")?.map(|v| v.extract()).transpose()?;
+    let title: Option<String> = field("title")?.map(|v| v.extract()).transpose()?;
+    if text.is_none() && title.is_none() {
+        return Err(invalid_argument(
+            py,
+            format!("query {i}: nothing to query with: give \"text\" (or \"title\") or \"fp\""),
+        ));
+    }
+    Ok(Query::Text {
+        title,
+        text: text.unwrap_or_default(),
+    })
+}

@@ -1,0 +1,412 @@
+//! `simstore.Store`: one engine store, shared by any number of Python threads.
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use rayon::prelude::*;
+use simstore::{DocMeta, Document, Fingerprint, InsertOutcome};
+
+use crate::convert::{Query, fingerprint_arg, query_arg};
+use crate::errors::{closed, invalid_argument, to_py};
+use crate::results::{CheckResult, Match, StoredDocument};
+
+/// A persistent store of SimHash fingerprints: a RocksDB directory (created if missing), or a
+/// store on a Redis Cluster (`redis://HOST:PORT[,HOST:PORT...]/NAME`).
+///
+/// `k_max` (default 3) is the largest Hamming distance queries answer exactly and
+/// `expected_docs` (default 1,000,000) picks the table layout; both only matter when the
+/// store is created. `read_only=True` opens an existing store for queries beside a writer
+/// process (seeing the data as of opening; no lock is taken). `sync_writes=True` fsyncs
+/// every write before it returns (survives power loss, not only a crash of the process).
+///
+/// A context manager (`with simstore.Store("pages.db") as store: ...` closes it). One
+/// process may write a store at a time (`LockedError` otherwise). A `Store` may be shared
+/// by threads: every call releases the GIL while the engine works, and `check_and_insert`
+/// is atomic (of many threads checking copies of one page, exactly one gets "new").
+#[pyclass(module = "simstore", frozen)]
+pub struct Store {
+    /// The engine store; `None` once closed. Calls clone the `Arc`, so a close while
+    /// another thread is inside a call frees the store when that call returns.
+    inner: RwLock<Option<Arc<simstore::Store>>>,
+    /// As given, for messages and the repr.
+    path: String,
+    read_only: bool,
+}
+
+impl Store {
+    /// The open engine store, or `ClosedError`.
+    fn engine(&self, py: Python<'_>) -> PyResult<Arc<simstore::Store>> {
+        let guard = self.inner.read().unwrap_or_else(|e| e.into_inner());
+        guard.clone().ok_or_else(|| closed(py, &self.path))
+    }
+
+    /// Runs `f` on the engine store with the GIL released; engine errors become exceptions.
+    fn call<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&simstore::Store) -> simstore::Result<T> + Send,
+    ) -> PyResult<T> {
+        let store = self.engine(py)?;
+        py.detach(move || f(&store)).map_err(|e| to_py(py, e))
+    }
+}
+
+/// A document of an id, a text and optional title and URL.
+fn document(id: String, text: String, title: Option<String>, url: Option<String>) -> Document {
+    Document {
+        id,
+        title,
+        text,
+        url,
+    }
+}
+
+#[pymethods]
+impl Store {
+    #[new]
+    #[pyo3(signature = (path_or_url, *, k_max = 3, expected_docs = None, read_only = false, sync_writes = false))]
+    fn new(
+        py: Python<'_>,
+        path_or_url: PathBuf,
+        k_max: u32,
+        expected_docs: Option<u64>,
+        read_only: bool,
+        sync_writes: bool,
+    ) -> PyResult<Self> {
+        let mut builder = simstore::Store::builder(&path_or_url)
+            .k_max(k_max)
+            .read_only(read_only)
+            .sync_writes(sync_writes);
+        if let Some(n) = expected_docs {
+            builder = builder.expected_docs(n);
+        }
+        let store = py
+            .detach(move || builder.open())
+            .map_err(|e| to_py(py, e))?;
+        Ok(Store {
+            inner: RwLock::new(Some(Arc::new(store))),
+            path: path_or_url.to_string_lossy().into_owned(),
+            read_only,
+        })
+    }
+
+    /// The path or URL the store was opened with.
+    #[getter]
+    fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The largest k its tables answer exactly (fixed when the store was created).
+    #[getter]
+    fn k_max(&self, py: Python<'_>) -> PyResult<u32> {
+        Ok(self.engine(py)?.layout().k_max())
+    }
+
+    /// True when opened with read_only=True.
+    #[getter]
+    fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// True once closed.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_none()
+    }
+
+    /// Closes the store and releases its lock (a no-op when closed). Every later call raises
+    /// `ClosedError`. Acknowledged writes are already durable; nothing is lost by not closing.
+    fn close(&self, py: Python<'_>) {
+        let store = self.inner.write().unwrap_or_else(|e| e.into_inner()).take();
+        py.detach(move || drop(store));
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.close(py);
+        false
+    }
+
+    /// Fingerprints the text (and title) and stores it under `id`, replacing a document with
+    /// that id. Returns "inserted" or "replaced".
+    #[pyo3(signature = (id, text, *, title = None, url = None))]
+    fn insert(
+        &self,
+        py: Python<'_>,
+        id: String,
+        text: String,
+        title: Option<String>,
+        url: Option<String>,
+    ) -> PyResult<&'static str> {
+        let doc = document(id, text, title, url);
+        self.call(py, move |s| s.insert(&doc)).map(insert_status)
+    }
+
+    /// Stores a precomputed fingerprint (an int, a `Fingerprint`, or 16 hex digits) under
+    /// `id`, replacing a document with that id. Returns "inserted" or "replaced". Stored
+    /// without words, it is found as a near duplicate (distance 0), never as an exact one.
+    #[pyo3(signature = (id, fp, *, title = None, url = None))]
+    fn insert_fingerprint(
+        &self,
+        py: Python<'_>,
+        id: String,
+        fp: &Bound<'_, PyAny>,
+        title: Option<String>,
+        url: Option<String>,
+    ) -> PyResult<&'static str> {
+        let fp = fingerprint_arg(py, fp)?;
+        let meta = DocMeta {
+            title,
+            url,
+            ..DocMeta::default()
+        };
+        self.call(py, move |s| s.insert_fingerprint(&id, fp, meta))
+            .map(insert_status)
+    }
+
+    /// The crawler's call: stores the page unless a stored document duplicates it, atomically.
+    /// First an exact duplicate (the same words after normalization), else the nearest
+    /// stored document within `k` bits (default: the store's k_max; ties: smallest id), else
+    /// the page is stored. Returns a `CheckResult` (`status`, `of`, `distance`, `fp`).
+    /// Re-crawling an unchanged page (same id, same text) is an exact duplicate of itself.
+    #[pyo3(signature = (id, text, *, title = None, url = None, k = None))]
+    fn check_and_insert(
+        &self,
+        py: Python<'_>,
+        id: String,
+        text: String,
+        title: Option<String>,
+        url: Option<String>,
+        k: Option<u32>,
+    ) -> PyResult<CheckResult> {
+        let doc = document(id, text, title, url);
+        let outcome = self.call(py, move |s| {
+            s.check_and_insert(&doc, k.unwrap_or_else(|| s.layout().k_max()))
+        })?;
+        CheckResult::new(py, &outcome)
+    }
+
+    /// The stored documents within Hamming distance `k` of a text (with its title) or of a
+    /// fingerprint `fp`, nearest first (ties: by id), at most `limit`. Exact for k <= k_max
+    /// (`KTooLargeError` above). `verify` (0..1, with a text only) keeps only the matches
+    /// whose shingle sketch is at least that similar (e.g. k=8, verify=0.4 on a store made
+    /// with k_max=8: the two-stage query). Returns a list of `Match`.
+    #[pyo3(signature = (text = None, *, fp = None, title = None, k = 3, limit = None, verify = None))]
+    #[allow(clippy::too_many_arguments, reason = "the Python signature")]
+    fn query(
+        &self,
+        py: Python<'_>,
+        text: Option<String>,
+        fp: Option<&Bound<'_, PyAny>>,
+        title: Option<String>,
+        k: u32,
+        limit: Option<usize>,
+        verify: Option<f64>,
+    ) -> PyResult<Vec<Match>> {
+        let by_text = text.is_some() || title.is_some();
+        let matches = match (fp, by_text, verify) {
+            (Some(_), true, _) => {
+                return Err(invalid_argument(
+                    py,
+                    "query with a text or a fingerprint, not both",
+                ));
+            }
+            (Some(_), false, Some(_)) => {
+                return Err(invalid_argument(
+                    py,
+                    "verify needs a text (a fingerprint has no sketch)",
+                ));
+            }
+            (None, false, _) => {
+                return Err(invalid_argument(
+                    py,
+                    "nothing to query with: give a text (or title=) or fp=",
+                ));
+            }
+            (Some(fp), false, None) => {
+                let fp = fingerprint_arg(py, fp)?;
+                self.call(py, move |s| s.query(fp, k))?
+            }
+            (None, true, verify) => {
+                let doc = document(String::new(), text.unwrap_or_default(), title, None);
+                self.call(py, move |s| match verify {
+                    Some(v) => s.query_verified(&doc, k, v),
+                    None => s.query_doc(&doc, k),
+                })?
+            }
+        };
+        matches_to_py(py, matches, limit)
+    }
+
+    /// `query` for many queries at once, from one snapshot (texts fingerprinted in parallel):
+    /// one list of `Match` per query, in order. A query is a text (str), a fingerprint (int
+    /// or `Fingerprint`), or a dict with "text" (and "title") or "fp".
+    #[pyo3(signature = (queries, *, k = 3, limit = None))]
+    fn query_batch(
+        &self,
+        py: Python<'_>,
+        queries: &Bound<'_, PyAny>,
+        k: u32,
+        limit: Option<usize>,
+    ) -> PyResult<Vec<Vec<Match>>> {
+        let queries = queries
+            .try_iter()?
+            .enumerate()
+            .map(|(i, q)| query_arg(py, i, &q?))
+            .collect::<PyResult<Vec<Query>>>()?;
+        let answers = self.engine(py)?;
+        let answers = py.detach(move || batch(&answers, &queries, k));
+        let answers = answers.map_err(|(i, e)| match i {
+            None => to_py(py, e),
+            Some(i) => {
+                let e = to_py(py, e);
+                let msg = format!("query {i}: {}", e.value(py));
+                PyErr::from_type(e.get_type(py), msg)
+            }
+        })?;
+        answers
+            .into_iter()
+            .map(|m| matches_to_py(py, m, limit))
+            .collect()
+    }
+
+    /// The stored document `id` as a `StoredDocument`, or None.
+    fn get(&self, py: Python<'_>, id: String) -> PyResult<Option<StoredDocument>> {
+        match self.call(py, move |s| s.get(&id))? {
+            Some(d) => Ok(Some(StoredDocument::new(py, d)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Deletes the document `id`; returns whether it existed.
+    fn delete(&self, py: Python<'_>, id: String) -> PyResult<bool> {
+        self.call(py, move |s| s.delete(&id))
+    }
+
+    /// Figures about the store, as a dict with the keys of `simstore stats --json` (docs,
+    /// spec, k_max, blocks, tables, prefix_bits, disk_bytes, candidates per query...).
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let (s, observed) = self.call(py, |s| Ok((s.stats()?, s.observed_candidates(200)?)))?;
+        let l = &s.layout;
+        let d = PyDict::new(py);
+        d.set_item("path", &self.path)?;
+        d.set_item("docs", s.docs)?;
+        d.set_item("format_version", s.format_version)?;
+        d.set_item("spec", s.spec.to_string())?;
+        d.set_item("spec_version", s.spec.version)?;
+        d.set_item("k_max", l.k_max())?;
+        let blocks: Vec<u32> = l.widths().iter().map(|&w| u32::from(w)).collect();
+        d.set_item("blocks", blocks)?;
+        d.set_item("tables", l.tables().len())?;
+        let prefixes: Vec<u32> = l.tables().iter().map(|t| t.prefix_bits()).collect();
+        d.set_item("prefix_bits", prefixes)?;
+        d.set_item("disk_bytes", s.disk_bytes)?;
+        d.set_item("memory_bytes", s.memory_bytes)?;
+        d.set_item("expected_candidates_per_query", s.expected_candidates)?;
+        d.set_item("observed_candidates_per_query", observed.mean())?;
+        d.set_item("observed_candidates_max", observed.max)?;
+        d.set_item("observed_queries", observed.queries)?;
+        d.set_item("expected_query_us", l.expected_query_us(s.docs as f64))?;
+        Ok(d)
+    }
+
+    /// Verifies that tables, ids and documents agree (as `simstore check --json`): a dict
+    /// with "ok", "docs", "ids", "table_entries", "exact_entries", "problem_count" and
+    /// "problems" (the first 100 described). Writers go on meanwhile.
+    fn check<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let r = self.call(py, |s| s.check())?;
+        let d = PyDict::new(py);
+        d.set_item("ok", r.is_ok())?;
+        d.set_item("docs", r.docs)?;
+        d.set_item("ids", r.ids)?;
+        d.set_item("table_entries", r.table_entries.clone())?;
+        d.set_item("exact_entries", r.exact_entries)?;
+        d.set_item("problem_count", r.problem_count)?;
+        d.set_item("problems", PyList::new(py, &r.problems)?)?;
+        Ok(d)
+    }
+
+    /// Every cluster of near duplicates in the store (connected components of the pairs
+    /// within `k` bits), as `simstore dedup`: a list of clusters, each a sorted list of ids,
+    /// ordered by their first id.
+    #[pyo3(signature = (k = 3))]
+    fn dedup(&self, py: Python<'_>, k: u32) -> PyResult<Vec<Vec<String>>> {
+        self.call(py, move |s| s.dedup(k)).map(|r| r.clusters)
+    }
+
+    /// Flushes buffered writes to the store's files (not needed for durability).
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        self.call(py, |s| s.flush())
+    }
+
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.call(py, |s| Ok(s.len()))? as usize)
+    }
+
+    fn __contains__(&self, py: Python<'_>, id: String) -> PyResult<bool> {
+        self.call(py, move |s| s.get(&id)).map(|d| d.is_some())
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let path = &self.path;
+        match self.engine(py) {
+            Ok(s) => format!(
+                "simstore.Store({path:?}, docs={}, k_max={})",
+                s.len(),
+                s.layout().k_max()
+            ),
+            Err(_) => format!("simstore.Store({path:?}, closed)"),
+        }
+    }
+}
+
+fn insert_status(o: InsertOutcome) -> &'static str {
+    match o {
+        InsertOutcome::Inserted => "inserted",
+        InsertOutcome::Replaced => "replaced",
+    }
+}
+
+/// The matches of one query as Python objects, at most `limit`.
+fn matches_to_py(
+    py: Python<'_>,
+    mut matches: Vec<simstore::Match>,
+    limit: Option<usize>,
+) -> PyResult<Vec<Match>> {
+    if let Some(limit) = limit {
+        matches.truncate(limit);
+    }
+    matches.into_iter().map(|m| Match::new(py, m)).collect()
+}
+
+/// An engine error of a batch, with the index of the query it came from (None: the batch's).
+type BatchError = (Option<usize>, simstore::Error);
+
+/// Fingerprints the text queries in parallel, then answers all from one snapshot.
+fn batch(
+    store: &simstore::Store,
+    queries: &[Query],
+    k: u32,
+) -> Result<Vec<Vec<simstore::Match>>, BatchError> {
+    let fps = queries
+        .par_iter()
+        .enumerate()
+        .map(|(i, q)| match q {
+            Query::Fp(fp) => Ok(*fp),
+            Query::Text { title, text } => store
+                .fingerprinter()
+                .fingerprint(title.as_deref(), text)
+                .map_err(|e| (Some(i), e)),
+        })
+        .collect::<Result<Vec<Fingerprint>, _>>()?;
+    store.query_batch(&fps, k).map_err(|e| (None, e))
+}

@@ -1,0 +1,98 @@
+"""Errors are exceptions (simstore.Error and its subclasses) with the engine's messages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import simstore
+from conftest import run_cli
+
+
+def test_locked_store(tmp_path: Path, cli: Path) -> None:
+    db = tmp_path / "pages.db"
+    with simstore.Store(db):
+        with pytest.raises(simstore.LockedError, match="locked by another writer"):
+            simstore.Store(db)
+        # Another process: the CLI is refused too, and says why.
+        proc = run_cli(cli, db, "import", "-", check=False)
+        assert proc.returncode == 2 and "locked by another writer" in proc.stderr
+    simstore.Store(db).close()  # released on close
+
+
+def test_cli_writer_locks_python_out(tmp_path: Path, cli: Path) -> None:
+    import subprocess
+
+    db = tmp_path / "pages.db"
+    run_cli(cli, db, "init")
+    serve = subprocess.Popen([str(cli), "--db", str(db), "serve", "--port", "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert serve.stdout.readline().startswith("http://127.0.0.1:")  # listening: it holds the lock
+        with pytest.raises(simstore.LockedError) as info:
+            simstore.Store(db)
+        assert isinstance(info.value, simstore.Error) and str(db) in str(info.value)
+        with simstore.Store(db, read_only=True) as reader:  # readers still open it
+            assert len(reader) == 0
+    finally:
+        serve.terminate()
+        serve.wait(timeout=60)
+
+
+def test_store_errors(tmp_path: Path, v1_store: Path) -> None:
+    with pytest.raises(simstore.IncompatibleStoreError, match="store format version 1 is not supported"):
+        simstore.Store(v1_store)
+    with pytest.raises(simstore.NoStoreError, match="no store at"):
+        simstore.Store(tmp_path / "missing.db", read_only=True)
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    (junk / "notes.txt").write_text("not a store")
+    with pytest.raises(simstore.NotAStoreError, match="is not a simstore store"):
+        simstore.Store(junk)
+    with pytest.raises(simstore.InvalidArgumentError, match="invalid layout"):
+        simstore.Store(tmp_path / "bad.db", k_max=64)
+    with pytest.raises(simstore.InvalidArgumentError, match="invalid store URL"):
+        simstore.Store("redis://")
+
+
+def test_argument_errors(tmp_path: Path) -> None:
+    with simstore.Store(tmp_path / "pages.db") as store:
+        with pytest.raises(simstore.InvalidFingerprintError, match="expected exactly 16 hexadecimal digits"):
+            store.query(fp="0f3a")
+        for bad in (-1, 1 << 64, 2.5, True):
+            with pytest.raises(simstore.InvalidFingerprintError):
+                store.insert_fingerprint("x", bad)
+        with pytest.raises(ValueError):  # every argument error is also a ValueError
+            simstore.Fingerprint("xyz")
+        with pytest.raises(simstore.KTooLargeError, match="exceeds this store's k_max = 3"):
+            store.query("some text", k=4)
+        with pytest.raises(simstore.EmptyDocumentError, match="no text to fingerprint"):
+            store.check_and_insert("a", " ,.!? ")
+        with pytest.raises(simstore.EmptyDocumentError):
+            simstore.fingerprint("")
+        with pytest.raises(simstore.InvalidArgumentError, match="the id is empty"):
+            store.insert("", "text")
+        with pytest.raises(simstore.InvalidArgumentError, match="invalid document id"):
+            store.insert("x" * 5000, "text")
+        with pytest.raises(simstore.InvalidArgumentError, match="nothing to query with"):
+            store.query()
+        with pytest.raises(simstore.InvalidArgumentError, match="not both"):
+            store.query("text", fp=1)
+        with pytest.raises(simstore.EmptyDocumentError, match="query 1: document has no text"):
+            store.query_batch(["a text", "", 1])
+        with pytest.raises(simstore.InvalidArgumentError, match="query 0: expected a text"):
+            store.query_batch([3.5])
+        with pytest.raises(TypeError):
+            store.insert(1, "text")
+    with pytest.raises(simstore.ClosedError, match="is closed"):
+        store.insert("a", "text")
+    with pytest.raises(simstore.ClosedError):
+        len(store)
+    store.close()  # closing twice is fine
+
+
+def test_errors_are_simstore_errors() -> None:
+    for name in simstore.errors.__all__:
+        assert issubclass(getattr(simstore, name), simstore.Error)
+    assert issubclass(simstore.StorageError, OSError)
+    assert issubclass(simstore.KTooLargeError, ValueError)
