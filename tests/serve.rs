@@ -645,3 +645,68 @@ fn another_address_without_a_token_is_refused_at_start() {
     );
     assert!(!t.db().exists(), "nothing opened or created");
 }
+
+/// Opens `n` connections at once that never send a byte. Those the server neither accepts
+/// nor queues (its listen backlog is full) give up after a few seconds: not returned.
+fn hold_idle_connections(s: &crate::util::Server, n: usize) -> Vec<std::net::TcpStream> {
+    let addr = s.addr();
+    std::thread::scope(|scope| {
+        let tries: Vec<_> = (0..n)
+            .map(|_| {
+                scope.spawn(move || {
+                    std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(3))
+                })
+            })
+            .collect();
+        tries
+            .into_iter()
+            .filter_map(|t| t.join().unwrap().ok())
+            .collect()
+    })
+}
+
+/// Issue 20: with ~22k idle sockets held against the server, writes got
+/// `500 ... Too many open files` (one of them in fact stored), every later write failed while
+/// /health said ok, and SIGTERM could not flush. Here the descriptor limit is 256 and 400
+/// idle connections (never sending a byte) are held while one keep-alive connection writes
+/// documents big enough to fill RocksDB's memtables, whose switches open new files.
+#[test]
+fn idle_connections_past_the_descriptor_limit_never_starve_the_store() {
+    let t = TestCommand::new();
+    let mut s = t.serve_with_nofile(256, &["--no-sync"]);
+    // One agent, one request at a time: every request below goes over one connection,
+    // opened before the idle ones.
+    let h = http();
+    let (st, _) = answer(h.get(s.at("/health")).call());
+    assert_eq!(st, 200);
+    let idle = hold_idle_connections(&s, 400);
+    let title = "x".repeat(1 << 20);
+    let mut answers = Vec::new();
+    for i in 0..160u64 {
+        let doc = json!({"id": format!("big-{i}"), "fp": format!("{i:016x}"), "title": title});
+        let (st, v) = answer(h.post(s.at("/insert")).send_json(doc));
+        answers.push((format!("big-{i}"), st, v));
+    }
+    let (health, hv) = answer(h.get(s.at("/health")).call());
+    let mut wrong = Vec::new();
+    for (id, st, v) in &answers {
+        let (got, _) = answer(h.get(s.at(&format!("/docs/{id}"))).call());
+        let unknown = v["outcome"] == "unknown";
+        match (*st, got) {
+            (200, 200) | (_, 404) => {}
+            (_, 200) if unknown => {}
+            _ => wrong.push(format!("{id}: answered {st} {v}, then GET said {got}")),
+        }
+        if *st != 200 && health == 200 {
+            wrong.push(format!("{id} answered {st} {v}, yet /health says ok: {hv}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    let refused: Vec<_> = answers.iter().filter(|(_, st, _)| *st != 200).collect();
+    assert!(refused.is_empty(), "the store was starved: {refused:?}");
+    drop(idle);
+    s.signal("TERM");
+    let (status, err) = s.wait();
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(err.contains("shut down cleanly"), "{err}");
+}

@@ -162,15 +162,36 @@ pub struct Server {
 impl TestCommand {
     /// Starts `simstore --db DB serve --port 0 ARGS` and reads its address.
     pub fn serve_on(&self, db: &Path, args: &[&str]) -> Server {
+        self.spawn_server(self.serve_command(db, args))
+    }
+
+    /// [`TestCommand::serve`] with the descriptor limit (`ulimit -n`, soft and hard) set to
+    /// `nofile`: started through `sh -c 'ulimit -n N && exec simstore ...'`.
+    pub fn serve_with_nofile(&self, nofile: u32, args: &[&str]) -> Server {
+        let inner = self.serve_command(&self.db(), args);
+        let mut c = Command::new("sh");
+        c.current_dir(self.dir.path())
+            .env_remove("SIMSTORE_DB")
+            .arg("-c")
+            .arg(format!("ulimit -n {nofile} && exec \"$0\" \"$@\""))
+            .arg(inner.get_program())
+            .args(inner.get_args());
+        self.spawn_server(c)
+    }
+
+    fn serve_command(&self, db: &Path, args: &[&str]) -> Command {
+        let mut all = vec!["serve", "--port", "0"];
+        all.extend_from_slice(args);
+        self.command_on(db, &all)
+    }
+
+    fn spawn_server(&self, mut command: Command) -> Server {
         use std::io::BufRead;
         use std::sync::atomic::{AtomicUsize, Ordering};
         static STARTS: AtomicUsize = AtomicUsize::new(0);
         let n = STARTS.fetch_add(1, Ordering::SeqCst);
         let stderr = self.path(&format!("serve-{n}.stderr"));
-        let mut all = vec!["serve", "--port", "0"];
-        all.extend_from_slice(args);
-        let mut child = self
-            .command_on(db, &all)
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&stderr).unwrap())
@@ -213,6 +234,27 @@ impl Server {
             .unwrap()
             .success();
         assert!(ok, "kill -s {name} failed");
+    }
+
+    /// `IP:PORT` of the server.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.url.trim_start_matches("http://").parse().unwrap()
+    }
+
+    /// Waits up to `limit` for the process to exit: its status and stderr, or `None` if it
+    /// is still running then. A liveness bound, not a timing assertion: pass a generous one.
+    pub fn wait_at_most(
+        &mut self,
+        limit: std::time::Duration,
+    ) -> Option<(std::process::ExitStatus, String)> {
+        let start = std::time::Instant::now();
+        while start.elapsed() < limit {
+            if self.child.try_wait().unwrap().is_some() {
+                return Some(self.wait());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        None
     }
 
     /// Waits for the process to exit: its status and everything it wrote on stderr.
