@@ -165,15 +165,15 @@ impl TestCommand {
         self.spawn_server(self.serve_command(db, args))
     }
 
-    /// [`TestCommand::serve`] with the descriptor limit (`ulimit -n`, soft and hard) set to
-    /// `nofile`: started through `sh -c 'ulimit -n N && exec simstore ...'`.
-    pub fn serve_with_nofile(&self, nofile: u32, args: &[&str]) -> Server {
+    /// [`TestCommand::serve`] started by `sh -c 'SETUP && exec simstore ...'`, so that
+    /// `SETUP` (`ulimit -n 256`, say) applies to the server.
+    pub fn serve_after(&self, setup: &str, args: &[&str]) -> Server {
         let inner = self.serve_command(&self.db(), args);
         let mut c = Command::new("sh");
         c.current_dir(self.dir.path())
             .env_remove("SIMSTORE_DB")
             .arg("-c")
-            .arg(format!("ulimit -n {nofile} && exec \"$0\" \"$@\""))
+            .arg(format!("{setup} && exec \"$0\" \"$@\""))
             .arg(inner.get_program())
             .args(inner.get_args());
         self.spawn_server(c)
