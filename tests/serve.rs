@@ -711,6 +711,27 @@ fn idle_connections_past_the_descriptor_limit_never_starve_the_store() {
     assert!(err.contains("shut down cleanly"), "{err}");
 }
 
+/// The soft descriptor limit is raised to the hard one at start (Linux: read from /proc).
+#[test]
+fn the_soft_descriptor_limit_is_raised_to_the_hard_one() {
+    let t = TestCommand::new();
+    let s = t.serve_after("ulimit -Sn 256 && ulimit -Hn 4000", &[]);
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", s.pid())).unwrap();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap();
+    let numbers: Vec<&str> = line.split_whitespace().skip(3).take(2).collect();
+    assert_eq!(numbers, ["4000", "4000"], "{line}");
+    drop(s);
+    // More connections than the limit leaves beside the store are refused at start.
+    let o = t.serve_refused_after("ulimit -n 256", &["--max-connections", "200"]);
+    assert_eq!(crate::util::code(&o), 2);
+    let err = crate::util::stderr(&o);
+    assert!(err.contains("--max-connections 200 is more than the descriptor limit allows: of 256 (ulimit -n, raised to the hard limit)"), "{err}");
+    assert!(err.contains("use at most 1"), "{err}");
+}
+
 /// Issue 20: a write that failed in the store was answered 500 (which says nothing was
 /// stored) though it could have landed, later writes failed one by one, and /health said
 /// ok. Here the server may not write files past 4 MB (`ulimit -f`, SIGXFSZ ignored), so
@@ -718,7 +739,7 @@ fn idle_connections_past_the_descriptor_limit_never_starve_the_store() {
 #[test]
 fn a_write_failing_in_the_store_says_outcome_unknown_and_health_tells() {
     let t = TestCommand::new();
-    let mut s = t.serve_after("trap '' XFSZ && ulimit -f 8192", &[]);
+    let s = t.serve_after("trap '' XFSZ && ulimit -f 8192", &[]);
     let h = http();
     let title = "x".repeat(1 << 20);
     let answers: Vec<(String, u16, Value)> = (0..12u64)
@@ -728,12 +749,22 @@ fn a_write_failing_in_the_store_says_outcome_unknown_and_health_tells() {
             (format!("big-{i}"), st, v)
         })
         .collect();
-    let unknown: Vec<_> = answers.iter().filter(|a| a.2["outcome"] == "unknown").collect();
-    assert_eq!(unknown.len(), 1, "the first failure, and only it: {answers:#?}");
+    let unknown: Vec<_> = answers
+        .iter()
+        .filter(|a| a.2["outcome"] == "unknown")
+        .collect();
+    assert_eq!(
+        unknown.len(),
+        1,
+        "the first failure, and only it: {answers:#?}"
+    );
     assert!(answers.iter().all(|a| a.1 != 500), "{answers:#?}");
     let (st, v) = answer(h.get(s.at("/health")).call());
     assert_eq!(st, 503, "{v}");
-    assert!(v["error"].as_str().unwrap().contains("File too large"), "{v}");
+    assert!(
+        v["error"].as_str().unwrap().contains("File too large"),
+        "{v}"
+    );
     drop(s);
     // Restarted without the limit: every 200 is there, every refusal is not.
     let s = t.serve(&[]);
@@ -787,8 +818,15 @@ fn slow_clients_are_disconnected() {
     let t = TestCommand::new();
     let s = t.serve(&["--header-timeout", "1", "--body-timeout", "1"]);
     // Headers a byte at a time (slow loris), then a body a byte at a time.
-    let got = drip(&s, "POST /insert HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ", "a");
-    assert!(got.is_some(), "a client sending headers slowly was never disconnected");
+    let got = drip(
+        &s,
+        "POST /insert HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ",
+        "a",
+    );
+    assert!(
+        got.is_some(),
+        "a client sending headers slowly was never disconnected"
+    );
     let head = "POST /insert HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
                 Content-Length: 100000\r\n\r\n{\"id\": \"slow\", \"text\": \"";
     let got = drip(&s, head, "a").expect("a client sending its body slowly was never answered");
@@ -865,9 +903,16 @@ fn a_batch_past_the_match_cap_gets_a_clear_error() {
     let h = http();
     let batch: Vec<Value> = (0..1000).map(|_| json!({"fp": fp})).collect();
     let (st, v) = answer(h.post(s.at("/query/batch")).send_json(&batch));
-    assert_eq!(st, 422, "{}", &v.to_string()[..v.to_string().len().min(300)]);
+    assert_eq!(
+        st,
+        422,
+        "{}",
+        &v.to_string()[..v.to_string().len().min(300)]
+    );
     let e = v["error"].as_str().unwrap();
-    for part in ["--max-matches", "10000", "\"limit\"", "split the batch"] {
+    let start = "query 50: too many matches: this query has 200 (after \"limit\"), 10000 already answered by this request; one request answers at most 10000";
+    assert!(e.starts_with(start), "{e}");
+    for part in ["--max-matches", "\"limit\"", "split the batch"] {
         assert!(e.contains(part), "{e}");
     }
     // Asked with "limit", the same batch is answered.
@@ -878,10 +923,16 @@ fn a_batch_past_the_match_cap_gets_a_clear_error() {
     assert_eq!(v["results"][999]["matches"].as_array().unwrap().len(), 3);
     // One query under the cap is answered whole; a lower cap refuses it.
     let (st, v) = answer(h.post(s.at("/query")).send_json(json!({"fp": fp})));
-    assert_eq!((st, v["matches"].as_array().map(Vec::len)), (200, Some(200)));
+    assert_eq!(
+        (st, v["matches"].as_array().map(Vec::len)),
+        (200, Some(200))
+    );
     drop(s);
     let s = t.serve(&["--max-matches", "100"]);
     let (st, v) = answer(h.post(s.at("/query")).send_json(json!({"fp": fp})));
     assert_eq!(st, 422, "{v}");
-    assert!(v["error"].as_str().unwrap().contains("this query has 200"), "{v}");
+    assert!(
+        v["error"].as_str().unwrap().contains("this query has 200"),
+        "{v}"
+    );
 }

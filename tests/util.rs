@@ -168,7 +168,18 @@ impl TestCommand {
     /// [`TestCommand::serve`] started by `sh -c 'SETUP && exec simstore ...'`, so that
     /// `SETUP` (`ulimit -n 256`, say) applies to the server.
     pub fn serve_after(&self, setup: &str, args: &[&str]) -> Server {
-        let inner = self.serve_command(&self.db(), args);
+        self.spawn_server(self.after(setup, self.serve_command(&self.db(), args)))
+    }
+
+    /// Runs `simstore serve --port 0 ARGS` after `SETUP` as [`TestCommand::serve_after`]
+    /// does, for a server that is expected not to start.
+    pub fn serve_refused_after(&self, setup: &str, args: &[&str]) -> Output {
+        let mut c = self.after(setup, self.serve_command(&self.db(), args));
+        checked(c.stdin(Stdio::null()).output().unwrap())
+    }
+
+    /// `command` run through `sh -c 'SETUP && exec COMMAND'`.
+    fn after(&self, setup: &str, inner: Command) -> Command {
         let mut c = Command::new("sh");
         c.current_dir(self.dir.path())
             .env_remove("SIMSTORE_DB")
@@ -176,7 +187,7 @@ impl TestCommand {
             .arg(format!("{setup} && exec \"$0\" \"$@\""))
             .arg(inner.get_program())
             .args(inner.get_args());
-        self.spawn_server(c)
+        c
     }
 
     fn serve_command(&self, db: &Path, args: &[&str]) -> Command {
@@ -234,6 +245,11 @@ impl Server {
             .unwrap()
             .success();
         assert!(ok, "kill -s {name} failed");
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// `IP:PORT` of the server.

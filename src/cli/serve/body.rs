@@ -22,7 +22,10 @@ pub(super) async fn read_within(
     let (parts, body) = req.into_parts();
     let read = Bytes::from_request(Request::from_parts(parts.clone(), body), &());
     match tokio::time::timeout(timeout, read).await {
-        Ok(Ok(bytes)) => next.run(Request::from_parts(parts, Body::from(bytes))).await,
+        Ok(Ok(bytes)) => {
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
         Ok(Err(rejection)) => ApiError::from(rejection).into_response(),
         Err(_) => {
             let message = format!(

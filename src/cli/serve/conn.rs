@@ -46,7 +46,12 @@ pub(super) async fn serve(
             Some(_) = open.join_next(), if !open.is_empty() => continue,
             accepted = accept(&listener, &slots) => accepted,
         };
-        let conn = connection(stream, router.clone(), limits.header_timeout, stopping.clone());
+        let conn = connection(
+            stream,
+            router.clone(),
+            limits.header_timeout,
+            stopping.clone(),
+        );
         open.spawn(async move {
             conn.await;
             drop(slot);
@@ -55,7 +60,10 @@ pub(super) async fn serve(
     drop(listener);
     let _ = stop.send(true);
     let drain = async { while open.join_next().await.is_some() {} };
-    if tokio::time::timeout(limits.shutdown_timeout, drain).await.is_ok() {
+    if tokio::time::timeout(limits.shutdown_timeout, drain)
+        .await
+        .is_ok()
+    {
         return 0;
     }
     let left = open.len();
@@ -64,7 +72,10 @@ pub(super) async fn serve(
 }
 
 /// The next connection, once a slot is free.
-async fn accept(listener: &TcpListener, slots: &Arc<Semaphore>) -> (TcpStream, OwnedSemaphorePermit) {
+async fn accept(
+    listener: &TcpListener,
+    slots: &Arc<Semaphore>,
+) -> (TcpStream, OwnedSemaphorePermit) {
     let slot = loop {
         // The semaphore is never closed.
         if let Ok(slot) = Arc::clone(slots).acquire_owned().await {
@@ -88,7 +99,10 @@ async fn accept(listener: &TcpListener, slots: &Arc<Semaphore>) -> (TcpStream, O
 /// Errors of one incoming connection (not of the listener).
 fn connection_error(e: &std::io::Error) -> bool {
     use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
-    matches!(e.kind(), ConnectionRefused | ConnectionAborted | ConnectionReset)
+    matches!(
+        e.kind(),
+        ConnectionRefused | ConnectionAborted | ConnectionReset
+    )
 }
 
 /// Serves one connection until it closes, or until `stopping` turns true and the request

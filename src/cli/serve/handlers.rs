@@ -12,8 +12,8 @@ use simstore::input::reader;
 use simstore::{CheckOutcome, InsertOutcome};
 
 use super::error::{ApiError, ApiResult};
-use crate::cli::output;
 use super::state::{self, Shared};
+use crate::cli::output;
 
 pub(super) fn body(bytes: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
     bytes.map_err(ApiError::from)

@@ -160,8 +160,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
 
 fn router(app: Shared, access: Arc<Access>, args: &Args) -> Router {
     use self::handlers::{
-        check_and_insert, delete_doc, get_doc, health, insert, method_not_allowed, not_found,
-        stats,
+        check_and_insert, delete_doc, get_doc, health, insert, method_not_allowed, not_found, stats,
     };
     use self::query::{query, query_batch};
     Router::new()

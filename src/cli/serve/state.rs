@@ -56,7 +56,9 @@ impl App {
         let reason = e.to_string();
         let stops = matches!(e, Error::Storage(_) | Error::Io(_));
         if stops && self.writes_stopped.set(reason.clone()).is_ok() {
-            eprintln!("simstore serve: a write failed in the store ({reason}): no more writes are taken; /health answers 503; restart the server once the cause is fixed");
+            eprintln!(
+                "simstore serve: a write failed in the store ({reason}): no more writes are taken; /health answers 503; restart the server once the cause is fixed"
+            );
         }
         let after = if stops {
             "The server stopped taking writes: fix the cause, restart it, then read the \
