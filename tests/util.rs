@@ -162,15 +162,47 @@ pub struct Server {
 impl TestCommand {
     /// Starts `simstore --db DB serve --port 0 ARGS` and reads its address.
     pub fn serve_on(&self, db: &Path, args: &[&str]) -> Server {
+        self.spawn_server(self.serve_command(db, args))
+    }
+
+    /// [`TestCommand::serve`] started by `sh -c 'SETUP && exec simstore ...'`, so that
+    /// `SETUP` (`ulimit -n 256`, say) applies to the server.
+    pub fn serve_after(&self, setup: &str, args: &[&str]) -> Server {
+        self.spawn_server(self.after(setup, self.serve_command(&self.db(), args)))
+    }
+
+    /// Runs `simstore serve --port 0 ARGS` after `SETUP` as [`TestCommand::serve_after`]
+    /// does, for a server that is expected not to start.
+    pub fn serve_refused_after(&self, setup: &str, args: &[&str]) -> Output {
+        let mut c = self.after(setup, self.serve_command(&self.db(), args));
+        checked(c.stdin(Stdio::null()).output().unwrap())
+    }
+
+    /// `command` run through `sh -c 'SETUP && exec COMMAND'`.
+    fn after(&self, setup: &str, inner: Command) -> Command {
+        let mut c = Command::new("sh");
+        c.current_dir(self.dir.path())
+            .env_remove("SIMSTORE_DB")
+            .arg("-c")
+            .arg(format!("{setup} && exec \"$0\" \"$@\""))
+            .arg(inner.get_program())
+            .args(inner.get_args());
+        c
+    }
+
+    fn serve_command(&self, db: &Path, args: &[&str]) -> Command {
+        let mut all = vec!["serve", "--port", "0"];
+        all.extend_from_slice(args);
+        self.command_on(db, &all)
+    }
+
+    fn spawn_server(&self, mut command: Command) -> Server {
         use std::io::BufRead;
         use std::sync::atomic::{AtomicUsize, Ordering};
         static STARTS: AtomicUsize = AtomicUsize::new(0);
         let n = STARTS.fetch_add(1, Ordering::SeqCst);
         let stderr = self.path(&format!("serve-{n}.stderr"));
-        let mut all = vec!["serve", "--port", "0"];
-        all.extend_from_slice(args);
-        let mut child = self
-            .command_on(db, &all)
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&stderr).unwrap())
@@ -213,6 +245,32 @@ impl Server {
             .unwrap()
             .success();
         assert!(ok, "kill -s {name} failed");
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// `IP:PORT` of the server.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.url.trim_start_matches("http://").parse().unwrap()
+    }
+
+    /// Waits up to `limit` for the process to exit: its status and stderr, or `None` if it
+    /// is still running then. A liveness bound, not a timing assertion: pass a generous one.
+    pub fn wait_at_most(
+        &mut self,
+        limit: std::time::Duration,
+    ) -> Option<(std::process::ExitStatus, String)> {
+        let start = std::time::Instant::now();
+        while start.elapsed() < limit {
+            if self.child.try_wait().unwrap().is_some() {
+                return Some(self.wait());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        None
     }
 
     /// Waits for the process to exit: its status and everything it wrote on stderr.

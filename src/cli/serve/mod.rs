@@ -12,7 +12,12 @@
 //! | `GET /docs/{id}` | | the document, or 404 |
 //! | `DELETE /docs/{id}` | | `{"deleted": true}`, or 404 |
 //! | `GET /stats` | | documents, layout, disk size |
-//! | `GET /health` | | `{"status": "ok"}` (503 while shutting down) |
+//! | `GET /health` | | `{"status": "ok"}`; 503 while shutting down or once writes stopped |
+//!
+//! Files: `access.rs` who may talk to the server; `conn.rs` connections (bound, header
+//! timeout, bounded shutdown); `fds.rs` the descriptor budget; `body.rs` the body timeout;
+//! `state.rs` shared state and how store calls run; `handlers.rs` and `query.rs` the
+//! endpoints; `error.rs` error answers.
 //!
 //! Access (`access.rs`): on loopback (the default) the Host header must name loopback;
 //! another address needs `--token-file`; with a token every request must carry
@@ -20,47 +25,60 @@
 //! (415 otherwise). A refused request does no work.
 //!
 //! Durability: the store is opened with `sync_writes` unless `--no-sync`, so a 200 answer
-//! to a write means the write-ahead log holding it was fsynced. Store calls block: each
-//! runs on tokio's blocking pool, at most `--workers` at a time. SIGINT/SIGTERM: stop
-//! accepting connections, answer 503 to requests arriving on open connections, finish the
-//! requests under way, flush the store, exit 0.
+//! to a write means the write-ahead log holding it was fsynced. Every answer to a write
+//! other than 200 stored nothing, except a 503 with `"outcome": "unknown"`: the store
+//! failed during that write, which may or may not have landed; the server then stops
+//! taking writes (503) and `/health` answers 503 with the reason, until a restart.
+//!
+//! Bounded resources: the soft descriptor limit is raised to the hard one, and at most
+//! `--max-connections` connections are open (by default what leaves half the limit to the
+//! store); `--header-timeout`, `--body-timeout` close slow or idle clients; one request
+//! answers at most `--max-matches` matches (422 beyond). Store calls block: each runs on
+//! tokio's blocking pool, at most `--workers` at a time.
+//!
+//! SIGINT/SIGTERM: stop accepting connections, answer 503 to requests arriving on open
+//! connections, finish the requests under way for at most `--shutdown-timeout` seconds
+//! (then close the connections left), flush the store, exit 0.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, Path as UrlPath, Request, State};
-use axum::http::StatusCode;
-use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::extract::DefaultBodyLimit;
+use axum::middleware;
 use axum::routing::{get, post};
-use serde::Deserialize;
-use serde_json::{Value, json};
-use simstore::input::reader::{self, RecordError};
-use simstore::{CheckOutcome, Error, Fingerprint, InsertOutcome, Store};
-use tokio::sync::Semaphore;
+use simstore::Store;
 
 use self::access::Access;
-use super::{Code, output};
+use self::state::{App, Shared};
+use super::Code;
 
 mod access;
+mod body;
+mod conn;
+mod error;
+mod fds;
+mod handlers;
+mod query;
+mod state;
 
 /// Arguments of `simstore serve`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Endpoints (JSON in and out; errors {\"error\": ...} with 400/404/413/422/500/503):\n  \
+    after_help = "Endpoints (JSON in and out; errors {\"error\": ...} with 400/404/408/413/422/500/503):\n  \
                   POST /insert {\"id\", \"title\"?, \"text\"?, \"url\"?, \"fp\"?}\n  \
                   POST /check_and_insert (the same, and \"k\"?) -> {\"status\": \"new\"|\"exact_duplicate\"|\"near_duplicate\", \"of\"?, \"distance\"?}\n  \
                   POST /query {\"text\"?|\"title\"?|\"fp\"?, \"k\"?, \"limit\"?} -> {\"matches\": [...]}\n  \
                   POST /query/batch [query, ...] -> {\"results\": [...]}\n  \
                   GET /docs/{id}, DELETE /docs/{id}, GET /stats, GET /health\n\
                   Prints the address it listens on (http://IP:PORT) as the first line of stdout.\n\
-                  Writes are fsynced before they are answered (unless --no-sync).\n\
+                  Writes are fsynced before they are answered (unless --no-sync). A write answered\n\
+                  503 with \"outcome\": \"unknown\" may or may not be stored; the server then takes\n\
+                  no more writes and /health answers 503 until it is restarted.\n\
                   Access: on loopback the Host header must be loopback; any other --addr needs\n\
                   --token-file, and then every request needs `Authorization: Bearer TOKEN`;\n\
                   POST bodies need `Content-Type: application/json`.\n\
@@ -79,6 +97,28 @@ pub struct Args {
     /// Store calls running at once (on blocking threads); further requests wait.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1024))]
     workers: u32,
+    /// Connections open at once; further ones wait until one closes. Default: what leaves
+    /// half the descriptor limit (ulimit -n, raised to the hard limit) to the store, at
+    /// most 4096. More than that is refused at start.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    max_connections: Option<u32>,
+    /// Seconds a connection may take to send a request's headers, counted from when it
+    /// opened or got its previous answer; then it is closed (so idle keep-alive connections
+    /// are closed after this long too).
+    #[arg(long, default_value_t = 30, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    header_timeout: u64,
+    /// Seconds a request's body may take to arrive, from the end of its headers; a slower
+    /// one gets 408 and its connection is closed.
+    #[arg(long, default_value_t = 30, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    body_timeout: u64,
+    /// After SIGINT/SIGTERM, seconds to let requests under way finish before the
+    /// connections left are closed and the store is flushed.
+    #[arg(long, default_value_t = 10, value_name = "SECS")]
+    shutdown_timeout: u64,
+    /// The most matches one request answers (over all the queries of a /query/batch);
+    /// a request that would answer more gets 422, to be asked again with "limit" or split.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    max_matches: u64,
     /// A file holding a secret token: every request must then carry
     /// `Authorization: Bearer TOKEN`. Required to listen on an address other than loopback.
     #[arg(long, env = "SIMSTORE_TOKEN_FILE", value_name = "FILE")]
@@ -89,104 +129,23 @@ pub struct Args {
     no_sync: bool,
 }
 
-/// What every handler shares.
-struct App {
-    store: Store,
-    /// Bounds the store calls running at once.
-    workers: Semaphore,
-    /// Set when a shutdown signal arrived: new requests get 503.
-    shutting_down: AtomicBool,
-}
-
-type Shared = Arc<App>;
-
-/// An error answer: a status code and `{"error": message}`.
-#[derive(Debug)]
-struct ApiError {
-    status: StatusCode,
-    message: String,
-}
-
-impl ApiError {
-    fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        Self {
-            status,
-            message: message.into(),
-        }
-    }
-
-    fn bad_request(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, message)
-    }
-
-    /// Prefixes the message with where in the request the problem is.
-    fn at(mut self, place: &str) -> Self {
-        self.message = format!("{place}: {}", self.message);
-        self
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        (self.status, axum::Json(json!({ "error": self.message }))).into_response()
-    }
-}
-
-impl From<Error> for ApiError {
-    fn from(e: Error) -> Self {
-        let status = match e {
-            Error::EmptyDocument => StatusCode::UNPROCESSABLE_ENTITY,
-            Error::KTooLarge { .. } | Error::InvalidId(_) | Error::InvalidFingerprint { .. } => {
-                StatusCode::BAD_REQUEST
-            }
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
-        };
-        Self::new(status, e.to_string())
-    }
-}
-
-impl From<RecordError> for ApiError {
-    fn from(e: RecordError) -> Self {
-        let status = match e {
-            RecordError::Empty => StatusCode::UNPROCESSABLE_ENTITY,
-            _ => StatusCode::BAD_REQUEST,
-        };
-        Self::new(status, e.to_string())
-    }
-}
-
-impl From<BytesRejection> for ApiError {
-    fn from(r: BytesRejection) -> Self {
-        let status = r.status();
-        let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
-            "the request body is larger than the server's limit (simstore serve --max-body-bytes)"
-                .to_owned()
-        } else {
-            format!("cannot read the request body: {}", r.body_text())
-        };
-        Self::new(status, message)
-    }
-}
-
-type ApiResult = Result<axum::Json<Value>, ApiError>;
-
 /// Runs the server until SIGINT or SIGTERM; see [`Args`].
 pub fn run(db: &Path, args: Args) -> Result<Code> {
     let access = Arc::new(Access::new(args.addr, args.token_file.as_deref())?);
+    let limit = fds::raise_limit();
     let store = Store::builder(db)
         .sync_writes(!args.no_sync)
         .open()
         .with_context(|| format!("cannot open or create {}", db.display()))?;
-    let app = Arc::new(App {
-        store,
-        workers: Semaphore::new(args.workers as usize),
-        shutting_down: AtomicBool::new(false),
-    });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(serve(Arc::clone(&app), access, &args))?;
+    let budget = fds::budget(limit, fds::open_descriptors(), args.max_connections)?;
+    let max_matches = usize::try_from(args.max_matches).unwrap_or(usize::MAX);
+    let app = Arc::new(App::new(store, args.workers as usize, max_matches));
+    runtime.block_on(serve(Arc::clone(&app), access, &args, budget))?;
+    // Waits for the store calls under way (on blocking threads) to return.
     drop(runtime);
     app.store
         .flush()
@@ -199,7 +158,11 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     Ok(0)
 }
 
-fn router(app: Shared, access: Arc<Access>, max_body_bytes: usize) -> Router {
+fn router(app: Shared, access: Arc<Access>, args: &Args) -> Router {
+    use self::handlers::{
+        check_and_insert, delete_doc, get_doc, health, insert, method_not_allowed, not_found, stats,
+    };
+    use self::query::{query, query_batch};
     Router::new()
         .route("/insert", post(insert))
         .route("/check_and_insert", post(check_and_insert))
@@ -210,16 +173,20 @@ fn router(app: Shared, access: Arc<Access>, max_body_bytes: usize) -> Router {
         .route("/health", get(health))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(DefaultBodyLimit::max(max_body_bytes))
+        .layer(middleware::from_fn_with_state(
+            Duration::from_secs(args.body_timeout),
+            body::read_within,
+        ))
+        .layer(DefaultBodyLimit::max(args.max_body_bytes))
         .layer(middleware::from_fn_with_state(
             Arc::clone(&app),
-            refuse_when_shutting_down,
+            state::refuse_when_shutting_down,
         ))
         .layer(middleware::from_fn_with_state(access, access::check))
         .with_state(app)
 }
 
-async fn serve(app: Shared, access: Arc<Access>, args: &Args) -> Result<()> {
+async fn serve(app: Shared, access: Arc<Access>, args: &Args, budget: fds::Budget) -> Result<()> {
     let addr = SocketAddr::new(args.addr, args.port);
     // Handlers are installed before the address is printed: a signal sent by whoever read
     // it is always a clean shutdown, never the default termination.
@@ -234,20 +201,38 @@ async fn serve(app: Shared, access: Arc<Access>, args: &Args) -> Result<()> {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "http://{local}").and_then(|()| out.flush());
     }
+    announce(&app, local, args, budget);
+    let limits = conn::Limits {
+        connections: budget.connections,
+        header_timeout: Duration::from_secs(args.header_timeout),
+        shutdown_timeout: Duration::from_secs(args.shutdown_timeout),
+    };
+    let left = conn::serve(listener, router(app, access, args), limits, signals).await;
+    if left > 0 {
+        eprintln!(
+            "simstore serve: {left} connections still busy after --shutdown-timeout {} s: closed",
+            args.shutdown_timeout
+        );
+    }
+    Ok(())
+}
+
+/// The start line on stderr: the store, durability and the descriptor budget.
+fn announce(app: &App, local: SocketAddr, args: &Args, budget: fds::Budget) {
+    let limit = budget.limit.map_or("unlimited".into(), |l| l.to_string());
     eprintln!(
-        "simstore serve: listening on http://{local} (store {}, {} documents; writes {})",
+        "simstore serve: listening on http://{local} (store {}, {} documents; writes {}; up to \
+         {} connections: descriptor limit {limit}, {} open at start)",
         app.store.path().display(),
         app.store.len(),
         if args.no_sync {
             "not fsynced: --no-sync"
         } else {
             "fsynced before they are acknowledged"
-        }
+        },
+        budget.connections,
+        budget.in_use,
     );
-    axum::serve(listener, router(app, access, args.max_body_bytes))
-        .with_graceful_shutdown(signals)
-        .await
-        .context("the server failed")
 }
 
 /// Resolves at the first SIGINT or SIGTERM, after marking the server as shutting down.
@@ -265,244 +250,4 @@ fn shutdown_signal(app: Shared) -> Result<impl Future<Output = ()> + Send + 'sta
             "simstore serve: {name}: shutting down (finishing the requests under way, then flushing the store)"
         );
     })
-}
-
-async fn refuse_when_shutting_down(
-    State(app): State<Shared>,
-    req: Request,
-    next: Next,
-) -> Response {
-    if app.shutting_down.load(Ordering::SeqCst) {
-        return ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the server is shutting down; retry against the next instance",
-        )
-        .into_response();
-    }
-    next.run(req).await
-}
-
-/// Runs a blocking store call on the blocking pool, at most `--workers` at a time.
-async fn blocking<T: Send + 'static>(
-    app: &Shared,
-    f: impl FnOnce(&Store) -> Result<T, ApiError> + Send + 'static,
-) -> Result<T, ApiError> {
-    let _permit = app.workers.acquire().await.map_err(|_| {
-        ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the server is shutting down",
-        )
-    })?;
-    let app = Arc::clone(app);
-    tokio::task::spawn_blocking(move || f(&app.store))
-        .await
-        .map_err(|e| {
-            ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("the store call failed: {e}"),
-            )
-        })?
-}
-
-fn body(bytes: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
-    bytes.map_err(ApiError::from)
-}
-
-async fn insert(State(app): State<Shared>, bytes: Result<Bytes, BytesRejection>) -> ApiResult {
-    let bytes = body(bytes)?;
-    blocking(&app, move |store| {
-        let entry = reader::parse_jsonl(bytes.trim_ascii())?.into_entry(store.fingerprinter())?;
-        let (id, fp) = (entry.id.clone(), entry.fp);
-        let status = match store.insert_fingerprint(&entry.id, entry.fp, entry.meta)? {
-            InsertOutcome::Inserted => "inserted",
-            InsertOutcome::Replaced => "replaced",
-        };
-        Ok(axum::Json(
-            json!({ "id": id, "fp": fp.to_string(), "status": status }),
-        ))
-    })
-    .await
-}
-
-/// The `k` of a check-and-insert request (the other fields are the document's).
-#[derive(Debug, Deserialize)]
-struct CheckK {
-    /// Default: the store's k_max.
-    #[serde(default)]
-    k: Option<u32>,
-}
-
-async fn check_and_insert(
-    State(app): State<Shared>,
-    bytes: Result<Bytes, BytesRejection>,
-) -> ApiResult {
-    let bytes = body(bytes)?;
-    blocking(&app, move |store| {
-        let record = reader::parse_jsonl(bytes.trim_ascii())?;
-        // The record parsed, so the body is a JSON object.
-        let k = serde_json::from_slice::<CheckK>(&bytes)
-            .map_err(|e| ApiError::bad_request(format!("invalid \"k\": {e}")))?
-            .k
-            .unwrap_or_else(|| store.layout().k_max());
-        let entry = record.into_entry(store.fingerprinter())?;
-        let id = entry.id.clone();
-        let outcome = store.check_and_insert_fingerprint(&entry.id, entry.fp, entry.meta, k)?;
-        let mut v = json!({ "id": id, "fp": outcome.fingerprint().to_string() });
-        v["status"] = json!(match &outcome {
-            CheckOutcome::New { .. } => "new",
-            CheckOutcome::ExactDuplicate { .. } => "exact_duplicate",
-            _ => "near_duplicate",
-        });
-        if let CheckOutcome::New { replaced, .. } = &outcome {
-            v["replaced"] = json!(replaced);
-        }
-        if let (Some(of), Some(distance)) = (outcome.duplicate_of(), outcome.distance()) {
-            v["of"] = json!(of);
-            v["distance"] = json!(distance);
-        }
-        Ok(axum::Json(v))
-    })
-    .await
-}
-
-/// A query: a text (with an optional title) or a fingerprint, and how far to look.
-#[derive(Debug, Deserialize)]
-struct QueryRequest {
-    /// Ignored; allowed so that a document as sent to /insert is a valid query.
-    #[serde(default)]
-    #[allow(dead_code, reason = "accepted and ignored")]
-    id: Option<String>,
-    #[serde(default)]
-    text: Option<String>,
-    #[serde(default)]
-    title: Option<String>,
-    #[serde(default)]
-    fp: Option<String>,
-    /// Default: the store's k_max.
-    #[serde(default)]
-    k: Option<u32>,
-    #[serde(default)]
-    limit: Option<usize>,
-}
-
-fn parse_query(v: Value) -> Result<QueryRequest, ApiError> {
-    if !v.is_object() {
-        return Err(ApiError::bad_request(
-            "expected a JSON object like {\"text\": \"...\", \"k\": 3}",
-        ));
-    }
-    serde_json::from_value(v).map_err(|e| ApiError::bad_request(format!("invalid query: {e}")))
-}
-
-fn run_query(store: &Store, q: &QueryRequest) -> Result<Value, ApiError> {
-    let fp = match (&q.fp, &q.text, &q.title) {
-        (Some(hex), _, _) => hex.parse::<Fingerprint>()?,
-        (None, None, None) => {
-            return Err(ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "nothing to query with: give \"text\" (or \"title\") or \"fp\"",
-            ));
-        }
-        (None, text, title) => store
-            .fingerprinter()
-            .fingerprint(title.as_deref(), text.as_deref().unwrap_or(""))?,
-    };
-    let k = q.k.unwrap_or_else(|| store.layout().k_max());
-    let mut matches = store.query(fp, k)?;
-    if let Some(limit) = q.limit {
-        matches.truncate(limit);
-    }
-    let matches: Vec<Value> = matches.iter().map(output::match_json).collect();
-    Ok(json!({ "fp": fp.to_string(), "k": k, "matches": matches }))
-}
-
-fn parse_json(bytes: &[u8]) -> Result<Value, ApiError> {
-    let text = reader::as_text(bytes)?;
-    serde_json::from_str(text).map_err(|e| ApiError::bad_request(format!("invalid JSON: {e}")))
-}
-
-async fn query(State(app): State<Shared>, bytes: Result<Bytes, BytesRejection>) -> ApiResult {
-    let bytes = body(bytes)?;
-    blocking(&app, move |store| {
-        let q = parse_query(parse_json(&bytes)?)?;
-        Ok(axum::Json(run_query(store, &q)?))
-    })
-    .await
-}
-
-async fn query_batch(State(app): State<Shared>, bytes: Result<Bytes, BytesRejection>) -> ApiResult {
-    let bytes = body(bytes)?;
-    blocking(&app, move |store| {
-        let Value::Array(items) = parse_json(&bytes)? else {
-            return Err(ApiError::bad_request(
-                "expected a JSON array of queries like [{\"text\": \"...\"}, {\"fp\": \"...\"}]",
-            ));
-        };
-        let queries = items
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| parse_query(v).map_err(|e| e.at(&format!("query {i}"))))
-            .collect::<Result<Vec<_>, _>>()?;
-        let results = queries
-            .iter()
-            .enumerate()
-            .map(|(i, q)| run_query(store, q).map_err(|e| e.at(&format!("query {i}"))))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(axum::Json(json!({ "results": results })))
-    })
-    .await
-}
-
-fn no_such_doc(id: &str) -> ApiError {
-    ApiError::new(StatusCode::NOT_FOUND, format!("no document with id {id:?}"))
-}
-
-async fn get_doc(State(app): State<Shared>, UrlPath(id): UrlPath<String>) -> ApiResult {
-    blocking(&app, move |store| match store.get(&id)? {
-        Some(doc) => Ok(axum::Json(output::doc_json(&doc))),
-        None => Err(no_such_doc(&id)),
-    })
-    .await
-}
-
-async fn delete_doc(State(app): State<Shared>, UrlPath(id): UrlPath<String>) -> ApiResult {
-    blocking(&app, move |store| {
-        if store.delete(&id)? {
-            Ok(axum::Json(json!({ "id": id, "deleted": true })))
-        } else {
-            Err(no_such_doc(&id))
-        }
-    })
-    .await
-}
-
-async fn stats(State(app): State<Shared>) -> ApiResult {
-    blocking(&app, move |store| {
-        let s = store.stats()?;
-        let l = &s.layout;
-        Ok(axum::Json(json!({
-            "docs": s.docs, "format_version": s.format_version, "spec": s.spec.to_string(),
-            "k_max": l.k_max(), "blocks": l.widths(), "tables": l.tables().len(),
-            "disk_bytes": s.disk_bytes, "expected_candidates_per_query": s.expected_candidates,
-        })))
-    })
-    .await
-}
-
-async fn health() -> axum::Json<Value> {
-    axum::Json(json!({ "status": "ok" }))
-}
-
-async fn method_not_allowed() -> ApiError {
-    ApiError::new(
-        StatusCode::METHOD_NOT_ALLOWED,
-        "method not allowed here: POST /insert, /check_and_insert, /query, /query/batch; GET/DELETE /docs/{id}; GET /stats, /health",
-    )
-}
-
-async fn not_found() -> ApiError {
-    ApiError::new(
-        StatusCode::NOT_FOUND,
-        "no such endpoint: see `simstore serve --help` (POST /insert, /check_and_insert, /query, /query/batch; GET/DELETE /docs/{id}; GET /stats, /health)",
-    )
 }

@@ -1,0 +1,155 @@
+//! The endpoints that write, read one document, or report on the server; queries are in
+//! `query.rs`.
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path as UrlPath, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::json;
+use simstore::input::reader;
+use simstore::{CheckOutcome, InsertOutcome};
+
+use super::error::{ApiError, ApiResult};
+use super::state::{self, Shared};
+use crate::cli::output;
+
+pub(super) fn body(bytes: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
+    bytes.map_err(ApiError::from)
+}
+
+pub(super) async fn insert(
+    State(app): State<Shared>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> ApiResult {
+    let bytes = body(bytes)?;
+    state::write(&app, move |app| {
+        let store = &app.store;
+        let entry = reader::parse_jsonl(bytes.trim_ascii())?.into_entry(store.fingerprinter())?;
+        let (id, fp) = (entry.id.clone(), entry.fp);
+        let outcome = store
+            .insert_fingerprint(&entry.id, entry.fp, entry.meta)
+            .map_err(|e| app.write_failed(e))?;
+        let status = match outcome {
+            InsertOutcome::Inserted => "inserted",
+            InsertOutcome::Replaced => "replaced",
+        };
+        Ok(axum::Json(
+            json!({ "id": id, "fp": fp.to_string(), "status": status }),
+        ))
+    })
+    .await
+}
+
+/// The `k` of a check-and-insert request (the other fields are the document's).
+#[derive(Debug, Deserialize)]
+struct CheckK {
+    /// Default: the store's k_max.
+    #[serde(default)]
+    k: Option<u32>,
+}
+
+pub(super) async fn check_and_insert(
+    State(app): State<Shared>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> ApiResult {
+    let bytes = body(bytes)?;
+    state::write(&app, move |app| {
+        let store = &app.store;
+        let record = reader::parse_jsonl(bytes.trim_ascii())?;
+        // The record parsed, so the body is a JSON object.
+        let k = serde_json::from_slice::<CheckK>(&bytes)
+            .map_err(|e| ApiError::bad_request(format!("invalid \"k\": {e}")))?
+            .k
+            .unwrap_or_else(|| store.layout().k_max());
+        let entry = record.into_entry(store.fingerprinter())?;
+        let id = entry.id.clone();
+        let outcome = store
+            .check_and_insert_fingerprint(&entry.id, entry.fp, entry.meta, k)
+            .map_err(|e| app.write_failed(e))?;
+        let mut v = json!({ "id": id, "fp": outcome.fingerprint().to_string() });
+        v["status"] = json!(match &outcome {
+            CheckOutcome::New { .. } => "new",
+            CheckOutcome::ExactDuplicate { .. } => "exact_duplicate",
+            _ => "near_duplicate",
+        });
+        if let CheckOutcome::New { replaced, .. } = &outcome {
+            v["replaced"] = json!(replaced);
+        }
+        if let (Some(of), Some(distance)) = (outcome.duplicate_of(), outcome.distance()) {
+            v["of"] = json!(of);
+            v["distance"] = json!(distance);
+        }
+        Ok(axum::Json(v))
+    })
+    .await
+}
+
+fn no_such_doc(id: &str) -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, format!("no document with id {id:?}"))
+}
+
+pub(super) async fn get_doc(State(app): State<Shared>, UrlPath(id): UrlPath<String>) -> ApiResult {
+    state::read(&app, move |app| match app.store.get(&id)? {
+        Some(doc) => Ok(axum::Json(output::doc_json(&doc))),
+        None => Err(no_such_doc(&id)),
+    })
+    .await
+}
+
+pub(super) async fn delete_doc(
+    State(app): State<Shared>,
+    UrlPath(id): UrlPath<String>,
+) -> ApiResult {
+    state::write(&app, move |app| {
+        if app.store.delete(&id).map_err(|e| app.write_failed(e))? {
+            Ok(axum::Json(json!({ "id": id, "deleted": true })))
+        } else {
+            Err(no_such_doc(&id))
+        }
+    })
+    .await
+}
+
+pub(super) async fn stats(State(app): State<Shared>) -> ApiResult {
+    state::read(&app, move |app| {
+        let s = app.store.stats()?;
+        let l = &s.layout;
+        Ok(axum::Json(json!({
+            "docs": s.docs, "format_version": s.format_version, "spec": s.spec.to_string(),
+            "k_max": l.k_max(), "blocks": l.widths(), "tables": l.tables().len(),
+            "disk_bytes": s.disk_bytes, "expected_candidates_per_query": s.expected_candidates,
+        })))
+    })
+    .await
+}
+
+/// `{"status": "ok"}`, or 503 with the reason once the server stopped taking writes.
+pub(super) async fn health(State(app): State<Shared>) -> Response {
+    match app.writes_stopped() {
+        None => axum::Json(json!({ "status": "ok" })).into_response(),
+        Some(reason) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            axum::Json(json!({
+                "status": "not taking writes",
+                "error": format!("a write failed in the store ({reason}); reads still work; fix the cause and restart the server"),
+            })),
+        )
+            .into_response(),
+    }
+}
+
+pub(super) async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method not allowed here: POST /insert, /check_and_insert, /query, /query/batch; GET/DELETE /docs/{id}; GET /stats, /health",
+    )
+}
+
+pub(super) async fn not_found() -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "no such endpoint: see `simstore serve --help` (POST /insert, /check_and_insert, /query, /query/batch; GET/DELETE /docs/{id}; GET /stats, /health)",
+    )
+}

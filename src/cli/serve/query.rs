@@ -1,0 +1,164 @@
+//! `POST /query` and `POST /query/batch`, and the cap on the matches one request answers
+//! (`--max-matches`): a request that would answer more gets 422 and is not answered in part.
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use simstore::input::reader;
+use simstore::{Fingerprint, Store};
+
+use super::error::{ApiError, ApiResult};
+use super::handlers::body;
+use super::state::{self, Shared};
+use crate::cli::output;
+
+/// A query: a text (with an optional title) or a fingerprint, and how far to look.
+#[derive(Debug, Deserialize)]
+struct QueryRequest {
+    /// Ignored; allowed so that a document as sent to /insert is a valid query.
+    #[serde(default)]
+    #[allow(dead_code, reason = "accepted and ignored")]
+    id: Option<String>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    fp: Option<String>,
+    /// Default: the store's k_max.
+    #[serde(default)]
+    k: Option<u32>,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+/// The matches a request may still answer.
+struct MatchBudget {
+    /// `--max-matches`.
+    cap: usize,
+    /// Answered so far.
+    used: usize,
+}
+
+impl MatchBudget {
+    fn new(cap: usize) -> Self {
+        Self { cap, used: 0 }
+    }
+
+    /// Takes `n` more matches, or says why the request is refused.
+    fn take(&mut self, n: usize) -> Result<(), ApiError> {
+        if n > self.cap - self.used {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                format!(
+                    "too many matches: this query has {n} (after \"limit\"), {} already answered \
+                     by this request; one request answers at most {} (simstore serve \
+                     --max-matches): ask for fewer with \"limit\" on each query (or a smaller \
+                     \"k\"), or split the batch",
+                    self.used, self.cap
+                ),
+            ));
+        }
+        self.used += n;
+        Ok(())
+    }
+}
+
+fn parse_query(v: Value) -> Result<QueryRequest, ApiError> {
+    if !v.is_object() {
+        return Err(ApiError::bad_request(
+            "expected a JSON object like {\"text\": \"...\", \"k\": 3}",
+        ));
+    }
+    serde_json::from_value(v).map_err(|e| ApiError::bad_request(format!("invalid query: {e}")))
+}
+
+fn run_query(store: &Store, q: &QueryRequest, budget: &mut MatchBudget) -> Result<Value, ApiError> {
+    let fp = match (&q.fp, &q.text, &q.title) {
+        (Some(hex), _, _) => hex.parse::<Fingerprint>()?,
+        (None, None, None) => {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "nothing to query with: give \"text\" (or \"title\") or \"fp\"",
+            ));
+        }
+        (None, text, title) => store
+            .fingerprinter()
+            .fingerprint(title.as_deref(), text.as_deref().unwrap_or(""))?,
+    };
+    let k = q.k.unwrap_or_else(|| store.layout().k_max());
+    let mut matches = store.query(fp, k)?;
+    if let Some(limit) = q.limit {
+        matches.truncate(limit);
+    }
+    budget.take(matches.len())?;
+    let matches: Vec<Value> = matches.iter().map(output::match_json).collect();
+    Ok(json!({ "fp": fp.to_string(), "k": k, "matches": matches }))
+}
+
+fn parse_json(bytes: &[u8]) -> Result<Value, ApiError> {
+    let text = reader::as_text(bytes)?;
+    serde_json::from_str(text).map_err(|e| ApiError::bad_request(format!("invalid JSON: {e}")))
+}
+
+pub(super) async fn query(
+    State(app): State<Shared>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> ApiResult {
+    let bytes = body(bytes)?;
+    state::read(&app, move |app| {
+        let q = parse_query(parse_json(&bytes)?)?;
+        let mut budget = MatchBudget::new(app.max_matches);
+        Ok(axum::Json(run_query(&app.store, &q, &mut budget)?))
+    })
+    .await
+}
+
+pub(super) async fn query_batch(
+    State(app): State<Shared>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> ApiResult {
+    let bytes = body(bytes)?;
+    state::read(&app, move |app| {
+        let Value::Array(items) = parse_json(&bytes)? else {
+            return Err(ApiError::bad_request(
+                "expected a JSON array of queries like [{\"text\": \"...\"}, {\"fp\": \"...\"}]",
+            ));
+        };
+        let queries = items
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| parse_query(v).map_err(|e| e.at(&format!("query {i}"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut budget = MatchBudget::new(app.max_matches);
+        let results = queries
+            .iter()
+            .enumerate()
+            .map(|(i, q)| {
+                run_query(&app.store, q, &mut budget).map_err(|e| e.at(&format!("query {i}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(axum::Json(json!({ "results": results })))
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_budget_refuses_past_the_cap_and_names_it() {
+        let mut b = MatchBudget::new(10);
+        assert!(b.take(4).is_ok());
+        assert!(b.take(6).is_ok());
+        assert!(b.take(0).is_ok());
+        let e = b.take(1).unwrap_err();
+        assert_eq!(e.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(format!("{e:?}").contains("--max-matches"));
+        assert_eq!(b.used, 10, "a refused take takes nothing");
+    }
+}
