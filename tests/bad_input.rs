@@ -1255,3 +1255,30 @@ fn documents_over_the_size_limit_are_one_failed_record_each() {
     }
     assert_sound(&t);
 }
+
+// 25b. Many large records under the limit: read in chunks of at most 64 MiB of items, not
+// `--batch-size` records at once (300 records of 1 MiB peaked at 329 MiB; now ~90 MiB).
+#[test]
+fn large_records_are_read_in_bounded_chunks() {
+    let t = TestCommand::new();
+    {
+        let f = std::fs::File::create(t.path("wide.jsonl")).unwrap();
+        let mut w = BufWriter::new(f);
+        let pad = "x".repeat(1 << 20);
+        for i in 0..300 {
+            writeln!(
+                w,
+                "{{\"id\":\"w{i}\",\"text\":\"record {i} about rivers\",\"pad\":\"{pad}\"}}"
+            )
+            .unwrap();
+        }
+        w.flush().unwrap();
+    }
+    let (o, peak) = run_measured(t.command_on(&t.db(), &["import", "wide.jsonl"]));
+    let err = stderr(&o);
+    assert_eq!(code(&o), 0, "{err}");
+    assert_summary(&err, 300, 300, 0, 0, 300);
+    eprintln!("300 records of 1 MiB: peak RSS {} MiB", peak >> 20);
+    // Holding all 300 MiB of lines at once would exceed this.
+    assert!(peak < 200 << 20, "peak RSS {} MiB", peak >> 20);
+}
