@@ -720,7 +720,7 @@ fn expected_lines(input: &[u8], max: usize) -> Vec<(u64, Result<Vec<u8>, RecordE
         };
         // The limit counts the bytes before the `\n`, a `\r` included.
         let line = if raw.len() > max {
-            Err(RecordError::TooLong)
+            Err(RecordError::TooLong { max })
         } else if newline && raw.last() == Some(&b'\r') {
             Ok(raw[..raw.len() - 1].to_vec())
         } else {
@@ -1914,7 +1914,7 @@ fn regression_lines_interrupted_while_skipping() {
     let mut lines = Lines::with_limit(reader, 3);
     assert_eq!(
         lines.next_line().unwrap(),
-        Some((1, Err(RecordError::TooLong)))
+        Some((1, Err(RecordError::TooLong { max: 3 })))
     );
     assert_eq!(lines.next_line().unwrap(), Some((2, Ok(b"xy".to_vec()))));
     assert_eq!(lines.next_line().unwrap(), None);

@@ -455,3 +455,79 @@ fn a_missing_or_looping_file_does_not_stop_the_others() {
     );
     assert!(get(&t, "good").is_some());
 }
+
+/// Regression: one damaged member of a multi-member `.warc.gz` (one record per member, as
+/// crawlers write them) stopped the file: the 89 intact records after it were never read,
+/// and the message named the record after the damaged one. Now the damaged member is one
+/// failed record, named by its own number, and reading resumes at the next member.
+#[test]
+fn a_corrupt_gzip_member_costs_only_its_record() {
+    let t = TestCommand::new();
+    let records: Vec<Vec<u8>> = (1..=100)
+        .map(|i| {
+            let page = html_page(&format!("Page {i}"), &format!("{RIVERS} Page number {i}."));
+            record(
+                "response",
+                &format!("http://e.com/{i}"),
+                &http("text/html", &page),
+            )
+        })
+        .collect();
+    let mut members: Vec<Vec<u8>> = records.iter().map(|r| gzip(r)).collect();
+    // Record 11: bytes in the middle of its deflate data damaged.
+    let mid = members[10].len() / 2;
+    for b in &mut members[10][mid..mid + 4] {
+        *b ^= 0x5a;
+    }
+    t.write("site.warc.gz", &members.concat());
+    let o = t.run(&["import", "site.warc.gz"]);
+    let err = stderr(&o);
+    assert_eq!(code(&o), 1, "{err}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    let offset: usize = records[..10].iter().map(Vec::len).sum();
+    let member_at: usize = members[..10].iter().map(Vec::len).sum();
+    let next = member_at + members[10].len();
+    let head = format!(
+        "error: site.warc.gz: record 11 at byte {offset} (uncompressed): cannot decompress the gzip member at byte {member_at} ("
+    );
+    let tail = format!(
+        "): its data is lost, reading resumes at the next member (byte {next}); fetch the file again to recover it; record skipped"
+    );
+    assert!(
+        errors[0].starts_with(&head) && errors[0].ends_with(&tail),
+        "{}\nwanted {head}...{tail}",
+        errors[0]
+    );
+    assert!(
+        err.contains("read 100 records: stored 99 (99 new, 0 replaced), failed 1"),
+        "{err}"
+    );
+    for i in (1..=100).filter(|&i| i != 11) {
+        let doc = get(&t, &format!("http://e.com/{i}")).unwrap_or_else(|| panic!("{i} lost"));
+        assert_eq!(doc["title"], format!("Page {i}"));
+    }
+    assert!(get(&t, "http://e.com/11").is_none());
+
+    // gzip'd JSONL made by `cat a.gz b.gz c.gz`, b damaged: a's and c's lines are stored.
+    let part = |p: &str| {
+        let lines: String = (0..3)
+            .map(|i| format!("{{\"id\":\"{p}{i}\",\"text\":\"{p} {i}: {RIVERS}\"}}\n"))
+            .collect();
+        gzip(lines.as_bytes())
+    };
+    let mut b = part("b");
+    let mid = b.len() / 2;
+    b[mid] ^= 0xff;
+    b[mid + 1] ^= 0xff;
+    t.write("cat.jsonl.gz", &[part("a"), b, part("c")].concat());
+    let o = t.run(&["import", "cat.jsonl.gz"]);
+    let err = stderr(&o);
+    assert_eq!(code(&o), 1, "{err}");
+    assert!(
+        err.contains("error: cat.jsonl.gz:4: cannot decompress the gzip member at byte "),
+        "{err}"
+    );
+    assert!(err.contains("read 7 records: stored 6 "), "{err}");
+    assert!(get(&t, "a2").is_some() && get(&t, "c0").is_some() && get(&t, "b0").is_none());
+}

@@ -7,6 +7,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
+use simstore::input::limit::DEFAULT_MAX_DOC_BYTES;
 use simstore::{BatchOutcome, CheckOutcome, Entry, Store};
 
 use super::input::{self, Format, Inputs, Place};
@@ -39,6 +40,10 @@ pub struct Args {
     /// reported on stdout. Records are checked in input order (earlier ones win).
     #[arg(long)]
     dedup: bool,
+    /// Largest document read, in bytes (decompressed): a JSONL line, a WARC record, a
+    /// text or HTML file, stdin. A larger one is one failed record, read no further.
+    #[arg(long, default_value_t = DEFAULT_MAX_DOC_BYTES, value_parser = clap::value_parser!(u64).range(1..))]
+    max_doc_bytes: u64,
     /// Largest Hamming distance of a near duplicate, with --dedup [default: the store's
     /// k_max] (at most the store's k_max).
     #[arg(long, short, value_name = "K", requires = "dedup")]
@@ -213,7 +218,8 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
 /// Reads every input into the store (or into the pending bulk load, then loads it).
 fn import_all(store: &Store, args: &Args, bar: &ProgressBar, summary: &mut Summary) -> Result<()> {
     let fingerprinter = store.fingerprinter();
-    let mut inputs = Inputs::new(&args.files, args.format, Some(bar.clone()));
+    let mut inputs =
+        Inputs::new(&args.files, args.format, Some(bar.clone())).max_doc_bytes(args.max_doc_bytes);
     let outcome = (|| -> Result<()> {
         loop {
             let chunk = inputs.next_chunk(args.batch_size as usize)?;

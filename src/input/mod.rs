@@ -3,5 +3,7 @@
 
 pub mod archive;
 pub mod charset;
+pub mod gzip;
 pub mod html;
+pub mod limit;
 pub mod reader;

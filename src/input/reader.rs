@@ -11,12 +11,15 @@ use std::io::{self, BufRead, Read};
 
 use serde_json::{Map, Value};
 
+use crate::input::gzip::GzipError;
+use crate::input::limit::{DEFAULT_MAX_DOC_BYTES, human};
 use crate::text::fingerprint::Fingerprinter;
 use crate::types::Fingerprint;
 use crate::types::{DocMeta, Document, Entry};
 
-/// The longest line (one record) accepted, in bytes: 256 MiB.
-pub const MAX_LINE_BYTES: usize = 256 << 20;
+/// The longest line (one record) accepted by default, in bytes: 256 MiB
+/// ([`DEFAULT_MAX_DOC_BYTES`]; [`Lines::with_limit`] sets another).
+pub const MAX_LINE_BYTES: usize = DEFAULT_MAX_DOC_BYTES as usize;
 
 /// One input record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,9 +79,31 @@ pub enum RecordError {
     /// The id is empty or too long.
     #[error("invalid id: {0}")]
     InvalidId(String),
-    /// The line is longer than [`MAX_LINE_BYTES`].
-    #[error("the line is longer than {} MiB: split the document or check the input is JSONL", MAX_LINE_BYTES >> 20)]
-    TooLong,
+    /// The line is longer than the limit ([`MAX_LINE_BYTES`] by default).
+    #[error(
+        "the line is longer than {}: split the document, raise the limit with --max-doc-bytes, or check the input is JSONL",
+        human(*max as u64)
+    )]
+    TooLong {
+        /// The limit, in bytes.
+        max: usize,
+    },
+    /// The record could not be fingerprinted for another reason than having no text.
+    #[error("cannot fingerprint the record: {0}")]
+    Fingerprint(String),
+    /// The gzip member holding (the start of) the line is damaged; reading goes on at the
+    /// next member.
+    #[error("{0}")]
+    Gzip(GzipError),
+}
+
+/// The record error for a fingerprinting error: [`RecordError::Empty`] for a document
+/// with nothing to fingerprint, else the error's own message.
+fn fingerprint_error(e: crate::Error) -> RecordError {
+    match e {
+        crate::Error::EmptyDocument => RecordError::Empty,
+        other => RecordError::Fingerprint(other.to_string()),
+    }
 }
 
 fn type_name(v: &Value) -> &'static str {
@@ -186,7 +211,7 @@ impl Record {
             Some(fp) => Ok(fp),
             None => f
                 .fingerprint(self.title.as_deref(), self.text.as_deref().unwrap_or(""))
-                .map_err(|_| RecordError::Empty),
+                .map_err(fingerprint_error),
         }
     }
 
@@ -199,7 +224,7 @@ impl Record {
             None => {
                 let a = f
                     .analyze(self.title.as_deref(), self.text.as_deref().unwrap_or(""))
-                    .map_err(|_| RecordError::Empty)?;
+                    .map_err(fingerprint_error)?;
                 (a.fingerprint, Some(a.content_hash), a.sketch)
             }
         };
@@ -222,8 +247,10 @@ impl Record {
 /// be read as a record.
 pub type NumberedLine = (u64, Result<Vec<u8>, RecordError>);
 
-/// Reads lines of at most [`MAX_LINE_BYTES`] bytes, numbering them from 1. Longer lines
-/// are skipped to their end and reported as [`RecordError::TooLong`].
+/// Reads lines of at most [`MAX_LINE_BYTES`] bytes (or the limit given), numbering them
+/// from 1. Longer lines are skipped to their end and reported as [`RecordError::TooLong`].
+/// A damaged gzip member that reading resumes after ([`GzipError::resumed_at`]) is the
+/// line it interrupted, reported as [`RecordError::Gzip`].
 pub struct Lines<R> {
     inner: R,
     line_no: u64,
@@ -249,9 +276,19 @@ impl<R: BufRead> Lines<R> {
     /// `None` at the end. An I/O error ends the iteration with `Some(Err)`.
     pub fn next_line(&mut self) -> io::Result<Option<NumberedLine>> {
         let mut buf = Vec::new();
-        let n = (&mut self.inner)
+        let read = (&mut self.inner)
             .take((self.max as u64).saturating_add(1))
-            .read_until(b'\n', &mut buf)?;
+            .read_until(b'\n', &mut buf);
+        let n = match read {
+            Ok(n) => n,
+            Err(e) => {
+                let Some(gz) = GzipError::of(&e).filter(|g| g.resumed_at.is_some()) else {
+                    return Err(e);
+                };
+                self.line_no += 1;
+                return Ok(Some((self.line_no, Err(RecordError::Gzip(gz.clone())))));
+            }
+        };
         if n == 0 {
             return Ok(None);
         }
@@ -271,6 +308,8 @@ impl<R: BufRead> Lines<R> {
                 let chunk = match self.inner.fill_buf() {
                     Ok(chunk) => chunk,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    // A damaged gzip member ends the long line: reading resumes after it.
+                    Err(e) if GzipError::of(&e).is_some_and(|g| g.resumed_at.is_some()) => break,
                     Err(e) => return Err(e),
                 };
                 if chunk.is_empty() {
@@ -287,7 +326,8 @@ impl<R: BufRead> Lines<R> {
                     }
                 }
             }
-            return Ok(Some((self.line_no, Err(RecordError::TooLong))));
+            let max = self.max;
+            return Ok(Some((self.line_no, Err(RecordError::TooLong { max }))));
         }
         Ok(Some((self.line_no, Ok(buf))))
     }
@@ -387,6 +427,25 @@ mod tests {
         ));
     }
 
+    /// Only a document with nothing to fingerprint is "empty"; another fingerprinting
+    /// error keeps its own message (it used to be reported as empty too).
+    #[test]
+    fn fingerprint_errors_keep_their_own_message() {
+        assert_eq!(
+            fingerprint_error(crate::Error::EmptyDocument),
+            RecordError::Empty
+        );
+        let other = fingerprint_error(crate::Error::TooLarge("a text of 5 GiB".into()));
+        assert_eq!(
+            other,
+            RecordError::Fingerprint("too large: a text of 5 GiB".into())
+        );
+        assert_eq!(
+            other.to_string(),
+            "cannot fingerprint the record: too large: a text of 5 GiB"
+        );
+    }
+
     #[test]
     fn lines_are_numbered_and_bounded() {
         let input = b"one\r\ntoolongline\nthree".as_slice();
@@ -394,7 +453,7 @@ mod tests {
         assert_eq!(lines.next_line().unwrap(), Some((1, Ok(b"one".to_vec()))));
         assert_eq!(
             lines.next_line().unwrap(),
-            Some((2, Err(RecordError::TooLong)))
+            Some((2, Err(RecordError::TooLong { max: 5 })))
         );
         assert_eq!(lines.next_line().unwrap(), Some((3, Ok(b"three".to_vec()))));
         assert_eq!(lines.next_line().unwrap(), None);

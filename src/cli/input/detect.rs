@@ -1,13 +1,13 @@
 //! What an input is: gzip detection and decompression ([`open`]) and the choice of
 //! [`Format`] for [`Format::Auto`] ([`resolve`]).
 
-use std::fmt;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use indicatif::ProgressBar;
+use simstore::input::gzip::{GzipError, Members};
 
 use super::{Format, display_name};
 
@@ -18,41 +18,30 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// whitespace.
 const WARC_MAGIC: &[u8] = b"WARC/";
 
-/// A gzip decompression failure (as opposed to an I/O error of the file).
-#[derive(Debug)]
-struct GzipError(io::Error);
-
-impl fmt::Display for GzipError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
-
-impl std::error::Error for GzipError {}
-
-/// A gzip decoder whose errors are marked as [`GzipError`].
-struct GzRead<R: BufRead>(flate2::bufread::MultiGzDecoder<R>);
-
-impl<R: BufRead> Read for GzRead<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.0
-            .read(buf)
-            .map_err(|e| io::Error::new(e.kind(), GzipError(e)))
-    }
-}
-
 /// The message for a gzip decompression failure; `None` for any other error.
 pub(super) fn gzip_failure(e: &io::Error) -> Option<String> {
-    e.get_ref()
-        .filter(|inner| inner.is::<GzipError>())
-        .map(|inner| format!("cannot decompress (the gzip data is corrupt or truncated: {inner})"))
+    GzipError::of(e).map(GzipError::to_string)
+}
+
+/// The message for a gzip decompression failure that ends what is being read (a whole
+/// document, or the input before its format is known), whether or not a member follows;
+/// `None` for any other error.
+pub(super) fn gzip_failure_here(e: &io::Error) -> Option<String> {
+    GzipError::of(e).map(|g| {
+        GzipError {
+            resumed_at: None,
+            ..g.clone()
+        }
+        .to_string()
+    })
 }
 
 /// An opened input, decompressed if it was gzip'd.
 pub(super) type Input = Box<dyn BufRead + Send>;
 
 /// Opens `path` (`-` = stdin) for buffered reading, decompressing it when it starts with
-/// [`GZIP_MAGIC`]; also says whether it did.
+/// [`GZIP_MAGIC`] (member by member, going on after a damaged one: [`Members`]); also says
+/// whether it did.
 pub(super) fn open(path: &str, bar: Option<&ProgressBar>) -> Result<(Input, bool)> {
     let raw: Box<dyn Read + Send> = if path == "-" {
         Box::new(io::stdin())
@@ -68,8 +57,7 @@ pub(super) fn open(path: &str, bar: Option<&ProgressBar>) -> Result<(Input, bool
         .fill_buf()
         .with_context(|| format!("cannot read {}", display_name(path)))?;
     if head.starts_with(&GZIP_MAGIC) {
-        let decoder = GzRead(flate2::bufread::MultiGzDecoder::new(buffered));
-        Ok((Box::new(BufReader::with_capacity(1 << 20, decoder)), true))
+        Ok((Box::new(Members::new(buffered)), true))
     } else {
         Ok((Box::new(buffered), false))
     }

@@ -2,20 +2,25 @@
 //! expanded to their page files).
 
 use std::collections::VecDeque;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use indicatif::ProgressBar;
 use simstore::input::archive::{self, Records};
+use simstore::input::limit::{self, DEFAULT_MAX_DOC_BYTES};
 use simstore::input::reader::Lines;
 
-use super::detect::{Input, gzip_failure, open, resolve};
+use super::detect::{Input, gzip_failure, gzip_failure_here, open, resolve};
 use super::{At, Format, Item, Place, Raw, Skipped, display_name};
 
 /// The [`Skipped`] reason of a file in a directory that is not a page file.
 const NOT_A_PAGE_FILE: &str = "files in directories that are not .html, .htm or .txt";
+
+/// A chunk ends once its items hold this many bytes (64 MiB), however few they are: a
+/// chunk of large records costs this much memory, not `max` times the document limit.
+const CHUNK_BYTES: usize = 64 << 20;
 
 /// What is being read now.
 enum Current {
@@ -46,6 +51,8 @@ pub struct Inputs {
     /// Whether a file of another kind is read line by line (batch queries) or as one text.
     lines: bool,
     bar: Option<ProgressBar>,
+    /// The size limit of one document (a line, a record, a file), in bytes.
+    max_doc: u64,
     /// What was skipped so far.
     pub skipped: Skipped,
 }
@@ -59,8 +66,18 @@ impl Inputs {
             format,
             lines: false,
             bar,
+            max_doc: DEFAULT_MAX_DOC_BYTES,
             skipped: Skipped::default(),
         }
+    }
+
+    /// Limits every document (a JSONL line, a WARC record, a text or HTML file) to `max`
+    /// bytes, decompressed (default [`DEFAULT_MAX_DOC_BYTES`]); a larger one is a failed
+    /// item, read no further than the limit.
+    #[must_use]
+    pub fn max_doc_bytes(mut self, max: u64) -> Self {
+        self.max_doc = max;
+        self
     }
 
     /// Reads `paths` for a batch (`query --batch`, `fingerprint --batch`): as [`Inputs::new`]
@@ -73,40 +90,55 @@ impl Inputs {
         }
     }
 
-    /// The next up to `max` items (empty at the end). A file that cannot be opened, or a
-    /// corrupt gzip stream, is an item (an error naming the file; the next input is read);
-    /// an input that fails while being read, or stdin that cannot be read, is an error.
+    /// The next up to `max` items (empty at the end; fewer once they hold
+    /// [`CHUNK_BYTES`]). A file that cannot be opened, a document over the size limit or
+    /// a corrupt gzip member is an item (an error naming the file and record; reading goes
+    /// on); an input that fails while being read, or stdin that cannot be read, is an error.
     pub fn next_chunk(&mut self, max: usize) -> Result<Vec<Item>> {
         let mut chunk = Vec::with_capacity(max.min(4096));
-        while chunk.len() < max {
+        let mut bytes = 0usize;
+        while chunk.len() < max && bytes < CHUNK_BYTES {
+            let before = chunk.len();
             if self.current.is_some() {
                 self.read_current(&mut chunk)?;
-                continue;
-            }
-            match self.pending.pop_front() {
-                None => break,
-                Some(Pending::Arg(path)) => self.open(&path, &mut chunk)?,
-                Some(Pending::DirFile { path, html }) => {
-                    let name: Arc<str> = path.to_string_lossy().into();
-                    let raw = std::fs::read(&path)
-                        .map_err(|e| format!("cannot read: {e}"))
-                        .map(|bytes| {
-                            if let Some(bar) = &self.bar {
-                                bar.inc(bytes.len() as u64);
-                            }
-                            Raw::Page {
-                                id: name.to_string(),
-                                url: None,
-                                bytes,
-                                charset: None,
-                                html,
-                            }
-                        });
-                    chunk.push((place(&name, At::File), raw));
+            } else {
+                match self.pending.pop_front() {
+                    None => break,
+                    Some(Pending::Arg(path)) => self.open(&path, &mut chunk)?,
+                    Some(Pending::DirFile { path, html }) => {
+                        let item = self.dir_file(&path, html);
+                        chunk.push(item);
+                    }
                 }
             }
+            bytes += chunk[before..]
+                .iter()
+                .map(|(_, raw)| raw_len(raw))
+                .sum::<usize>();
         }
         Ok(chunk)
+    }
+
+    /// A page file found in a directory, read up to the size limit.
+    fn dir_file(&self, path: &Path, html: bool) -> Item {
+        let name: Arc<str> = path.to_string_lossy().into();
+        let raw = std::fs::File::open(path)
+            .and_then(|f| limit::read_bounded(f, self.max_doc))
+            .map_err(|e| format!("cannot read: {e}"))
+            .and_then(|read| read.map_err(|e| e.to_string()))
+            .map(|bytes| {
+                if let Some(bar) = &self.bar {
+                    bar.inc(bytes.len() as u64);
+                }
+                Raw::Page {
+                    id: name.to_string(),
+                    url: None,
+                    bytes,
+                    charset: None,
+                    html,
+                }
+            });
+        (place(&name, At::File), raw)
     }
 
     /// Reads one item (or the end) of the current input.
@@ -160,11 +192,12 @@ impl Inputs {
                     let Some(msg) = gzip_failure(&e) else {
                         return Err(e).with_context(|| format!("cannot read {name}"));
                     };
+                    // The record the error interrupted (counted by `records`).
                     let mut at = place(
                         name,
                         At::Record {
-                            number: records.number() + 1,
-                            offset: records.offset(),
+                            number: records.number(),
+                            offset: records.record_start(),
                             gz: *gz,
                         },
                     );
@@ -211,7 +244,7 @@ impl Inputs {
         let format = match resolve(self.format, path, gz, &mut *input, self.lines) {
             Ok(format) => format,
             Err(e) => {
-                let Some(msg) = gzip_failure(&e) else {
+                let Some(msg) = gzip_failure_here(&e) else {
                     return Err(e).with_context(|| format!("cannot read {name}"));
                 };
                 let mut at = place(&name, At::File);
@@ -224,28 +257,31 @@ impl Inputs {
             Format::Jsonl | Format::Auto => {
                 self.current = Some(Current::Jsonl {
                     name,
-                    lines: Lines::new(input),
+                    lines: Lines::with_limit(
+                        input,
+                        usize::try_from(self.max_doc).unwrap_or(usize::MAX),
+                    ),
                     last: 0,
                 });
             }
             Format::Warc => {
                 self.current = Some(Current::Warc {
                     name,
-                    records: Records::new(input),
+                    records: Records::with_limit(input, self.max_doc),
                     gz,
                 });
             }
             Format::Text | Format::Html => {
-                let mut bytes = Vec::new();
-                let raw = match input.read_to_end(&mut bytes) {
-                    Ok(_) => Ok(Raw::Page {
+                let raw = match limit::read_bounded(input, self.max_doc) {
+                    Ok(Ok(bytes)) => Ok(Raw::Page {
                         id: name.to_string(),
                         url: None,
                         bytes,
                         charset: None,
                         html: format == Format::Html,
                     }),
-                    Err(e) => match gzip_failure(&e) {
+                    Ok(Err(too_large)) => Err(too_large.to_string()),
+                    Err(e) => match gzip_failure_here(&e) {
                         Some(msg) => Err(msg),
                         None => return Err(e).with_context(|| format!("cannot read {name}")),
                     },
@@ -254,6 +290,14 @@ impl Inputs {
             }
         }
         Ok(())
+    }
+}
+
+/// The bytes an item holds.
+fn raw_len(raw: &Result<Raw, String>) -> usize {
+    match raw {
+        Ok(Raw::Json(bytes)) | Ok(Raw::Page { bytes, .. }) => bytes.len(),
+        Err(msg) => msg.len(),
     }
 }
 

@@ -14,11 +14,11 @@ mod inputs;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use simstore::input::limit;
 use simstore::input::reader::{self, Record};
 
 use detect::{open, resolve};
@@ -50,13 +50,13 @@ pub fn display_name(path: &str) -> &str {
 /// Reads a whole file as one document, for `--file` arguments: decompressed when it starts
 /// with the gzip magic, an HTML page (title and main text) when named .html/.htm (before a
 /// final .gz) or starting with `<!doctype html` / `<html`, else a text. Returns the title
-/// (HTML only) and the text.
+/// (HTML only) and the text. The file may hold at most
+/// [`simstore::input::limit::DEFAULT_MAX_DOC_BYTES`] (decompressed).
 pub fn read_document(path: &Path) -> Result<(Option<String>, String)> {
     let name = path.to_string_lossy().into_owned();
-    let (mut input, _) = open(&name, None)?;
-    let mut bytes = Vec::new();
-    input
-        .read_to_end(&mut bytes)
+    let (input, _) = open(&name, None)?;
+    let bytes = limit::read_bounded(input, limit::DEFAULT_MAX_DOC_BYTES)
+        .with_context(|| format!("cannot read {name}"))?
         .with_context(|| format!("cannot read {name}"))?;
     let html = matches!(
         resolve(Format::Auto, &name, true, &mut bytes.as_slice(), false),

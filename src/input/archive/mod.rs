@@ -13,16 +13,28 @@
 //! - every other record is [`Item::Skipped`] with its [`SkipReason`];
 //! - a malformed or truncated record is a [`WarcError`] and reading goes on at the next
 //!   `WARC/1.` inside the bad record's bytes (where the next record starts when a record is
-//!   shorter than its Content-Length says), else at the next line that starts with `WARC/`.
+//!   shorter than its Content-Length says), else at the next line that starts with `WARC/`;
+//! - a record larger than the size limit ([`MAX_RECORD_BYTES`] by default) is skipped
+//!   without being held in memory and reported ([`WarcError::TooLarge`]);
+//! - a damaged gzip member (of a `.warc.gz` read through [`crate::input::gzip::Members`])
+//!   that reading resumes after is the record it interrupted, [`WarcError::Gzip`].
 
 use std::io::{self, BufRead, Read};
+
+mod http;
+
+use http::HttpResponse;
+
+use crate::input::gzip::GzipError;
+use crate::input::limit::{DEFAULT_MAX_DOC_BYTES, human};
 
 /// The largest WARC header block accepted, in bytes.
 pub const MAX_HEADER_BYTES: usize = 1 << 20;
 
-/// The largest record body read, in bytes (256 MiB, like the longest JSONL record); a
-/// larger record is skipped and reported.
-pub const MAX_RECORD_BYTES: u64 = 256 << 20;
+/// The largest record read by default, in bytes ([`DEFAULT_MAX_DOC_BYTES`], like the
+/// longest JSONL record; [`Records::with_limit`] sets another); a larger record is skipped
+/// and reported.
+pub const MAX_RECORD_BYTES: u64 = DEFAULT_MAX_DOC_BYTES;
 
 /// Why a record could not be read. Reading goes on with the next record.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -41,9 +53,12 @@ pub enum WarcError {
     /// The header block does not parse.
     #[error("invalid WARC header line {0:?}: expected `Name: value`")]
     BadHeader(String),
-    /// The header block has no Content-Length (or an invalid one).
+    /// The header block has no Content-Length.
     #[error("the record has no valid Content-Length header")]
     NoContentLength,
+    /// The Content-Length is not a number of bytes (`-5`, `12 bytes`, ...).
+    #[error("Content-Length {0} is not a byte count: the record's header is damaged")]
+    BadContentLength(String),
     /// The input ends inside the header block.
     #[error("truncated record: the input ends inside its WARC header block")]
     TruncatedHeader,
@@ -75,9 +90,30 @@ pub enum WarcError {
         "the record does not end with CRLF CRLF after its Content-Length ({0} bytes): the length is wrong or the record is damaged"
     )]
     BadEnd(u64),
-    /// The body is larger than [`MAX_RECORD_BYTES`].
-    #[error("the record body is {0} bytes; at most {max} MiB are read", max = MAX_RECORD_BYTES >> 20)]
-    TooLarge(u64),
+    /// The body is larger than the size limit.
+    #[error(
+        "the record is {size} bytes, larger than the limit of {}: raise it with --max-doc-bytes to read it",
+        human(*max)
+    )]
+    TooLarge {
+        /// The record's Content-Length.
+        size: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// The page's HTTP content coding (gzip, deflate) decompresses to more than the limit.
+    #[error(
+        "the page decompresses (HTTP Content-Encoding) to more than the limit of {}: raise it with --max-doc-bytes to read it",
+        human(*max)
+    )]
+    DecodedTooLarge {
+        /// The limit.
+        max: u64,
+    },
+    /// The gzip member holding (part of) the record is damaged; reading goes on at the
+    /// next member.
+    #[error("{0}")]
+    Gzip(GzipError),
     /// A response record whose HTTP message cannot be read.
     #[error("invalid HTTP response in the record: {0}")]
     BadHttp(String),
@@ -204,11 +240,21 @@ impl<R: BufRead> BufRead for Source<R> {
 pub struct Records<R> {
     src: Source<R>,
     number: u64,
+    /// Where the last record started (or the one an I/O error interrupted).
+    start: u64,
+    max: u64,
 }
 
 impl<R: BufRead> Records<R> {
-    /// Records of the (uncompressed) WARC stream `inner`.
+    /// Records of the (uncompressed) WARC stream `inner`, each at most
+    /// [`MAX_RECORD_BYTES`].
     pub fn new(inner: R) -> Self {
+        Self::with_limit(inner, MAX_RECORD_BYTES)
+    }
+
+    /// Records of `inner`, each at most `max` bytes (its Content-Length, and its payload
+    /// once the HTTP content coding is undone).
+    pub fn with_limit(inner: R, max: u64) -> Self {
         Self {
             src: Source {
                 inner,
@@ -217,12 +263,20 @@ impl<R: BufRead> Records<R> {
                 offset: 0,
             },
             number: 0,
+            start: 0,
+            max,
         }
     }
 
-    /// How many records were read so far (the number of the last one).
+    /// How many records were read so far: the number of the last one, or of the one an
+    /// I/O error interrupted.
     pub fn number(&self) -> u64 {
         self.number
+    }
+
+    /// Where the last record (or the one an I/O error interrupted) started.
+    pub fn record_start(&self) -> u64 {
+        self.start
     }
 
     /// Bytes consumed so far (where the next record starts, after blank lines).
@@ -230,13 +284,38 @@ impl<R: BufRead> Records<R> {
         self.src.offset
     }
 
-    /// The next record; `None` at the end of the input. An I/O error (of the underlying
-    /// reader, e.g. a corrupt gzip stream) is `Err`: the rest of the input cannot be read.
+    /// The next record; `None` at the end of the input. A damaged gzip member that reading
+    /// resumes after is the record it interrupted ([`WarcError::Gzip`]). Another I/O error
+    /// (of the underlying reader, e.g. a gzip stream corrupt to its end) is `Err`: the rest
+    /// of the input cannot be read; [`Records::number`] and [`Records::record_start`] then
+    /// name the record it interrupted.
     pub fn next_record(&mut self) -> io::Result<Option<NumberedRecord>> {
+        let counted = self.number;
+        self.start = self.src.offset;
+        let read = self.read_next();
+        if read.is_err() && self.number == counted {
+            // The error came before the record's first line: it is the next record.
+            self.number += 1;
+        }
+        match read {
+            Err(e) => match GzipError::of(&e).filter(|g| g.resumed_at.is_some()) {
+                Some(gz) => Ok(Some((
+                    self.number,
+                    self.start,
+                    Err(WarcError::Gzip(gz.clone())),
+                ))),
+                None => Err(e),
+            },
+            ok => ok,
+        }
+    }
+
+    fn read_next(&mut self) -> io::Result<Option<NumberedRecord>> {
         // Blank lines between records are tolerated.
         let mut line = Vec::new();
         let start = loop {
             let start = self.src.offset;
+            self.start = start;
             line.clear();
             if self.src.read_line(&mut line, MAX_HEADER_BYTES)? == 0 {
                 return Ok(None);
@@ -327,14 +406,17 @@ impl<R: BufRead> Records<R> {
             }
         };
         let len = headers.content_length;
-        if len > MAX_RECORD_BYTES {
+        if len > self.max {
             let got = io::copy(&mut (&mut self.src).take(len), &mut io::sink())?;
             if got < len {
                 return Ok(Err(WarcError::Truncated { expected: len, got }));
             }
             // The error is the size either way.
             let _ = self.read_end()?;
-            return Ok(Err(WarcError::TooLarge(len)));
+            return Ok(Err(WarcError::TooLarge {
+                size: len,
+                max: self.max,
+            }));
         }
         let mut body = Vec::new();
         let got = (&mut self.src).take(len).read_to_end(&mut body)? as u64;
@@ -358,7 +440,7 @@ impl<R: BufRead> Records<R> {
                 None => WarcError::BadEnd(len),
             }));
         }
-        Ok(classify(&headers, body))
+        Ok(classify(&headers, body, self.max))
     }
 
     /// Reads the `CRLF CRLF` after a body: `Ok(Ok(()))` when present (or at the end of the
@@ -395,6 +477,10 @@ fn parse_headers(block: &[u8]) -> Result<Headers, WarcError> {
         )
     };
     let Ok((rest, (_version, fields, _))) = ::warc::parser::headers(block) else {
+        // The parser also refuses a Content-Length that is not a number: say so.
+        if let Some(value) = bad_content_length(block) {
+            return Err(bad_length(&value));
+        }
         // Name the first line that is not `Name: value` (or the first line).
         let mut lines = block.split(|&b| b == b'\n');
         let first = lines.next().unwrap_or(block);
@@ -418,9 +504,10 @@ fn parse_headers(block: &[u8]) -> Result<Headers, WarcError> {
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| String::from_utf8_lossy(v).trim().to_owned())
     };
-    let content_length = get("Content-Length")
-        .and_then(|v| v.parse::<u64>().ok())
-        .ok_or(WarcError::NoContentLength)?;
+    let content_length = match get("Content-Length") {
+        None => return Err(WarcError::NoContentLength),
+        Some(v) => v.parse::<u64>().map_err(|_| bad_length(&v))?,
+    };
     Ok(Headers {
         warc_type: get("WARC-Type").unwrap_or_default(),
         target_uri: get("WARC-Target-URI"),
@@ -428,8 +515,26 @@ fn parse_headers(block: &[u8]) -> Result<Headers, WarcError> {
     })
 }
 
+/// The value of the first `Content-Length` header line of `block` when it is not a byte
+/// count.
+fn bad_content_length(block: &[u8]) -> Option<String> {
+    let line = block.split(|&b| b == b'\n').skip(1).find_map(|l| {
+        let (name, value) = l.split_at(l.iter().position(|&b| b == b':')?);
+        name.trim_ascii()
+            .eq_ignore_ascii_case(b"content-length")
+            .then(|| String::from_utf8_lossy(value[1..].trim_ascii()).into_owned())
+    })?;
+    line.parse::<u64>().is_err().then_some(line)
+}
+
+/// [`WarcError::BadContentLength`] for `value`, shown at most 40 characters long.
+fn bad_length(value: &str) -> WarcError {
+    WarcError::BadContentLength(value.chars().take(40).collect())
+}
+
 /// What a well-formed record is: a [`Page`] for a 2xx HTML or text response, else why not.
-fn classify(headers: &Headers, body: Vec<u8>) -> Result<Item, WarcError> {
+/// Its payload may decompress to at most `max` bytes.
+fn classify(headers: &Headers, body: Vec<u8>, max: u64) -> Result<Item, WarcError> {
     if !headers.warc_type.eq_ignore_ascii_case("response") {
         return Ok(Item::Skipped(SkipReason::NotResponse));
     }
@@ -447,155 +552,8 @@ fn classify(headers: &Headers, body: Vec<u8>) -> Result<Item, WarcError> {
         uri,
         kind,
         charset,
-        body: http.payload(&body)?,
+        body: http.payload(&body, max)?,
     }))
-}
-
-/// The status and headers of an HTTP response message.
-struct HttpResponse {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body_start: usize,
-}
-
-impl HttpResponse {
-    fn parse(msg: &[u8]) -> Result<Self, WarcError> {
-        let bad = |what: &str| WarcError::BadHttp(what.to_owned());
-        let (head_len, body_start) =
-            find_header_end(msg).ok_or_else(|| bad("no blank line ends the HTTP headers"))?;
-        let head = String::from_utf8_lossy(&msg[..head_len]);
-        let mut lines = head.lines();
-        let status_line = lines.next().unwrap_or("");
-        let mut parts = status_line.split_whitespace();
-        let version = parts.next().unwrap_or("");
-        if !version.starts_with("HTTP/") {
-            return Err(WarcError::BadHttp(format!(
-                "the status line {:?} does not start with HTTP/",
-                &status_line[..status_line.len().min(60)]
-            )));
-        }
-        let status = parts
-            .next()
-            .and_then(|s| s.parse::<u16>().ok())
-            .ok_or_else(|| bad("the status line has no status code"))?;
-        let headers = lines
-            .filter_map(|l| l.split_once(':'))
-            .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
-            .collect();
-        Ok(Self {
-            status,
-            headers,
-            body_start,
-        })
-    }
-
-    /// The page kind and charset of this response (by status and Content-Type), else why not.
-    fn page_kind(&self) -> Result<(PageKind, Option<String>), SkipReason> {
-        if !(200..300).contains(&self.status) {
-            return Err(SkipReason::Status);
-        }
-        let (media, charset) = media_type(self.header("content-type").unwrap_or(""));
-        match media.as_str() {
-            "text/html" | "application/xhtml+xml" => Ok((PageKind::Html, charset)),
-            "text/plain" => Ok((PageKind::Text, charset)),
-            _ => Err(SkipReason::NotPage),
-        }
-    }
-
-    /// The body of `msg` (this response's message), transfer and content codings undone.
-    fn payload(&self, msg: &[u8]) -> Result<Vec<u8>, WarcError> {
-        let mut payload = msg[self.body_start..].to_vec();
-        if self
-            .header("transfer-encoding")
-            .is_some_and(|t| t.to_ascii_lowercase().contains("chunked"))
-        {
-            payload = dechunk(&payload)?;
-        }
-        decode_content(self.header("content-encoding"), payload)
-    }
-
-    /// The first header named `name` (lowercase).
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// Where the header part of an HTTP message ends: (its length, where the body starts).
-fn find_header_end(msg: &[u8]) -> Option<(usize, usize)> {
-    let crlf = msg.windows(4).position(|w| w == b"\r\n\r\n");
-    let lf = msg.windows(2).position(|w| w == b"\n\n");
-    match (crlf, lf) {
-        (Some(c), Some(l)) if l < c => Some((l, l + 2)),
-        (Some(c), _) => Some((c, c + 4)),
-        (None, Some(l)) => Some((l, l + 2)),
-        (None, None) => None,
-    }
-}
-
-/// The media type (lowercase) and charset of a Content-Type value.
-fn media_type(value: &str) -> (String, Option<String>) {
-    let mut parts = value.split(';');
-    let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
-    let charset = parts
-        .filter_map(|p| p.split_once('='))
-        .find(|(k, _)| k.trim().eq_ignore_ascii_case("charset"))
-        .map(|(_, v)| v.trim().trim_matches('"').trim().to_owned())
-        .filter(|c| !c.is_empty());
-    (media, charset)
-}
-
-/// Undoes the chunked transfer coding.
-fn dechunk(mut data: &[u8]) -> Result<Vec<u8>, WarcError> {
-    let bad = || WarcError::BadHttp("invalid chunked transfer coding".into());
-    let mut out = Vec::with_capacity(data.len());
-    loop {
-        let line_end = data.iter().position(|&b| b == b'\n').ok_or_else(bad)?;
-        let size_text = String::from_utf8_lossy(&data[..line_end]);
-        let size_text = size_text.split(';').next().unwrap_or("").trim();
-        let size = usize::from_str_radix(size_text, 16).map_err(|_| bad())?;
-        data = &data[line_end + 1..];
-        if size == 0 {
-            return Ok(out);
-        }
-        let chunk = data.get(..size).ok_or_else(bad)?;
-        out.extend_from_slice(chunk);
-        data = &data[size..];
-        data = data
-            .strip_prefix(b"\r\n")
-            .or_else(|| data.strip_prefix(b"\n"))
-            .unwrap_or(data);
-    }
-}
-
-/// Undoes a gzip or deflate content coding.
-fn decode_content(coding: Option<&str>, payload: Vec<u8>) -> Result<Vec<u8>, WarcError> {
-    let coding = coding.unwrap_or("").trim().to_ascii_lowercase();
-    let mut out = Vec::new();
-    let limit = MAX_RECORD_BYTES + 1;
-    let result = match coding.as_str() {
-        "" | "identity" => return Ok(payload),
-        "gzip" | "x-gzip" => flate2::read::MultiGzDecoder::new(payload.as_slice())
-            .take(limit)
-            .read_to_end(&mut out),
-        "deflate" => flate2::read::ZlibDecoder::new(payload.as_slice())
-            .take(limit)
-            .read_to_end(&mut out),
-        other => {
-            return Err(WarcError::BadHttp(format!(
-                "unsupported Content-Encoding {other:?} (gzip and deflate are read)"
-            )));
-        }
-    };
-    match result {
-        Ok(n) if n as u64 >= limit => Err(WarcError::TooLarge(n as u64)),
-        Ok(_) => Ok(out),
-        Err(e) => Err(WarcError::BadHttp(format!(
-            "cannot decode the {coding} Content-Encoding: {e}"
-        ))),
-    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,423 @@
+//! Gzip input that survives a damaged member.
+//!
+//! A gzip file is a series of members (RFC 1952); crawlers compress each WARC record as
+//! its own member, and `cat a.gz b.gz` is a valid gzip file, so one damaged member need
+//! not cost the data after it. [`Members`] decompresses member after member:
+//!
+//! - a member whose output fits in [`VERIFY_BYTES`] is decompressed and its CRC checked
+//!   before any of its bytes are returned, so a damaged member returns none of its data;
+//!   a larger member is streamed (its bytes are returned as they come);
+//! - when a member is damaged, reading fails once with an `io::Error` holding a
+//!   [`GzipError`], then goes on at the next member: the next `1f 8b 08` from which a
+//!   member decodes ([`GzipError::resumed_at`]). When none follows, the error is the end
+//!   (and the bytes decoded before the damage are returned first, as a streaming decoder
+//!   would: a truncated file keeps what came before the cut).
+
+use std::io::{self, BufRead, Read};
+
+use flate2::bufread::GzDecoder;
+
+/// Output of one member decompressed and checked before any of it is returned: 8 MiB.
+pub const VERIFY_BYTES: usize = 8 << 20;
+
+/// How every deflate-compressed gzip member starts: ID1, ID2, CM = 8 (RFC 1952).
+const MEMBER_MAGIC: [u8; 3] = [0x1f, 0x8b, 0x08];
+
+/// Bytes decompressed per read of a streamed (large) member.
+const STREAM_CHUNK: usize = 64 << 10;
+
+/// A damaged gzip member.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.message())]
+pub struct GzipError {
+    /// Byte offset of the damaged member in the compressed input.
+    pub member_at: u64,
+    /// What the decompressor said.
+    pub detail: String,
+    /// Byte offset (in the compressed input) of the member reading resumed at; `None`
+    /// when no member follows the damage: nothing after it can be read.
+    pub resumed_at: Option<u64>,
+}
+
+impl GzipError {
+    /// The [`GzipError`] inside `e`, if `e` is one.
+    pub fn of(e: &io::Error) -> Option<&GzipError> {
+        e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<GzipError>())
+    }
+
+    fn message(&self) -> String {
+        match self.resumed_at {
+            None => format!(
+                "cannot decompress (the gzip data is corrupt or truncated: {})",
+                self.detail
+            ),
+            Some(at) => format!(
+                "cannot decompress the gzip member at byte {} ({}): its data is lost, reading \
+                 resumes at the next member (byte {at}); fetch the file again to recover it",
+                self.member_at, self.detail
+            ),
+        }
+    }
+}
+
+/// A buffered reader that counts the bytes consumed, can be pushed bytes back, and can
+/// record what is consumed (to scan it again after a false member start).
+struct Tape<R> {
+    inner: R,
+    back: Vec<u8>,
+    back_pos: usize,
+    offset: u64,
+    recording: Option<Vec<u8>>,
+}
+
+impl<R: BufRead> Tape<R> {
+    fn unread(&mut self, bytes: &[u8]) {
+        let mut back = bytes.to_vec();
+        back.extend_from_slice(&self.back[self.back_pos..]);
+        self.back = back;
+        self.back_pos = 0;
+        self.offset -= bytes.len() as u64;
+    }
+
+    /// Consumes bytes up to the next [`MEMBER_MAGIC`]; false when the input ends first.
+    fn seek_member(&mut self) -> io::Result<bool> {
+        loop {
+            let buf = self.fill_buf()?;
+            if buf.is_empty() {
+                return Ok(false);
+            }
+            let Some(i) = buf.iter().position(|&b| b == MEMBER_MAGIC[0]) else {
+                let n = buf.len();
+                self.consume(n);
+                continue;
+            };
+            self.consume(i);
+            let mut head = [0u8; 3];
+            let mut got = 0;
+            while got < head.len() {
+                match self.read(&mut head[got..])? {
+                    0 => break,
+                    n => got += n,
+                }
+            }
+            self.unread(&head[..got]);
+            if head[..got] == MEMBER_MAGIC {
+                return Ok(true);
+            }
+            if got < head.len() {
+                return Ok(false);
+            }
+            self.consume(1);
+        }
+    }
+}
+
+impl<R: BufRead> Read for Tape<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = {
+            let buf = self.fill_buf()?;
+            let n = buf.len().min(out.len());
+            out[..n].copy_from_slice(&buf[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Tape<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.back_pos < self.back.len() {
+            return Ok(&self.back[self.back_pos..]);
+        }
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        if let Some(rec) = &mut self.recording {
+            let buf = if self.back_pos < self.back.len() {
+                Ok(&self.back[self.back_pos..])
+            } else {
+                // The bytes being consumed are still in the buffer: no I/O happens here.
+                self.inner.fill_buf()
+            };
+            if let Ok(buf) = buf {
+                rec.extend_from_slice(&buf[..n.min(buf.len())]);
+            }
+        }
+        if self.back_pos < self.back.len() {
+            self.back_pos += n;
+            if self.back_pos >= self.back.len() {
+                self.back.clear();
+                self.back_pos = 0;
+            }
+        } else {
+            self.inner.consume(n);
+        }
+        self.offset += n as u64;
+    }
+}
+
+/// Where the decoder is.
+enum State<R> {
+    /// Between members (or before the first).
+    Between(Tape<R>),
+    /// Inside a member larger than [`VERIFY_BYTES`], which started at byte `start`.
+    Streaming { dec: GzDecoder<Tape<R>>, start: u64 },
+    /// At the end.
+    Done,
+}
+
+/// A multi-member gzip decoder that goes on after a damaged member; see the module
+/// documentation.
+pub struct Members<R> {
+    state: State<R>,
+    out: Vec<u8>,
+    pos: usize,
+    /// An error to return: before `out` (the damage came first) or once `out` is read.
+    error: Option<GzipError>,
+    error_after_out: bool,
+}
+
+impl<R: BufRead> Members<R> {
+    /// The decompressed data of the gzip stream `inner`.
+    pub fn new(inner: R) -> Self {
+        Self {
+            state: State::Between(Tape {
+                inner,
+                back: Vec::new(),
+                back_pos: 0,
+                offset: 0,
+                recording: None,
+            }),
+            out: Vec::new(),
+            pos: 0,
+            error: None,
+            error_after_out: false,
+        }
+    }
+
+    /// Fills `out` with the next decompressed bytes (none at the end).
+    fn refill(&mut self) -> io::Result<()> {
+        while self.pos == self.out.len() && self.error.is_none() {
+            self.out.clear();
+            self.pos = 0;
+            match std::mem::replace(&mut self.state, State::Done) {
+                State::Done => return Ok(()),
+                State::Between(mut tape) => {
+                    if tape.fill_buf()?.is_empty() {
+                        return Ok(());
+                    }
+                    let start = tape.offset;
+                    if let Err((tape, e)) = self.start_member(tape) {
+                        self.fail(tape, start, &e);
+                    }
+                }
+                State::Streaming { mut dec, start } => {
+                    self.out.resize(STREAM_CHUNK, 0);
+                    match dec.read(&mut self.out) {
+                        Ok(n) => {
+                            self.out.truncate(n);
+                            self.state = match n {
+                                0 => State::Between(dec.into_inner()),
+                                _ => State::Streaming { dec, start },
+                            };
+                        }
+                        Err(e) => {
+                            self.out.clear();
+                            self.fail(dec.into_inner(), start, &e);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Decodes the member at the tape's position into `out`: whole and checked when it
+    /// fits in [`VERIFY_BYTES`], else its first bytes, and streams the rest. On failure,
+    /// `out` holds what was decoded before it.
+    fn start_member(&mut self, tape: Tape<R>) -> Result<(), (Tape<R>, io::Error)> {
+        let start = tape.offset;
+        let mut dec = GzDecoder::new(tape);
+        match (&mut dec)
+            .take(VERIFY_BYTES as u64 + 1)
+            .read_to_end(&mut self.out)
+        {
+            Ok(n) if n <= VERIFY_BYTES => self.state = State::Between(dec.into_inner()),
+            Ok(_) => self.state = State::Streaming { dec, start },
+            Err(e) => return Err((dec.into_inner(), e)),
+        }
+        Ok(())
+    }
+
+    /// After the member at `start` failed with `e`: finds the next member that decodes and
+    /// sets the error to return (before that member's data, or, when none follows, after
+    /// the bytes decoded before the damage).
+    fn fail(&mut self, tape: Tape<R>, start: u64, e: &io::Error) {
+        let before = std::mem::take(&mut self.out);
+        let resumed_at = self.resync(tape);
+        if resumed_at.is_none() {
+            self.out = before;
+        }
+        self.pos = 0;
+        self.error_after_out = resumed_at.is_none();
+        self.error = Some(GzipError {
+            member_at: start,
+            detail: e.to_string(),
+            resumed_at,
+        });
+    }
+
+    /// Moves to the next [`MEMBER_MAGIC`] from which a member decodes, decoding it into
+    /// `out`; its offset, or `None` (and the end) when there is none. A false start (the
+    /// magic inside compressed data) is scanned again from its second byte.
+    fn resync(&mut self, mut tape: Tape<R>) -> Option<u64> {
+        loop {
+            if !matches!(tape.seek_member(), Ok(true)) {
+                return None;
+            }
+            let at = tape.offset;
+            tape.recording = Some(Vec::new());
+            self.out.clear();
+            match self.start_member(tape) {
+                Ok(()) => {
+                    match &mut self.state {
+                        State::Between(t) => t.recording = None,
+                        State::Streaming { dec, .. } => dec.get_mut().recording = None,
+                        State::Done => {}
+                    }
+                    return Some(at);
+                }
+                Err((mut failed, _)) => {
+                    let seen = failed.recording.take().unwrap_or_default();
+                    failed.unread(seen.get(1..).unwrap_or_default());
+                    tape = failed;
+                }
+            }
+        }
+    }
+}
+
+impl<R: BufRead> Read for Members<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = {
+            let buf = self.fill_buf()?;
+            let n = buf.len().min(out.len());
+            out[..n].copy_from_slice(&buf[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Members<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.refill()?;
+        let out_left = self.pos < self.out.len();
+        if !(self.error_after_out && out_left)
+            && let Some(e) = self.error.take()
+        {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, e));
+        }
+        Ok(&self.out[self.pos..])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.out.len());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(bytes).unwrap();
+        gz.finish().unwrap()
+    }
+
+    /// Reads `input` to the end, collecting the data and the errors on the way.
+    fn read_all(input: &[u8]) -> (Vec<u8>, Vec<GzipError>) {
+        let mut m = Members::new(input);
+        let (mut data, mut errors) = (Vec::new(), Vec::new());
+        loop {
+            match m.fill_buf() {
+                Ok([]) => return (data, errors),
+                Ok(buf) => {
+                    data.extend_from_slice(buf);
+                    let n = buf.len();
+                    m.consume(n);
+                }
+                Err(e) => errors.push(GzipError::of(&e).expect("a gzip error").clone()),
+            }
+        }
+    }
+
+    #[test]
+    fn members_are_concatenated() {
+        let mut input = gzip(b"one\n");
+        input.extend(gzip(b""));
+        input.extend(gzip(b"two\n"));
+        assert_eq!(read_all(&input), (b"one\ntwo\n".to_vec(), vec![]));
+    }
+
+    #[test]
+    fn a_damaged_member_costs_only_itself() {
+        let members: Vec<Vec<u8>> = (0..5)
+            .map(|i| gzip(format!("member {i} {}\n", "words ".repeat(50)).as_bytes()))
+            .collect();
+        let mut input = Vec::new();
+        for (i, m) in members.iter().enumerate() {
+            let mut m = m.clone();
+            if i == 2 {
+                // Damage the deflate data in the middle of the member.
+                let mid = m.len() / 2;
+                m[mid] ^= 0x55;
+                m[mid + 1] ^= 0xaa;
+            }
+            input.extend(m);
+        }
+        let (data, errors) = read_all(&input);
+        let text = String::from_utf8(data).unwrap();
+        let got: Vec<&str> = text.lines().map(|l| &l[..8]).collect();
+        assert_eq!(got, ["member 0", "member 1", "member 3", "member 4"]);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        let start2 = (members[0].len() + members[1].len()) as u64;
+        assert_eq!(errors[0].member_at, start2);
+        assert_eq!(errors[0].resumed_at, Some(start2 + members[2].len() as u64));
+    }
+
+    #[test]
+    fn a_truncated_last_member_keeps_what_came_before() {
+        let text: String = (0..2000).map(|i| format!("line {i}\n")).collect();
+        let gz = gzip(text.as_bytes());
+        let (data, errors) = read_all(&gz[..gz.len() / 2]);
+        assert!(!data.is_empty() && text.as_bytes().starts_with(&data));
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].resumed_at, None);
+        assert!(
+            errors[0]
+                .to_string()
+                .ends_with("incomplete deflate stream)"),
+            "{}",
+            errors[0]
+        );
+    }
+
+    #[test]
+    fn garbage_between_members_is_skipped() {
+        let mut input = gzip(b"a\n");
+        input.extend(b"\x1f\x8b\x08garbage that is not a member \x1f\x1f");
+        input.extend(gzip(b"b\n"));
+        let (data, errors) = read_all(&input);
+        assert_eq!(data, b"a\nb\n");
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].resumed_at.is_some());
+    }
+}
