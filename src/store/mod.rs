@@ -28,6 +28,7 @@ use crate::text::fingerprint::{FingerprintSpec, Fingerprinter};
 
 pub use self::redis::RedisUrl;
 pub use builder::StoreBuilder;
+pub use bulk::BulkLoader;
 pub use check::CheckReport;
 pub use crawl::CheckOutcome;
 
@@ -106,6 +107,9 @@ struct Counters {
     /// flushed: their tombstones slow down queries of their prefixes until flushed and
     /// compacted.
     churn: u64,
+    /// Set when a bulk load through this handle failed after part of it reached the
+    /// store (the cause): writes are refused until a repair.
+    failed: Option<String>,
 }
 
 /// Sequence numbers a process reserves at a time from a shared backend.

@@ -20,6 +20,7 @@
 //! so a damaged length prefix cannot make a decoder allocate without bound.
 
 pub mod redis;
+pub mod spill;
 
 use crate::error::{Error, Result};
 use crate::index::layout::Layout;
