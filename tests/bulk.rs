@@ -28,7 +28,9 @@ fn entries() -> Vec<Entry> {
             title: Some(title.into()),
             url: None,
             length: i as u64,
-            content_hash: (i % 3 == 0).then_some(u128::from(i as u64 / 6) << 64),
+            content_hash: i
+                .is_multiple_of(3)
+                .then_some(u128::from(i as u64 / 6) << 64),
             sketch: None,
         },
     };
@@ -229,7 +231,9 @@ fn import_bulk_memory_does_not_grow_with_the_input() {
     let mut r = rng(23);
     for i in 0..500_000u64 {
         let fp: u64 = r.random();
-        lines.push_str(&format!("{{\"id\": \"doc-{i:09}\", \"fp\": \"{fp:016x}\"}}\n"));
+        lines.push_str(&format!(
+            "{{\"id\": \"doc-{i:09}\", \"fp\": \"{fp:016x}\"}}\n"
+        ));
     }
     t.write("in.jsonl", lines.as_bytes());
     drop(lines);
