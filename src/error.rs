@@ -149,6 +149,16 @@ pub enum Error {
     )]
     ReadOnly,
 
+    /// A bulk load through this handle failed after part of it reached the store, so the
+    /// handle's counters no longer say which sequence numbers are used: it takes no more
+    /// writes until [`crate::Store::repair`] (or a new open) finishes or undoes the load.
+    #[error(
+        "a bulk load through this handle failed midway ({0}); it takes no more writes until \
+         the load is recovered: call Store::repair on it, or open the store again (the next \
+         writable open recovers it; from the command line: `simstore repair`)"
+    )]
+    BulkLoadFailed(String),
+
     /// An error reported by the storage backend (RocksDB's message, say). The backend's
     /// error is kept as text, so the public type names no backend's types.
     #[error("storage error: {0}")]

@@ -47,8 +47,8 @@ pub use error::{Error, Result};
 pub use index::cluster::{DedupReport, DuplicatePair};
 pub use index::layout::Layout;
 pub use store::{
-    BatchOutcome, CandidateStats, CheckOutcome, CheckReport, InsertOutcome, Stats, Store,
-    StoreBuilder,
+    BatchOutcome, BulkLoader, CandidateStats, CheckOutcome, CheckReport, InsertOutcome, Stats,
+    Store, StoreBuilder,
 };
 pub use text::fingerprint::{Analysis, FingerprintSpec, Fingerprinter};
 pub use types::{DocMeta, Document, Entry, Fingerprint, Match, Sketch, StoredDoc};

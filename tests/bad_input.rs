@@ -5,12 +5,12 @@
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Instant;
 
 use rocksdb::{DB, Options};
 
-use crate::util::{TestCommand, checked, code, stderr};
+use crate::util::{TestCommand, code, run_measured, stderr};
 use serde_json::Value;
 use simstore::Store;
 use simstore::store::codec;
@@ -155,29 +155,6 @@ fn words(seed: u64, bytes: usize) -> String {
         s.push(' ');
     }
     s
-}
-
-/// Runs `cmd`, sampling the child's peak resident memory (`VmHWM`, in bytes) from /proc
-/// while it runs; 0 where /proc is not available.
-fn run_measured(mut cmd: Command) -> (Output, u64) {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let status = format!("/proc/{}/status", child.id());
-    let mut peak_kb = 0u64;
-    while child.try_wait().unwrap().is_none() {
-        if let Ok(s) = std::fs::read_to_string(&status) {
-            for l in s.lines().filter(|l| l.starts_with("VmHWM:")) {
-                let kb = l.split_whitespace().nth(1).and_then(|v| v.parse().ok());
-                peak_kb = peak_kb.max(kb.unwrap_or(0));
-            }
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    (checked(child.wait_with_output().unwrap()), peak_kb * 1024)
 }
 
 // 1. Invalid UTF-8 in a JSONL line.

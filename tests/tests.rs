@@ -2,6 +2,7 @@
 
 mod architecture;
 mod bad_input;
+mod bulk;
 mod cli;
 mod cluster;
 mod cluster_harness;

@@ -331,3 +331,26 @@ pub fn new_store(backend: Backend, dir: &Path, k_max: u32, blocks: u32) -> simst
     };
     builder.k_max(k_max).blocks(blocks).open().unwrap()
 }
+
+/// Runs `cmd`, sampling the child's peak resident memory (`VmHWM`, in bytes) from /proc
+/// while it runs; 0 where /proc is not available.
+pub fn run_measured(mut cmd: Command) -> (Output, u64) {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak_kb = 0u64;
+    while child.try_wait().unwrap().is_none() {
+        if let Ok(s) = std::fs::read_to_string(&status) {
+            for l in s.lines().filter(|l| l.starts_with("VmHWM:")) {
+                let kb = l.split_whitespace().nth(1).and_then(|v| v.parse().ok());
+                peak_kb = peak_kb.max(kb.unwrap_or(0));
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    (checked(child.wait_with_output().unwrap()), peak_kb * 1024)
+}

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use simstore::input::limit::DEFAULT_MAX_DOC_BYTES;
-use simstore::{BatchOutcome, CheckOutcome, Entry, Store};
+use simstore::{BatchOutcome, BulkLoader, CheckOutcome, Entry, Store};
 
 use super::input::{self, Format, Inputs, Place};
 use super::{Code, output};
@@ -31,10 +31,15 @@ pub struct Args {
     /// Print the summary as one JSON object on stdout as well.
     #[arg(long)]
     json: bool,
-    /// Load through sorted SST files (fast; needs memory for all records). Chosen
+    /// Load through sorted SST files (fast; memory bounded by --bulk-memory, sorted runs
+    /// spilled to temporary files in the store's directory beyond it). Chosen
     /// automatically when the store is empty and the input files total at least 32 MiB.
     #[arg(long, conflicts_with = "dedup")]
     bulk: bool,
+    /// Memory for the sorts of a bulk load, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 256,
+          value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
+    bulk_memory: u32,
     /// Store only documents that are new: a record whose content equals a stored
     /// document's, or whose fingerprint lies within --k of one, is not stored and is
     /// reported on stdout. Records are checked in input order (earlier ones win).
@@ -59,14 +64,14 @@ pub struct Args {
 const AUTO_BULK_BYTES: u64 = 32 << 20;
 
 #[derive(Debug, Default)]
-struct Summary {
+struct Summary<'a> {
     read: u64,
     failed: u64,
     stored: BatchOutcome,
     /// Inputs or records that are not documents (WARC requests, non-page files...).
     skipped: input::Skipped,
-    /// Entries held for one bulk load at the end, when bulk loading.
-    pending: Option<Vec<Entry>>,
+    /// The bulk load the entries stream into, when bulk loading (finished at the end).
+    pending: Option<BulkLoader<'a>>,
     /// With --dedup: the k of near duplicates.
     dedup: Option<u32>,
     /// With --dedup: records not stored as exact duplicates.
@@ -77,14 +82,20 @@ struct Summary {
     stdout_closed: bool,
 }
 
-impl Summary {
+impl Summary<'_> {
     /// Stores `entries` now (batches) or keeps them for the bulk load.
     fn store(&mut self, store: &Store, name: &str, entries: Vec<Entry>) -> Result<()> {
         if let Some(k) = self.dedup {
             return self.check_and_store(store, name, entries, k);
         }
         match &mut self.pending {
-            Some(pending) => pending.extend(entries),
+            Some(loader) => {
+                for e in entries {
+                    loader
+                        .push(e)
+                        .with_context(|| format!("cannot store records of {name}"))?;
+                }
+            }
             None => {
                 let out = store
                     .insert_batch(entries)
@@ -144,8 +155,10 @@ fn closed(r: io::Result<()>) -> Result<bool> {
 
 /// Runs the import; see [`Args`].
 pub fn run(db: &Path, args: Args) -> Result<Code> {
-    let store =
-        Store::open(db).with_context(|| format!("cannot open or create {}", db.display()))?;
+    let store = Store::builder(db)
+        .bulk_memory_bytes((args.bulk_memory as usize) << 20)
+        .open()
+        .with_context(|| format!("cannot open or create {}", db.display()))?;
     // Directories add their files' sizes as they are walked.
     let total: u64 = args
         .files
@@ -169,7 +182,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         store.layout().tables_for_k(k).context("--k")?;
         summary.dedup = Some(k);
     } else if args.bulk || (store.is_empty() && total >= AUTO_BULK_BYTES) {
-        summary.pending = Some(Vec::new());
+        summary.pending = Some(store.bulk_loader().context("cannot start the bulk load")?);
     }
     // On a fatal error the summary still says what was stored before it.
     let outcome = import_all(&store, &args, &bar, &mut summary);
@@ -215,8 +228,14 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     Ok(if s.failed > 0 { 1 } else { 0 })
 }
 
-/// Reads every input into the store (or into the pending bulk load, then loads it).
-fn import_all(store: &Store, args: &Args, bar: &ProgressBar, summary: &mut Summary) -> Result<()> {
+/// Reads every input into the store (or into the bulk load, then finishes it; a fatal
+/// error drops the load, which leaves the store as it was).
+fn import_all(
+    store: &Store,
+    args: &Args,
+    bar: &ProgressBar,
+    summary: &mut Summary<'_>,
+) -> Result<()> {
     let fingerprinter = store.fingerprinter();
     let mut inputs =
         Inputs::new(&args.files, args.format, Some(bar.clone())).max_doc_bytes(args.max_doc_bytes);
@@ -257,10 +276,12 @@ fn import_all(store: &Store, args: &Args, bar: &ProgressBar, summary: &mut Summa
         }
     })();
     summary.skipped = std::mem::take(&mut inputs.skipped);
+    // Taken before any return: the load holds the writer lock until it ends.
+    let loader = summary.pending.take();
     outcome?;
-    if let Some(entries) = summary.pending.take() {
+    if let Some(loader) = loader {
         bar.set_message("writing sorted tables");
-        let out = store.bulk_load(entries).context("bulk load failed")?;
+        let out = loader.finish().context("bulk load failed")?;
         summary.stored.inserted += out.inserted;
         summary.stored.replaced += out.replaced;
     }

@@ -305,6 +305,21 @@ pub trait BulkIngest: Sync {
 
     /// Removes whatever a failed or interrupted bulk load left in the staging area.
     fn discard_staged(&self);
+
+    /// True when staged runs stay out of sight until [`BulkIngest::ingest`] (a staging
+    /// area), so that a load failing before it is undone by [`BulkIngest::discard_staged`].
+    /// Default: `false` (runs are visible as they are written; a failed load is left for
+    /// a repair).
+    fn staging_is_isolated(&self) -> bool {
+        false
+    }
+
+    /// Where a bulk load puts the temporary files of its external sorts (a directory of
+    /// its own is made in it and removed afterwards). Default: `None`, the system's
+    /// temporary directory.
+    fn spill_dir(&self) -> Option<PathBuf> {
+        None
+    }
 }
 
 /// A staged, sorted run of one space, from [`SortedWriter::finish`].

@@ -31,6 +31,7 @@ pub struct StoreBuilder {
     block_cache_bytes: usize,
     read_only: bool,
     secondary: Option<PathBuf>,
+    bulk_memory: usize,
 }
 
 impl StoreBuilder {
@@ -47,6 +48,7 @@ impl StoreBuilder {
             block_cache_bytes: 256 << 20,
             read_only: false,
             secondary: None,
+            bulk_memory: super::bulk::DEFAULT_BULK_MEMORY,
         }
     }
 
@@ -122,6 +124,14 @@ impl StoreBuilder {
         self
     }
 
+    /// Memory the sorts of a bulk load ([`Store::bulk_load`]) may use, in bytes; beyond it
+    /// they spill sorted runs to temporary files (RocksDB: under the store's directory) and
+    /// merge them. Default: 256 MiB.
+    pub fn bulk_memory_bytes(mut self, bytes: usize) -> Self {
+        self.bulk_memory = bytes;
+        self
+    }
+
     /// True for read-only and secondary opens.
     pub(super) fn is_reader(&self) -> bool {
         self.read_only || self.secondary.is_some()
@@ -133,6 +143,10 @@ impl StoreBuilder {
 
     pub(super) fn syncs_writes(&self) -> bool {
         self.sync_writes
+    }
+
+    pub(super) fn bulk_budget(&self) -> usize {
+        self.bulk_memory
     }
 
     /// The layout a new store would get from these options.
@@ -257,6 +271,7 @@ impl Store {
                 reserved_end: 0,
                 churn: 0,
                 flush_due: false,
+                failed: None,
             }),
             options,
         }
@@ -347,6 +362,7 @@ impl Store {
     /// the store by value (the tables cannot be queried meanwhile) and returns it.
     pub fn relayout(mut self, layout: Layout) -> Result<Store> {
         self.check_writable()?;
+        self.lock().usable()?;
         self.manifest = Manifest {
             layout,
             spec: self.manifest.spec.clone(),

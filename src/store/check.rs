@@ -118,6 +118,8 @@ impl Store {
     /// When two documents claim one id, the later one is kept and the earlier one deleted.
     /// Returns the number of documents kept. Crash-safe: a `repair-pending` marker is set
     /// first and removed last; a store opened for writing with it runs the repair again.
+    /// It also recovers a handle whose bulk load failed midway
+    /// ([`crate::Error::BulkLoadFailed`]): the load is complete or undone afterwards.
     pub fn repair(&self) -> Result<u64> {
         self.check_writable()?;
         let mut counters = self.lock();
@@ -166,6 +168,7 @@ impl Store {
             self.durability(),
         )?;
         self.write_meta(MetaKey::RepairPending, None)?;
+        self.forget_failed_load(&mut counters)?;
         Ok(kept)
     }
 

@@ -137,6 +137,7 @@ impl Store {
             return Ok(dup);
         }
         let mut counters = self.lock();
+        counters.usable()?;
         if self.backend.version() != before
             && let Some(dup) = self.find_duplicate(fp, meta.content_hash, k)?
         {

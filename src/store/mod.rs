@@ -28,6 +28,7 @@ use crate::text::fingerprint::{FingerprintSpec, Fingerprinter};
 
 pub use self::redis::RedisUrl;
 pub use builder::StoreBuilder;
+pub use bulk::BulkLoader;
 pub use check::CheckReport;
 pub use crawl::CheckOutcome;
 
@@ -109,6 +110,9 @@ struct Counters {
     /// Set when `churn` passed [`write::CHURN_FLUSH`]: the tables are to be flushed once the
     /// writer lock is released ([`Store::unlock`]).
     flush_due: bool,
+    /// Set when a bulk load through this handle failed after part of it reached the
+    /// store (the cause): writes are refused until a repair.
+    failed: Option<String>,
 }
 
 /// Sequence numbers a process reserves at a time from a shared backend.

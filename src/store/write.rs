@@ -72,6 +72,7 @@ impl Store {
             validate_id(&e.id)?;
         }
         let mut counters = self.lock();
+        counters.usable()?;
         let out = self.write_entries(&mut counters, &entries, None)?;
         self.unlock(counters);
         Ok(out)
@@ -213,6 +214,7 @@ impl Store {
     pub fn delete(&self, id: &str) -> Result<bool> {
         self.check_writable()?;
         let mut counters = self.lock();
+        counters.usable()?;
         let Some(old) = self.backend.snapshot().ids(&[id])?.pop().flatten() else {
             return Ok(false);
         };

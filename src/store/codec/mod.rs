@@ -13,6 +13,9 @@
 //! | `exact` | content hash (u128 BE) ++ seq (u64 BE) | empty |
 //! | `t00`.. | π(fingerprint) (u64 BE) ++ seq (u64 BE) | empty |
 //!
+//! The temporary sorted runs of a bulk load (never part of a store) are laid out in
+//! [`spill`].
+//!
 //! Format version 2 added the `exact` column family, the content hash in `docs` records
 //! and `ids` values; format-1 stores are refused (re-import them).
 //!
@@ -20,6 +23,7 @@
 //! so a damaged length prefix cannot make a decoder allocate without bound.
 
 pub mod redis;
+pub mod spill;
 
 use crate::error::{Error, Result};
 use crate::index::layout::Layout;

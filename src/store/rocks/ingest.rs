@@ -1,5 +1,6 @@
 //! Sorted bulk ingest of the RocksDB backend: one SST file per column family, written in
-//! key order under `bulk-load.tmp/` in the store's directory, then ingested (moved).
+//! key order under `bulk-load.tmp/` in the store's directory, then ingested (moved). The
+//! external sorts of a load spill their runs there too (`bulk-load.tmp/spill-*/`).
 
 use std::path::PathBuf;
 
@@ -63,6 +64,15 @@ impl BulkIngest for RocksBackend {
 
     fn discard_staged(&self) {
         let _ = std::fs::remove_dir_all(self.staging());
+    }
+
+    fn staging_is_isolated(&self) -> bool {
+        true
+    }
+
+    /// Inside the staging directory, so that what a crash leaves goes with it.
+    fn spill_dir(&self) -> Option<PathBuf> {
+        Some(self.staging())
     }
 }
 

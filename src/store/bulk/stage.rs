@@ -1,0 +1,125 @@
+//! The runs a bulk load derives from its sorted rows: `ids` (the last entry of an id
+//! wins), `exact` and every table, each sorted within the load's memory budget.
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::sort::{Merge, Sorter, Spill, SpillDir};
+use crate::error::Result;
+use crate::index::layout::Layout;
+use crate::store::Store;
+use crate::store::backend::{BulkIngest, SortedRun, SortedWriter, Space};
+use crate::store::codec::IdValue;
+use crate::store::codec::spill::LoadRow;
+
+/// What staging wrote.
+#[derive(Debug, Default)]
+pub(super) struct Staged {
+    pub(super) runs: Vec<SortedRun>,
+    /// Distinct ids.
+    pub(super) winners: u64,
+    /// Sequence numbers of the entries superseded by a later one with the same id.
+    pub(super) losers: Vec<u64>,
+}
+
+/// The key sorts fed by the `ids` pass.
+struct Keys {
+    tables: Vec<Sorter<(u64, u64)>>,
+    exact: Sorter<(u128, u64)>,
+}
+
+/// Writes the `ids`, `exact` and table runs of the rows in `rows`, within `budget` bytes.
+pub(super) fn derived(
+    store: &Store,
+    ingest: &dyn BulkIngest,
+    spill: &Arc<SpillDir>,
+    mut rows: Sorter<LoadRow>,
+    budget: usize,
+) -> Result<Staged> {
+    // The rows' merge and the key sorts share the budget: rows that spilled already, or
+    // hold more than half of it, are spilled entirely.
+    if rows.runs() > 0 || rows.held_bytes() > budget / 2 {
+        rows.spill()?;
+        rows.shrink();
+    }
+    let layout = &store.manifest.layout;
+    let share = budget.saturating_sub(rows.held_bytes()) / (layout.tables().len() + 1);
+    let mut keys = Keys {
+        tables: (0..layout.tables().len())
+            .map(|_| Sorter::new(spill.clone(), share))
+            .collect(),
+        exact: Sorter::new(spill.clone(), share),
+    };
+    let mut staged = Staged::default();
+    stage_ids(ingest, rows.finish()?, layout, &mut keys, &mut staged)?;
+    if !keys.exact.is_empty() {
+        let run = write_run(ingest, Space::Exact, keys.exact.finish()?, |w, (h, seq)| {
+            w.put_exact(h, seq)
+        })?;
+        staged.runs.extend(run);
+    }
+    let tables = keys
+        .tables
+        .into_par_iter()
+        .enumerate()
+        .map(|(t, keys)| {
+            write_run(ingest, Space::Table(t), keys.finish()?, |w, (p, seq)| {
+                w.put_table(p, seq)
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    staged.runs.extend(tables.into_iter().flatten());
+    Ok(staged)
+}
+
+/// Writes the `ids` run from the rows in (id, seq) order — the last entry of each id wins
+/// — and feeds the winners' keys to the table and `exact` sorts.
+fn stage_ids(
+    ingest: &dyn BulkIngest,
+    rows: Merge<LoadRow>,
+    layout: &Layout,
+    keys: &mut Keys,
+    staged: &mut Staged,
+) -> Result<()> {
+    let mut ids = ingest.sorted_writer(Space::Ids)?;
+    let mut rows = rows.peekable();
+    while let Some(row) = rows.next() {
+        let row = row?;
+        if let Some(Ok(next)) = rows.peek()
+            && next.id == row.id
+        {
+            staged.losers.push(row.seq);
+            continue;
+        }
+        let value = IdValue {
+            seq: row.seq,
+            fp: row.fp,
+            hash: row.hash,
+        };
+        ids.put_id(&row.id, value)?;
+        staged.winners += 1;
+        for (t, table) in keys.tables.iter_mut().enumerate() {
+            table.push((layout.permute(t, row.fp), row.seq))?;
+        }
+        if let Some(h) = row.hash {
+            keys.exact.push((h, row.seq))?;
+        }
+    }
+    staged.runs.extend(ids.finish()?);
+    Ok(())
+}
+
+/// Writes the merged `items` as the run of `space`.
+fn write_run<T: Spill>(
+    ingest: &dyn BulkIngest,
+    space: Space,
+    items: Merge<T>,
+    put: impl Fn(&mut dyn SortedWriter, T) -> Result<()>,
+) -> Result<Option<SortedRun>> {
+    let mut w = ingest.sorted_writer(space)?;
+    for item in items {
+        put(w.as_mut(), item?)?;
+    }
+    w.finish()
+}
