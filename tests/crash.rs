@@ -28,6 +28,8 @@ use simstore::{DocMeta, Document, Entry, Fingerprint, Fingerprinter, InsertOutco
 
 use crate::util::{brute_force, flip, rng, shape};
 
+mod maintenance;
+
 /// Selects the child mode: the store's directory.
 const DIR_VAR: &str = "SIMSTORE_CRASH_DIR";
 /// The run's seed (parent: overrides the default; child: the parent's seed).
