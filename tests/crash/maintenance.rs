@@ -32,10 +32,9 @@ use simstore::input::reader;
 use simstore::{Error, Fingerprint, Fingerprinter, Store, StoreBuilder};
 
 use super::{
-    ChildGuard, DEFAULT_SEED, FailureReport, Model, SEED_VAR, actual_state, diff, gen_text,
-    killed_by_us,
+    ChildGuard, DEFAULT_SEED, FailureReport, Model, SEED_VAR, actual_state, diff, killed_by_us,
 };
-use crate::util::{brute_force, flip, rng, shape};
+use crate::util::{brute_force, flip, gen_text, rng, shape};
 
 /// Number of rounds (each: a bulk load, a relayout and a repair killed).
 const ROUNDS_VAR: &str = "SIMSTORE_CRASH_ROUNDS";
