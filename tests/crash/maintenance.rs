@@ -1,7 +1,8 @@
 //! `kill -9` of the maintenance commands at random moments: `simstore import --bulk` (and
 //! the automatic bulk path of a large import into an empty store), `simstore relayout
 //! --k-max N` and `simstore repair`, each run as the real binary and SIGKILLed after a
-//! random delay drawn over its measured duration.
+//! random delay drawn over its measured duration (half of the delays in its second half,
+//! where a bulk import writes).
 //!
 //! Each round starts from a new store: a bulk load (killed), acknowledged imports and
 //! deletes, a relayout (killed), more acknowledged writes, a repair (killed). After every
@@ -312,13 +313,21 @@ impl Run {
     }
 
     /// Runs `args` on the store and kills it at a random moment within its estimated
-    /// duration (measured first by an uninterrupted run on a copy when unknown).
+    /// duration (measured first by an uninterrupted run on a copy when unknown; then the
+    /// duration of the last run that finished before its kill).
     fn killed_run(&mut self, path: &Path, kind: Kind, args: &[&str]) -> End {
         if !self.estimate.contains_key(&kind) {
             self.calibrate(path, kind, args);
         }
         let estimate = self.estimate[&kind];
-        let at = estimate.mul_f64(self.r.random_range(0.0..1.1));
+        // Half the kills anywhere in the run (process start and reading included), half in
+        // its second half, where the writing is (a bulk import reads its input first).
+        let share = if self.r.random_bool(0.5) {
+            self.r.random_range(0.0..1.1)
+        } else {
+            self.r.random_range(0.5..1.05)
+        };
+        let at = estimate.mul_f64(share);
         let end = run(path, args, Some(at), &self.dir);
         match end {
             End::Finished(took) => {

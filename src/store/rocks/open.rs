@@ -70,9 +70,12 @@ pub(crate) fn create(
         let _ = std::fs::remove_dir_all(&staging);
         return Err(e);
     }
-    if std::fs::rename(&staging, path).is_err() {
-        // `path` is no longer missing or empty: another process created a store there.
-        std::fs::remove_dir_all(&staging).map_err(creating(path))?;
+    if let Err(e) = std::fs::rename(&staging, path) {
+        let _ = std::fs::remove_dir_all(&staging);
+        // Unless another process created a store there meanwhile (then it is opened).
+        if !path.join("CURRENT").is_file() {
+            return Err(creating(path)(e));
+        }
     }
     std::fs::File::open(parent(path))
         .and_then(|dir| dir.sync_all())
