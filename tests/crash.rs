@@ -13,6 +13,9 @@
 //! `SIMSTORE_CRASH_SEED` (default fixed; printed on failure). The child is selected by
 //! `SIMSTORE_CRASH_DIR`; `crash_child` is `#[ignore]`d and runs only as the child (with
 //! `--ignored`).
+//!
+//! The maintenance commands (bulk import, relayout, repair) and store creation are killed
+//! in [`maintenance`] (`SIMSTORE_CRASH_ROUNDS`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};

@@ -53,17 +53,24 @@ pub(crate) fn open(
 /// Creates a new database at `path` (where [`open`] found none) with the column families
 /// of `tables` tables and what `init` writes into it, then opens it as the writer.
 ///
-/// Atomic: RocksDB's own creation is many file writes, so the database is built in a
-/// staging directory beside `path` (`.NAME.creating-PID`), closed, and renamed into place.
-/// A process killed midway leaves no half-created store at `path` (only its staging
-/// directory, removed by a later creation). If another process created the store first,
-/// that store is opened.
+/// Atomic where `path` does not exist yet: RocksDB's own creation is many file writes, so
+/// the database is built in a staging directory beside `path` (`.NAME.creating-PID`),
+/// closed, and renamed into place. A process killed midway leaves no half-created store at
+/// `path` (only its staging directory, removed by a later creation). If another process
+/// created the store first, that store is opened. An existing empty directory (a mount
+/// point, say, in a directory this process may not write) is created in place, which is
+/// not atomic.
 pub(crate) fn create(
     path: &Path,
     tables: usize,
     cache_bytes: usize,
     init: impl FnOnce(&RocksBackend) -> Result<()>,
 ) -> Result<RocksBackend> {
+    if path.is_dir() {
+        let backend = create_at(path, tables, cache_bytes)?;
+        init(&backend)?;
+        return Ok(backend);
+    }
     let staging = staging_dir(path)?;
     let built = create_at(&staging, tables, cache_bytes).and_then(|backend| init(&backend));
     if let Err(e) = built {
@@ -109,6 +116,7 @@ fn staging_dir(path: &Path) -> Result<PathBuf> {
         let pid = file.to_str().and_then(|f| f.strip_prefix(&prefix));
         let running = |pid: &str| Path::new("/proc").join(pid).exists();
         if let Some(pid) = pid
+            && pid.bytes().all(|b| b.is_ascii_digit())
             && Path::new("/proc/self").exists()
             && !running(pid)
         {
