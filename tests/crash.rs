@@ -13,6 +13,9 @@
 //! `SIMSTORE_CRASH_SEED` (default fixed; printed on failure). The child is selected by
 //! `SIMSTORE_CRASH_DIR`; `crash_child` is `#[ignore]`d and runs only as the child (with
 //! `--ignored`).
+//!
+//! The maintenance commands (bulk import, relayout, repair) and store creation are killed
+//! in [`maintenance`] (`SIMSTORE_CRASH_ROUNDS`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -26,7 +29,9 @@ use rand::Rng;
 use rand::rngs::StdRng;
 use simstore::{DocMeta, Document, Entry, Fingerprint, Fingerprinter, InsertOutcome, Store};
 
-use crate::util::{brute_force, flip, rng, shape};
+use crate::util::{brute_force, flip, gen_text, rng, shape};
+
+mod maintenance;
 
 /// Selects the child mode: the store's directory.
 const DIR_VAR: &str = "SIMSTORE_CRASH_DIR";
@@ -184,39 +189,6 @@ fn gen_fp(r: &mut StdRng, centres: &[u64]) -> u64 {
     } else {
         r.random()
     }
-}
-
-#[rustfmt::skip]
-const WORDS: &[&str] = &[
-    "crawler", "fetched", "page", "news", "weather", "beijing", "park", "river", "market",
-    "price", "stock", "report", "today", "tomorrow", "people", "running", "kites", "city",
-    "train", "station", "delay", "rain", "sunny", "school", "students", "exam", "results",
-    "football", "match", "score", "goal", "team", "coach", "season", "winter", "summer",
-    "festival", "lantern", "dumplings", "tea", "garden", "museum", "opening", "hours", "北京",
-    "天气", "公园", "散步", "新闻", "市场", "价格", "学生", "考试", "足球",
-];
-
-/// A document text: new random words, or a near copy (one word changed) of a recent one.
-fn gen_text(r: &mut StdRng, recent: &mut Vec<String>) -> String {
-    let text = if !recent.is_empty() && r.random_bool(0.5) {
-        let base = &recent[r.random_range(0..recent.len())];
-        let mut words: Vec<&str> = base.split(' ').collect();
-        let i = r.random_range(0..words.len());
-        words[i] = WORDS[r.random_range(0..WORDS.len())];
-        words.join(" ")
-    } else {
-        let n = r.random_range(8..40);
-        (0..n)
-            .map(|_| WORDS[r.random_range(0..WORDS.len())])
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    if recent.len() >= 64 {
-        let i = r.random_range(0..recent.len());
-        recent.swap_remove(i);
-    }
-    recent.push(text.clone());
-    text
 }
 
 // ---------------------------------------------------------------------------------------

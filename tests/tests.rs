@@ -17,6 +17,7 @@ mod model;
 mod quality;
 mod readers;
 mod serve;
+mod soak;
 mod store;
 mod stress;
 mod util;

@@ -57,6 +57,39 @@ pub fn clustered(rng: &mut StdRng, clusters: usize, size: usize, spread: u32) ->
     out
 }
 
+#[rustfmt::skip]
+pub const WORDS: &[&str] = &[
+    "crawler", "fetched", "page", "news", "weather", "beijing", "park", "river", "market",
+    "price", "stock", "report", "today", "tomorrow", "people", "running", "kites", "city",
+    "train", "station", "delay", "rain", "sunny", "school", "students", "exam", "results",
+    "football", "match", "score", "goal", "team", "coach", "season", "winter", "summer",
+    "festival", "lantern", "dumplings", "tea", "garden", "museum", "opening", "hours", "北京",
+    "天气", "公园", "散步", "新闻", "市场", "价格", "学生", "考试", "足球",
+];
+
+/// A document text (English and Chinese words): new random words, or a near copy (one word changed) of a recent one.
+pub fn gen_text(r: &mut StdRng, recent: &mut Vec<String>) -> String {
+    let text = if !recent.is_empty() && r.random_bool(0.5) {
+        let base = &recent[r.random_range(0..recent.len())];
+        let mut words: Vec<&str> = base.split(' ').collect();
+        let i = r.random_range(0..words.len());
+        words[i] = WORDS[r.random_range(0..WORDS.len())];
+        words.join(" ")
+    } else {
+        let n = r.random_range(8..40);
+        (0..n)
+            .map(|_| WORDS[r.random_range(0..WORDS.len())])
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    if recent.len() >= 64 {
+        let i = r.random_range(0..recent.len());
+        recent.swap_remove(i);
+    }
+    recent.push(text.clone());
+    text
+}
+
 /// Parses a fingerprint, panicking on bad test data.
 pub fn fp(hex: &str) -> Fingerprint {
     hex.parse().expect("valid test fingerprint")
@@ -271,6 +304,14 @@ impl Server {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
         None
+    }
+
+    /// The server's resident memory in KiB (`VmRSS` of `/proc/PID/status`; `None` where
+    /// there is no `/proc` or the process is gone).
+    pub fn rss_kib(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+        line.split_whitespace().nth(1)?.parse().ok()
     }
 
     /// Waits for the process to exit: its status and everything it wrote on stderr.

@@ -179,11 +179,17 @@ impl StoreBuilder {
         };
         match rocks::open(&self.path, &mode, self.block_cache_bytes)? {
             None if self.create_if_missing && mode == OpenMode::Writer => {
-                // The layout is checked before anything is created on disk.
+                // The layout is checked before anything is created on disk. The database is
+                // built with its manifest beside the path and renamed into place, so a
+                // process killed midway leaves no half-created store; the store is then read
+                // back like any other (another process may have created it first).
                 let layout = self.layout()?;
-                let backend =
-                    rocks::create(&self.path, layout.tables().len(), self.block_cache_bytes)?;
-                Store::create(Box::new(backend), self, layout)
+                let tables = layout.tables().len();
+                let changes = Store::creation(&Store::new_manifest(layout));
+                let backend = rocks::create(&self.path, tables, self.block_cache_bytes, |b| {
+                    b.write(&changes, Durability::Synced)
+                })?;
+                Store::open_existing(Box::new(backend), self)
             }
             None => Err(Error::NoStore { path: self.path }),
             Some(backend) => Store::open_existing(Box::new(backend), self),
@@ -208,11 +214,7 @@ impl StoreBuilder {
                 return Err(Error::NoStore { path: self.path });
             }
             Opened::Missing(b) => {
-                let manifest = Manifest {
-                    layout: self.layout()?,
-                    spec: FingerprintSpec::current(),
-                    created: now(),
-                };
+                let manifest = Store::new_manifest(self.layout()?);
                 b.create(&codec::encode_manifest(&manifest), self.expected_docs)?
             }
         };
@@ -283,22 +285,32 @@ impl Store {
         options: StoreBuilder,
         layout: Layout,
     ) -> Result<Store> {
-        let manifest = Manifest {
+        let manifest = Store::new_manifest(layout);
+        backend.write(&Store::creation(&manifest), Durability::Synced)?;
+        Ok(Store::assemble(backend, options, manifest, (0, 0)))
+    }
+
+    /// The manifest of a store created now with `layout`.
+    fn new_manifest(layout: Layout) -> Manifest {
+        Manifest {
             layout,
             spec: FingerprintSpec::current(),
             created: now(),
-        };
+        }
+    }
+
+    /// What a new store's `meta` holds: its manifest and zero counters.
+    fn creation(manifest: &Manifest) -> ChangeSet {
         let mut changes = ChangeSet::new();
         changes.push(Change::PutMeta(
             MetaKey::Manifest,
-            codec::encode_manifest(&manifest),
+            codec::encode_manifest(manifest),
         ));
         changes.push(Change::PutMeta(
             MetaKey::Counters,
             codec::encode_counters(0, 0).to_vec(),
         ));
-        backend.write(&changes, Durability::Synced)?;
-        Ok(Store::assemble(backend, options, manifest, (0, 0)))
+        changes
     }
 
     /// Reads an existing store's manifest and counters, checks its spec, and (for a writer)

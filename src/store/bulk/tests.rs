@@ -101,7 +101,7 @@ impl BulkIngest for Faulty {
 /// A new RocksDB store at `path` behind a [`Faulty`] backend.
 fn faulty_store(path: &Path, ingest_after: usize, commit: bool) -> Store {
     let layout = Layout::new(3, 4).unwrap();
-    let inner = rocks::create(path, layout.tables().len(), 8 << 20).unwrap();
+    let inner = rocks::create(path, layout.tables().len(), 8 << 20, |_| Ok(())).unwrap();
     let backend = Faulty {
         inner: Box::new(inner),
         ingest_after: AtomicUsize::new(ingest_after),

@@ -50,9 +50,96 @@ pub(crate) fn open(
     Ok(None)
 }
 
-/// Creates a new, empty database at `path` (where [`open`] found none) with the column
-/// families of `tables` tables.
-pub(crate) fn create(path: &Path, tables: usize, cache_bytes: usize) -> Result<RocksBackend> {
+/// Creates a new database at `path` (where [`open`] found none) with the column families
+/// of `tables` tables and what `init` writes into it, then opens it as the writer.
+///
+/// Atomic where `path` does not exist yet: RocksDB's own creation is many file writes, so
+/// the database is built in a staging directory beside `path` (`.NAME.creating-PID`),
+/// closed, and renamed into place. A process killed midway leaves no half-created store at
+/// `path` (only its staging directory, removed by a later creation). If another process
+/// created the store first, that store is opened. An existing empty directory (a mount
+/// point, say, in a directory this process may not write) is created in place, which is
+/// not atomic.
+pub(crate) fn create(
+    path: &Path,
+    tables: usize,
+    cache_bytes: usize,
+    init: impl FnOnce(&RocksBackend) -> Result<()>,
+) -> Result<RocksBackend> {
+    if path.is_dir() {
+        let backend = create_at(path, tables, cache_bytes)?;
+        init(&backend)?;
+        return Ok(backend);
+    }
+    let staging = staging_dir(path)?;
+    let built = create_at(&staging, tables, cache_bytes).and_then(|backend| init(&backend));
+    if let Err(e) = built {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(e);
+    }
+    if let Err(e) = std::fs::rename(&staging, path) {
+        let _ = std::fs::remove_dir_all(&staging);
+        // Unless another process created a store there meanwhile (then it is opened).
+        if !path.join("CURRENT").is_file() {
+            return Err(creating(path)(e));
+        }
+    }
+    std::fs::File::open(parent(path))
+        .and_then(|dir| dir.sync_all())
+        .map_err(creating(path))?;
+    let cache = Cache::new_lru_cache(cache_bytes);
+    open_existing(path, &OpenMode::Writer, cache)
+}
+
+/// The directory holding `path` (`.` for a bare name).
+fn parent(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// A new staging directory for creating the store at `path`; staging directories of
+/// creators that are no longer running (killed midway) are removed.
+fn staging_dir(path: &Path) -> Result<PathBuf> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| Error::NotAStore {
+            path: path.to_path_buf(),
+            reason: "the path names no directory".into(),
+        })?
+        .to_string_lossy();
+    let prefix = format!(".{name}.creating-");
+    let entries = std::fs::read_dir(parent(path)).map_err(creating(path))?;
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let pid = file.to_str().and_then(|f| f.strip_prefix(&prefix));
+        let running = |pid: &str| Path::new("/proc").join(pid).exists();
+        if let Some(pid) = pid
+            && pid.bytes().all(|b| b.is_ascii_digit())
+            && Path::new("/proc/self").exists()
+            && !running(pid)
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+    let staging = parent(path).join(format!("{prefix}{}", std::process::id()));
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging).map_err(creating(path))?;
+    }
+    Ok(staging)
+}
+
+/// Names the store being created in an I/O error.
+fn creating(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| {
+        let what = format!("cannot create the store {}: {e}", path.display());
+        Error::Io(std::io::Error::new(e.kind(), what))
+    }
+}
+
+/// Creates a new, empty database at `path` with the column families of `tables` tables.
+fn create_at(path: &Path, tables: usize, cache_bytes: usize) -> Result<RocksBackend> {
     let cache = Cache::new_lru_cache(cache_bytes);
     let mut opts = options::db_options(&cache);
     opts.create_if_missing(true);
