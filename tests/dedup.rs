@@ -173,7 +173,7 @@ fn cli_dedup_of_files_and_of_a_store() {
     assert_eq!(out(&o), "{\"cluster\":0,\"ids\":[\"a\",\"b\",\"c\"]}\n");
     assert!(
         stderr(&o).contains(
-            "6 documents: 3 pairs within k = 3, 1 clusters (largest 3); cluster sizes {3: 1}"
+            "6 documents: 3 pairs within k = 3, 1 cluster (largest 3); cluster sizes {3: 1}"
         ),
         "{}",
         stderr(&o)
