@@ -586,6 +586,11 @@ fn json_kind(v: &Value) -> &'static str {
 
 /// An independent hex decoder: exactly 16 ASCII hex digits.
 fn hex16(s: &str) -> Option<u64> {
+    // An optional `0x` / `0X` prefix, then exactly 16 hex digits.
+    let s = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .unwrap_or(s);
     if s.len() != 16 {
         return None;
     }
