@@ -1,8 +1,9 @@
 //! `kill -9` of the maintenance commands at random moments: `simstore import --bulk` (and
 //! the automatic bulk path of a large import into an empty store), `simstore relayout
 //! --k-max N` and `simstore repair`, each run as the real binary and SIGKILLed after a
-//! random delay drawn over its measured duration (half of the delays in its second half,
-//! where a bulk import writes).
+//! random delay drawn over its measured duration (a third anywhere, the others in its
+//! second half, where the writing is; for a bulk import, half of those a short random
+//! delay after a reader first sees its `bulk-pending` marker).
 //!
 //! Each round starts from a new store: a bulk load (killed), acknowledged imports and
 //! deletes, a relayout (killed), more acknowledged writes, a repair (killed). After every
@@ -174,7 +175,7 @@ impl Tally {
                 .collect();
             let _ = write!(
                 s,
-                " {kind:?}: {n} killed (reader then saw {});",
+                " {kind:?}: {n} killed (a reader after each run saw {});",
                 seen.join(", ")
             );
         }
@@ -320,15 +321,17 @@ impl Run {
             self.calibrate(path, kind, args);
         }
         let estimate = self.estimate[&kind];
-        // Half the kills anywhere in the run (process start and reading included), half in
-        // its second half, where the writing is (a bulk import reads its input first).
-        let share = if self.r.random_bool(0.5) {
-            self.r.random_range(0.0..1.1)
-        } else {
-            self.r.random_range(0.5..1.05)
+        let bulk = matches!(kind, Kind::Bulk | Kind::AutoBulk);
+        let kill = match self.r.random_range(0..3) {
+            // Anywhere in the run (process start and reading included).
+            0 => Kill::At(estimate.mul_f64(self.r.random_range(0.0..1.1))),
+            // A bulk load writes for a short time at the end: once a reader sees its
+            // marker, within a tenth of the run's duration.
+            1 if bulk => Kill::AfterMarker(estimate.mul_f64(self.r.random_range(0.0..0.1))),
+            // In the second half of the run, where the writing is.
+            _ => Kill::At(estimate.mul_f64(self.r.random_range(0.5..1.05))),
         };
-        let at = estimate.mul_f64(share);
-        let end = run(path, args, Some(at), &self.dir);
+        let end = run(path, args, kill, &self.dir);
         match end {
             End::Finished(took) => {
                 *self.tally.finished.entry(kind).or_default() += 1;
@@ -345,7 +348,7 @@ impl Run {
         if path.exists() {
             copy_dir(path, &copy);
         }
-        let End::Finished(took) = run(&copy, args, None, &self.dir) else {
+        let End::Finished(took) = run(&copy, args, Kill::Never, &self.dir) else {
             unreachable!("not killed")
         };
         std::fs::remove_dir_all(&copy).unwrap();
@@ -496,9 +499,19 @@ fn layout_k_max(path: &Path) -> u32 {
     store.layout().k_max()
 }
 
-/// Runs `simstore --db PATH ARGS`; kills it once `kill_at` has passed (if given). A run
-/// that exits by itself must exit 0.
-fn run(path: &Path, args: &[&str], kill_at: Option<Duration>, dir: &Path) -> End {
+/// When [`run`] kills the command.
+#[derive(Debug, Clone, Copy)]
+enum Kill {
+    Never,
+    /// This long after it started.
+    At(Duration),
+    /// This long after a reader first saw its work interrupted (its marker set).
+    AfterMarker(Duration),
+}
+
+/// Runs `simstore --db PATH ARGS` and kills it as `kill` says (unless it exited before). A
+/// run that exits by itself must exit 0.
+fn run(path: &Path, args: &[&str], kill: Kill, dir: &Path) -> End {
     let log = dir.join("command.stderr");
     let child = Command::new(env!("CARGO_BIN_EXE_simstore"))
         .env_remove("SIMSTORE_DB")
@@ -513,13 +526,22 @@ fn run(path: &Path, args: &[&str], kill_at: Option<Duration>, dir: &Path) -> End
     let mut guard = ChildGuard(Some(child));
     let child = guard.0.as_mut().unwrap();
     let start = Instant::now();
+    let mut marked: Option<Instant> = None;
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
-        if let Some(at) = kill_at
-            && start.elapsed() >= at
-        {
+        let due = match kill {
+            Kill::Never => false,
+            Kill::At(at) => start.elapsed() >= at,
+            Kill::AfterMarker(after) => {
+                if marked.is_none() && reader_view(path) == Seen::Interrupted {
+                    marked = Some(Instant::now());
+                }
+                marked.is_some_and(|m| m.elapsed() >= after)
+            }
+        };
+        if due {
             let _ = child.kill();
             let status = child.wait().unwrap();
             if killed_by_us(&status) {
@@ -542,7 +564,7 @@ fn run(path: &Path, args: &[&str], kill_at: Option<Duration>, dir: &Path) -> End
 
 /// [`run`] without a kill.
 fn run_to_end(path: &Path, args: &[&str], dir: &Path) {
-    run(path, args, None, dir);
+    run(path, args, Kill::Never, dir);
 }
 
 /// Copies a store directory (RocksDB files only; no subdirectories).
@@ -567,14 +589,14 @@ fn kill_9_while_creating_a_store_leaves_none_or_a_whole_one() {
     let mut r = rng(DEFAULT_SEED);
     let record = dir.join("one.jsonl");
     std::fs::write(&record, "{\"id\": \"a\", \"fp\": \"00000000000000ff\"}\n").unwrap();
-    let End::Finished(took) = run(&dir.join("calibration"), &["init"], None, dir) else {
+    let End::Finished(took) = run(&dir.join("calibration"), &["init"], Kill::Never, dir) else {
         unreachable!("not killed")
     };
     let mut kills = 0;
     for i in 0..12 {
         let path = dir.join(format!("s{i}"));
         let at = took.mul_f64(r.random_range(0.0..1.2));
-        if let End::Killed(_) = run(&path, &["init"], Some(at), dir) {
+        if let End::Killed(_) = run(&path, &["init"], Kill::At(at), dir) {
             kills += 1;
         }
         let seen = reader_view(&path);

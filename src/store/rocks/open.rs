@@ -9,6 +9,7 @@ use rocksdb::{Cache, DB};
 use super::options::{self, META};
 use super::{RocksBackend, storage};
 use crate::error::{Error, Result};
+use crate::store::backend::{Backend, FlushScope};
 
 /// How to open a store's database.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,7 +73,12 @@ pub(crate) fn create(
         return Ok(backend);
     }
     let staging = staging_dir(path)?;
-    let built = create_at(&staging, tables, cache_bytes).and_then(|backend| init(&backend));
+    // Flushed before it is closed: its first writable open then has no log to replay,
+    // and a reader opening beside that open cannot miss the manifest.
+    let built = create_at(&staging, tables, cache_bytes).and_then(|backend| {
+        init(&backend)?;
+        backend.flush(FlushScope::All)
+    });
     if let Err(e) = built {
         let _ = std::fs::remove_dir_all(&staging);
         return Err(e);
