@@ -78,7 +78,7 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
         } else {
             store.dedup(args.k)
         };
-        (result, Titles::Store(store), 0)
+        (result, Titles::Store(Box::new(store)), 0)
     } else {
         args.k = args.k_arg.unwrap_or(DEFAULT_FILES_K);
         let (docs, failed) = read_inputs(&args)?;
@@ -131,7 +131,7 @@ fn dedup_files(
 
 /// Where the titles of a readable listing come from.
 enum Titles {
-    Store(Store),
+    Store(Box<Store>),
     Files(HashMap<String, String>),
 }
 
