@@ -614,3 +614,36 @@ fn kill_9_while_creating_a_store_leaves_none_or_a_whole_one() {
         .collect();
     assert!(left.is_empty(), "staging directories left: {left:?}");
 }
+
+/// Readers polling a store while `simstore init` creates it see no store or a whole one,
+/// never "not a simstore store". Fails without either fix: (1) before the staged database
+/// was flushed, the first writable open after the rename replayed its log, and a reader
+/// opening meanwhile saw `meta` without the manifest; (2) before the directory was listed
+/// ahead of the CURRENT check, a reader that missed CURRENT just before the rename then
+/// found the directory non-empty.
+#[test]
+fn readers_beside_a_store_being_created_see_none_or_a_whole_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let mut opens = 0;
+    for i in 0..15 {
+        let path = dir.join(format!("s{i}"));
+        let child = Command::new(env!("CARGO_BIN_EXE_simstore"))
+            .arg("--db")
+            .arg(&path)
+            .arg("init")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut guard = ChildGuard(Some(child));
+        let child = guard.0.as_mut().unwrap();
+        while child.try_wait().unwrap().is_none() {
+            if reader_view(&path) == Seen::Clean {
+                opens += 1;
+            }
+        }
+        guard.0 = None;
+    }
+    eprintln!("{opens} reader opens of a store being created");
+}

@@ -38,11 +38,14 @@ pub(crate) fn open(
             reason: "it is a file, not a directory".into(),
         });
     }
+    // Listed before CURRENT is looked for: a store being created appears at once, renamed
+    // into place, so a directory seen non-empty here shows its CURRENT below.
+    let listed = path.is_dir() && std::fs::read_dir(path)?.next().is_some();
     if path.join("CURRENT").is_file() {
         let cache = Cache::new_lru_cache(cache_bytes);
         return open_beside_writer(path, mode, cache).map(Some);
     }
-    if path.is_dir() && std::fs::read_dir(path)?.next().is_some() {
+    if listed {
         return Err(Error::NotAStore {
             path: path.to_path_buf(),
             reason: "the directory is not empty and holds no RocksDB database".into(),
