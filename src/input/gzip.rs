@@ -17,6 +17,8 @@ use std::io::{self, BufRead, Read};
 
 use flate2::bufread::GzDecoder;
 
+use super::pushback::{Pushback, read_from_buf};
+
 /// Output of one member decompressed and checked before any of it is returned: 8 MiB.
 pub const VERIFY_BYTES: usize = 8 << 20;
 
@@ -61,101 +63,39 @@ impl GzipError {
     }
 }
 
-/// A buffered reader that counts the bytes consumed, can be pushed bytes back, and can
-/// record what is consumed (to scan it again after a false member start).
-struct Tape<R> {
-    inner: R,
-    back: Vec<u8>,
-    back_pos: usize,
-    offset: u64,
-    recording: Option<Vec<u8>>,
-}
+/// The compressed input: [`Pushback`] records the bytes of a candidate member, to scan
+/// them again after a false start.
+type Tape<R> = Pushback<R>;
 
-impl<R: BufRead> Tape<R> {
-    fn unread(&mut self, bytes: &[u8]) {
-        let mut back = bytes.to_vec();
-        back.extend_from_slice(&self.back[self.back_pos..]);
-        self.back = back;
-        self.back_pos = 0;
-        self.offset -= bytes.len() as u64;
-    }
-
-    /// Consumes bytes up to the next [`MEMBER_MAGIC`]; false when the input ends first.
-    fn seek_member(&mut self) -> io::Result<bool> {
-        loop {
-            let buf = self.fill_buf()?;
-            if buf.is_empty() {
-                return Ok(false);
-            }
-            let Some(i) = buf.iter().position(|&b| b == MEMBER_MAGIC[0]) else {
-                let n = buf.len();
-                self.consume(n);
-                continue;
-            };
-            self.consume(i);
-            let mut head = [0u8; 3];
-            let mut got = 0;
-            while got < head.len() {
-                match self.read(&mut head[got..])? {
-                    0 => break,
-                    n => got += n,
-                }
-            }
-            self.unread(&head[..got]);
-            if head[..got] == MEMBER_MAGIC {
-                return Ok(true);
-            }
-            if got < head.len() {
-                return Ok(false);
-            }
-            self.consume(1);
+/// Consumes bytes up to the next [`MEMBER_MAGIC`]; false when the input ends first.
+fn seek_member<R: BufRead>(tape: &mut Tape<R>) -> io::Result<bool> {
+    loop {
+        let buf = tape.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(false);
         }
-    }
-}
-
-impl<R: BufRead> Read for Tape<R> {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let n = {
-            let buf = self.fill_buf()?;
-            let n = buf.len().min(out.len());
-            out[..n].copy_from_slice(&buf[..n]);
-            n
+        let Some(i) = buf.iter().position(|&b| b == MEMBER_MAGIC[0]) else {
+            let n = buf.len();
+            tape.consume(n);
+            continue;
         };
-        self.consume(n);
-        Ok(n)
-    }
-}
-
-impl<R: BufRead> BufRead for Tape<R> {
-    fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        if self.back_pos < self.back.len() {
-            return Ok(&self.back[self.back_pos..]);
-        }
-        self.inner.fill_buf()
-    }
-
-    fn consume(&mut self, n: usize) {
-        if let Some(rec) = &mut self.recording {
-            let buf = if self.back_pos < self.back.len() {
-                Ok(&self.back[self.back_pos..])
-            } else {
-                // The bytes being consumed are still in the buffer: no I/O happens here.
-                self.inner.fill_buf()
-            };
-            if let Ok(buf) = buf {
-                rec.extend_from_slice(&buf[..n.min(buf.len())]);
+        tape.consume(i);
+        let mut head = [0u8; 3];
+        let mut got = 0;
+        while got < head.len() {
+            match tape.read(&mut head[got..])? {
+                0 => break,
+                n => got += n,
             }
         }
-        if self.back_pos < self.back.len() {
-            self.back_pos += n;
-            if self.back_pos >= self.back.len() {
-                self.back.clear();
-                self.back_pos = 0;
-            }
-        } else {
-            self.inner.consume(n);
+        tape.unread(&head[..got]);
+        if head[..got] == MEMBER_MAGIC {
+            return Ok(true);
         }
-        self.offset += n as u64;
+        if got < head.len() {
+            return Ok(false);
+        }
+        tape.consume(1);
     }
 }
 
@@ -184,13 +124,7 @@ impl<R: BufRead> Members<R> {
     /// The decompressed data of the gzip stream `inner`.
     pub fn new(inner: R) -> Self {
         Self {
-            state: State::Between(Tape {
-                inner,
-                back: Vec::new(),
-                back_pos: 0,
-                offset: 0,
-                recording: None,
-            }),
+            state: State::Between(Pushback::new(inner)),
             out: Vec::new(),
             pos: 0,
             error: None,
@@ -209,7 +143,7 @@ impl<R: BufRead> Members<R> {
                     if tape.fill_buf()?.is_empty() {
                         return Ok(());
                     }
-                    let start = tape.offset;
+                    let start = tape.offset();
                     if let Err((tape, e)) = self.start_member(tape) {
                         self.fail(tape, start, &e);
                     }
@@ -239,7 +173,7 @@ impl<R: BufRead> Members<R> {
     /// fits in [`VERIFY_BYTES`], else its first bytes, and streams the rest. On failure,
     /// `out` holds what was decoded before it.
     fn start_member(&mut self, tape: Tape<R>) -> Result<(), (Tape<R>, io::Error)> {
-        let start = tape.offset;
+        let start = tape.offset();
         let mut dec = GzDecoder::new(tape);
         match (&mut dec)
             .take(VERIFY_BYTES as u64 + 1)
@@ -275,23 +209,27 @@ impl<R: BufRead> Members<R> {
     /// magic inside compressed data) is scanned again from its second byte.
     fn resync(&mut self, mut tape: Tape<R>) -> Option<u64> {
         loop {
-            if !matches!(tape.seek_member(), Ok(true)) {
+            if !matches!(seek_member(&mut tape), Ok(true)) {
                 return None;
             }
-            let at = tape.offset;
-            tape.recording = Some(Vec::new());
+            let at = tape.offset();
+            tape.start_recording();
             self.out.clear();
             match self.start_member(tape) {
                 Ok(()) => {
                     match &mut self.state {
-                        State::Between(t) => t.recording = None,
-                        State::Streaming { dec, .. } => dec.get_mut().recording = None,
+                        State::Between(t) => {
+                            t.stop_recording();
+                        }
+                        State::Streaming { dec, .. } => {
+                            dec.get_mut().stop_recording();
+                        }
                         State::Done => {}
                     }
                     return Some(at);
                 }
                 Err((mut failed, _)) => {
-                    let seen = failed.recording.take().unwrap_or_default();
+                    let seen = failed.stop_recording();
                     failed.unread(seen.get(1..).unwrap_or_default());
                     tape = failed;
                 }
@@ -302,14 +240,7 @@ impl<R: BufRead> Members<R> {
 
 impl<R: BufRead> Read for Members<R> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let n = {
-            let buf = self.fill_buf()?;
-            let n = buf.len().min(out.len());
-            out[..n].copy_from_slice(&buf[..n]);
-            n
-        };
-        self.consume(n);
-        Ok(n)
+        read_from_buf(self, out)
     }
 }
 

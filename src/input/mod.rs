@@ -6,4 +6,5 @@ pub mod charset;
 pub mod gzip;
 pub mod html;
 pub mod limit;
+mod pushback;
 pub mod reader;

@@ -27,6 +27,7 @@ use http::HttpResponse;
 
 use crate::input::gzip::GzipError;
 use crate::input::limit::{DEFAULT_MAX_DOC_BYTES, human};
+use crate::input::pushback::Pushback;
 
 /// The largest WARC header block accepted, in bytes.
 pub const MAX_HEADER_BYTES: usize = 1 << 20;
@@ -176,69 +177,9 @@ impl SkipReason {
 /// uncompressed stream), and what it is or why it is bad.
 pub type NumberedRecord = (u64, u64, Result<Item, WarcError>);
 
-/// A `BufRead` with bytes pushed back in front of it and a count of bytes consumed.
-struct Source<R> {
-    inner: R,
-    back: Vec<u8>,
-    back_pos: usize,
-    offset: u64,
-}
-
-impl<R: BufRead> Source<R> {
-    fn unread(&mut self, bytes: &[u8]) {
-        let mut back = bytes.to_vec();
-        back.extend_from_slice(&self.back[self.back_pos..]);
-        self.back = back;
-        self.back_pos = 0;
-        self.offset -= bytes.len() as u64;
-    }
-
-    /// Reads one line (with its `\n`) of at most `max` bytes into `buf`; the bytes read.
-    fn read_line(&mut self, buf: &mut Vec<u8>, max: usize) -> io::Result<usize> {
-        (&mut *self)
-            .take((max as u64).saturating_add(1))
-            .read_until(b'\n', buf)
-    }
-}
-
-impl<R: BufRead> Read for Source<R> {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let n = {
-            let buf = self.fill_buf()?;
-            let n = buf.len().min(out.len());
-            out[..n].copy_from_slice(&buf[..n]);
-            n
-        };
-        self.consume(n);
-        Ok(n)
-    }
-}
-
-impl<R: BufRead> BufRead for Source<R> {
-    fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        if self.back_pos < self.back.len() {
-            return Ok(&self.back[self.back_pos..]);
-        }
-        self.inner.fill_buf()
-    }
-
-    fn consume(&mut self, n: usize) {
-        if self.back_pos < self.back.len() {
-            self.back_pos += n;
-            if self.back_pos >= self.back.len() {
-                self.back.clear();
-                self.back_pos = 0;
-            }
-        } else {
-            self.inner.consume(n);
-        }
-        self.offset += n as u64;
-    }
-}
-
 /// Reads the records of a WARC stream; see the module documentation.
 pub struct Records<R> {
-    src: Source<R>,
+    src: Pushback<R>,
     number: u64,
     /// Where the last record started (or the one an I/O error interrupted).
     start: u64,
@@ -256,12 +197,7 @@ impl<R: BufRead> Records<R> {
     /// once the HTTP content coding is undone).
     pub fn with_limit(inner: R, max: u64) -> Self {
         Self {
-            src: Source {
-                inner,
-                back: Vec::new(),
-                back_pos: 0,
-                offset: 0,
-            },
+            src: Pushback::new(inner),
             number: 0,
             start: 0,
             max,
@@ -281,7 +217,7 @@ impl<R: BufRead> Records<R> {
 
     /// Bytes consumed so far (where the next record starts, after blank lines).
     pub fn offset(&self) -> u64 {
-        self.src.offset
+        self.src.offset()
     }
 
     /// The next record; `None` at the end of the input. A damaged gzip member that reading
@@ -291,7 +227,7 @@ impl<R: BufRead> Records<R> {
     /// name the record it interrupted.
     pub fn next_record(&mut self) -> io::Result<Option<NumberedRecord>> {
         let counted = self.number;
-        self.start = self.src.offset;
+        self.start = self.src.offset();
         let read = self.read_next();
         if read.is_err() && self.number == counted {
             // The error came before the record's first line: it is the next record.
@@ -314,7 +250,7 @@ impl<R: BufRead> Records<R> {
         // Blank lines between records are tolerated.
         let mut line = Vec::new();
         let start = loop {
-            let start = self.src.offset;
+            let start = self.src.offset();
             self.start = start;
             line.clear();
             if self.src.read_line(&mut line, MAX_HEADER_BYTES)? == 0 {
