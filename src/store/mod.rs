@@ -10,6 +10,8 @@ mod check;
 pub mod codec;
 mod crawl;
 mod dedup;
+#[cfg(test)]
+mod hooked;
 mod memory;
 mod query;
 mod redis;

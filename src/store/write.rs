@@ -243,53 +243,15 @@ fn take_seq(next: &mut u64, claimed: Option<u64>) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::mpsc::{self, Receiver, Sender};
+    use std::sync::mpsc;
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
 
     use super::CHURN_FLUSH;
-    use crate::error::Result;
-    use crate::store::backend::{Atomicity, Backend, ChangeSet, Durability, FlushScope, Snapshot};
+    use crate::store::hooked::Hooked;
     use crate::store::memory::MemoryBackend;
     use crate::store::{Store, StoreBuilder};
     use crate::types::{DocMeta, Fingerprint};
-
-    /// A memory backend whose flush says it started, then waits until the test lets it go:
-    /// a flush as slow as it can be.
-    struct SlowFlush {
-        inner: MemoryBackend,
-        started: Mutex<Sender<()>>,
-        release: Mutex<Receiver<()>>,
-    }
-
-    impl Backend for SlowFlush {
-        fn atomicity(&self) -> Atomicity {
-            self.inner.atomicity()
-        }
-        fn write(&self, changes: &ChangeSet, durability: Durability) -> Result<()> {
-            self.inner.write(changes, durability)
-        }
-        fn snapshot(&self) -> Box<dyn Snapshot + '_> {
-            self.inner.snapshot()
-        }
-        fn version(&self) -> u64 {
-            self.inner.version()
-        }
-        fn attach_tables(&mut self, tables: usize) -> Result<()> {
-            self.inner.attach_tables(tables)
-        }
-        fn reset_tables(&mut self, tables: usize) -> Result<()> {
-            self.inner.reset_tables(tables)
-        }
-        fn flush(&self, _scope: FlushScope) -> Result<()> {
-            let _ = self.started.lock().unwrap().send(());
-            let _ = self.release.lock().unwrap().recv();
-            Ok(())
-        }
-        fn disk_bytes(&self) -> u64 {
-            0
-        }
-    }
 
     /// The churn flush (due after [`CHURN_FLUSH`] deletes) ran under the writer lock: every
     /// other writer waited for it. Now a write goes on while it runs.
@@ -299,11 +261,13 @@ mod tests {
         let (release, release_rx) = mpsc::channel();
         let options = StoreBuilder::in_memory().k_max(3);
         let layout = options.layout().unwrap();
-        let backend = SlowFlush {
-            inner: MemoryBackend::new(layout.tables().len()),
-            started: Mutex::new(started_tx),
-            release: Mutex::new(release_rx),
-        };
+        // A flush as slow as it can be: it says it started, then waits for the test.
+        let mut backend = Hooked::new(Box::new(MemoryBackend::new(layout.tables().len())));
+        let (started_tx, release_rx) = (Mutex::new(started_tx), Mutex::new(release_rx));
+        backend.on_flush = Box::new(move || {
+            let _ = started_tx.lock().unwrap().send(());
+            let _ = release_rx.lock().unwrap().recv();
+        });
         let store = Arc::new(Store::create(Box::new(backend), options, layout).unwrap());
         let meta = DocMeta::default;
         for i in 0..CHURN_FLUSH {

@@ -1,81 +1,42 @@
 //! Bulk loads that fail after part of them reached the store, through a backend that
 //! injects the failure (RocksDB underneath, so the store can be reopened and checked).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::error::{Error, Result};
 use crate::index::layout::Layout;
-use crate::store::backend::{
-    Atomicity, Backend, BulkIngest, Change, ChangeSet, Durability, FlushScope, MetaKey, Snapshot,
-    SortedRun, SortedWriter, Space,
-};
+use crate::store::backend::{Change, MetaKey, Space};
+use crate::store::hooked::Hooked;
 use crate::store::{Store, StoreBuilder, rocks};
 use crate::types::{DocMeta, Entry, Fingerprint};
-
-/// RocksDB, failing once where a test asks.
-struct Faulty {
-    inner: Box<dyn Backend>,
-    /// Fail `ingest` after making this many runs visible (`docs` first); 0: never.
-    ingest_after: AtomicUsize,
-    /// Fail the change set that removes the bulk-load marker.
-    commit: AtomicBool,
-}
 
 fn injected(what: &str) -> Error {
     Error::Storage(format!("injected failure: {what}"))
 }
 
-impl Backend for Faulty {
-    fn atomicity(&self) -> Atomicity {
-        self.inner.atomicity()
-    }
-    fn write(&self, changes: &ChangeSet, durability: Durability) -> Result<()> {
+/// A new RocksDB store at `path` that fails once where the test asks: its ingest after
+/// making `ingest_after` runs visible (`docs` first; 0: never), and, when `commit`, the
+/// change set that removes the bulk-load marker.
+fn faulty_store(path: &Path, ingest_after: usize, commit: bool) -> Store {
+    let layout = Layout::new(3, 4).unwrap();
+    let inner = rocks::create(path, layout.tables().len(), 8 << 20, |_| Ok(())).unwrap();
+    let mut backend = Hooked::new(Box::new(inner));
+    let commit = AtomicBool::new(commit);
+    backend.on_write = Box::new(move |changes| {
         let unmarks = changes
             .changes()
             .contains(&Change::DeleteMeta(MetaKey::BulkPending));
-        if unmarks && self.commit.swap(false, Ordering::SeqCst) {
+        if unmarks && commit.swap(false, Ordering::SeqCst) {
             return Err(injected("the commit of the load"));
         }
-        self.inner.write(changes, durability)
-    }
-    fn snapshot(&self) -> Box<dyn Snapshot + '_> {
-        self.inner.snapshot()
-    }
-    fn version(&self) -> u64 {
-        self.inner.version()
-    }
-    fn attach_tables(&mut self, tables: usize) -> Result<()> {
-        self.inner.attach_tables(tables)
-    }
-    fn reset_tables(&mut self, tables: usize) -> Result<()> {
-        self.inner.reset_tables(tables)
-    }
-    fn flush(&self, scope: FlushScope) -> Result<()> {
-        self.inner.flush(scope)
-    }
-    fn disk_bytes(&self) -> u64 {
-        self.inner.disk_bytes()
-    }
-    fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {
-        Some(self)
-    }
-}
-
-impl Faulty {
-    fn ingest_of_inner(&self) -> &dyn BulkIngest {
-        self.inner.bulk_ingest().expect("RocksDB ingests")
-    }
-}
-
-impl BulkIngest for Faulty {
-    fn sorted_writer(&self, space: Space) -> Result<Box<dyn SortedWriter + '_>> {
-        self.ingest_of_inner().sorted_writer(space)
-    }
-    fn ingest(&self, mut runs: Vec<SortedRun>) -> Result<()> {
-        let after = self.ingest_after.swap(0, Ordering::SeqCst);
+        Ok(())
+    });
+    let ingest_after = AtomicUsize::new(ingest_after);
+    backend.on_ingest = Box::new(move |ingest, mut runs| {
+        let after = ingest_after.swap(0, Ordering::SeqCst);
         if after == 0 {
-            return self.ingest_of_inner().ingest(runs);
+            return ingest.ingest(runs);
         }
         runs.sort_by_key(|r| match r.space {
             Space::Meta | Space::Docs => 0,
@@ -84,29 +45,9 @@ impl BulkIngest for Faulty {
             Space::Table(t) => 3 + t,
         });
         runs.truncate(after);
-        self.ingest_of_inner().ingest(runs)?;
+        ingest.ingest(runs)?;
         Err(injected("the ingest of the tables"))
-    }
-    fn discard_staged(&self) {
-        self.ingest_of_inner().discard_staged()
-    }
-    fn staging_is_isolated(&self) -> bool {
-        self.ingest_of_inner().staging_is_isolated()
-    }
-    fn spill_dir(&self) -> Option<PathBuf> {
-        self.ingest_of_inner().spill_dir()
-    }
-}
-
-/// A new RocksDB store at `path` behind a [`Faulty`] backend.
-fn faulty_store(path: &Path, ingest_after: usize, commit: bool) -> Store {
-    let layout = Layout::new(3, 4).unwrap();
-    let inner = rocks::create(path, layout.tables().len(), 8 << 20, |_| Ok(())).unwrap();
-    let backend = Faulty {
-        inner: Box::new(inner),
-        ingest_after: AtomicUsize::new(ingest_after),
-        commit: AtomicBool::new(commit),
-    };
+    });
     // A small budget, so the load spills too.
     let options = StoreBuilder::new(path).bulk_memory_bytes(64 << 10);
     Store::create(Box::new(backend), options, layout).unwrap()

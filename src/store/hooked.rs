@@ -1,0 +1,91 @@
+//! Tests only: a backend that delegates to another and calls the test's hooks first, to
+//! inject a failure or hold a call at a chosen point.
+
+use crate::error::Result;
+use crate::store::backend::{
+    Atomicity, Backend, BulkIngest, ChangeSet, Durability, FlushScope, Snapshot, SortedRun,
+    SortedWriter, Space,
+};
+
+type WriteHook = Box<dyn Fn(&ChangeSet) -> Result<()> + Send + Sync>;
+type FlushHook = Box<dyn Fn() + Send + Sync>;
+type IngestHook = Box<dyn Fn(&dyn BulkIngest, Vec<SortedRun>) -> Result<()> + Send + Sync>;
+
+/// `inner`, with hooks run before its writes and flushes and in place of its ingest.
+pub(super) struct Hooked {
+    inner: Box<dyn Backend>,
+    /// Runs before each write; an error fails the write (nothing written).
+    pub(super) on_write: WriteHook,
+    /// Runs before each flush.
+    pub(super) on_flush: FlushHook,
+    /// Ingests the runs through `inner`'s ingest (given).
+    pub(super) on_ingest: IngestHook,
+}
+
+impl Hooked {
+    /// `inner` with hooks that do nothing more.
+    pub(super) fn new(inner: Box<dyn Backend>) -> Self {
+        Self {
+            inner,
+            on_write: Box::new(|_| Ok(())),
+            on_flush: Box::new(|| ()),
+            on_ingest: Box::new(|ingest, runs| ingest.ingest(runs)),
+        }
+    }
+
+    fn inner_ingest(&self) -> &dyn BulkIngest {
+        self.inner
+            .bulk_ingest()
+            .expect("only called when the inner backend ingests")
+    }
+}
+
+impl Backend for Hooked {
+    fn atomicity(&self) -> Atomicity {
+        self.inner.atomicity()
+    }
+    fn write(&self, changes: &ChangeSet, durability: Durability) -> Result<()> {
+        (self.on_write)(changes)?;
+        self.inner.write(changes, durability)
+    }
+    fn snapshot(&self) -> Box<dyn Snapshot + '_> {
+        self.inner.snapshot()
+    }
+    fn version(&self) -> u64 {
+        self.inner.version()
+    }
+    fn attach_tables(&mut self, tables: usize) -> Result<()> {
+        self.inner.attach_tables(tables)
+    }
+    fn reset_tables(&mut self, tables: usize) -> Result<()> {
+        self.inner.reset_tables(tables)
+    }
+    fn flush(&self, scope: FlushScope) -> Result<()> {
+        (self.on_flush)();
+        self.inner.flush(scope)
+    }
+    fn disk_bytes(&self) -> u64 {
+        self.inner.disk_bytes()
+    }
+    fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {
+        self.inner.bulk_ingest().map(|_| self as &dyn BulkIngest)
+    }
+}
+
+impl BulkIngest for Hooked {
+    fn sorted_writer(&self, space: Space) -> Result<Box<dyn SortedWriter + '_>> {
+        self.inner_ingest().sorted_writer(space)
+    }
+    fn ingest(&self, runs: Vec<SortedRun>) -> Result<()> {
+        (self.on_ingest)(self.inner_ingest(), runs)
+    }
+    fn discard_staged(&self) {
+        self.inner_ingest().discard_staged()
+    }
+    fn staging_is_isolated(&self) -> bool {
+        self.inner_ingest().staging_is_isolated()
+    }
+    fn spill_dir(&self) -> Option<std::path::PathBuf> {
+        self.inner_ingest().spill_dir()
+    }
+}
