@@ -23,7 +23,7 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// Format 2 (the `exact` column family, content hashes in `docs` and `ids`) cannot read a
+/// Format 3 (format 2's `exact` column family and content hashes, shorter table keys) cannot read a
 /// format-1 store: it is refused on open, for writing and read-only, with an error that
 /// says to re-import, and its data files are left untouched.
 #[test]
@@ -43,7 +43,7 @@ fn format_v1_store_is_refused_with_what_to_do() {
                 err,
                 Error::FormatVersion {
                     found: 1,
-                    expected: 2,
+                    expected: 3,
                     ..
                 }
             ),
@@ -52,7 +52,7 @@ fn format_v1_store_is_refused_with_what_to_do() {
         let msg = err.to_string();
         assert_eq!(
             msg,
-            "store format version 1 is not supported by this build (it reads version 2); \
+            "store format version 1 is not supported by this build (it reads version 3); \
              it was written by an older simstore: re-import its documents into a new store"
         );
     }
@@ -66,7 +66,7 @@ fn format_v1_store_is_refused_with_what_to_do() {
 }
 
 /// The documented way out: re-importing the fixture's input into a new store gives a
-/// format-2 store with the same documents and answers.
+/// current-format store with the same documents and answers.
 #[test]
 fn format_v1_input_reimports() {
     let dir = tempfile::tempdir().unwrap();
@@ -82,7 +82,7 @@ fn format_v1_input_reimports() {
         store.insert_batch([entry]).unwrap();
     }
     assert_eq!(store.len(), model.len() as u64);
-    assert_eq!(store.stats().unwrap().format_version, 2);
+    assert_eq!(store.stats().unwrap().format_version, 3);
     assert!(store.check().unwrap().is_ok());
     for (_, fp) in &model {
         for k in 0..=3 {

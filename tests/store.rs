@@ -235,11 +235,11 @@ fn another_spec_is_refused_with_what_to_do() {
     }
 }
 
-/// Opens `path` expecting `Error::FormatVersion { found, expected: 2 }`; returns the error.
+/// Opens `path` expecting `Error::FormatVersion { found, expected: 3 }`; returns the error.
 fn refused_format(path: &std::path::Path, found: u32) -> Error {
     let err = Store::open(path).unwrap_err();
     assert!(
-        matches!(err, Error::FormatVersion { found: f, expected: 2, .. } if f == found),
+        matches!(err, Error::FormatVersion { found: f, expected: 3, .. } if f == found),
         "{err:?}"
     );
     err
@@ -251,10 +251,10 @@ fn another_format_version_is_refused_with_what_to_do() {
     let path = dir.path().join("db");
     drop(Store::open(&path).unwrap());
     rewrite_manifest(&path, |mut bytes| {
-        bytes[8..12].copy_from_slice(&3u32.to_be_bytes());
+        bytes[8..12].copy_from_slice(&4u32.to_be_bytes());
         bytes
     });
-    let err = refused_format(&path, 3);
+    let err = refused_format(&path, 4);
     assert!(err.to_string().contains("upgrade simstore"), "{err}");
     // An older format (1, before the `exact` column family): re-import.
     rewrite_manifest(&path, |mut bytes| {
@@ -318,6 +318,43 @@ fn a_second_writer_is_refused_and_a_reader_is_allowed() {
     let reader = Store::builder(&path).read_only(true).open().unwrap();
     assert_eq!(reader.query(fp("00000000000000ff"), 0).unwrap().len(), 1);
     assert!(matches!(reader.delete("a"), Err(Error::ReadOnly)));
+}
+
+/// Probes reuse table iterators (kept between queries and refreshed by the writer). A
+/// read-only instance cannot refresh one (RocksDB: "Creating renew iterator is not
+/// allowed") and need not; a secondary instance renews them when it catches up; the writer
+/// sees every acknowledged write through them.
+#[test]
+fn kept_iterators_see_what_each_instance_should() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let store = Store::open(&path).unwrap();
+    let entries: Vec<Entry> = spread(50).collect();
+    store.insert_batch(entries.clone()).unwrap();
+    let reader = Store::builder(&path).read_only(true).open().unwrap();
+    let follower = Store::builder(&path)
+        .secondary(dir.path().join("follower"))
+        .open()
+        .unwrap();
+    for round in 0..3 {
+        for e in &entries {
+            for s in [&store, &reader, &follower] {
+                let hits = s.query(e.fp, 3).unwrap();
+                assert!(hits.iter().any(|m| m.doc.id == e.id), "round {round}");
+            }
+        }
+        // The writer's next query sees a write made after its iterators were kept; the
+        // follower sees it after a catch-up; the read-only reader never does.
+        let new = Fingerprint(0x0123_4567_89ab_cdef ^ round);
+        store
+            .insert_fingerprint(&format!("new{round}"), new, DocMeta::default())
+            .unwrap();
+        assert_eq!(store.query(new, 0).unwrap().len(), 1);
+        assert!(follower.query(new, 0).unwrap().is_empty());
+        follower.try_catch_up().unwrap();
+        assert_eq!(follower.query(new, 0).unwrap().len(), 1);
+        assert!(reader.query(new, 0).unwrap().is_empty());
+    }
 }
 
 #[test]

@@ -20,6 +20,10 @@ pub struct Args {
     /// Force the number of blocks instead (the store gets C(blocks, k_max) tables).
     #[arg(long)]
     blocks: Option<u32>,
+    /// With --blocks: the blocks each table leads with (1 to blocks − k_max; default
+    /// blocks − k_max, Manku's layout; fewer gives fewer tables with shorter prefixes).
+    #[arg(long, requires = "blocks")]
+    lead: Option<u32>,
 }
 
 /// Runs the command; see [`Args`].
@@ -42,6 +46,9 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         .expected_docs(args.expected_docs);
     if let Some(b) = args.blocks {
         builder = builder.blocks(b);
+    }
+    if let Some(l) = args.lead {
+        builder = builder.lead_blocks(l);
     }
     let store = builder
         .open()

@@ -17,6 +17,10 @@ pub struct Args {
     /// Force the number of blocks instead of the cost model's choice.
     #[arg(long)]
     blocks: Option<u32>,
+    /// With --blocks: the blocks each table leads with (1 to blocks − k_max; default
+    /// blocks − k_max, Manku's layout; fewer gives fewer tables with shorter prefixes).
+    #[arg(long, requires = "blocks")]
+    lead: Option<u32>,
     /// The new k_max, 1 to 16 (default: the store's current one).
     #[arg(long, value_parser = super::k_max_parser())]
     k_max: Option<u32>,
@@ -27,10 +31,8 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     let store = open_existing(db)?;
     let old = store.layout().clone();
     let k_max = args.k_max.unwrap_or(old.k_max());
-    let layout = match args.blocks {
-        Some(b) => Layout::new(k_max, b)?,
-        None => Layout::for_expected_docs(args.expected_docs.unwrap_or(store.len()), k_max)?,
-    };
+    let expected = args.expected_docs.unwrap_or(store.len());
+    let layout = Layout::choose(k_max, args.blocks, args.lead, expected)?;
     if layout == old {
         eprintln!("the store already has this layout: {old}");
         return Ok(0);

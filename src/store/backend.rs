@@ -162,6 +162,14 @@ pub trait Backend: Send + Sync {
     /// A consistent read view, as of now.
     fn snapshot(&self) -> Box<dyn Snapshot + '_>;
 
+    /// A view for queries: like [`Backend::snapshot`], or, where a consistent snapshot costs
+    /// more than it buys (RocksDB: a snapshot per query, and an iterator per probe), the
+    /// latest state, each table read as of its probe and each record as of its fetch (see
+    /// [`Snapshot::is_consistent`]). Every write acknowledged before the call is seen.
+    fn probe_view(&self) -> Box<dyn Snapshot + '_> {
+        self.snapshot()
+    }
+
     /// A number that changes with every write (a sequence number or a version), for
     /// check-and-insert's optimistic retry: equal before and after means no write came in
     /// between.
@@ -226,6 +234,13 @@ pub trait Shared: Sync {
 /// returns `false` (stop) or an error (returned as is); entries that cannot be decoded are
 /// passed on as errors, so `check` can report them and go on.
 pub trait Snapshot: Sync {
+    /// True when every read sees the same state. False for [`Backend::probe_view`]'s
+    /// latest-state views, where a table entry whose record is missing by the time it is
+    /// fetched is a document deleted (or replaced) since, not an inconsistency.
+    fn is_consistent(&self) -> bool {
+        true
+    }
+
     /// A meta value.
     fn meta(&self, key: MetaKey) -> Result<Option<Vec<u8>>>;
 

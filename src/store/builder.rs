@@ -27,6 +27,7 @@ pub struct StoreBuilder {
     k_max: u32,
     expected_docs: u64,
     blocks: Option<u32>,
+    lead: Option<u32>,
     sync_writes: bool,
     block_cache_bytes: usize,
     read_only: bool,
@@ -44,6 +45,7 @@ impl StoreBuilder {
             k_max: 3,
             expected_docs: 1_000_000,
             blocks: None,
+            lead: None,
             sync_writes: false,
             block_cache_bytes: 256 << 20,
             read_only: false,
@@ -86,10 +88,18 @@ impl StoreBuilder {
         self
     }
 
-    /// Force the number of blocks (must exceed `k_max`; the store gets C(b, k_max) tables).
-    /// Default: unset, chosen from [`StoreBuilder::expected_docs`]. Only used when creating.
+    /// Force the number of blocks (must exceed `k_max`; the store gets C(b, k_max) tables,
+    /// or a covering with [`StoreBuilder::lead_blocks`]). Default: unset, chosen from
+    /// [`StoreBuilder::expected_docs`]. Only used when creating.
     pub fn blocks(mut self, blocks: u32) -> Self {
         self.blocks = Some(blocks);
+        self
+    }
+
+    /// With [`StoreBuilder::blocks`]: the blocks every table leads with (1 to
+    /// `blocks − k_max`; [`Layout::covering`]). Default: `blocks − k_max` (Manku's layout).
+    pub fn lead_blocks(mut self, lead: u32) -> Self {
+        self.lead = Some(lead);
         self
     }
 
@@ -151,10 +161,7 @@ impl StoreBuilder {
 
     /// The layout a new store would get from these options.
     pub fn layout(&self) -> Result<Layout> {
-        match self.blocks {
-            Some(b) => Layout::new(self.k_max, b),
-            None => Layout::for_expected_docs(self.expected_docs, self.k_max),
-        }
+        Layout::choose(self.k_max, self.blocks, self.lead, self.expected_docs)
     }
 
     /// Opens the store, creating it if allowed and missing.

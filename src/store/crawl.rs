@@ -202,7 +202,7 @@ impl Store {
         hash: Option<u128>,
         k: u32,
     ) -> Result<Option<CheckOutcome>> {
-        let snap = self.backend.snapshot();
+        let snap = self.backend.probe_view();
         if let Some(hash) = hash
             && let Some(of) = self.exact_match(snap.as_ref(), hash)?
         {
@@ -223,7 +223,8 @@ impl Store {
             return Ok(None);
         };
         let doc = snap.docs(&[seq])?.pop().flatten();
-        if doc.is_none() {
+        // On a latest-state view a missing record is a document deleted since.
+        if doc.is_none() && snap.is_consistent() {
             self.missing_record(|| format!("an exact entry points at missing document {seq}"))?;
         }
         Ok(doc.map(|d| d.id))

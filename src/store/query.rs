@@ -11,7 +11,7 @@ impl Store {
     /// id. Exact (equal to a brute-force scan) for every `k ≤ k_max`; a larger `k` is
     /// [`Error::KTooLarge`] (use [`Store::query_exhaustive`]).
     pub fn query(&self, fp: Fingerprint, k: u32) -> Result<Vec<Match>> {
-        let snap = self.backend.snapshot();
+        let snap = self.backend.probe_view();
         let mut hits: Vec<(u64, u32)> = Vec::new();
         self.probe(snap.as_ref(), fp.0, k, |seq, d| {
             if d <= k {
@@ -24,8 +24,9 @@ impl Store {
     }
 
     /// The records of `hits` (sequence number, distance; ascending by sequence number) as
-    /// matches sorted by distance, then id. A hit whose record is missing is corruption on
-    /// an atomic backend, and a half-written or half-deleted document (left out) on another.
+    /// matches sorted by distance, then id. A hit whose record is missing is left out when
+    /// `snap` reads the latest state (deleted since its table entry was read), or on a
+    /// backend atomic per key (half written or half deleted); else it is corruption.
     pub(super) fn fetch(&self, snap: &dyn Snapshot, hits: Vec<(u64, u32)>) -> Result<Vec<Match>> {
         let seqs: Vec<u64> = hits.iter().map(|h| h.0).collect();
         let docs = snap.docs(&seqs)?;
@@ -33,8 +34,7 @@ impl Store {
         for ((seq, distance), doc) in hits.into_iter().zip(docs) {
             match doc {
                 Some(doc) => out.push(Match { distance, doc }),
-                None => self
-                    .missing_record(|| format!("a table entry points at missing document {seq}"))?,
+                None => self.missing_hit(snap, seq)?,
             }
         }
         sort_matches(&mut out);
@@ -92,7 +92,7 @@ impl Store {
     /// On a backend with round trips (Redis Cluster) every table span of every query is
     /// read in one pipelined round trip per node, and every record in one more.
     pub fn query_batch(&self, fps: &[Fingerprint], k: u32) -> Result<Vec<Vec<Match>>> {
-        let snap = self.backend.snapshot();
+        let snap = self.backend.probe_view();
         let raw: Vec<u64> = fps.iter().map(|f| f.0).collect();
         let mut hits: Vec<(u64, usize, u32)> = Vec::new();
         self.probe_many(snap.as_ref(), &raw, k, |q, seq, d| {
@@ -116,8 +116,7 @@ impl Store {
                     distance,
                     doc: doc.clone(),
                 }),
-                _ => self
-                    .missing_record(|| format!("a table entry points at missing document {seq}"))?,
+                _ => self.missing_hit(snap.as_ref(), seq)?,
             }
         }
         out.iter_mut().for_each(|m| sort_matches(m));
@@ -229,6 +228,15 @@ impl Store {
             self.missing_record(|| format!("id {id:?} points at missing document {}", value.seq))?;
         }
         Ok(doc)
+    }
+
+    /// What a table hit on document `seq` whose record is missing means (see
+    /// [`Store::fetch`]).
+    fn missing_hit(&self, snap: &dyn Snapshot, seq: u64) -> Result<()> {
+        if !snap.is_consistent() {
+            return Ok(());
+        }
+        self.missing_record(|| format!("a table entry points at missing document {seq}"))
     }
 
     /// What a missing `docs` record found through another space means: on a backend that

@@ -13,6 +13,9 @@ use simstore::{BatchOutcome, DocMeta, Entry, Fingerprint, Layout, Store};
 use super::Code;
 
 mod cluster;
+mod measure;
+
+use measure::{Figures, measure, print_table, throughput, us};
 
 /// Arguments of `simstore bench`.
 #[derive(Debug, clap::Args)]
@@ -32,6 +35,10 @@ pub struct Args {
     /// Force the number of blocks (default: the layout rule for --n).
     #[arg(long)]
     blocks: Option<u32>,
+    /// With --blocks: the blocks each table leads with (1 to blocks − k_max; default
+    /// blocks − k_max, Manku's layout; fewer gives fewer tables with shorter prefixes).
+    #[arg(long, requires = "blocks")]
+    lead: Option<u32>,
     /// Directory for the benchmark store (default: a temporary directory, removed after).
     #[arg(long)]
     dir: Option<PathBuf>,
@@ -89,54 +96,6 @@ impl Rng {
     }
 }
 
-/// Latency figures of one method.
-struct Figures {
-    p50: Duration,
-    p99: Duration,
-    qps: f64,
-}
-
-fn percentiles(mut lat: Vec<Duration>) -> (Duration, Duration) {
-    lat.sort_unstable();
-    let at = |q: f64| lat[((lat.len() as f64 * q) as usize).min(lat.len() - 1)];
-    (at(0.50), at(0.99))
-}
-
-/// Times `f` on every query once, single-threaded, after a warm-up pass over the same queries.
-fn latency<T>(queries: &[u64], f: impl Fn(u64) -> T) -> (Duration, Duration) {
-    for &q in queries {
-        std::hint::black_box(f(q));
-    }
-    let lat = queries
-        .iter()
-        .map(|&q| {
-            let t = Instant::now();
-            std::hint::black_box(f(q));
-            t.elapsed()
-        })
-        .collect();
-    percentiles(lat)
-}
-
-/// Queries per second over all cores (rayon): `f` on every item of `items` (a query, or a
-/// batch of them), passes repeated for `seconds`; a pass answers `queries` queries.
-fn throughput<Q: Sync, T: Send>(
-    items: &[Q],
-    queries: usize,
-    seconds: f64,
-    f: impl Fn(&Q) -> T + Sync,
-) -> f64 {
-    let start = Instant::now();
-    let mut done = 0usize;
-    while start.elapsed().as_secs_f64() < seconds {
-        items.par_iter().for_each(|q| {
-            std::hint::black_box(f(q));
-        });
-        done += queries;
-    }
-    done as f64 / start.elapsed().as_secs_f64()
-}
-
 /// An in-memory index of the same layout: one sorted `Vec` of permuted fingerprints per
 /// table, probed by binary search.
 struct MemIndex<'a> {
@@ -188,10 +147,6 @@ fn brute(fps: &[u64], q: u64, k: u32) -> Vec<u32> {
         .filter(|(_, f)| (*f ^ q).count_ones() <= k)
         .map(|(i, _)| i as u32)
         .collect()
-}
-
-fn us(d: Duration) -> String {
-    format!("{:.1} µs", d.as_secs_f64() * 1e6)
 }
 
 /// Runs the benchmark; see [`Args`].
@@ -261,6 +216,9 @@ fn new_store(db: &Path, args: &Args) -> Result<Store> {
         .expected_docs(args.n);
     if let Some(b) = args.blocks {
         builder = builder.blocks(b);
+    }
+    if let Some(l) = args.lead {
+        builder = builder.lead_blocks(l);
     }
     builder.open().context("cannot create the benchmark store")
 }
@@ -389,13 +347,6 @@ fn bench_index(m: &simstore::Match) -> u32 {
         .expect("bench ids are d<index>")
 }
 
-/// Latency (single thread, warm cache) and throughput (all cores) of `f` over `queries`.
-fn measure<T: Send>(queries: &[u64], seconds: f64, f: impl Fn(u64) -> T + Sync) -> Figures {
-    let (p50, p99) = latency(queries, &f);
-    let qps = throughput(queries, queries.len(), seconds, |&q| f(q));
-    Figures { p50, p99, qps }
-}
-
 /// The figures of every method, in table order: the store, the in-memory index (if
 /// built), brute force (timed on the first --brute-queries queries only: it is slow).
 fn measure_all(
@@ -450,34 +401,14 @@ fn print_summary(n: usize, load: &Load, recall: &Recall) {
     );
 }
 
-/// Prints the table of latencies and throughputs, with ratios to the first row (the store).
-fn print_table(figures: &[(&str, Figures)]) {
-    let base = &figures[0].1;
-    println!(
-        "{:<26} {:>12} {:>12} {:>14} {:>12} {:>12}",
-        "method", "p50", "p99", "queries/s", "p50 ratio", "qps ratio"
-    );
-    for (name, f) in figures {
-        println!(
-            "{:<26} {:>12} {:>12} {:>14.0} {:>11.2}x {:>11.2}x",
-            name,
-            us(f.p50),
-            us(f.p99),
-            f.qps,
-            f.p50.as_secs_f64() / base.p50.as_secs_f64(),
-            f.qps / base.qps
-        );
-    }
-    println!(
-        "(ratios are relative to simstore: p50 ratio > 1 means slower than simstore, qps ratio > 1 faster)"
-    );
-}
-
 /// `--dir`, else a fresh directory under the system temp dir (removed when the benchmark
 /// ends).
 fn work_dir(args: &Args) -> Result<PathBuf> {
     match &args.dir {
-        Some(d) => Ok(d.clone()),
+        Some(d) => {
+            std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+            Ok(d.clone())
+        }
         None => tempfile_dir(),
     }
 }

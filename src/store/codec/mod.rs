@@ -11,13 +11,16 @@
 //! | `docs` | seq (u64 BE) | record version (u8 = 2) ++ bincode([`StoredDoc`]; the content hash and the 64-byte sketch are the last two fields, each `Option`) |
 //! | `ids` | external id (UTF-8 bytes) | seq (u64 BE) ++ fingerprint (u64 BE) [++ content hash (u128 BE)] |
 //! | `exact` | content hash (u128 BE) ++ seq (u64 BE) | empty |
-//! | `t00`.. | π(fingerprint) (u64 BE) ++ seq (u64 BE) | empty |
+//! | `t00`.. | π(fingerprint) (u64 BE) ++ seq: its byte count n (u8) ++ its n low bytes BE, the shortest form ([`TableKey`]) | empty |
 //!
 //! The temporary sorted runs of a bulk load (never part of a store) are laid out in
 //! [`spill`].
 //!
 //! Format version 2 added the `exact` column family, the content hash in `docs` records
-//! and `ids` values; format-1 stores are refused (re-import them).
+//! and `ids` values. Format version 3 shortened the sequence number in table keys (8 bytes
+//! to its shortest form) and added the number of leading blocks to the manifest (layouts
+//! whose tables lead with fewer blocks than Manku's). Stores of other versions are refused
+//! (re-import them).
 //!
 //! bincode uses its `standard` configuration (little-endian varints) with a size limit,
 //! so a damaged length prefix cannot make a decoder allocate without bound.
@@ -34,7 +37,7 @@ use crate::types::{Sketch, StoredDoc};
 pub const MAGIC: [u8; 8] = *b"SIMSTORE";
 
 /// The on-disk format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Key of the manifest in the `meta` column family.
 pub const MANIFEST_KEY: &[u8] = b"manifest";
@@ -75,9 +78,11 @@ pub struct Manifest {
 }
 
 #[derive(bincode::Encode, bincode::Decode)]
-struct ManifestBodyV1 {
+struct ManifestBodyV3 {
     k_max: u32,
     widths: Vec<u8>,
+    /// Blocks in every table's prefix.
+    lead: u8,
     tables: Vec<Vec<u8>>,
     spec: SpecV1,
     created: u64,
@@ -151,9 +156,10 @@ struct DocRecordV2 {
 
 /// Encodes a manifest: magic, format version, body.
 pub fn encode_manifest(m: &Manifest) -> Vec<u8> {
-    let body = ManifestBodyV1 {
+    let body = ManifestBodyV3 {
         k_max: m.layout.k_max(),
         widths: m.layout.widths().to_vec(),
+        lead: m.layout.lead() as u8,
         tables: m
             .layout
             .tables()
@@ -192,13 +198,13 @@ pub fn decode_manifest(bytes: &[u8]) -> Result<Manifest> {
             hint,
         });
     }
-    let (body, used): (ManifestBodyV1, usize) =
+    let (body, used): (ManifestBodyV3, usize) =
         bincode::decode_from_slice(&bytes[12..], config::<MANIFEST_LIMIT>())
             .map_err(|e| Error::Corrupt(format!("undecodable manifest: {e}")))?;
     if used != bytes.len() - 12 {
         return Err(Error::Corrupt("trailing bytes after the manifest".into()));
     }
-    let layout = Layout::from_persisted(body.k_max, body.widths, body.tables)
+    let layout = Layout::from_persisted(body.k_max, body.widths, body.lead.into(), body.tables)
         .map_err(|e| Error::Corrupt(format!("manifest layout: {e}")))?;
     Ok(Manifest {
         layout,
@@ -357,18 +363,48 @@ pub fn decode_exact_key(bytes: &[u8]) -> Result<(u128, u64)> {
     Ok((u128::from_be_bytes(h), u64::from_be_bytes(s)))
 }
 
-/// The key of a table entry: permuted fingerprint then sequence number, both big-endian,
-/// so byte order is numeric order and a fingerprint prefix is a contiguous key range.
+/// The key of a table entry: the permuted fingerprint (u64 BE), then the sequence number
+/// as its byte count `n` (one byte, 0..=8) and its `n` low bytes big-endian (the shortest
+/// form: a sequence number below 2^24 takes 4 bytes, not 8). Byte order is numeric order
+/// (a longer shortest form is a larger number), so a fingerprint prefix is a contiguous
+/// key range and equal fingerprints sort by sequence number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableKey {
+    bytes: [u8; 17],
+    len: u8,
+}
+
+impl AsRef<[u8]> for TableKey {
+    fn as_ref(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+}
+
+/// Encodes a table key (see [`TableKey`]).
 #[inline]
-pub fn table_key(permuted: u64, seq: u64) -> [u8; 16] {
-    encode_counters(permuted, seq)
+pub fn table_key(permuted: u64, seq: u64) -> TableKey {
+    let n = 8 - seq.leading_zeros() as usize / 8;
+    let mut bytes = [0u8; 17];
+    bytes[..8].copy_from_slice(&permuted.to_be_bytes());
+    bytes[8] = n as u8;
+    bytes[9..9 + n].copy_from_slice(&seq.to_be_bytes()[8 - n..]);
+    TableKey {
+        bytes,
+        len: 9 + n as u8,
+    }
 }
 
 /// Decodes a table key into `(permuted fingerprint, seq)`.
 #[inline]
 pub fn decode_table_key(bytes: &[u8]) -> Result<(u64, u64)> {
-    split16(bytes)
-        .ok_or_else(|| Error::Corrupt(format!("a table key is {} bytes, not 16", bytes.len())))
+    let bad = || Error::Corrupt(format!("a table key of {} bytes is malformed", bytes.len()));
+    let (head, rest) = bytes.split_first_chunk::<8>().ok_or_else(bad)?;
+    let (&n, tail) = rest.split_first().ok_or_else(bad)?;
+    if n > 8 || tail.len() != n as usize || tail.first() == Some(&0) {
+        return Err(bad());
+    }
+    let seq = tail.iter().fold(0u64, |acc, &b| acc << 8 | u64::from(b));
+    Ok((u64::from_be_bytes(*head), seq))
 }
 
 /// The 8-byte big-endian encoding of a permuted-fingerprint bound (for seeks and bounds).
@@ -408,12 +444,12 @@ mod tests {
     #[test]
     fn manifest_version_and_magic_are_checked() {
         let mut bytes = encode_manifest(&manifest());
-        bytes[11] = 3;
+        bytes[11] = 4;
         assert!(matches!(
             decode_manifest(&bytes),
             Err(Error::FormatVersion {
-                found: 3,
-                expected: 2,
+                found: 4,
+                expected: 3,
                 ..
             })
         ));
@@ -423,7 +459,7 @@ mod tests {
             err,
             Error::FormatVersion {
                 found: 1,
-                expected: 2,
+                expected: 3,
                 ..
             }
         ));
@@ -468,9 +504,23 @@ mod tests {
     fn table_keys_sort_numerically() {
         let a = table_key(0x00ff_0000_0000_0000, 5);
         let b = table_key(0x0100_0000_0000_0000, 1);
-        assert!(a < b);
-        assert_eq!(decode_table_key(&a).unwrap(), (0x00ff_0000_0000_0000, 5));
-        assert!(decode_table_key(&a[..15]).is_err());
+        assert!(a.as_ref() < b.as_ref());
+        assert_eq!(
+            decode_table_key(a.as_ref()).unwrap(),
+            (0x00ff_0000_0000_0000, 5)
+        );
+        assert!(decode_table_key(&a.as_ref()[..a.as_ref().len() - 1]).is_err());
+        // Equal fingerprints sort by sequence number, whatever its length.
+        let seqs = [0, 1, 255, 256, 65_535, 1 << 24, u64::MAX >> 8, u64::MAX];
+        let keys: Vec<TableKey> = seqs.iter().map(|&s| table_key(7, s)).collect();
+        assert!(keys.windows(2).all(|w| w[0].as_ref() < w[1].as_ref()));
+        for (&seq, key) in seqs.iter().zip(&keys) {
+            assert_eq!(decode_table_key(key.as_ref()).unwrap(), (7, seq));
+        }
+        assert_eq!(table_key(7, 10_000_000).as_ref().len(), 12);
+        // Not the shortest form, or a length past the key: malformed.
+        assert!(decode_table_key(&[0, 0, 0, 0, 0, 0, 0, 7, 2, 0, 5]).is_err());
+        assert!(decode_table_key(&[0, 0, 0, 0, 0, 0, 0, 7, 9, 1]).is_err());
     }
 
     /// Golden bytes of the format-2 additions: `ids` values with and without a content

@@ -5,14 +5,14 @@
 //! | record | bytes |
 //! |---|---|
 //! | load row | seq (u64) ++ fingerprint (u64) ++ has hash (u8: 0 or 1) [++ content hash (u128)] ++ id length (u32) ++ id (UTF-8) |
-//! | table key | permuted fingerprint (u64) ++ seq (u64) (as [`super::table_key`]) |
+//! | table key | permuted fingerprint (u64 BE) ++ seq (u64 BE): 16 bytes (a store's table keys are shorter: [`super::TableKey`]) |
 //! | `exact` key | content hash (u128) ++ seq (u64) (as [`super::exact_key`]) |
 //!
 //! A run is its records one after another; it ends where the file ends.
 
 use std::io::{self, Read};
 
-use super::{exact_key, table_key};
+use super::exact_key;
 
 /// One loaded entry as a bulk load sorts it for the `ids` run: id, seq, fingerprint and
 /// content hash.
@@ -71,7 +71,7 @@ pub fn read_row(r: &mut impl Read) -> io::Result<Option<LoadRow>> {
 
 /// Appends the spill encoding of a table key.
 pub fn encode_table_key(&(permuted, seq): &(u64, u64), out: &mut Vec<u8>) {
-    out.extend_from_slice(&table_key(permuted, seq));
+    out.extend_from_slice(&super::encode_counters(permuted, seq));
 }
 
 /// Reads the next table key of a run; `None` at its end.

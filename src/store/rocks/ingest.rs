@@ -55,6 +55,7 @@ impl BulkIngest for RocksBackend {
         ingest.set_move_files(true);
         for run in runs {
             let cf = self.space_cf(run.space)?;
+            will_need(&run.file);
             self.db
                 .ingest_external_file_cf_opts(cf, &ingest, vec![run.file])
                 .map_err(storage)?;
@@ -73,6 +74,20 @@ impl BulkIngest for RocksBackend {
     /// Inside the staging directory, so that what a crash leaves goes with it.
     fn spill_dir(&self) -> Option<PathBuf> {
         Some(self.staging())
+    }
+}
+
+/// Asks the kernel to read `file` into the page cache, in the background.
+///
+/// RocksDB's `SstFileWriter` drops the pages it writes from the page cache (its
+/// `invalidate_page_cache`, not settable through the C API), so right after a bulk load
+/// every probe of a new process read its block from disk: the first 10,000 queries after
+/// a CLI import of 10M fingerprints took 9.4 s instead of 0.39 s. Ingest moves the file
+/// (the same inode), so the pages read here are the store's. Best effort: a failure only
+/// leaves the store cold.
+fn will_need(file: &std::path::Path) {
+    if let Ok(f) = std::fs::File::open(file) {
+        let _ = rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::WillNeed);
     }
 }
 
@@ -105,7 +120,7 @@ impl SortedWriter for SstRun<'_> {
     }
 
     fn put_table(&mut self, permuted: u64, seq: u64) -> Result<()> {
-        self.put(&codec::table_key(permuted, seq), &[])
+        self.put(codec::table_key(permuted, seq).as_ref(), &[])
     }
 
     fn finish(mut self: Box<Self>) -> Result<Option<SortedRun>> {

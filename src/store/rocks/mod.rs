@@ -6,6 +6,7 @@
 mod ingest;
 mod open;
 mod options;
+mod pool;
 mod snapshot;
 
 use std::path::{Path, PathBuf};
@@ -24,6 +25,8 @@ pub(crate) use open::{OpenMode, create, open};
 
 /// A store's RocksDB database.
 pub(crate) struct RocksBackend {
+    /// Table iterators kept between probes. Declared before `db`: dropped before it.
+    iters: pool::IterPool,
     db: DB,
     cache: Cache,
     path: PathBuf,
@@ -129,6 +132,10 @@ impl Backend for RocksBackend {
         Box::new(snapshot::RocksSnapshot::new(self))
     }
 
+    fn probe_view(&self) -> Box<dyn Snapshot + '_> {
+        Box::new(snapshot::RocksSnapshot::live(self))
+    }
+
     fn version(&self) -> u64 {
         self.db.latest_sequence_number()
     }
@@ -140,11 +147,13 @@ impl Backend for RocksBackend {
                 "column family `{missing}` of the manifest's layout is missing"
             )));
         }
+        self.iters.clear();
         self.table_cfs = names;
         Ok(())
     }
 
     fn reset_tables(&mut self, tables: usize) -> Result<()> {
+        self.iters.clear();
         for name in std::mem::take(&mut self.present_tables) {
             self.db.drop_cf(&name).map_err(storage)?;
         }
@@ -199,6 +208,7 @@ impl Backend for RocksBackend {
 impl Follow for RocksBackend {
     fn catch_up(&self) -> Result<()> {
         let _readers_out = self.catch_up.write().unwrap_or_else(|e| e.into_inner());
+        self.iters.clear();
         self.db.try_catch_up_with_primary().map_err(storage)
     }
 }

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use rocksdb::{Cache, DB};
 
 use super::options::{self, META};
+use super::pool::IterPool;
 use super::{RocksBackend, storage};
 use crate::error::{Error, Result};
 use crate::store::backend::{Backend, FlushScope};
@@ -229,7 +230,11 @@ fn open_existing(path: &Path, mode: &OpenMode, cache: Cache) -> Result<RocksBack
     }
     .map_err(|e| open_error(path, e))?;
     let secondary = matches!(mode, OpenMode::Secondary(_));
-    Ok(assemble(db, cache, path, names, secondary))
+    let mut backend = assemble(db, cache, path, names, secondary);
+    // A read-only instance never changes, a secondary only in a catch-up (which empties
+    // the pool); neither can refresh an iterator.
+    backend.iters = IterPool::new(*mode == OpenMode::Writer);
+    Ok(backend)
 }
 
 fn assemble(
@@ -248,6 +253,7 @@ fn assemble(
         options::cf_options(options::DOCS, &cache),
     );
     RocksBackend {
+        iters: IterPool::new(true),
         db,
         sst_options,
         cache,

@@ -5,6 +5,7 @@ use std::sync::RwLockReadGuard;
 use rocksdb::{DBRawIterator, ReadOptions};
 
 use super::options::{DOCS, IDS, META};
+use super::pool::Lease;
 use super::{RocksBackend, meta_key, storage};
 use crate::error::Result;
 use crate::store::backend::{DocItem, IdItem, MetaKey, Snapshot, Space};
@@ -12,7 +13,8 @@ use crate::store::codec::{self, IdValue};
 use crate::types::StoredDoc;
 
 /// A RocksDB snapshot, or on a secondary instance (which has no snapshots, and changes only
-/// in a catch-up) a shared hold on the catch-up lock.
+/// in a catch-up) a shared hold on the catch-up lock; or, for queries
+/// ([`RocksSnapshot::live`]), the latest state, tables read through kept iterators.
 pub(super) struct RocksSnapshot<'a> {
     backend: &'a RocksBackend,
     snap: Option<rocksdb::Snapshot<'a>>,
@@ -33,6 +35,20 @@ impl<'a> RocksSnapshot<'a> {
                 snap: Some(backend.db.snapshot()),
                 _guard: None,
             }
+        }
+    }
+
+    /// A view of the latest state for queries: no RocksDB snapshot (taking one locks the
+    /// database's mutex), tables read through the backend's kept iterators. On a secondary
+    /// instance it is as consistent as [`RocksSnapshot::new`]'s (nothing changes while the
+    /// catch-up lock is held).
+    pub(super) fn live(backend: &'a RocksBackend) -> Self {
+        RocksSnapshot {
+            backend,
+            snap: None,
+            _guard: backend
+                .secondary
+                .then(|| backend.catch_up.read().unwrap_or_else(|e| e.into_inner())),
         }
     }
 
@@ -76,7 +92,31 @@ fn drain(
     it.status().map_err(storage)
 }
 
+/// [`Snapshot::scan_table`] through a kept iterator: no upper bound is set (that would
+/// allocate one per probe), the scan stops at `hi` itself.
+fn scan_kept(
+    lease: &mut Lease<'_>,
+    lo: u64,
+    hi: Option<u64>,
+    each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
+) -> Result<()> {
+    let it = lease.iter();
+    it.seek(codec::table_bound(lo));
+    while let Some(key) = it.key() {
+        let entry = codec::decode_table_key(key);
+        if matches!((&entry, hi), (Ok((p, _)), Some(hi)) if *p >= hi) || !each(entry)? {
+            break;
+        }
+        it.next();
+    }
+    it.status().map_err(storage)
+}
+
 impl Snapshot for RocksSnapshot<'_> {
+    fn is_consistent(&self) -> bool {
+        self.snap.is_some() || self.backend.secondary
+    }
+
     fn meta(&self, key: MetaKey) -> Result<Option<Vec<u8>>> {
         let cf = self.backend.cf(META)?;
         self.backend
@@ -114,6 +154,9 @@ impl Snapshot for RocksSnapshot<'_> {
         hi: Option<u64>,
         each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
     ) -> Result<()> {
+        if self.snap.is_none() {
+            return scan_kept(&mut self.backend.table_iter(t)?, lo, hi, each);
+        }
         let mut ro = self.ro();
         if let Some(hi) = hi {
             ro.set_iterate_upper_bound(codec::table_bound(hi));
