@@ -200,8 +200,8 @@ impl Layout {
     /// The layout the cost model picks for a store expected to hold `expected_docs`
     /// fingerprints: among `b = k_max + 1, ..., k_max + 12` blocks and every number of
     /// leading blocks ([`Layout::covering`]; `b − k_max` is Manku's layout), the one with
-    /// the lowest [`Layout::expected_query_us`] (ties go to fewer tables, which cost less
-    /// space and fewer writes per insert). With `k_max = 3`: 4 tables (16-bit prefixes) up
+    /// the lowest [`Layout::expected_query_us`] (within 5 %, fewer tables win: they cost
+    /// less space and fewer writes per insert). With `k_max = 3`: 4 tables (16-bit prefixes) up
     /// to a few million documents, then 6 tables leading with 2 of 6 blocks (21–22 bits).
     pub fn for_expected_docs(expected_docs: u64, k_max: u32) -> Result<Self> {
         let n = expected_docs.max(1) as f64;
@@ -212,13 +212,14 @@ impl Layout {
                     continue;
                 };
                 let cost = layout.expected_query_us(n);
-                let better = match &best {
-                    None => true,
-                    Some((c, l)) => {
-                        cost < *c - 1e-9
-                            || (cost <= *c + 1e-9 && layout.tables.len() < l.tables.len())
+                // Within 5 % (the model's accuracy), fewer tables win.
+                let better = best.as_ref().is_none_or(|(c, l)| {
+                    match layout.tables.len().cmp(&l.tables.len()) {
+                        std::cmp::Ordering::Less => cost <= c * 1.05,
+                        std::cmp::Ordering::Equal => cost < *c,
+                        std::cmp::Ordering::Greater => cost < c * 0.95,
                     }
-                };
+                });
                 if better {
                     best = Some((cost, layout));
                 }
