@@ -42,13 +42,15 @@ pub(crate) fn for_each_token(
 ) {
     let mut line_tokens = |line: &str, weight: f32| {
         let line = clean::strip_urls(line);
-        analyze::tokenize(&line, |token| {
-            if token.bytes().all(|b| b.is_ascii_digit()) {
+        analyze::tokenize_runs(&line, |token, han| {
+            if !han && token.bytes().all(|b| b.is_ascii_digit()) {
                 return;
             }
             // A Han word of two or more characters weighs HAN_WORD_WEIGHT and also counts
-            // its characters (a one-character word is its character already).
-            let han_word = token.starts_with(analyze::is_han) && token.chars().nth(1).is_some();
+            // its characters (a one-character word is its character already). Han
+            // characters take 3 or 4 bytes in UTF-8, so a Han token of more than 4 bytes
+            // has two or more.
+            let han_word = han && token.len() > 4;
             emit(
                 token,
                 xxh3_64_with_seed(token.as_bytes(), seed),
