@@ -40,6 +40,10 @@ pub(crate) fn for_each_token(
     han_chars: HanChars,
     mut emit: impl FnMut(&str, u64, f32, TokenKind),
 ) {
+    #[cfg(test)]
+    if !text.is_empty() {
+        BODY_PASSES.set(BODY_PASSES.get() + 1);
+    }
     let mut line_tokens = |line: &str, weight: f32| {
         let line = clean::strip_urls(line);
         analyze::tokenize_runs(&line, |token, han| {
@@ -79,6 +83,19 @@ pub(crate) fn for_each_token(
             line_tokens(line, weight);
         }
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Calls of [`for_each_token`] with a body text in this thread (see [`body_passes`]).
+    static BODY_PASSES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many times this thread has tokenized a body text: tests count the passes an
+/// operation makes over a document.
+#[cfg(test)]
+pub(crate) fn body_passes() -> usize {
+    BODY_PASSES.get()
 }
 
 #[cfg(test)]
