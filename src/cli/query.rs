@@ -86,14 +86,20 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
         return run_batch(&store, batch, &args);
     }
     let f = store.fingerprinter();
+    // The sketch only with --verify, from the same analysis as the fingerprint.
+    let analyze = |title: Option<&str>, text: &str| -> simstore::Result<_> {
+        match args.verify {
+            Some(_) => f.analyze(title, text).map(|a| (a.fingerprint, a.sketch)),
+            None => Ok((f.fingerprint(title, text)?, None)),
+        }
+    };
     let (fp, sketch) = match (&args.fp, &args.file, &args.text) {
         (Some(hex), _, _) => (hex.parse::<Fingerprint>()?, None),
         (_, Some(file), _) => {
             let (title, text) = input::read_document(file)?;
-            let title = args.title.as_deref().or(title.as_deref());
-            (f.fingerprint(title, &text)?, f.sketch(&text))
+            analyze(args.title.as_deref().or(title.as_deref()), &text)?
         }
-        (_, _, Some(text)) => (f.fingerprint(args.title.as_deref(), text)?, f.sketch(text)),
+        (_, _, Some(text)) => analyze(args.title.as_deref(), text)?,
         _ => unreachable!("clap requires one of text, --file, --fp, --batch"),
     };
     let matches = search(&store, fp, sketch, &args, None)?;
@@ -185,16 +191,12 @@ fn parse_item(store: &Store, line: u64, raw: Raw, sketch: SketchMode) -> Result<
         }
     }
     let record = input::to_record(raw)?;
-    let fp = record
-        .fingerprint(store.fingerprinter())
-        .map_err(|e| e.to_string())?;
-    let sketch = if sketch == SketchMode::Compute && record.fp.is_none() {
-        store
-            .fingerprinter()
-            .sketch(record.text.as_deref().unwrap_or(""))
-    } else {
-        None
-    };
+    let f = store.fingerprinter();
+    let (fp, sketch) = match sketch {
+        SketchMode::Compute => record.fingerprint_and_sketch(f),
+        SketchMode::Skip => record.fingerprint(f).map(|fp| (fp, None)),
+    }
+    .map_err(|e| e.to_string())?;
     Ok((json!(record.id), Some(record.id), fp, sketch))
 }
 

@@ -14,8 +14,8 @@ use serde_json::{Map, Value};
 use crate::input::gzip::GzipError;
 use crate::input::limit::{DEFAULT_MAX_DOC_BYTES, human};
 use crate::text::fingerprint::Fingerprinter;
-use crate::types::Fingerprint;
 use crate::types::{DocMeta, Document, Entry};
+use crate::types::{Fingerprint, Sketch};
 
 /// The longest line (one record) accepted by default, in bytes: 256 MiB
 /// ([`DEFAULT_MAX_DOC_BYTES`]; [`Lines::with_limit`] sets another).
@@ -215,6 +215,22 @@ impl Record {
         }
     }
 
+    /// The record's fingerprint and, when it is computed from title and text, the text's
+    /// shingle sketch, in one analysis (for verified queries); a record with a given `fp`
+    /// has no sketch.
+    pub fn fingerprint_and_sketch(
+        &self,
+        f: &Fingerprinter,
+    ) -> Result<(Fingerprint, Option<Sketch>), RecordError> {
+        match self.fp {
+            Some(fp) => Ok((fp, None)),
+            None => f
+                .analyze(self.title.as_deref(), self.text.as_deref().unwrap_or(""))
+                .map(|a| (a.fingerprint, a.sketch))
+                .map_err(fingerprint_error),
+        }
+    }
+
     /// The store entry for this record (fingerprinting it unless `fp` was given). A record
     /// fingerprinted from its text also gets its content hash (the exact-duplicate key) and
     /// its shingle sketch (for verified queries); a record with a given `fp` has neither.
@@ -336,6 +352,26 @@ impl<R: BufRead> Lines<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fingerprint_and_sketch_are_those_of_the_text() {
+        let f = Fingerprinter::new();
+        let r = parse_jsonl(br#"{"id":"a","title":"T","text":"one two three four"}"#).unwrap();
+        assert_eq!(
+            r.fingerprint_and_sketch(&f).unwrap(),
+            (r.fingerprint(&f).unwrap(), f.sketch("one two three four"))
+        );
+        let given = parse_jsonl(br#"{"id":"b","text":"x","fp":"00000000000000ff"}"#).unwrap();
+        assert_eq!(
+            given.fingerprint_and_sketch(&f).unwrap(),
+            (Fingerprint(255), None)
+        );
+        let empty = parse_jsonl(br#"{"id":"c","text":"..."}"#).unwrap();
+        assert!(matches!(
+            empty.fingerprint_and_sketch(&f),
+            Err(RecordError::Empty)
+        ));
+    }
 
     #[test]
     fn parses_full_and_minimal_records() {

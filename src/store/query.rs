@@ -187,10 +187,17 @@ impl Store {
         k: u32,
         min_similarity: f64,
     ) -> Result<Vec<Match>> {
-        let Some(sketch) = self.fingerprinter.sketch(&doc.text) else {
+        // One analysis gives both the fingerprint and the sketch.
+        let analysis = match self.fingerprinter.analyze(doc.title.as_deref(), &doc.text) {
+            Ok(analysis) => analysis,
+            // No token in the title or the text: no sketch either.
+            Err(Error::EmptyDocument) => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let Some(sketch) = analysis.sketch else {
             return Ok(Vec::new());
         };
-        let mut out = self.query_doc(doc, k)?;
+        let mut out = self.query(analysis.fingerprint, k)?;
         out.retain(|m| {
             m.doc
                 .sketch
@@ -281,4 +288,30 @@ impl Store {
 /// Sorts matches by distance, then id.
 pub(super) fn sort_matches(matches: &mut [Match]) {
     matches.sort_unstable_by(|a, b| (a.distance, &a.doc.id).cmp(&(b.distance, &b.doc.id)));
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::store::StoreBuilder;
+    use crate::text::tokens::body_passes;
+    use crate::types::Document;
+
+    /// `query_verified` tokenized the query's text twice (once for the sketch, once for the
+    /// fingerprint); one analysis gives both.
+    #[test]
+    fn query_verified_analyzes_the_text_once() {
+        let store = StoreBuilder::in_memory().k_max(3).open().unwrap();
+        let doc = Document {
+            id: "a".into(),
+            title: Some("Harbour crane".into()),
+            text: "The harbour opened a new crane. Workers said it lifts containers faster.".into(),
+            url: None,
+        };
+        store.insert(&doc).unwrap();
+        let before = body_passes();
+        let matches = store.query_verified(&doc, 3, 0.9).unwrap();
+        assert_eq!(body_passes() - before, 1, "passes over the query's text");
+        assert_eq!(matches.len(), 1);
+        assert_eq!(matches[0].doc.id, "a");
+    }
 }

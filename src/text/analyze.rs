@@ -23,38 +23,68 @@ pub fn warm_up() {
 /// class 0, quick-check Yes, never the second half of a composition), so the text is cut
 /// before each such character, those characters are copied as they are, and only the
 /// pieces holding other characters go through the NFKC algorithm. The result is the same
-/// as normalizing the whole text at once.
+/// as normalizing the whole text at once. One pass: ASCII is passed by byte, other
+/// characters are decoded once, and a run of stable characters is copied at once (with a
+/// second look only when it holds a full-width form).
 pub fn normalize(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while !rest.is_empty() {
-        let unstable = rest.find(|c: char| !is_stable(c)).unwrap_or(rest.len());
+    let bytes = text.as_bytes();
+    // `text[span..i]`: stable characters not yet copied, the last of them at `last`; and
+    // whether a full-width form is among them.
+    let (mut span, mut i, mut last, mut full_width) = (0, 0, 0, false);
+    while i < bytes.len() {
+        // ASCII eight bytes at a time, then byte by byte.
+        if let Some(word) = bytes.get(i..i + 8)
+            && u64::from_le_bytes(word.try_into().unwrap_or_default()) & 0x8080_8080_8080_8080 == 0
+        {
+            last = i + 7;
+            i += 8;
+            continue;
+        }
+        if bytes[i].is_ascii() {
+            last = i;
+            i += 1;
+            continue;
+        }
+        let c = text[i..].chars().next().unwrap_or_default();
+        if is_stable(c) {
+            full_width |= is_full_width(c);
+            last = i;
+            i += c.len_utf8();
+            continue;
+        }
         // Stable characters are copied as they are (ASCII lowercased), except the last one
         // before an unstable character: it may combine with what follows, so it goes
         // through NFKC with it.
-        let copy_end = if unstable == rest.len() {
-            unstable
-        } else {
-            rest[..unstable]
-                .char_indices()
-                .next_back()
-                .map_or(0, |(i, _)| i)
-        };
-        push_stable(&mut out, &rest[..copy_end]);
-        rest = &rest[copy_end..];
-        if rest.is_empty() {
-            break;
-        }
+        let copy_end = if span < i { last } else { i };
+        push_span(&mut out, &text[span..copy_end], full_width);
         // The piece: that stable character (if any), the unstable characters after it, up
         // to the next stable character.
-        let first_unstable = unstable - copy_end;
-        let end = rest[first_unstable..]
-            .find(is_stable)
-            .map_or(rest.len(), |i| first_unstable + i);
-        push_lowercase(&mut out, rest[..end].nfkc());
-        rest = &rest[end..];
+        let end = text[i..].find(is_stable).map_or(text.len(), |j| i + j);
+        push_lowercase(&mut out, text[copy_end..end].nfkc());
+        (span, i, full_width) = (end, end, false);
     }
+    push_span(&mut out, &text[span..], full_width);
     out
+}
+
+/// Appends stable characters (see [`push_stable`]); `full_width` says whether a full-width
+/// form may be among them (else only ASCII needs lowercasing).
+#[inline]
+fn push_span(out: &mut String, s: &str, full_width: bool) {
+    if full_width {
+        push_stable(out, s);
+    } else {
+        let start = out.len();
+        out.push_str(s);
+        out[start..].make_ascii_lowercase();
+    }
+}
+
+/// The full-width ASCII forms (U+FF01–U+FF5E), NFKC-equivalent to U+0021–U+007E.
+#[inline]
+fn is_full_width(c: char) -> bool {
+    ('\u{FF01}'..='\u{FF5E}').contains(&c)
 }
 
 /// Appends stable characters as NFKC + lowercase makes them: ASCII lowercased, full-width
@@ -68,7 +98,7 @@ fn push_stable(out: &mut String, s: &str) {
         return;
     }
     let mut rest = s;
-    while let Some(i) = rest.find(|c: char| ('\u{FF01}'..='\u{FF5E}').contains(&c)) {
+    while let Some(i) = rest.find(is_full_width) {
         let start = out.len();
         out.push_str(&rest[..i]);
         out[start..].make_ascii_lowercase();
@@ -151,6 +181,8 @@ pub fn is_word_char(c: char) -> bool {
 /// Calls `emit(run, is_han)` with every run of word characters of already-normalized
 /// `text`, in order: a run of Han characters ([`is_han`]) with `true`, a run of other
 /// letters and digits with `false`. Any other character ends a run and is not emitted.
+///
+/// ASCII is classified by byte, without decoding; other characters one by one.
 pub fn for_each_run(text: &str, mut emit: impl FnMut(&str, bool)) {
     #[derive(PartialEq, Clone, Copy)]
     enum Run {
@@ -158,28 +190,42 @@ pub fn for_each_run(text: &str, mut emit: impl FnMut(&str, bool)) {
         Han,
         Word,
     }
+    let bytes = text.as_bytes();
     let mut run = Run::None;
     let mut start = 0;
-    let mut flush = |run: Run, s: &str| {
-        if run != Run::None {
-            emit(s, run == Run::Han);
-        }
-    };
-    for (i, c) in text.char_indices() {
-        let kind = if is_han(c) {
-            Run::Han
-        } else if is_word_char(c) {
-            Run::Word
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let (kind, len) = if b.is_ascii() {
+            let kind = if b.is_ascii_alphanumeric() {
+                Run::Word
+            } else {
+                Run::None
+            };
+            (kind, 1)
         } else {
-            Run::None
+            let c = text[i..].chars().next().unwrap_or_default();
+            let kind = if is_han(c) {
+                Run::Han
+            } else if is_word_char(c) {
+                Run::Word
+            } else {
+                Run::None
+            };
+            (kind, c.len_utf8())
         };
         if kind != run {
-            flush(run, &text[start..i]);
+            if run != Run::None {
+                emit(&text[start..i], run == Run::Han);
+            }
             run = kind;
             start = i;
         }
+        i += len;
     }
-    flush(run, &text[start..]);
+    if run != Run::None {
+        emit(&text[start..], run == Run::Han);
+    }
 }
 
 /// Calls `emit` with every token of already-normalized `text`, in order.
@@ -188,14 +234,20 @@ pub fn for_each_run(text: &str, mut emit: impl FnMut(&str, bool)) {
 /// words is off, as it doubles jieba's cost and the fingerprint counts every word's
 /// characters anyway); other alphanumeric runs are single tokens.
 pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
+    tokenize_runs(text, |token, _| emit(token));
+}
+
+/// [`tokenize`], passing with each token whether it is from a Han run (then all its
+/// characters are Han characters, [`is_han`]; else none is).
+pub(crate) fn tokenize_runs(text: &str, mut emit: impl FnMut(&str, bool)) {
     for_each_run(text, |run, han| {
         if han {
             // A run of Han characters only: every token jieba returns is a word.
             for token in JIEBA.cut(run, false) {
-                emit(token.word);
+                emit(token.word, true);
             }
         } else {
-            emit(run);
+            emit(run, false);
         }
     });
 }

@@ -39,6 +39,7 @@ use std::sync::LazyLock;
 use aho_corasick::AhoCorasick;
 
 pub use crate::text::stop_words::STOP_WORDS;
+use crate::text::stop_words::is_english_stop_word;
 
 /// Weight of a short line (see the module documentation), relative to a content line.
 pub const SHORT_LINE_WEIGHT: f32 = 0.25;
@@ -141,7 +142,7 @@ pub fn classify(line: &str) -> LineKind {
     if is_navigation(&n, sentence)
         || is_metadata(&n)
         || (n.len <= 160 && is_marked(line, n.len, n.script()))
-        || lacks_function_words(line, &n)
+        || lacks_function_words(&n)
     {
         return LineKind::Boilerplate;
     }
@@ -177,65 +178,180 @@ struct LineCounts {
     items: usize,
     /// [`CLAUSE_MARKS`].
     clause_marks: usize,
+    /// Runs of letters and digits ([`crate::text::analyze::is_word_char`]).
+    alnum_words: usize,
+    /// Those of them that are English [`STOP_WORDS`].
+    function_words: usize,
+}
+
+/// ASCII character classes of [`LineScan::ascii`], by byte.
+const SPACE: u8 = 1;
+const SEPARATOR: u8 = 2;
+const CLAUSE: u8 = 4;
+const ALNUM: u8 = 8;
+const DIGIT: u8 = 16;
+static ASCII_CLASS: [u8; 128] = {
+    let mut table = [0u8; 128];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8 as char;
+        table[b] = if c.is_whitespace() {
+            SPACE
+        } else if c == '|' || c == '>' {
+            SEPARATOR
+        } else if c == ',' || c == ';' || c == '!' || c == '?' {
+            CLAUSE
+        } else if c.is_ascii_digit() {
+            ALNUM | DIGIT
+        } else if c.is_ascii_alphanumeric() {
+            ALNUM
+        } else {
+            0
+        };
+        b += 1;
+    }
+    table
+};
+
+/// The state of [`LineCounts::of`]'s pass over a line.
+#[derive(Default)]
+struct LineScan {
+    n: LineCounts,
+    /// Inside a whitespace-separated word.
+    in_word: bool,
+    /// Inside a separator-delimited item.
+    item_open: bool,
+    /// Inside a run of letters and digits ...
+    in_alnum: bool,
+    /// ... which started at this byte ...
+    alnum_start: usize,
+    /// ... and is ASCII so far (no English stop word holds another character).
+    alnum_ascii: bool,
+}
+
+impl LineScan {
+    /// Counts an ASCII character (table-driven; the same counts as [`LineScan::other`]).
+    #[inline]
+    fn ascii(&mut self, line: &[u8], i: usize, b: u8) {
+        let class = ASCII_CLASS[usize::from(b)];
+        self.n.len += 1;
+        if class & ALNUM == 0 {
+            self.end_alnum(line, i);
+        }
+        if class & SPACE != 0 {
+            self.in_word = false;
+            return;
+        }
+        self.open_word();
+        if class & SEPARATOR != 0 {
+            self.end_item();
+            return;
+        }
+        self.item_open = true;
+        self.n.clause_marks += usize::from(class & CLAUSE != 0);
+        if class & ALNUM != 0 {
+            self.n.alnum += 1;
+            self.n.digits += usize::from(class & DIGIT != 0);
+            if !self.in_alnum {
+                (self.in_alnum, self.alnum_start, self.alnum_ascii) = (true, i, true);
+            }
+        }
+    }
+
+    /// Counts a non-ASCII character.
+    #[inline]
+    fn other(&mut self, line: &[u8], i: usize, c: char) {
+        self.n.len += 1;
+        // The common case of Chinese text first: a CJK Unified Ideograph is a word
+        // character and neither space, separator nor clause mark.
+        if let Some(index) = crate::text::analyze::cjk_unified_index(c) {
+            self.open_word();
+            self.item_open = true;
+            self.n.han += 1;
+            self.n.function_han += usize::from(is_function_index(index));
+            self.alnum_other();
+            return;
+        }
+        if c.is_whitespace() {
+            self.in_word = false;
+            self.end_alnum(line, i);
+            return;
+        }
+        self.open_word();
+        if SEPARATORS.contains(&c) {
+            self.end_item();
+            self.end_alnum(line, i);
+            return;
+        }
+        self.item_open = true;
+        self.n.clause_marks += usize::from(CLAUSE_MARKS.contains(&c));
+        if crate::text::analyze::is_han(c) {
+            // Outside the CJK Unified block: no function character.
+            self.n.han += 1;
+            self.alnum_other();
+        } else if crate::text::analyze::is_word_char(c) {
+            self.alnum_other();
+        } else {
+            self.end_alnum(line, i);
+        }
+    }
+
+    /// A non-space character: counted, and the start of a word after a space.
+    #[inline]
+    fn open_word(&mut self) {
+        self.n.chars += 1;
+        self.n.words += usize::from(!self.in_word);
+        self.in_word = true;
+    }
+
+    /// A separator: it closes the item before it.
+    #[inline]
+    fn end_item(&mut self) {
+        self.n.items += usize::from(self.item_open);
+        self.item_open = false;
+    }
+
+    /// A non-ASCII letter or digit: in a run of them, never an English stop word.
+    #[inline]
+    fn alnum_other(&mut self) {
+        self.n.alnum += 1;
+        self.in_alnum = true;
+        self.alnum_ascii = false;
+    }
+
+    /// A character at byte `i` of `line` that is no letter or digit ends the run of them
+    /// before it.
+    #[inline]
+    fn end_alnum(&mut self, line: &[u8], i: usize) {
+        if self.in_alnum {
+            self.n.alnum_words += 1;
+            self.n.function_words +=
+                usize::from(self.alnum_ascii && is_english_stop_word(&line[self.alnum_start..i]));
+            self.in_alnum = false;
+        }
+    }
 }
 
 impl LineCounts {
     /// Counts `line` in one pass over its characters.
     fn of(line: &str) -> Self {
-        let mut n = Self::default();
-        let (mut in_word, mut item_open) = (false, false);
-        for c in line.chars() {
-            n.len += 1;
-            // The common case of Chinese text first: a CJK Unified Ideograph is a word
-            // character and neither space, separator nor clause mark.
-            if let Some(i) = crate::text::analyze::cjk_unified_index(c) {
-                n.chars += 1;
-                n.words += usize::from(!in_word);
-                in_word = true;
-                item_open = true;
-                n.han += 1;
-                n.alnum += 1;
-                n.function_han += usize::from(is_function_index(i));
-                continue;
+        let mut scan = LineScan::default();
+        let bytes = line.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if b.is_ascii() {
+                scan.ascii(bytes, i, b);
+                i += 1;
+            } else {
+                let c = line[i..].chars().next().unwrap_or_default();
+                scan.other(bytes, i, c);
+                i += c.len_utf8();
             }
-            if c.is_whitespace() {
-                in_word = false;
-                continue;
-            }
-            n.chars += 1;
-            if !in_word {
-                n.words += 1;
-                in_word = true;
-            }
-            if SEPARATORS.contains(&c) {
-                n.items += usize::from(item_open);
-                item_open = false;
-                continue;
-            }
-            item_open = true;
-            n.clause_marks += usize::from(CLAUSE_MARKS.contains(&c));
-            n.count_other(c);
         }
-        n.items += usize::from(item_open);
-        n
-    }
-
-    /// Counts a character that is neither a CJK Unified Ideograph, a space nor a separator
-    /// as a letter, digit or Han character.
-    #[inline]
-    fn count_other(&mut self, c: char) {
-        if c.is_ascii() {
-            if c.is_ascii_alphanumeric() {
-                self.alnum += 1;
-                self.digits += usize::from(c.is_ascii_digit());
-            }
-        } else if crate::text::analyze::is_han(c) {
-            // Outside the CJK Unified block: no function character.
-            self.han += 1;
-            self.alnum += 1;
-        } else if crate::text::analyze::is_word_char(c) {
-            self.alnum += 1;
-        }
+        scan.end_alnum(bytes, bytes.len());
+        scan.end_item();
+        scan.n
     }
 
     /// The line's script: Han if it has any Han character.
@@ -274,7 +390,7 @@ fn is_metadata(n: &LineCounts) -> bool {
 /// Han lines count only when they are not written in clauses: a link list or tag strip has
 /// no commas or full stops; prose that happens to use few function characters ("电池无问题。",
 /// an app's feature list) has them. Other lines count their English [`STOP_WORDS`].
-fn lacks_function_words(line: &str, n: &LineCounts) -> bool {
+fn lacks_function_words(n: &LineCounts) -> bool {
     if n.han >= FUNCTION_WORDS_MIN_HAN
         && n.clause_marks == 0
         && (n.function_han as f32) < MIN_FUNCTION_HAN * n.han as f32
@@ -282,7 +398,7 @@ fn lacks_function_words(line: &str, n: &LineCounts) -> bool {
         return true;
     }
     if n.han == 0 && n.alnum >= FUNCTION_WORDS_MIN_HAN {
-        let (function, all) = english_function_words(line);
+        let (function, all) = (n.function_words, n.alnum_words);
         return all >= 8 && (function as f32) < MIN_FUNCTION_WORDS * all as f32;
     }
     false
@@ -357,30 +473,9 @@ fn is_function_index(i: usize) -> bool {
     BITMAP[i / 64] & (1 << (i % 64)) != 0
 }
 
-/// (English [`STOP_WORDS`], all alphanumeric words) of a line.
-fn english_function_words(line: &str) -> (usize, usize) {
-    static EN: LazyLock<std::collections::HashSet<&'static str>> = LazyLock::new(|| {
-        STOP_WORDS
-            .iter()
-            .copied()
-            .filter(|w| w.is_ascii())
-            .collect()
-    });
-    let (mut function, mut all) = (0, 0);
-    for w in line
-        .split(|c: char| !crate::text::analyze::is_word_char(c))
-        .filter(|w| !w.is_empty())
-    {
-        all += 1;
-        function += usize::from(EN.contains(w));
-    }
-    (function, all)
-}
-
 /// Splits normalized `text` into lines with their weights (0, [`SHORT_LINE_WEIGHT`] or 1).
 pub fn weighted_lines(text: &str) -> Vec<(&str, f32)> {
-    let lines: Vec<(&str, LineKind)> = text
-        .split(['\n', '\r', '\u{2028}', '\u{2029}'])
+    let lines: Vec<(&str, LineKind)> = lines(text)
         .filter(|l| !l.trim().is_empty())
         .map(|l| (l, classify(l)))
         .collect();
@@ -407,11 +502,47 @@ pub fn weighted_lines(text: &str) -> Vec<(&str, f32)> {
         .collect()
 }
 
+/// `text` split at line breaks: `\n`, `\r`, U+2028 and U+2029 (what
+/// `text.split(['\n', '\r', '\u{2028}', '\u{2029}'])` gives), found with `memchr` rather
+/// than by decoding every character.
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let mut start = Some(0);
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        let begin = start?;
+        while let Some(i) = memchr::memchr3(b'\n', b'\r', 0xE2, &bytes[from..]).map(|i| from + i) {
+            // U+2028 and U+2029 are E2 80 A8 and E2 80 A9 in UTF-8.
+            let len = match bytes[i] {
+                0xE2 if matches!(bytes.get(i + 1..i + 3), Some([0x80, 0xA8 | 0xA9])) => 3,
+                0xE2 => {
+                    from = i + 1;
+                    continue;
+                }
+                _ => 1,
+            };
+            from = i + len;
+            start = Some(from);
+            return Some(&text[begin..i]);
+        }
+        start = None;
+        Some(&text[begin..])
+    })
+}
+
 /// The article part of a title: the longest piece between the separators that sites put
 /// between an article's title and their own name (" - ", " | ", " – ", " — ", " :: ", "_",
 /// "｜", " · "), so "Story - Site" and "Story | Other site" are both "Story".
 pub fn title(title: &str) -> String {
     const SEPARATORS: &[&str] = &[" | ", " - ", " – ", " — ", " :: ", "_", "｜", " · ", "|"];
+    // Most titles hold no separator: without a byte that one of them starts or ends with,
+    // the title is its one piece.
+    if !title
+        .bytes()
+        .any(|b| matches!(b, b'|' | b'-' | b':' | b'_' | 0xC2 | 0xE2 | 0xEF))
+    {
+        return title.trim().to_owned();
+    }
     let mut pieces = vec![title.trim()];
     for sep in SEPARATORS {
         pieces = pieces
@@ -462,6 +593,108 @@ mod tests {
 
     fn kind(line: &str) -> LineKind {
         classify(&normalize(line))
+    }
+
+    /// The counting before `LineCounts` did it: (English [`STOP_WORDS`], all alphanumeric words) of a line.
+    fn english_function_words_by_split(line: &str) -> (usize, usize) {
+        static EN: LazyLock<std::collections::HashSet<&'static str>> = LazyLock::new(|| {
+            STOP_WORDS
+                .iter()
+                .copied()
+                .filter(|w| w.is_ascii())
+                .collect()
+        });
+        let (mut function, mut all) = (0, 0);
+        for w in line
+            .split(|c: char| !crate::text::analyze::is_word_char(c))
+            .filter(|w| !w.is_empty())
+        {
+            all += 1;
+            function += usize::from(EN.contains(w));
+        }
+        (function, all)
+    }
+
+    #[test]
+    fn one_pass_counts_english_function_words_as_splitting_did() {
+        let mut lines: Vec<String> = [
+            "The city council approved a new budget on Tuesday, adding funds for parks.",
+            "Home | News | Sport | the and of",
+            "café and the naïve résumé of it",
+            "北京 the 天气 of and",
+            "thethethethethethethe the",
+            "a-b c_d e.f THE The the",
+            "",
+            "   ",
+            "september wednesday septembers",
+        ]
+        .iter()
+        .map(|l| normalize(l))
+        .collect();
+        // Random mixes of stop words, other words, spaces, punctuation and other scripts.
+        let pieces = [
+            "the",
+            "of",
+            "and",
+            "to",
+            "budget",
+            " ",
+            " ",
+            ", ",
+            "|",
+            "·",
+            "é",
+            "中",
+            "2026",
+            "x",
+            "it's",
+            "\u{3000}",
+            "ｔｈｅ",
+            "monday",
+            "a",
+        ];
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..20_000 {
+            let len = (x % 16) as usize;
+            let line: String = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    pieces[(x % pieces.len() as u64) as usize]
+                })
+                .collect();
+            lines.push(normalize(&line));
+        }
+        for line in &lines {
+            let n = LineCounts::of(line);
+            assert_eq!(
+                (n.function_words, n.alnum_words),
+                english_function_words_by_split(line),
+                "{line:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn lines_split_as_str_split_does() {
+        let breaks = [
+            "\n", "\r", "\r\n", "\u{2028}", "\u{2029}", "\u{2027}", "…", "—", "a", "中", " ",
+        ];
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..20_000 {
+            let len = (x % 10) as usize;
+            let text: String = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    breaks[(x % breaks.len() as u64) as usize]
+                })
+                .collect();
+            let expected: Vec<&str> = text.split(['\n', '\r', '\u{2028}', '\u{2029}']).collect();
+            assert_eq!(lines(&text).collect::<Vec<_>>(), expected, "{text:?}");
+        }
     }
 
     #[test]

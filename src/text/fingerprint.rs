@@ -104,6 +104,9 @@ thread_local! {
 /// 3 MiB); the scratch of a larger document is freed.
 const MAX_KEPT_FEATURES: usize = 1 << 16;
 
+/// A kept feature index up to 4 times this capacity (or the document's estimate) is cleared
+/// for the next document rather than replaced.
+const KEPT_INDEX_FLOOR: usize = 1024;
 /// Occurrences are summed once this many are waiting (see [`Tally`]).
 const OCCURRENCE_CHUNK: usize = 4096;
 /// The content hash takes its bytes in pieces of about this size.
@@ -136,8 +139,15 @@ struct Tally {
 
 impl Tally {
     fn clear(&mut self, reserve: usize) {
-        self.index.clear();
-        self.index.reserve(reserve.min(MAX_KEPT_FEATURES));
+        let reserve = reserve.min(MAX_KEPT_FEATURES);
+        // Clearing a hash table writes each of its control bytes: a table kept from a much
+        // larger document is replaced by one of this document's size instead.
+        if self.index.capacity() > 4 * reserve.max(KEPT_INDEX_FLOOR) {
+            self.index = FeatureIndex::with_capacity_and_hasher(reserve, Default::default());
+        } else {
+            self.index.clear();
+            self.index.reserve(reserve);
+        }
         self.features.clear();
         self.resolved = 0;
         self.pending.clear();

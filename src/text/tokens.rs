@@ -40,15 +40,21 @@ pub(crate) fn for_each_token(
     han_chars: HanChars,
     mut emit: impl FnMut(&str, u64, f32, TokenKind),
 ) {
+    #[cfg(test)]
+    if !text.is_empty() {
+        BODY_PASSES.set(BODY_PASSES.get() + 1);
+    }
     let mut line_tokens = |line: &str, weight: f32| {
         let line = clean::strip_urls(line);
-        analyze::tokenize(&line, |token| {
-            if token.bytes().all(|b| b.is_ascii_digit()) {
+        analyze::tokenize_runs(&line, |token, han| {
+            if !han && token.bytes().all(|b| b.is_ascii_digit()) {
                 return;
             }
             // A Han word of two or more characters weighs HAN_WORD_WEIGHT and also counts
-            // its characters (a one-character word is its character already).
-            let han_word = token.starts_with(analyze::is_han) && token.chars().nth(1).is_some();
+            // its characters (a one-character word is its character already). Han
+            // characters take 3 or 4 bytes in UTF-8, so a Han token of more than 4 bytes
+            // has two or more.
+            let han_word = han && token.len() > 4;
             emit(
                 token,
                 xxh3_64_with_seed(token.as_bytes(), seed),
@@ -77,6 +83,19 @@ pub(crate) fn for_each_token(
             line_tokens(line, weight);
         }
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Calls of [`for_each_token`] with a body text in this thread (see [`body_passes`]).
+    static BODY_PASSES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many times this thread has tokenized a body text: tests count the passes an
+/// operation makes over a document.
+#[cfg(test)]
+pub(crate) fn body_passes() -> usize {
+    BODY_PASSES.get()
 }
 
 #[cfg(test)]
