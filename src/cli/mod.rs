@@ -10,6 +10,7 @@ mod copy;
 mod dedup;
 mod delete;
 mod eval;
+mod explain;
 mod export;
 mod fingerprint;
 mod get;
@@ -41,6 +42,7 @@ Examples:
   simstore import --dedup pages.jsonl          store only new pages; print the duplicates
   simstore dedup --k 3 pages.jsonl             near-duplicate clusters of files (no store)
   simstore fingerprint --file page.txt         print a text's fingerprint
+  simstore explain --files a.html b.html       why two pages are (not) near duplicates
   simstore --db /data/pages.db stats           what a store holds and how it is laid out
   simstore export --format csv -o docs.csv     every stored document (id, fp, title, url, ...)
   simstore serve --port 7171                   HTTP JSON API for crawlers (prints its address)";
@@ -74,6 +76,8 @@ enum Command {
     Fingerprint(fingerprint::Args),
     /// Show a stored document.
     Get(get::Args),
+    /// Why two documents are (or are not) near duplicates: lines, features, distance.
+    Explain(explain::Args),
     /// Write every stored document (JSONL or CSV), in seq or id order; resumable.
     Export(export::Args),
     /// Write every stored id, one per line (`export --ids-only`).
@@ -112,6 +116,7 @@ pub fn main() -> ExitCode {
         Command::Query(a) => query::run(&cli.db, a),
         Command::Fingerprint(a) => fingerprint::run(a),
         Command::Get(a) => get::run(&cli.db, a),
+        Command::Explain(a) => explain::run(&cli.db, a),
         Command::Export(a) => export::run(&cli.db, a),
         Command::Ids(a) => export::run_ids(&cli.db, a),
         Command::Delete(a) => delete::run(&cli.db, a),
