@@ -183,6 +183,16 @@ fn cli_runs_on_a_cluster() {
         String::from_utf8_lossy(&o.stdout),
         "{\"cluster\":0,\"ids\":[\"a\",\"c\"]}\n"
     );
+    // Export in both orders (hash buckets list ids and records in no order), resumed.
+    let ids = |args: &[&str]| {
+        let o = t.run_on(Path::new(&url), args);
+        assert_eq!(code(&o), 0, "{args:?}: {}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert_eq!(ids(&["ids", "--order", "id"]), "a\nb\nc\n");
+    assert_eq!(ids(&["ids", "--after", "a"]), "b\nc\n");
+    assert_eq!(ids(&["ids", "--order", "seq"]), "a\nb\nc\n");
+    assert_eq!(ids(&["ids", "--from-seq", "1"]), "b\nc\n");
     let o = t.run_on(Path::new(&url), &["delete", "a"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let o = t.run_on(Path::new(&url), &["get", "a"]);

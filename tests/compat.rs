@@ -53,7 +53,12 @@ fn format_v1_store_is_refused_with_what_to_do() {
         assert_eq!(
             msg,
             "store format version 1 is not supported by this build (it reads version 3); \
-             it was written by an older simstore: re-import its documents into a new store"
+             it was written by an older simstore: re-import its documents from their original \
+             input into a new store (`simstore --db NEW import FILES`); if the simstore that \
+             wrote it has `simstore export`, export it with that binary and import the JSONL \
+             into a new store with this one (that keeps ids, fingerprints, titles and urls; a \
+             store holds no texts, so exact-duplicate checks and --verify need the original \
+             input)"
         );
     }
     // The refusal changed no data file of the old store.

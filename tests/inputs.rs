@@ -154,7 +154,7 @@ impl Warc {
     }
 }
 
-const WARC_SKIPPED: &str = "skipped 5 (3 WARC records that are not responses, 1 responses that are not HTML or plain text, 1 responses with a non-2xx HTTP status)";
+const WARC_SKIPPED: &str = "skipped 5 (3 WARC records that are not responses, 1 response that is not HTML or plain text, 1 response with a non-2xx HTTP status)";
 
 #[test]
 fn warc_responses_are_documents_and_the_rest_is_counted() {

@@ -412,7 +412,7 @@ fn sigint_on_an_idle_server_exits_zero() {
     s.signal("INT");
     let (status, err) = s.wait();
     assert_eq!(status.code(), Some(0), "{err}");
-    assert!(err.contains("holds 1 documents"), "{err}");
+    assert!(err.contains("holds 1 document"), "{err}");
 }
 
 #[test]

@@ -10,6 +10,8 @@ mod compat;
 mod crash;
 mod crawler;
 mod dedup;
+mod explain;
+mod export;
 mod fuzz;
 mod golden;
 mod inputs;

@@ -201,3 +201,163 @@ fn dedup_prints_readable_groups_with_titles() {
         "{\"cluster\":0,\"ids\":[\"a\",\"a-copy\"]}\n"
     );
 }
+
+/// Whether the store holds a document `id` (`get` exits 0).
+fn holds(t: &TestCommand, id: &str) -> bool {
+    code(&t.run(&["get", id])) == 0
+}
+
+/// The number of documents the store holds (`stats --json`).
+fn docs(t: &TestCommand) -> u64 {
+    let o = t.run(&["stats", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["docs"].as_u64().unwrap()
+}
+
+#[test]
+fn a_file_has_one_id_however_its_path_is_spelled() {
+    let t = TestCommand::new();
+    let file = t.write(
+        "doc.txt",
+        b"Rivers of the north run cold and clear in spring.",
+    );
+    let abs = file.to_str().unwrap();
+    for spelled in ["doc.txt", "./doc.txt", abs] {
+        let o = t.run(&["import", spelled]);
+        assert_eq!(code(&o), 0, "{spelled}: {}", stderr(&o));
+    }
+    assert_eq!(docs(&t), 1);
+    assert!(holds(&t, "doc.txt"));
+    // A directory: its name and the path inside it, however the directory is spelled.
+    std::fs::create_dir_all(t.path("site/sub")).unwrap();
+    t.write(
+        "site/sub/a.txt",
+        b"A page about compilers and their passes.",
+    );
+    let site = t.path("site");
+    for spelled in ["site", "./site/", site.to_str().unwrap()] {
+        let o = t.run(&["import", spelled]);
+        assert_eq!(code(&o), 0, "{spelled}: {}", stderr(&o));
+    }
+    assert_eq!(docs(&t), 2);
+    assert!(holds(&t, "site/sub/a.txt"));
+}
+
+#[test]
+fn texts_from_stdin_get_their_own_ids() {
+    let t = TestCommand::new();
+    for text in [
+        "The first text, about rivers.",
+        "The second, about compilers.",
+    ] {
+        let o = t.run_stdin(&["import", "--format", "text", "-"], text.as_bytes());
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
+    // The first again: the same id (replaced, not added).
+    let o = t.run_stdin(
+        &["import", "--format", "text", "-"],
+        b"The first text, about rivers.",
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(docs(&t), 2);
+    let o = t.run(&[
+        "query",
+        "--json",
+        "--k",
+        "0",
+        "The second, about compilers.",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let id = v["id"].as_str().unwrap();
+    assert!(id.starts_with("stdin-") && id.len() == 22, "{v}");
+}
+
+#[test]
+fn skipped_inputs_count_in_the_singular() {
+    let t = TestCommand::new();
+    std::fs::create_dir_all(t.path("site")).unwrap();
+    t.write("site/a.txt", b"A page about compilers and their passes.");
+    t.write("site/logo.png", b"\x89PNG");
+    let o = t.run(&["import", "site"]);
+    let err = stderr(&o);
+    assert_eq!(code(&o), 0, "{err}");
+    assert!(
+        err.contains("skipped 1 (1 file in a directory that is not .html, .htm or .txt)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_server_counts_documents_in_the_singular() {
+    let t = store_with_two("3");
+    assert_eq!(code(&t.run(&["delete", "b"])), 0);
+    let mut s = t.serve(&[]);
+    s.signal("TERM");
+    let (_, err) = s.wait();
+    assert!(err.contains("(store "), "{err}");
+    assert!(err.contains(", 1 document;"), "{err}");
+    assert!(err.trim_end().ends_with("holds 1 document"), "{err}");
+}
+
+#[test]
+fn http_bodies_with_unknown_fields_are_refused_naming_the_field() {
+    let t = TestCommand::new();
+    let s = t.serve(&[]);
+    let h = crate::util::http();
+    let post = |path: &str, body: &str| {
+        crate::util::answer(
+            h.post(s.at(path))
+                .header("content-type", "application/json")
+                .send(body),
+        )
+    };
+    for (path, body) in [
+        ("/query", r#"{"text": "some words here", "verify": 0.4}"#),
+        (
+            "/query/batch",
+            r#"[{"text": "some words here", "verify": 0.4}]"#,
+        ),
+        (
+            "/insert",
+            r#"{"id": "a", "text": "some words here", "verify": 0.4}"#,
+        ),
+        (
+            "/check_and_insert",
+            r#"{"id": "a", "text": "some words here", "verify": 0.4}"#,
+        ),
+    ] {
+        let (st, v) = post(path, body);
+        assert_eq!(st, 400, "{path}: {v}");
+        assert!(
+            v["error"]
+                .as_str()
+                .unwrap_or("")
+                .contains("unknown field `verify`"),
+            "{path}: {v}"
+        );
+    }
+    // Nothing was stored; the documented fields still work.
+    let (st, v) = post(
+        "/insert",
+        r#"{"id": "a", "text": "some words here", "url": "u"}"#,
+    );
+    assert_eq!(st, 200, "{v}");
+    let (st, v) = post(
+        "/query",
+        r#"{"id": "a", "url": "u", "text": "some words here", "k": 1}"#,
+    );
+    assert_eq!(
+        (st, v["matches"].as_array().map(Vec::len)),
+        (200, Some(1)),
+        "{v}"
+    );
+    let (st, v) = post(
+        "/check_and_insert",
+        r#"{"id": "b", "text": "some words here", "k": 1}"#,
+    );
+    assert_eq!(
+        (st, v["status"].as_str()),
+        (200, Some("exact_duplicate")),
+        "{v}"
+    );
+}

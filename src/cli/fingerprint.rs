@@ -21,6 +21,10 @@ pub struct Args {
     /// Print JSON ({"fp": ...}) instead of bare hex.
     #[arg(long)]
     json: bool,
+    /// Print what drove the fingerprint: the lines kept and dropped, the features with the
+    /// largest votes (not with --batch).
+    #[arg(long, conflicts_with_all = ["batch", "json"])]
+    explain: bool,
     /// Title of the text (weighs 2x per word, at most a fifth of the body).
     #[arg(long)]
     title: Option<String>,
@@ -41,15 +45,21 @@ pub fn run(args: Args) -> Result<Code> {
     if let Some(batch) = &args.batch {
         return run_batch(&f, batch);
     }
-    let fp = match (&args.file, &args.text) {
+    let (title, text) = match (&args.file, &args.text) {
         (Some(file), _) => {
             let (title, text) = input::read_document(file)?;
-            f.fingerprint(args.title.as_deref().or(title.as_deref()), &text)?
+            (args.title.clone().or(title), text)
         }
-        (_, Some(text)) => f.fingerprint(args.title.as_deref(), text)?,
+        (_, Some(text)) => (args.title.clone(), text.clone()),
         _ => unreachable!("clap requires one of text, --file, --batch"),
     };
     let mut out = io::stdout().lock();
+    if args.explain {
+        let e = simstore::text::explain::explain(&f, title.as_deref(), &text)?;
+        super::explain::print_one(&mut out, &e, 20)?;
+        return Ok(0);
+    }
+    let fp = f.fingerprint(title.as_deref(), &text)?;
     if args.json {
         writeln!(out, "{}", json!({ "fp": fp.to_string() }))?;
     } else {

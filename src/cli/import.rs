@@ -55,7 +55,10 @@ pub struct Args {
     k: Option<u32>,
     /// Input files or directories ('-' = stdin; gzip'd inputs are decompressed).
     /// JSONL records: {"id", "title"?, "text"?, "url"?, "fp"?}; WARC: each HTML or text
-    /// response; directories: every .html/.htm/.txt file under it (id = the path).
+    /// response; directories: every .html/.htm/.txt file under it. A whole file's id is
+    /// its path relative to the directory holding the input: `doc.txt` (however the path
+    /// is spelled), `site/sub/a.html` for a file in the directory `site`; text from stdin
+    /// gets `stdin-` and a hash of its bytes.
     #[arg(required = true)]
     files: Vec<String>,
 }

@@ -10,6 +10,8 @@ mod copy;
 mod dedup;
 mod delete;
 mod eval;
+mod explain;
+mod export;
 mod fingerprint;
 mod get;
 mod import;
@@ -40,7 +42,9 @@ Examples:
   simstore import --dedup pages.jsonl          store only new pages; print the duplicates
   simstore dedup --k 3 pages.jsonl             near-duplicate clusters of files (no store)
   simstore fingerprint --file page.txt         print a text's fingerprint
+  simstore explain --files a.html b.html       why two pages are (not) near duplicates
   simstore --db /data/pages.db stats           what a store holds and how it is laid out
+  simstore export --format csv -o docs.csv     every stored document (id, fp, title, url, ...)
   simstore serve --port 7171                   HTTP JSON API for crawlers (prints its address)";
 
 /// simstore: a persistent store of 64-bit SimHash fingerprints for near-duplicate detection.
@@ -72,6 +76,12 @@ enum Command {
     Fingerprint(fingerprint::Args),
     /// Show a stored document.
     Get(get::Args),
+    /// Why two documents are (or are not) near duplicates: lines, features, distance.
+    Explain(explain::Args),
+    /// Write every stored document (JSONL or CSV), in seq or id order; resumable.
+    Export(export::Args),
+    /// Write every stored id, one per line (`export --ids-only`).
+    Ids(export::Args),
     /// Delete documents by id.
     Delete(delete::Args),
     /// Show what a store holds and how it is laid out.
@@ -106,6 +116,9 @@ pub fn main() -> ExitCode {
         Command::Query(a) => query::run(&cli.db, a),
         Command::Fingerprint(a) => fingerprint::run(a),
         Command::Get(a) => get::run(&cli.db, a),
+        Command::Explain(a) => explain::run(&cli.db, a),
+        Command::Export(a) => export::run(&cli.db, a),
+        Command::Ids(a) => export::run_ids(&cli.db, a),
         Command::Delete(a) => delete::run(&cli.db, a),
         Command::Stats(a) => stats::run(&cli.db, a),
         Command::Check(a) => check::run(&cli.db, a),

@@ -32,7 +32,8 @@ pub struct Args {
     /// Two-stage query: keep only matches whose shingle sketch is at least T similar to the
     /// query text's (estimated Jaccard, 0..1; 0.4 is a good start). Needs a text query (not
     /// --fp); best on a store made with a larger --k-max (e.g. `init --k-max 8`) queried
-    /// with that --k. See docs/quality.md.
+    /// with that --k. Each match then shows the similarity checked (a last column, or
+    /// "similarity" in JSON). See docs/quality.md.
     #[arg(long, value_name = "T")]
     verify: Option<f64>,
     /// Print matches as JSON lines.
@@ -107,11 +108,18 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
     let header = !args.json && !matches.is_empty() && stdout.is_terminal();
     let mut out = BufWriter::new(stdout.lock());
     if header {
-        writeln!(out, "{}", output::MATCH_HEADER)?;
+        let similarity = if args.verify.is_some() {
+            "\tsimilarity"
+        } else {
+            ""
+        };
+        writeln!(out, "{}{similarity}", output::MATCH_HEADER)?;
     }
-    for m in &matches {
+    for (m, similarity) in &matches {
         if args.json {
-            writeln!(out, "{}", output::match_json(m))?;
+            writeln!(out, "{}", verified_json(m, *similarity))?;
+        } else if let Some(s) = similarity {
+            writeln!(out, "{}\t{s:.3}", output::match_line(m))?;
         } else {
             writeln!(out, "{}", output::match_line(m))?;
         }
@@ -123,15 +131,27 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
     Ok(if matches.is_empty() { 1 } else { 0 })
 }
 
+/// A match and, with `--verify`, the similarity of its sketch to the query's.
+type Verified = (Match, Option<f64>);
+
+/// A match as JSON, with its `"similarity"` when verified.
+fn verified_json(m: &Match, similarity: Option<f64>) -> Value {
+    let mut v = output::match_json(m);
+    if let Some(s) = similarity {
+        v["similarity"] = json!(s);
+    }
+    v
+}
+
 /// The matches of `fp` within `args.k`; with `--verify T`, only those whose stored sketch
-/// is at least T similar to `sketch` (none when either has no sketch).
+/// is at least T similar to `sketch` (none when either has no sketch), with the similarity.
 fn search(
     store: &Store,
     fp: Fingerprint,
     sketch: Option<Sketch>,
     args: &Args,
     self_id: Option<&str>,
-) -> simstore::Result<Vec<Match>> {
+) -> simstore::Result<Vec<Verified>> {
     let matches = if args.exhaustive {
         store.query_exhaustive(fp, args.k)?
     } else {
@@ -140,21 +160,26 @@ fn search(
     Ok(refine(matches, sketch, args, self_id))
 }
 
-/// `--verify`, `--exclude-self` and `--limit` applied to a query's matches.
+/// `--verify` (with the similarity it checked), `--exclude-self` and `--limit` applied to
+/// a query's matches.
 fn refine(
-    mut matches: Vec<Match>,
+    matches: Vec<Match>,
     sketch: Option<Sketch>,
     args: &Args,
     self_id: Option<&str>,
-) -> Vec<Match> {
-    if let Some(t) = args.verify {
-        matches.retain(|m| match (m.doc.sketch, sketch) {
-            (Some(stored), Some(query)) => stored.similarity(&query) >= t,
-            _ => false,
-        });
-    }
+) -> Vec<Verified> {
+    let mut matches: Vec<Verified> = match args.verify {
+        None => matches.into_iter().map(|m| (m, None)).collect(),
+        Some(t) => matches
+            .into_iter()
+            .filter_map(|m| {
+                let s = m.doc.sketch.zip(sketch).map(|(a, b)| a.similarity(&b))?;
+                (s >= t).then_some((m, Some(s)))
+            })
+            .collect(),
+    };
     if let Some(id) = self_id {
-        matches.retain(|m| m.doc.id != id);
+        matches.retain(|(m, _)| m.doc.id != id);
     }
     if let Some(limit) = args.limit {
         matches.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
@@ -201,7 +226,7 @@ fn parse_item(store: &Store, line: u64, raw: Raw, sketch: SketchMode) -> Result<
 }
 
 /// A batch item's answer: the query's name and its matches, or an error message.
-type Answer = Result<(Value, Vec<Match>), String>;
+type Answer = Result<(Value, Vec<Verified>), String>;
 
 /// The answers to a chunk of batch items: the table queries all in one
 /// [`Store::query_batch`] (one pipelined round trip per node on Redis Cluster), unless
@@ -274,7 +299,8 @@ fn run_batch(store: &Store, path: &str, args: &Args) -> Result<Code> {
             match answer {
                 Ok((query, matches)) => {
                     any_match |= !matches.is_empty();
-                    let matches: Vec<Value> = matches.iter().map(output::match_json).collect();
+                    let matches: Vec<Value> =
+                        matches.iter().map(|(m, s)| verified_json(m, *s)).collect();
                     writeln!(out, "{}", json!({ "query": query, "matches": matches }))?;
                 }
                 Err(e) => {

@@ -286,6 +286,12 @@ pub trait Snapshot: Sync {
 
     /// Every `ids` entry: the id's bytes and its decoded value.
     fn scan_ids(&self, each: &mut dyn FnMut(IdItem<'_>) -> Result<bool>) -> Result<()>;
+
+    /// Whether [`Snapshot::scan_ids`] gives the ids in their byte order and
+    /// [`Snapshot::scan_docs`] the records in sequence order (default: yes).
+    fn scans_in_order(&self) -> bool {
+        true
+    }
 }
 
 /// A range of one table: entries with `lo ≤ permuted < hi` (`hi = None`: no upper bound).

@@ -10,6 +10,7 @@ mod check;
 pub mod codec;
 mod crawl;
 mod dedup;
+mod export;
 #[cfg(test)]
 mod hooked;
 mod memory;

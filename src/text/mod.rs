@@ -10,9 +10,11 @@
 //! - [`sketch`]: the shingle sketch that verifies near duplicates;
 //! - [`spec`]: the [`spec::FingerprintSpec`] that names all of the above, and its constants;
 //! - [`fingerprint`]: a document's fingerprint, content hash and sketch, in one pass.
+//! - [`explain`]: what drove one fingerprint (kept lines, features, votes), in the open.
 
 pub mod analyze;
 pub mod clean;
+pub mod explain;
 pub mod fingerprint;
 pub mod idf;
 pub mod simhash;

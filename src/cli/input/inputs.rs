@@ -13,10 +13,14 @@ use simstore::input::limit::{self, DEFAULT_MAX_DOC_BYTES};
 use simstore::input::reader::Lines;
 
 use super::detect::{Input, gzip_failure, gzip_failure_here, open, resolve};
-use super::{At, Format, Item, Place, Raw, Skipped, display_name};
+use super::{At, Format, Item, Place, Raw, Reason, Skipped, display_name, ids};
 
-/// The [`Skipped`] reason of a file in a directory that is not a page file.
-const NOT_A_PAGE_FILE: &str = "files in directories that are not .html, .htm or .txt";
+/// The [`Skipped`] reason of a file in a directory that is not a page file (in the plural
+/// and the singular).
+const NOT_A_PAGE_FILE: Reason = (
+    "files in directories that are not .html, .htm or .txt",
+    "file in a directory that is not .html, .htm or .txt",
+);
 
 /// A chunk ends once its items hold this many bytes (64 MiB), however few they are: a
 /// chunk of large records costs this much memory, not `max` times the document limit.
@@ -39,8 +43,12 @@ enum Current {
 enum Pending {
     /// An input as given.
     Arg(String),
-    /// A page file found in a directory.
-    DirFile { path: PathBuf, html: bool },
+    /// A page file found in a directory, and its id.
+    DirFile {
+        path: PathBuf,
+        html: bool,
+        id: String,
+    },
 }
 
 /// The items of a list of inputs, in order; see the module documentation.
@@ -105,8 +113,8 @@ impl Inputs {
                 match self.pending.pop_front() {
                     None => break,
                     Some(Pending::Arg(path)) => self.open(&path, &mut chunk)?,
-                    Some(Pending::DirFile { path, html }) => {
-                        let item = self.dir_file(&path, html);
+                    Some(Pending::DirFile { path, html, id }) => {
+                        let item = self.dir_file(&path, html, id);
                         chunk.push(item);
                     }
                 }
@@ -120,7 +128,7 @@ impl Inputs {
     }
 
     /// A page file found in a directory, read up to the size limit.
-    fn dir_file(&self, path: &Path, html: bool) -> Item {
+    fn dir_file(&self, path: &Path, html: bool, id: String) -> Item {
         let name: Arc<str> = path.to_string_lossy().into();
         let raw = std::fs::File::open(path)
             .and_then(|f| limit::read_bounded(f, self.max_doc))
@@ -131,7 +139,7 @@ impl Inputs {
                     bar.inc(bytes.len() as u64);
                 }
                 Raw::Page {
-                    id: name.to_string(),
+                    id,
                     url: None,
                     bytes,
                     charset: None,
@@ -174,7 +182,9 @@ impl Inputs {
                         gz: *gz,
                     };
                     match item {
-                        Ok(archive::Item::Skipped(reason)) => self.skipped.add(reason.describe()),
+                        Ok(archive::Item::Skipped(reason)) => {
+                            self.skipped.add((reason.describe(), reason.describe_one()))
+                        }
                         Ok(archive::Item::Page(page)) => chunk.push((
                             place(name, at),
                             Ok(Raw::Page {
@@ -218,14 +228,19 @@ impl Inputs {
             walk(Path::new(path), &mut files, &mut self.skipped)
                 .with_context(|| format!("cannot read the directory {path}"))?;
             files.sort();
+            let root = ids::root_name(Path::new(path));
             for (file, html) in files.into_iter().rev() {
                 if let Some(bar) = &self.bar
                     && let Ok(m) = std::fs::metadata(&file)
                 {
                     bar.inc_length(m.len());
                 }
-                self.pending
-                    .push_front(Pending::DirFile { path: file, html });
+                let id = ids::in_directory(&root, Path::new(path), &file);
+                self.pending.push_front(Pending::DirFile {
+                    path: file,
+                    html,
+                    id,
+                });
             }
             return Ok(());
         }
@@ -274,7 +289,7 @@ impl Inputs {
             Format::Text | Format::Html => {
                 let raw = match limit::read_bounded(input, self.max_doc) {
                     Ok(Ok(bytes)) => Ok(Raw::Page {
-                        id: name.to_string(),
+                        id: ids::of_file(path, &bytes),
                         url: None,
                         bytes,
                         charset: None,

@@ -2,14 +2,15 @@
 //! `query --batch` and `fingerprint --batch`.
 //!
 //! An input is a file, `-` (stdin) or a directory (recursed in sorted order: `.html`/`.htm`
-//! files are HTML pages, `.txt` files text documents, id = the path; other files are
-//! skipped and counted). A file or stdin starting with the gzip magic `1f 8b` is
+//! files are HTML pages, `.txt` files text documents, ids as [`ids`] says; other files
+//! are skipped and counted). A file or stdin starting with the gzip magic `1f 8b` is
 //! decompressed (all members). Its format is `--format`, else chosen by [`Format::Auto`].
 //! [`Inputs`] turns the inputs into [`Item`]s — raw units (a JSONL line, a page), each
 //! with the [`Place`] to name in messages — that callers parse in parallel with
 //! [`to_record`].
 
 mod detect;
+mod ids;
 mod inputs;
 
 use std::collections::BTreeMap;
@@ -34,9 +35,9 @@ pub enum Format {
     Auto,
     /// One JSON record per line.
     Jsonl,
-    /// The whole file is one document; its id is the path.
+    /// The whole file is one document; its id is its name (`stdin-HASH` for stdin).
     Text,
-    /// The whole file is one HTML page (its main text is fingerprinted); its id is the path.
+    /// The whole file is one HTML page (its main text is fingerprinted); its id as for text.
     Html,
     /// A WARC file: each HTML or text response is a document; id and url = WARC-Target-URI.
     Warc,
@@ -136,7 +137,7 @@ pub enum Raw {
     Json(Vec<u8>),
     /// A whole document: a text or HTML file, or a page of a WARC file.
     Page {
-        /// Its id (the path, or the WARC-Target-URI).
+        /// Its id (see [`ids`], or the WARC-Target-URI).
         id: String,
         /// Its URL, when known.
         url: Option<String>,
@@ -210,25 +211,30 @@ fn text_document(
     })
 }
 
+/// Why something was skipped, in the plural (also its key in JSON) and in the singular.
+pub type Reason = (&'static str, &'static str);
+
 /// Inputs or parts of them that are not documents, by reason.
 #[derive(Debug, Default)]
 pub struct Skipped {
-    counts: BTreeMap<&'static str, u64>,
+    /// By the reason in the plural: the count and the reason in the singular.
+    counts: BTreeMap<&'static str, (u64, &'static str)>,
 }
 
 impl Skipped {
-    fn add(&mut self, reason: &'static str) {
-        *self.counts.entry(reason).or_default() += 1;
+    fn add(&mut self, (plural, singular): Reason) {
+        self.counts.entry(plural).or_insert((0, singular)).0 += 1;
     }
 
     /// How many were skipped in all.
     pub fn total(&self) -> u64 {
-        self.counts.values().sum()
+        self.counts.values().map(|(n, _)| n).sum()
     }
 
-    /// The counts by reason, as JSON.
+    /// The counts by reason (in the plural), as JSON.
     pub fn json(&self) -> serde_json::Value {
-        serde_json::json!(self.counts)
+        let counts: BTreeMap<_, _> = self.counts.iter().map(|(r, (n, _))| (r, n)).collect();
+        serde_json::json!(counts)
     }
 }
 
@@ -239,7 +245,9 @@ impl fmt::Display for Skipped {
             let parts: Vec<String> = self
                 .counts
                 .iter()
-                .map(|(r, n)| format!("{n} {r}"))
+                .map(|(plural, (n, singular))| {
+                    format!("{n} {}", if *n == 1 { singular } else { plural })
+                })
                 .collect();
             write!(f, " ({})", parts.join(", "))?;
         }

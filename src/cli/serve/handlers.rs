@@ -7,6 +7,7 @@ use axum::extract::{Path as UrlPath, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::json;
 use simstore::input::reader;
 use simstore::{CheckOutcome, InsertOutcome};
@@ -26,7 +27,9 @@ pub(super) async fn insert(
     let bytes = body(bytes)?;
     state::write(&app, move |app| {
         let store = &app.store;
-        let entry = reader::parse_jsonl(bytes.trim_ascii())?.into_entry(store.fingerprinter())?;
+        let record = reader::parse_jsonl(bytes.trim_ascii())?;
+        fields::<InsertFields>(&bytes)?;
+        let entry = record.into_entry(store.fingerprinter())?;
         let (id, fp) = (entry.id.clone(), entry.fp);
         let outcome = store
             .insert_fingerprint(&entry.id, entry.fp, entry.meta)
@@ -42,12 +45,46 @@ pub(super) async fn insert(
     .await
 }
 
+/// The fields of a document sent to /insert: any other is refused (400 naming it), never
+/// silently ignored. Their values are checked by [`reader::parse_jsonl`].
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "only the field names are checked here")]
+struct InsertFields {
+    id: Option<IgnoredAny>,
+    title: Option<IgnoredAny>,
+    text: Option<IgnoredAny>,
+    html: Option<IgnoredAny>,
+    url: Option<IgnoredAny>,
+    fp: Option<IgnoredAny>,
+}
+
+/// The fields of a check-and-insert request: the document's ([`InsertFields`]) and `k`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "only the field names are checked here")]
+struct CheckFields {
+    id: Option<IgnoredAny>,
+    title: Option<IgnoredAny>,
+    text: Option<IgnoredAny>,
+    html: Option<IgnoredAny>,
+    url: Option<IgnoredAny>,
+    fp: Option<IgnoredAny>,
+    k: Option<IgnoredAny>,
+}
+
 /// The `k` of a check-and-insert request (the other fields are the document's).
 #[derive(Debug, Deserialize)]
 struct CheckK {
     /// Default: the store's k_max.
     #[serde(default)]
     k: Option<u32>,
+}
+
+/// `bytes` (a JSON object: it parsed as a record) as `T`, or 400 naming the field.
+fn fields<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice::<T>(bytes)
+        .map_err(|e| ApiError::bad_request(format!("invalid document: {e}")))
 }
 
 pub(super) async fn check_and_insert(
@@ -59,6 +96,7 @@ pub(super) async fn check_and_insert(
         let store = &app.store;
         let record = reader::parse_jsonl(bytes.trim_ascii())?;
         // The record parsed, so the body is a JSON object.
+        fields::<CheckFields>(&bytes)?;
         let k = serde_json::from_slice::<CheckK>(&bytes)
             .map_err(|e| ApiError::bad_request(format!("invalid \"k\": {e}")))?
             .k

@@ -1,13 +1,14 @@
 //! `simstore serve`: an HTTP JSON API over one store, for crawlers in other processes and
 //! languages.
 //!
-//! Endpoints (JSON in and out; errors are `{"error": "..."}` with a status code):
+//! Endpoints (JSON in and out; errors are `{"error": "..."}` with a status code; a body
+//! field not listed is refused with 400 naming it):
 //!
 //! | method, path | body | answer |
 //! |---|---|---|
 //! | `POST /insert` | `{"id", "title"?, "text"?, "url"?, "fp"?}` | `{"id", "fp", "status": "inserted" \| "replaced"}` |
 //! | `POST /check_and_insert` | the same and `"k"`? | `{"id", "fp", "status": "new" \| "exact_duplicate" \| "near_duplicate", "of"?, "distance"?}` |
-//! | `POST /query` | `{"text"? , "title"?, "fp"?, "k"?, "limit"?}` | `{"matches": [{"id", "distance", "fp", "title"?, "url"?}]}` |
+//! | `POST /query` | `{"text"? , "title"?, "fp"?, "k"?, "limit"?}` (`"id"`, `"url"` ignored) | `{"matches": [{"id", "distance", "fp", "title"?, "url"?}]}` |
 //! | `POST /query/batch` | `[query, ...]` | `{"results": [{"matches": [...]}, ...]}` |
 //! | `GET /docs/{id}` | | the document, or 404 |
 //! | `DELETE /docs/{id}` | | `{"deleted": true}`, or 404 |
@@ -75,6 +76,7 @@ mod state;
                   POST /query {\"text\"?|\"title\"?|\"fp\"?, \"k\"?, \"limit\"?} -> {\"matches\": [...]}\n  \
                   POST /query/batch [query, ...] -> {\"results\": [...]}\n  \
                   GET /docs/{id}, DELETE /docs/{id}, GET /stats, GET /health\n\
+                  A body field not listed here is refused (400, naming it), never ignored.\n\
                   Prints the address it listens on (http://IP:PORT) as the first line of stdout.\n\
                   Writes are fsynced before they are answered (unless --no-sync). A write answered\n\
                   503 with \"outcome\": \"unknown\" may or may not be stored; the server then takes\n\
@@ -151,9 +153,9 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         .flush()
         .with_context(|| format!("cannot flush {}", db.display()))?;
     eprintln!(
-        "simstore serve: shut down cleanly; {} holds {} documents",
+        "simstore serve: shut down cleanly; {} holds {}",
         db.display(),
-        app.store.len()
+        crate::cli::output::count(app.store.len(), "document")
     );
     Ok(0)
 }
@@ -221,10 +223,10 @@ async fn serve(app: Shared, access: Arc<Access>, args: &Args, budget: fds::Budge
 fn announce(app: &App, local: SocketAddr, args: &Args, budget: fds::Budget) {
     let limit = budget.limit.map_or("unlimited".into(), |l| l.to_string());
     eprintln!(
-        "simstore serve: listening on http://{local} (store {}, {} documents; writes {}; up to \
+        "simstore serve: listening on http://{local} (store {}, {}; writes {}; up to \
          {} connections: descriptor limit {limit}, {} open at start)",
         app.store.path().display(),
-        app.store.len(),
+        crate::cli::output::count(app.store.len(), "document"),
         if args.no_sync {
             "not fsynced: --no-sync"
         } else {

@@ -15,9 +15,15 @@ use super::handlers::body;
 use super::state::{self, Shared};
 use crate::cli::output;
 
-/// A query: a text (with an optional title) or a fingerprint, and how far to look.
+/// A query: a text (with an optional title) or a fingerprint, and how far to look. Any
+/// other field is refused (400 naming it), never silently ignored.
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct QueryRequest {
+    /// Ignored; allowed so that a document as sent to /insert is a valid query.
+    #[serde(default)]
+    #[allow(dead_code, reason = "accepted and ignored")]
+    url: Option<serde::de::IgnoredAny>,
     /// Ignored; allowed so that a document as sent to /insert is a valid query.
     #[serde(default)]
     #[allow(dead_code, reason = "accepted and ignored")]

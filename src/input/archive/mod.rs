@@ -171,6 +171,15 @@ impl SkipReason {
             SkipReason::NotPage => "responses that are not HTML or plain text",
         }
     }
+
+    /// [`SkipReason::describe`] in the singular, for a count of one.
+    pub fn describe_one(self) -> &'static str {
+        match self {
+            SkipReason::NotResponse => "WARC record that is not a response",
+            SkipReason::Status => "response with a non-2xx HTTP status",
+            SkipReason::NotPage => "response that is not HTML or plain text",
+        }
+    }
 }
 
 /// One record as read: its number (from 1), the byte offset where it starts (in the

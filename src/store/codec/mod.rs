@@ -190,7 +190,11 @@ pub fn decode_manifest(bytes: &[u8]) -> Result<Manifest> {
         let hint = if version > FORMAT_VERSION {
             "it was written by a newer simstore: upgrade simstore to open it"
         } else {
-            "it was written by an older simstore: re-import its documents into a new store"
+            "it was written by an older simstore: re-import its documents from their original \
+             input into a new store (`simstore --db NEW import FILES`); if the simstore that \
+             wrote it has `simstore export`, export it with that binary and import the JSONL \
+             into a new store with this one (that keeps ids, fingerprints, titles and urls; a store \
+             holds no texts, so exact-duplicate checks and --verify need the original input)"
         };
         return Err(Error::FormatVersion {
             found: version,
@@ -463,7 +467,12 @@ mod tests {
                 ..
             }
         ));
-        assert!(err.to_string().contains("re-import"), "{err}");
+        // It says what to do: where the documents can come from.
+        let msg = err.to_string();
+        assert!(
+            msg.contains("from their original input") && msg.contains("simstore export"),
+            "{msg}"
+        );
         bytes[0] = b'X';
         assert!(matches!(decode_manifest(&bytes), Err(Error::Corrupt(_))));
         assert!(matches!(

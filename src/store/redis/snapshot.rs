@@ -250,6 +250,11 @@ impl Snapshot for RedisSnapshot<'_> {
         })
     }
 
+    /// Hash buckets: in no order.
+    fn scans_in_order(&self) -> bool {
+        false
+    }
+
     fn scan_ids(&self, each: &mut dyn FnMut(IdItem<'_>) -> Result<bool>) -> Result<()> {
         let k = &self.b.keys;
         self.hscan((0..k.buckets()).map(|b| k.id_bucket(b)), &mut |f, v| {

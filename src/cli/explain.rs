@@ -1,0 +1,256 @@
+//! `simstore explain A B`: why two documents are (or are not) near duplicates; also what
+//! `fingerprint --explain` prints for one text.
+
+use std::collections::HashSet;
+use std::io::{self, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde_json::{Value, json};
+use simstore::text::explain::{Explanation, explain};
+use simstore::{Fingerprint, Fingerprinter, Sketch};
+
+use super::{Code, input, open_for_reading, output};
+
+/// Arguments of `simstore explain`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+A and B are ids of documents in the store (--db); with --files, files (text or HTML, gzip'd
+or not); with --text, the texts themselves. A store keeps no texts: for ids, only the
+fingerprints, the Hamming distance, the sketches' Jaccard estimate and the verdict are
+shown; give the texts (--files, --text) to see their lines and features.
+
+Exit status: 0 near duplicates (within k), 1 not, 2 error.")]
+pub struct Args {
+    /// A and B are files.
+    #[arg(long, conflicts_with = "text")]
+    files: bool,
+    /// A and B are texts.
+    #[arg(long)]
+    text: bool,
+    /// The largest Hamming distance of a near duplicate [default: the store's k_max, or 3
+    /// without a store].
+    #[arg(long, short, value_parser = clap::value_parser!(u32).range(0..=64))]
+    k: Option<u32>,
+    /// Features listed per document (and per side of the difference).
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// The first document.
+    a: String,
+    /// The second document.
+    b: String,
+}
+
+/// One side: its name, fingerprint, sketch and (when its text is known) explanation.
+struct Side {
+    name: String,
+    fp: Fingerprint,
+    sketch: Option<Sketch>,
+    explained: Option<Explanation>,
+}
+
+/// Runs the command; see [`Args`].
+pub fn run(db: &Path, args: Args) -> Result<Code> {
+    let (a, b, store_k) = if args.files || args.text {
+        let f = Fingerprinter::new();
+        let k = open_for_reading(db).ok().map(|s| s.layout().k_max());
+        (
+            side(&f, &args.a, args.files)?,
+            side(&f, &args.b, args.files)?,
+            k,
+        )
+    } else {
+        let store = open_for_reading(db)?;
+        let get = |id: &str| -> Result<Side> {
+            let d = store
+                .get(id)?
+                .with_context(|| format!("no document with id {id:?} in {}", db.display()))?;
+            Ok(Side {
+                name: d.id.clone(),
+                fp: d.fingerprint(),
+                sketch: d.sketch,
+                explained: None,
+            })
+        };
+        (get(&args.a)?, get(&args.b)?, Some(store.layout().k_max()))
+    };
+    let k = args.k.or(store_k).unwrap_or(3);
+    let distance = a.fp.distance(b.fp);
+    let jaccard = a.sketch.zip(b.sketch).map(|(x, y)| x.similarity(&y));
+    let mut out = io::stdout().lock();
+    if args.json {
+        let v = json!({
+            "a": side_json(&a, args.top), "b": side_json(&b, args.top),
+            "differ": differ_json(&a, &b, args.top),
+            "distance": distance, "jaccard": jaccard, "k": k, "near_duplicates": distance <= k,
+        });
+        writeln!(out, "{v}")?;
+    } else {
+        for (label, s) in [("A", &a), ("B", &b)] {
+            write_side(&mut out, label, s, args.top)?;
+        }
+        write_differ(&mut out, &a, &b, args.top)?;
+        writeln!(out, "Hamming distance: {distance} of 64 bits")?;
+        match jaccard {
+            Some(j) => writeln!(out, "Jaccard estimate (shingle sketches): {j:.3}")?,
+            None => writeln!(
+                out,
+                "Jaccard estimate: - (a document without a sketch: imported as a fingerprint, or too short)"
+            )?,
+        }
+        let verdict = if distance <= k {
+            "near duplicates"
+        } else {
+            "not near duplicates"
+        };
+        writeln!(
+            out,
+            "verdict at k = {k}: {verdict} (distance {distance} {} {k})",
+            if distance <= k { "<=" } else { ">" }
+        )?;
+    }
+    Ok(if distance <= k { 0 } else { 1 })
+}
+
+/// A side from a file (`is_file`) or a text.
+fn side(f: &Fingerprinter, arg: &str, is_file: bool) -> Result<Side> {
+    let (title, text) = if is_file {
+        input::read_document(Path::new(arg))?
+    } else {
+        (None, arg.to_owned())
+    };
+    let name = if is_file {
+        arg.to_owned()
+    } else {
+        "(text)".to_owned()
+    };
+    let explained = explain(f, title.as_deref(), &text)
+        .with_context(|| format!("cannot fingerprint {name}"))?;
+    Ok(Side {
+        name,
+        fp: explained.fingerprint,
+        sketch: f.sketch(&text),
+        explained: Some(explained),
+    })
+}
+
+/// Prints what drove one text's fingerprint (`fingerprint --explain`).
+pub fn print_one(out: &mut impl Write, e: &Explanation, top: usize) -> io::Result<()> {
+    let s = Side {
+        name: "(text)".into(),
+        fp: e.fingerprint,
+        sketch: None,
+        explained: Some(e.clone()),
+    };
+    write_side(out, "fingerprint", &s, top)
+}
+
+fn write_side(out: &mut impl Write, label: &str, s: &Side, top: usize) -> io::Result<()> {
+    writeln!(
+        out,
+        "{label}: {} fp {}",
+        output::escape_field(&s.name),
+        s.fp
+    )?;
+    let Some(e) = &s.explained else {
+        return writeln!(
+            out,
+            "  (text not stored: give it with --files or --text for its lines and features)"
+        );
+    };
+    if let Some(t) = &e.title {
+        writeln!(out, "  title: {}", output::escape_field(t))?;
+    }
+    let kept = e.lines.iter().filter(|(_, w)| *w > 0.0).count();
+    writeln!(
+        out,
+        "  lines ({kept} of {} kept; weight, line):",
+        e.lines.len()
+    )?;
+    for (line, w) in &e.lines {
+        let mark = if *w > 0.0 {
+            format!("{w:.2}")
+        } else {
+            "drop".into()
+        };
+        writeln!(out, "    {mark:>4}  {}", output::escape_field(line))?;
+    }
+    writeln!(
+        out,
+        "  top features ({top} of {}; share of the votes, token):",
+        e.features.len()
+    )?;
+    for f in e.features.iter().take(top) {
+        writeln!(out, "    {:5.1}%  {}", f.share * 100.0, f.token)?;
+    }
+    Ok(())
+}
+
+/// The features of `a` not in `b`, heaviest first, at most `top`.
+fn only_in<'a>(
+    a: &'a Explanation,
+    b: &Explanation,
+    top: usize,
+) -> Vec<&'a simstore::text::explain::ExplainedFeature> {
+    let theirs: HashSet<u64> = b.features.iter().map(|f| f.hash).collect();
+    a.features
+        .iter()
+        .filter(|f| !theirs.contains(&f.hash))
+        .take(top)
+        .collect()
+}
+
+fn write_differ(out: &mut impl Write, a: &Side, b: &Side, top: usize) -> io::Result<()> {
+    let (Some(x), Some(y)) = (&a.explained, &b.explained) else {
+        return Ok(());
+    };
+    for (label, from, other) in [("A", x, y), ("B", y, x)] {
+        let only = only_in(from, other, top);
+        let list: Vec<String> = only
+            .iter()
+            .map(|f| format!("{} ({:.1}%)", f.token, f.share * 100.0))
+            .collect();
+        writeln!(
+            out,
+            "features only in {label}: {}",
+            if list.is_empty() {
+                "none".into()
+            } else {
+                list.join(", ")
+            }
+        )?;
+    }
+    Ok(())
+}
+
+fn side_json(s: &Side, top: usize) -> Value {
+    let mut v = json!({ "name": s.name, "fp": s.fp.to_string() });
+    if let Some(e) = &s.explained {
+        v["title"] = json!(e.title);
+        v["lines"] = e
+            .lines
+            .iter()
+            .map(|(l, w)| json!({ "line": l, "weight": w }))
+            .collect();
+        v["features"] = e
+            .features
+            .iter()
+            .take(top)
+            .map(|f| json!({ "token": f.token, "share": f.share, "vote": f.vote }))
+            .collect();
+    }
+    v
+}
+
+fn differ_json(a: &Side, b: &Side, top: usize) -> Value {
+    let (Some(x), Some(y)) = (&a.explained, &b.explained) else {
+        return Value::Null;
+    };
+    let tokens = |fs: Vec<&simstore::text::explain::ExplainedFeature>| -> Vec<String> {
+        fs.iter().map(|f| f.token.clone()).collect()
+    };
+    json!({ "only_in_a": tokens(only_in(x, y, top)), "only_in_b": tokens(only_in(y, x, top)) })
+}

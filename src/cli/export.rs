@@ -1,0 +1,191 @@
+//! `simstore export` (and `simstore ids`): every stored document out, as JSONL or CSV, in
+//! sequence or id order, from one snapshot, resumable where an earlier run stopped.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde_json::json;
+use simstore::StoredDoc;
+
+use super::{Code, open_for_reading, output};
+
+/// How documents are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One JSON object per line: {"seq", "id", "fp", "title"?, "url"?, "length", "time",
+    /// "content_hash"?}.
+    Jsonl,
+    /// A header line, then one row per document (RFC 4180 quoting; empty when absent).
+    Csv,
+}
+
+/// The order documents are written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Order {
+    /// By sequence number: the order they were stored in.
+    Seq,
+    /// By id (byte order).
+    Id,
+}
+
+/// Arguments of `simstore export` and `simstore ids`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Every field of a stored document: seq (its sequence number), id, fp, title, url, length
+(characters), time (Unix seconds, when stored) and content_hash (32 hex digits; absent for
+documents imported as fingerprints). The JSONL lines are valid `simstore import` records:
+`simstore export | simstore --db new.db import -` copies the fingerprints (not the texts,
+which a store does not keep).
+
+One run reads one snapshot: documents written meanwhile are not in it. To resume a run
+that stopped (drop an incomplete last line first): in seq order pass the last line's seq
++ 1 as --from-seq; in id order pass its id as --after. Then append:
+  simstore export --from-seq 120001 >> docs.jsonl
+Documents written since come after (a document replaced by another fingerprint too, under\nits new seq).
+
+Exit status: 0 success, 2 error.")]
+pub struct Args {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Jsonl)]
+    format: Format,
+    /// Order [default: seq, or id with --after].
+    #[arg(long, value_enum)]
+    order: Option<Order>,
+    /// Only the ids, one per line (tabs, line breaks and backslashes escaped as \t, \n,
+    /// \r, \\).
+    #[arg(long)]
+    ids_only: bool,
+    /// Resume in id order: only documents whose id sorts after ID.
+    #[arg(long, value_name = "ID", conflicts_with = "from_seq")]
+    after: Option<String>,
+    /// Resume in seq order: only documents whose sequence number is at least N.
+    #[arg(long, value_name = "N")]
+    from_seq: Option<u64>,
+    /// Write to FILE (created or replaced) instead of stdout.
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+/// Runs `simstore export`; see [`Args`].
+pub fn run(db: &Path, args: Args) -> Result<Code> {
+    let order = match (args.order, &args.after, args.from_seq) {
+        (Some(Order::Seq), Some(_), _) => bail!(
+            "--after resumes an export in id order: drop --order seq (or resume with --from-seq)"
+        ),
+        (Some(Order::Id), _, Some(_)) => bail!(
+            "--from-seq resumes an export in seq order: drop --order id (or resume with --after)"
+        ),
+        (Some(order), _, _) => order,
+        (None, Some(_), _) => Order::Id,
+        (None, None, _) => Order::Seq,
+    };
+    let store = open_for_reading(db)?;
+    let out: Box<dyn Write> = match &args.output {
+        Some(path) => Box::new(
+            File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+        ),
+        None => Box::new(io::stdout().lock()),
+    };
+    let mut out = BufWriter::with_capacity(1 << 16, out);
+    let kind = if args.ids_only {
+        None
+    } else {
+        Some(args.format)
+    };
+    if kind == Some(Format::Csv) {
+        writeln!(out, "seq,id,fp,title,url,length,time,content_hash")?;
+    }
+    let mut n = 0u64;
+    let mut write = |seq: u64, doc: StoredDoc| {
+        n += 1;
+        write_doc(&mut out, kind, seq, &doc).map_err(simstore::Error::Io)?;
+        Ok(true)
+    };
+    let scanned = match order {
+        Order::Seq => store.scan_by_seq(args.from_seq.unwrap_or(0), &mut write),
+        Order::Id => store.scan_by_id(args.after.as_deref(), &mut write),
+    };
+    scanned
+        .map_err(anyhow::Error::from)
+        .and_then(|()| out.flush().map_err(anyhow::Error::from))
+        .with_context(|| match &args.output {
+            Some(path) => format!("cannot export to {}", path.display()),
+            None => "cannot export".into(),
+        })?;
+    if args.output.is_some() {
+        eprintln!("exported {}", output::count(n, "document"));
+    }
+    Ok(0)
+}
+
+/// Runs `simstore ids`: `simstore export --ids-only`.
+pub fn run_ids(db: &Path, mut args: Args) -> Result<Code> {
+    args.ids_only = true;
+    run(db, args)
+}
+
+/// Writes one document: its id only (`kind` `None`), a JSON line or a CSV row.
+fn write_doc(
+    out: &mut impl Write,
+    kind: Option<Format>,
+    seq: u64,
+    d: &StoredDoc,
+) -> io::Result<()> {
+    let hash = d.content_hash.map(|h| format!("{h:032x}"));
+    match kind {
+        None => writeln!(out, "{}", output::escape_field(&d.id)),
+        Some(Format::Jsonl) => {
+            let mut v = json!({ "seq": seq, "id": d.id, "fp": d.fingerprint().to_string() });
+            if let Some(t) = &d.title {
+                v["title"] = json!(t);
+            }
+            if let Some(u) = &d.url {
+                v["url"] = json!(u);
+            }
+            v["length"] = json!(d.length);
+            v["time"] = json!(d.time);
+            if let Some(h) = hash {
+                v["content_hash"] = json!(h);
+            }
+            writeln!(out, "{v}")
+        }
+        Some(Format::Csv) => {
+            let fields = [
+                seq.to_string(),
+                csv_field(&d.id),
+                d.fingerprint().to_string(),
+                csv_field(d.title.as_deref().unwrap_or("")),
+                csv_field(d.url.as_deref().unwrap_or("")),
+                d.length.to_string(),
+                d.time.to_string(),
+                hash.unwrap_or_default(),
+            ];
+            writeln!(out, "{}", fields.join(","))
+        }
+    }
+}
+
+/// A CSV field (RFC 4180): quoted, with its quotes doubled, when it holds a comma, a
+/// quote or a line break.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::csv_field;
+
+    #[test]
+    fn csv_fields_are_quoted_when_they_must_be() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
+    }
+}

@@ -1,0 +1,178 @@
+//! `simstore export` / `simstore ids` and `Store::scan_by_seq` / `Store::scan_by_id`: every
+//! document out, in both orders, resumed where a run stopped, and back in.
+
+use serde_json::Value;
+use simstore::{DocMeta, Fingerprint};
+
+use crate::util::{BACKENDS, TestCommand, code, new_store, stderr};
+
+/// Documents with texts (a title with a comma and a quote), one given as a fingerprint;
+/// ids not in insertion order.
+const INPUT: &str = r#"{"id": "m", "title": "Rain, \"heavy\" rain", "text": "Rain fell all night over the hills and the rivers rose.", "url": "https://e.com/m"}
+{"id": "b", "text": "A page about compilers, register allocation and instruction scheduling."}
+{"id": "z", "fp": "00000000000000ff"}
+{"id": "a", "text": "The mountains keep their snow until June, and the passes stay closed."}
+{"id": "k", "text": "Shepherds move their flocks to the high meadows in summer."}
+"#;
+
+fn store() -> TestCommand {
+    let t = TestCommand::new();
+    t.write("in.jsonl", INPUT.as_bytes());
+    let o = t.run(&["import", "in.jsonl"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    t
+}
+
+fn lines(t: &TestCommand, args: &[&str]) -> Vec<String> {
+    let o = t.run(args);
+    assert_eq!(code(&o), 0, "{args:?}: {}", stderr(&o));
+    String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+fn json(line: &str) -> Value {
+    serde_json::from_str(line).unwrap()
+}
+
+#[test]
+fn export_writes_every_document_in_seq_and_id_order() {
+    let t = store();
+    let by_seq: Vec<Value> = lines(&t, &["export"]).iter().map(|l| json(l)).collect();
+    let ids: Vec<&str> = by_seq.iter().map(|v| v["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["m", "b", "z", "a", "k"]);
+    let m = &by_seq[0];
+    assert_eq!(m["title"], "Rain, \"heavy\" rain");
+    assert_eq!(m["url"], "https://e.com/m");
+    assert_eq!(m["length"], 55);
+    assert!(m["time"].as_u64().unwrap() > 1_700_000_000, "{m}");
+    assert_eq!(m["content_hash"].as_str().unwrap().len(), 32, "{m}");
+    assert_eq!(by_seq[2]["fp"], "00000000000000ff");
+    assert!(by_seq[2].get("content_hash").is_none(), "{}", by_seq[2]);
+    // Each fp is the stored one.
+    for v in &by_seq {
+        let o = t.run(&["get", "--json", v["id"].as_str().unwrap()]);
+        assert_eq!(json(&String::from_utf8_lossy(&o.stdout))["fp"], v["fp"]);
+    }
+    let by_id: Vec<String> = lines(&t, &["export", "--order", "id"])
+        .iter()
+        .map(|l| json(l)["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(by_id, ["a", "b", "k", "m", "z"]);
+    assert_eq!(lines(&t, &["ids", "--order", "id"]), by_id);
+    assert_eq!(lines(&t, &["export", "--ids-only"]), ids);
+}
+
+#[test]
+fn an_export_resumes_where_it_stopped() {
+    let t = store();
+    let full = lines(&t, &["export"]);
+    let third = json(&full[2]);
+    let from = (third["seq"].as_u64().unwrap() + 1).to_string();
+    let rest = lines(&t, &["export", "--from-seq", &from]);
+    assert_eq!([&full[..3], &rest[..]].concat(), full);
+    let full = lines(&t, &["export", "--order", "id"]);
+    let rest = lines(&t, &["export", "--after", "b"]);
+    assert_eq!([&full[..2], &rest[..]].concat(), full);
+    // The resume point belongs to one order.
+    let o = t.run(&["export", "--order", "seq", "--after", "b"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("--after resumes an export in id order"));
+}
+
+#[test]
+fn csv_quotes_what_it_must_and_files_are_written() {
+    let t = store();
+    let o = t.run(&["export", "--format", "csv", "--output", "out.csv"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("exported 5 documents"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty());
+    let csv = std::fs::read_to_string(t.path("out.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows[0], "seq,id,fp,title,url,length,time,content_hash");
+    assert_eq!(rows.len(), 6);
+    assert!(
+        rows[1].starts_with("0,m,")
+            && rows[1].contains(",\"Rain, \"\"heavy\"\" rain\",https://e.com/m,55,"),
+        "{}",
+        rows[1]
+    );
+    // The fingerprint-only document: no title, url or hash.
+    assert!(rows[3].starts_with("2,z,00000000000000ff,,,0,") && rows[3].ends_with(','));
+}
+
+#[test]
+fn exported_jsonl_imports_into_a_new_store() {
+    let t = store();
+    t.write("docs.jsonl", lines(&t, &["export"]).join("\n").as_bytes());
+    let o = t.run_on(&t.path("new.db"), &["import", "docs.jsonl"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let shape = |db: &str| -> Vec<(String, String, String)> {
+        let o = t.run_on(&t.path(db), &["export", "--order", "id"]);
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| {
+                let v = json(l);
+                let s = |k: &str| v[k].as_str().unwrap_or("-").to_owned();
+                (s("id"), s("fp"), s("title"))
+            })
+            .collect()
+    };
+    assert_eq!(shape("new.db"), shape("store.db"));
+}
+
+#[test]
+fn scans_stop_and_resume_on_every_backend() {
+    for backend in BACKENDS {
+        let dir = tempfile::tempdir().unwrap();
+        let s = new_store(backend, dir.path(), 3, 4);
+        // Inserted in an order unlike the ids'; d3 replaced by another fingerprint (a new
+        // sequence number).
+        for (i, fp) in [(7u64, 7), (3, 3), (9, 9), (1, 1), (5, 5), (3, 33)] {
+            s.insert_fingerprint(&format!("d{i}"), Fingerprint(fp), DocMeta::default())
+                .unwrap();
+        }
+        let mut seen = Vec::new();
+        s.scan_by_id(None, |_, d| {
+            seen.push(d.id);
+            Ok(true)
+        })
+        .unwrap();
+        assert_eq!(seen, ["d1", "d3", "d5", "d7", "d9"], "{backend:?}");
+        // Stop after two, resume after the second.
+        let mut first = Vec::new();
+        s.scan_by_id(None, |_, d| {
+            first.push(d.id);
+            Ok(first.len() < 2)
+        })
+        .unwrap();
+        let mut rest = Vec::new();
+        s.scan_by_id(Some(&first[1]), |_, d| {
+            rest.push(d.id);
+            Ok(true)
+        })
+        .unwrap();
+        assert_eq!([first, rest].concat(), seen, "{backend:?}");
+        let mut by_seq = Vec::new();
+        s.scan_by_seq(0, |seq, d| {
+            by_seq.push((seq, d.id));
+            Ok(true)
+        })
+        .unwrap();
+        let ids: Vec<&str> = by_seq.iter().map(|(_, id)| id.as_str()).collect();
+        assert_eq!(ids, ["d7", "d9", "d1", "d5", "d3"], "{backend:?}");
+        let mut later = Vec::new();
+        s.scan_by_seq(by_seq[2].0 + 1, |_, d| {
+            later.push(d.id);
+            Ok(true)
+        })
+        .unwrap();
+        assert_eq!(later, ["d5", "d3"], "{backend:?}");
+    }
+}
