@@ -10,6 +10,7 @@ mod check;
 pub mod codec;
 mod crawl;
 mod dedup;
+mod group;
 #[cfg(test)]
 mod hooked;
 mod memory;
@@ -127,6 +128,8 @@ pub struct Store {
     manifest: Manifest,
     fingerprinter: Fingerprinter,
     counters: Mutex<Counters>,
+    /// Single-document writes waiting to be written together (group commit).
+    group: group::GroupQueue,
     /// The options it was opened with: path, write sync, read-only (and to reopen it after
     /// a relayout).
     options: StoreBuilder,
