@@ -388,3 +388,406 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // The queue's state is valid between any two statements: a panic leaves nothing half done.
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::ops::RangeInclusive;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::{Arc, Condvar, Mutex};
+    use std::thread;
+    use std::time::Duration;
+
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    use crate::error::{Error, Result};
+    use crate::store::hooked::Hooked;
+    use crate::store::memory::MemoryBackend;
+    use crate::store::{CheckOutcome, InsertOutcome, Store, StoreBuilder};
+    use crate::types::{DocMeta, Fingerprint};
+
+    /// An in-memory store whose writes, once `armed`, are counted and wait while the gate
+    /// is closed; write number `fail_from` and later ones (counting from 0 once armed) fail.
+    struct Gated {
+        store: Arc<Store>,
+        armed: Arc<AtomicBool>,
+        writes: Arc<AtomicUsize>,
+        gate: Arc<(Mutex<bool>, Condvar)>,
+    }
+
+    fn gated(fail_from: usize) -> Gated {
+        let options = StoreBuilder::in_memory().k_max(3);
+        let layout = options.layout().unwrap();
+        let mut backend = Hooked::new(Box::new(MemoryBackend::new(layout.tables().len())));
+        let armed = Arc::new(AtomicBool::new(false));
+        let writes = Arc::new(AtomicUsize::new(0));
+        let gate = Arc::new((Mutex::new(false), Condvar::new()));
+        let (a, w, g) = (Arc::clone(&armed), Arc::clone(&writes), Arc::clone(&gate));
+        backend.on_write = Box::new(move |_| {
+            if !a.load(Ordering::SeqCst) {
+                return Ok(());
+            }
+            let n = w.fetch_add(1, Ordering::SeqCst);
+            let mut open = g.0.lock().unwrap();
+            while !*open {
+                open = g.1.wait(open).unwrap();
+            }
+            match n >= fail_from {
+                true => Err(Error::Storage("injected failure".into())),
+                false => Ok(()),
+            }
+        });
+        let store = Store::create(Box::new(backend), options, layout).unwrap();
+        armed.store(true, Ordering::SeqCst);
+        Gated {
+            store: Arc::new(store),
+            armed,
+            writes,
+            gate,
+        }
+    }
+
+    /// Polls (no deadline) until `done`.
+    fn until(done: impl Fn() -> bool) {
+        while !done() {
+            thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    type Request<T> = Box<dyn FnOnce(&Store) -> T + Send>;
+
+    impl Gated {
+        /// Stores `first` (id "first", content hash 1) and holds its write in the closed
+        /// gate; meanwhile runs each request on a thread of its own, one after the other
+        /// once the one before is queued (so they queue in the order given); then opens the
+        /// gate. Returns the requests' results.
+        fn pile_up<T: Send + 'static>(&self, first: u64, requests: Vec<Request<T>>) -> Vec<T> {
+            let store = Arc::clone(&self.store);
+            let first = thread::spawn(move || {
+                store.insert_fingerprint("first", Fingerprint(first), meta(Some(1)))
+            });
+            until(|| self.writes.load(Ordering::SeqCst) == 1);
+            let mut handles = Vec::new();
+            for (i, r) in requests.into_iter().enumerate() {
+                let store = Arc::clone(&self.store);
+                handles.push(thread::spawn(move || r(&store)));
+                until(|| self.store.group.queued() == i + 1);
+            }
+            *self.gate.0.lock().unwrap() = true;
+            self.gate.1.notify_all();
+            let first = first.join().unwrap();
+            assert!(matches!(first, Ok(InsertOutcome::Inserted)), "{first:?}");
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        }
+    }
+
+    fn meta(hash: Option<u128>) -> DocMeta {
+        DocMeta {
+            content_hash: hash,
+            ..DocMeta::default()
+        }
+    }
+
+    /// One check_and_insert request, remembered for the model check.
+    #[derive(Debug, Clone)]
+    struct Ask {
+        id: String,
+        fp: u64,
+        hash: Option<u128>,
+        k: u32,
+    }
+
+    impl Ask {
+        fn request(&self) -> Request<Result<CheckOutcome>> {
+            let a = self.clone();
+            Box::new(move |s: &Store| {
+                s.check_and_insert_fingerprint(&a.id, Fingerprint(a.fp), meta(a.hash), a.k)
+            })
+        }
+    }
+
+    /// The invariants of racing checks (the order they are served in is not known):
+    /// every `New` is stored; no two stored documents among them share a content hash or
+    /// lie within the smaller of their two k; every other answer names a stored document
+    /// that duplicates the request (same content hash, or the distance it says ≤ its k).
+    fn assert_invariants(store: &Store, asks: &[Ask], answers: &[CheckOutcome], others: u64) {
+        let new: Vec<&Ask> = asks
+            .iter()
+            .zip(answers)
+            .filter(|(_, o)| o.is_new())
+            .map(|(a, _)| a)
+            .collect();
+        assert_eq!(store.len(), new.len() as u64 + others, "{answers:?}");
+        for (i, a) in new.iter().enumerate() {
+            let doc = store.get(&a.id).unwrap().expect("a New is stored");
+            assert_eq!(doc.fp, a.fp);
+            for b in &new[i + 1..] {
+                let d = (a.fp ^ b.fp).count_ones();
+                assert!(d > a.k.min(b.k), "{a:?} and {b:?} both New at distance {d}");
+                assert!(
+                    a.hash.is_none() || a.hash != b.hash,
+                    "{a:?}, {b:?}: same hash"
+                );
+            }
+        }
+        for (a, o) in asks.iter().zip(answers).filter(|(_, o)| !o.is_new()) {
+            let of = o.duplicate_of().unwrap();
+            let doc = store
+                .get(of)
+                .unwrap()
+                .unwrap_or_else(|| panic!("{o:?} not stored"));
+            match o {
+                CheckOutcome::ExactDuplicate { .. } => assert_eq!(doc.content_hash, a.hash),
+                _ => {
+                    let d = (doc.fp ^ a.fp).count_ones();
+                    assert!(
+                        o.distance() == Some(d) && d <= a.k,
+                        "{a:?}: {o:?}, really {d}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Requests per cluster of [`clustered`].
+    const CLUSTER: usize = 8;
+
+    /// `n` requests in clusters of [`CLUSTER`] around random bases: copies at distance 0 or
+    /// 1 of the base (so within 2 of each other), a third of them with the base's content
+    /// hash, each with a random k in `ks`.
+    fn clustered(rng: &mut StdRng, n: usize, prefix: &str, ks: RangeInclusive<u32>) -> Vec<Ask> {
+        let mut asks = Vec::new();
+        let mut base = (0, 0u128);
+        for i in 0..n {
+            if i % CLUSTER == 0 {
+                base = (rng.random::<u64>(), rng.random::<u128>());
+            }
+            let fp = base.0 ^ (u64::from(rng.random_bool(0.5)) << rng.random_range(0..64));
+            let hash = match rng.random_range(0..3) {
+                0 => base.1,
+                _ => rng.random(),
+            };
+            let k = rng.random_range(ks.clone());
+            let id = format!("{prefix}{i}");
+            asks.push(Ask {
+                id,
+                fp,
+                hash: Some(hash),
+                k,
+            });
+        }
+        asks
+    }
+
+    /// Writers queued behind a slow write are written together: one write for all of them.
+    #[test]
+    fn writers_waiting_on_a_slow_write_share_the_next_one() {
+        let g = gated(usize::MAX);
+        let mut rng = StdRng::seed_from_u64(1);
+        let mut requests: Vec<Request<bool>> = Vec::new();
+        for i in 0..8 {
+            let (id, fp, hash) = (format!("d{i}"), Fingerprint(rng.random()), rng.random());
+            requests.push(match i % 2 {
+                0 => Box::new(move |s: &Store| {
+                    let out = s.check_and_insert_fingerprint(&id, fp, meta(Some(hash)), 3);
+                    out.unwrap().is_new()
+                }),
+                _ => Box::new(move |s: &Store| {
+                    let out = s.insert_fingerprint(&id, fp, meta(Some(hash)));
+                    out.unwrap() == InsertOutcome::Inserted
+                }),
+            });
+        }
+        let answers = g.pile_up(0, requests);
+        assert!(answers.iter().all(|&new| new), "{answers:?}");
+        assert_eq!(g.store.len(), 9);
+        // The first write alone, then the 8 requests queued behind it in one.
+        assert_eq!(g.writes.load(Ordering::SeqCst), 2);
+    }
+
+    /// Near and exact copies of one page queued together: the first of the group is
+    /// stored, every other one is its duplicate, though none of them was stored when the
+    /// others were checked without the lock.
+    #[test]
+    fn a_group_checks_each_request_against_the_earlier_ones() {
+        let g = gated(usize::MAX);
+        let base = 0x0123_4567_89ab_cdef_u64;
+        let asks: Vec<Ask> = (0..12)
+            .map(|i| Ask {
+                id: format!("copy{i}"),
+                fp: base ^ (u64::from(i % 3 != 0) << (i % 64)),
+                hash: Some(match i % 2 {
+                    0 => 7,
+                    _ => 100 + u128::from(i),
+                }),
+                k: 2 + i % 2,
+            })
+            .collect();
+        let answers = g.pile_up(!base, asks.iter().map(Ask::request).collect());
+        let answers: Vec<CheckOutcome> = answers.into_iter().map(Result::unwrap).collect();
+        assert_eq!(
+            answers.iter().filter(|o| o.is_new()).count(),
+            1,
+            "{answers:?}"
+        );
+        assert_invariants(&g.store, &asks, &answers, 1);
+        assert_eq!(g.writes.load(Ordering::SeqCst), 2);
+    }
+
+    /// The group's write fails: no request that depends on it is answered New or as a
+    /// duplicate of a document of the group; each gets the error, and the store holds
+    /// none of them. A duplicate of a document stored before is still answered.
+    #[test]
+    fn a_failed_group_write_fails_every_request_that_depends_on_it() {
+        let g = gated(1);
+        let mut asks = clustered(&mut StdRng::seed_from_u64(2), 12, "c", 2..=3);
+        asks.push(Ask {
+            id: "same-as-first".into(),
+            fp: 5,
+            hash: Some(1),
+            k: 3,
+        });
+        let mut requests: Vec<Request<Result<Option<CheckOutcome>>>> = asks
+            .iter()
+            .map(|a| {
+                let r = a.request();
+                Box::new(move |s: &Store| r(s).map(Some)) as Request<_>
+            })
+            .collect();
+        requests.push(Box::new(|s: &Store| {
+            s.insert_fingerprint("plain", Fingerprint(9), meta(None))
+                .map(|_| None)
+        }));
+        let answers = g.pile_up(u64::MAX, requests);
+        for (i, answer) in answers.iter().enumerate() {
+            match asks.get(i).map(|a| a.id.as_str()) {
+                Some("same-as-first") => assert!(
+                    matches!(answer, Ok(Some(CheckOutcome::ExactDuplicate { of, .. })) if of == "first"),
+                    "{answer:?}"
+                ),
+                _ => assert!(matches!(answer, Err(Error::Storage(_))), "{answer:?}"),
+            }
+        }
+        assert_eq!(g.store.len(), 1);
+        for id in asks.iter().map(|a| a.id.as_str()).chain(["plain"]) {
+            assert!(g.store.get(id).unwrap().is_none() || id == "same-as-first");
+        }
+        // The queue goes on: a later write is led and answered.
+        g.armed.store(false, Ordering::SeqCst);
+        let later = g
+            .store
+            .insert_fingerprint("later", Fingerprint(3), meta(None));
+        assert!(matches!(later, Ok(InsertOutcome::Inserted)), "{later:?}");
+    }
+
+    /// A request for an id an earlier request of its group writes, or whose duplicate in
+    /// the store is a document an earlier request replaces, is carried to the next group,
+    /// which sees that write: it is answered as if it came after it.
+    #[test]
+    fn a_request_depending_on_an_earlier_write_of_its_group_goes_into_the_next() {
+        let g = gated(usize::MAX);
+        let (first, a, b, c) = (0u64, u64::MAX, 0x00ff_00ff_00ff_00ff, 0xff00_ff00_ff00_ff00);
+        let insert = |id: &'static str, fp: u64| -> Request<CheckOutcome> {
+            Box::new(move |s: &Store| {
+                let out = s
+                    .insert_fingerprint(id, Fingerprint(fp), meta(None))
+                    .unwrap();
+                let replaced = out == InsertOutcome::Replaced;
+                CheckOutcome::New {
+                    fp: Fingerprint(fp),
+                    replaced,
+                }
+            })
+        };
+        let check = |id: &'static str, fp: u64| -> Request<CheckOutcome> {
+            let fp = Fingerprint(fp);
+            Box::new(move |s: &Store| {
+                s.check_and_insert_fingerprint(id, fp, meta(None), 3)
+                    .unwrap()
+            })
+        };
+        // "first" (stored at `first`) is replaced by a far page, then a copy of its old
+        // version is checked: no longer a duplicate of anything.
+        let requests = vec![
+            insert("x", a),
+            check("x", b),
+            insert("first", c),
+            check("y", first),
+        ];
+        let answers = g.pile_up(first, requests);
+        let replaced: Vec<Option<bool>> = answers
+            .iter()
+            .map(|o| match o {
+                CheckOutcome::New { replaced, .. } => Some(*replaced),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            replaced,
+            [Some(false), Some(true), Some(true), Some(false)],
+            "{answers:?}"
+        );
+        assert_eq!(g.store.get("x").unwrap().unwrap().fp, b);
+        assert_eq!(g.store.get("first").unwrap().unwrap().fp, c);
+        assert_eq!(g.store.len(), 3);
+        // The first write, the group, the two requests carried into a group of their own.
+        assert_eq!(g.writes.load(Ordering::SeqCst), 3);
+    }
+
+    /// Runs `asks` on `threads` threads, the members of a cluster on different threads.
+    fn race(store: &Store, asks: &[Ask], threads: usize) -> Vec<CheckOutcome> {
+        let mut answers: Vec<Option<CheckOutcome>> = vec![None; asks.len()];
+        thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    s.spawn(move || {
+                        let mine = (t..asks.len()).step_by(threads);
+                        let out: Vec<_> = mine.map(|i| (i, asks[i].request()(store))).collect();
+                        out
+                    })
+                })
+                .collect();
+            for h in handles {
+                for (i, out) in h.join().unwrap() {
+                    answers[i] = Some(out.unwrap());
+                }
+            }
+        });
+        answers.into_iter().map(Option::unwrap).collect()
+    }
+
+    /// Many threads checking copies of the same pages at once: of each cluster exactly one
+    /// is stored, whatever groups the requests fell into.
+    #[test]
+    fn racing_copies_store_exactly_one_of_each_cluster() {
+        let g = gated(usize::MAX);
+        g.armed.store(false, Ordering::SeqCst);
+        let asks = clustered(&mut StdRng::seed_from_u64(3), 400, "r", 2..=3);
+        let answers = race(&g.store, &asks, 8);
+        for (c, cluster) in answers.chunks(CLUSTER).enumerate() {
+            let new = cluster.iter().filter(|o| o.is_new()).count();
+            assert_eq!(new, 1, "cluster {c}: {cluster:?}");
+        }
+        assert_invariants(&g.store, &asks, &answers, 0);
+    }
+
+    /// Racing checks with a k of their own (0..=3), then one large group of the same kind:
+    /// the answers keep the invariants of [`assert_invariants`] (what some sequential order
+    /// of the requests would answer).
+    #[test]
+    fn racing_checks_answer_as_some_sequential_order_would() {
+        let mut rng = StdRng::seed_from_u64(4);
+        let g = gated(usize::MAX);
+        g.armed.store(false, Ordering::SeqCst);
+        let mut asks = clustered(&mut rng, 400, "r", 0..=3);
+        let mut answers = race(&g.store, &asks, 8);
+        assert_invariants(&g.store, &asks, &answers, 0);
+        g.armed.store(true, Ordering::SeqCst);
+        let piled = clustered(&mut rng, 64, "p", 0..=3);
+        let out = g.pile_up(1, piled.iter().map(Ask::request).collect());
+        answers.extend(out.into_iter().map(Result::unwrap));
+        asks.extend(piled);
+        assert_invariants(&g.store, &asks, &answers, 1);
+        assert_eq!(g.writes.load(Ordering::SeqCst), 2);
+    }
+}
