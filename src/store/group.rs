@@ -3,11 +3,13 @@
 //! change set — one [`super::backend::Backend::write`], one fsync when writes are synced.
 //!
 //! A writer queues its request (a [`Ticket`]). If no other writer leads, it leads: it takes
-//! the writer lock, takes every queued request (its own among them, at most [`MAX_GROUP`]),
-//! checks each against the store *and* against the requests before it in the group, writes
-//! the new ones in one change set and answers every request of the group only after that
-//! write returned. Then it hands the lead to the first request queued meanwhile; the
-//! others sleep on their ticket until answered or asked to lead.
+//! the writer lock, takes the queued requests (at most [`MAX_GROUP`]), checks each against
+//! the store *and* against the requests before it in the group, writes the new ones in one
+//! change set and answers every request of the group only after that write returned. The
+//! others sleep on their ticket until answered. A leader that is done wakes the first
+//! request still queued to lead the next group, but the lead goes to whichever writer asks
+//! first: a writer arriving meanwhile leads at once, taking the queued requests with its
+//! own, rather than every group waiting for a sleeping thread to be scheduled.
 //!
 //! A request whose id an earlier request of the group writes, or whose duplicate in the
 //! store is a document an earlier request replaces, is *carried* to the next group (the
@@ -53,7 +55,7 @@ pub(super) enum Answer {
 enum Slot {
     /// Waiting for a leader.
     Queued,
-    /// Asked to lead the next group (it is still queued).
+    /// Woken to try to lead the next group (it is still queued).
     Lead,
     /// Answered.
     Done(Result<Answer>),
@@ -73,7 +75,7 @@ impl Ticket {
         self.ready.notify_one();
     }
 
-    /// Sleeps until the request is answered (`Some`) or asked to lead (`None`).
+    /// Sleeps until the request is answered (`Some`) or woken to lead (`None`).
     fn wait(&self) -> Option<Result<Answer>> {
         let mut slot = lock(&self.slot);
         loop {
@@ -118,6 +120,11 @@ impl GroupQueue {
         !std::mem::replace(&mut q.leading, true)
     }
 
+    /// Takes the lead if no one has it; true when taken.
+    fn try_lead(&self) -> bool {
+        !std::mem::replace(&mut lock(&self.state).leading, true)
+    }
+
     /// The next group: the first [`MAX_GROUP`] queued requests.
     fn take_group(&self) -> Vec<Arc<Ticket>> {
         let mut q = lock(&self.state);
@@ -125,19 +132,16 @@ impl GroupQueue {
         q.waiting.drain(..n).collect()
     }
 
-    /// Ends a leader's turn: puts `carried` back in front of the queue, in order; then,
-    /// unless the leader goes on (`keep`), hands the lead to the first queued request.
-    fn end_turn(&self, carried: Vec<Arc<Ticket>>, keep: bool) {
+    /// Ends a leader's turn: puts `carried` back in front of the queue, in order, gives up
+    /// the lead and wakes the first queued request to take it.
+    fn end_turn(&self, carried: Vec<Arc<Ticket>>) {
         let mut q = lock(&self.state);
         for t in carried.into_iter().rev() {
             q.waiting.push_front(t);
         }
-        if keep {
-            return;
-        }
-        match q.waiting.front() {
-            Some(next) => next.set(Slot::Lead),
-            None => q.leading = false,
+        q.leading = false;
+        if let Some(next) = q.waiting.front() {
+            next.set(Slot::Lead);
         }
     }
 
@@ -170,22 +174,17 @@ struct Turn<'a> {
 }
 
 impl Turn<'_> {
-    /// Answers the requests (carrying some over) and ends the turn. `own`: the leader's
-    /// ticket; the leader goes on leading if it is carried.
-    fn finish(mut self, fates: Vec<Option<Result<Answer>>>, own: &Arc<Ticket>) {
+    /// Answers the requests, then ends the turn (carrying the others over): no request
+    /// taken by a leader is left unanswered while another leader may run.
+    fn finish(mut self, fates: Vec<Option<Result<Answer>>>) {
         let mut carried = Vec::new();
-        let mut answered = Vec::new();
         for (t, fate) in std::mem::take(&mut self.tickets).into_iter().zip(fates) {
             match fate {
-                Some(answer) => answered.push((t, answer)),
+                Some(answer) => t.set(Slot::Done(answer)),
                 None => carried.push(t),
             }
         }
-        let keep = carried.iter().any(|t| Arc::ptr_eq(t, own));
-        self.queue.end_turn(carried, keep);
-        for (t, answer) in answered {
-            t.set(Slot::Done(answer));
-        }
+        self.queue.end_turn(carried);
         self.finished = true;
     }
 }
@@ -202,7 +201,7 @@ impl Drop for Turn<'_> {
                     .into(),
             ))));
         }
-        self.queue.end_turn(Vec::new(), false);
+        self.queue.end_turn(Vec::new());
     }
 }
 
@@ -216,22 +215,24 @@ impl Store {
             slot: Mutex::new(Slot::Queued),
             ready: Condvar::new(),
         });
-        if !self.group.join(&own)
-            && let Some(answer) = own.wait()
-        {
-            return answer;
-        }
+        let mut leads = self.group.join(&own);
         loop {
-            self.lead_turn(&own);
-            if let Some(answer) = own.try_take() {
+            if leads {
+                self.lead_turn();
+                if let Some(answer) = own.try_take() {
+                    return answer;
+                }
+            }
+            if let Some(answer) = own.wait() {
                 return answer;
             }
+            leads = self.group.try_lead();
         }
     }
 
     /// One turn as leader: takes the writer lock and the queued requests, checks and
     /// writes them as one change set, then answers them.
-    fn lead_turn(&self, own: &Arc<Ticket>) {
+    fn lead_turn(&self) {
         let mut counters = self.lock();
         let turn = Turn {
             queue: &self.group,
@@ -240,7 +241,7 @@ impl Store {
         };
         let fates = self.run_group(&mut counters, &turn.tickets);
         self.unlock(counters);
-        turn.finish(fates, own);
+        turn.finish(fates);
     }
 
     /// Decides each request's fate in order, writes the new entries in one change set and
