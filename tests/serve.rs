@@ -439,7 +439,8 @@ fn throughput() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(4000);
-    let threads = 8;
+    // As many clients as the server's default --workers: that many store calls at once.
+    let threads = 16;
     for sync in [true, false] {
         let t = TestCommand::new();
         let s = if sync {

@@ -282,6 +282,7 @@ impl Store {
                 flush_due: false,
                 failed: None,
             }),
+            group: Default::default(),
             options,
         }
     }

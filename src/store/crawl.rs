@@ -4,7 +4,8 @@
 use std::time::{Duration, Instant};
 
 use super::backend::{Shared, Snapshot};
-use super::{Store, validate_id};
+use super::group::{Answer, Ask};
+use super::{InsertOutcome, Store, validate_id};
 use crate::error::Result;
 use crate::types::{DocMeta, Document, Entry, Fingerprint, Match};
 
@@ -99,7 +100,10 @@ impl Store {
     /// checking near-identical documents at once, exactly one gets `New`, and every check
     /// sees every insert acknowledged before it. (A first check runs without the lock, so
     /// duplicates are answered in parallel; it is repeated under the lock only when some
-    /// write happened in between.)
+    /// write happened in between.) Concurrent calls are checked and written in groups,
+    /// with one write (one fsync) per group: each is also checked against the calls before
+    /// it in its group, and none is answered before the group's write returned (group
+    /// commit, see docs/design.md).
     ///
     /// **Same id:** a previously stored version under the same id is compared like any other
     /// stored document. A re-crawled unchanged page is an `ExactDuplicate` of itself (the
@@ -136,14 +140,33 @@ impl Store {
         if let Some(dup) = self.find_duplicate(fp, meta.content_hash, k)? {
             return Ok(dup);
         }
+        let entry = Entry {
+            id: id.to_owned(),
+            fp,
+            meta,
+        };
+        if self.backend.shared().is_some() {
+            return self.check_and_insert_shared(entry, k, before);
+        }
+        match self.submit(entry, Ask::Check { k, before })? {
+            Answer::Checked(out) => Ok(out),
+            Answer::Inserted(_) => unreachable!("a check is answered as a check"),
+        }
+    }
+
+    /// [`Store::check_and_insert_fingerprint`] on a store many processes write at once
+    /// (Redis Cluster), one request at a time under the writer lock: the content hash is
+    /// claimed in the cluster ([`Store::claim_exact`]) before the entry is written.
+    fn check_and_insert_shared(&self, entry: Entry, k: u32, before: u64) -> Result<CheckOutcome> {
+        let (fp, hash) = (entry.fp, entry.meta.content_hash);
         let mut counters = self.lock();
         counters.usable()?;
         if self.backend.version() != before
-            && let Some(dup) = self.find_duplicate(fp, meta.content_hash, k)?
+            && let Some(dup) = self.find_duplicate(fp, hash, k)?
         {
             return Ok(dup);
         }
-        let claimed = match (self.backend.shared(), meta.content_hash) {
+        let claimed = match (self.backend.shared(), hash) {
             (Some(shared), Some(hash)) => {
                 self.reserve_seqs(&mut counters, 1)?;
                 let seq = counters.next_seq;
@@ -155,16 +178,11 @@ impl Store {
             }
             _ => None,
         };
-        let entry = Entry {
-            id: id.to_owned(),
-            fp,
-            meta,
-        };
-        let out = self.write_entries(&mut counters, std::slice::from_ref(&entry), claimed)?;
+        let out = self.write_entries(&mut counters, &[&entry], claimed)?;
         self.unlock(counters);
         Ok(CheckOutcome::New {
             fp,
-            replaced: out.replaced > 0,
+            replaced: out.first() == Some(&InsertOutcome::Replaced),
         })
     }
 
@@ -196,7 +214,7 @@ impl Store {
 
     /// The exact duplicate (by `hash`), else the nearest near duplicate within `k`, both
     /// from one snapshot (so a concurrent replace or delete is seen whole or not at all).
-    fn find_duplicate(
+    pub(super) fn find_duplicate(
         &self,
         fp: Fingerprint,
         hash: Option<u128>,

@@ -11,6 +11,7 @@ pub mod codec;
 mod crawl;
 mod dedup;
 mod export;
+mod group;
 #[cfg(test)]
 mod hooked;
 mod memory;
@@ -128,6 +129,8 @@ pub struct Store {
     manifest: Manifest,
     fingerprinter: Fingerprinter,
     counters: Mutex<Counters>,
+    /// Single-document writes waiting to be written together (group commit).
+    group: group::GroupQueue,
     /// The options it was opened with: path, write sync, read-only (and to reopen it after
     /// a relayout).
     options: StoreBuilder,

@@ -6,6 +6,7 @@ use std::sync::MutexGuard;
 
 use super::backend::{Change, ChangeSet, FlushScope};
 use super::codec::IdValue;
+use super::group::{Answer, Ask};
 use super::{BatchOutcome, Counters, InsertOutcome, Store, now, validate_id};
 use crate::error::Result;
 use crate::types::{DocMeta, Document, Entry, Fingerprint, StoredDoc};
@@ -44,22 +45,33 @@ impl Store {
 
     /// Stores a precomputed fingerprint under `id`; an existing document with the same id
     /// is replaced. When this returns `Ok`, the write survives a crash of the process.
+    ///
+    /// Concurrent calls (and [`Store::check_and_insert`]s) are written together, as one
+    /// change set with one fsync (group commit, see docs/design.md).
     pub fn insert_fingerprint(
         &self,
         id: &str,
         fp: Fingerprint,
         meta: DocMeta,
     ) -> Result<InsertOutcome> {
-        let out = self.insert_batch([Entry {
+        let entry = Entry {
             id: id.to_owned(),
             fp,
             meta,
-        }])?;
-        Ok(if out.replaced > 0 {
-            InsertOutcome::Replaced
-        } else {
-            InsertOutcome::Inserted
-        })
+        };
+        if self.backend.shared().is_some() {
+            let out = self.insert_batch([entry])?;
+            return Ok(match out.replaced {
+                0 => InsertOutcome::Inserted,
+                _ => InsertOutcome::Replaced,
+            });
+        }
+        self.check_writable()?;
+        validate_id(id)?;
+        match self.submit(entry, Ask::Insert)? {
+            Answer::Inserted(out) => Ok(out),
+            Answer::Checked(_) => unreachable!("an insert is answered as an insert"),
+        }
     }
 
     /// Stores many entries in one atomic write (all or none, on a backend that writes
@@ -73,28 +85,36 @@ impl Store {
         }
         let mut counters = self.lock();
         counters.usable()?;
-        let out = self.write_entries(&mut counters, &entries, None)?;
+        let refs: Vec<&Entry> = entries.iter().collect();
+        let outcomes = self.write_entries(&mut counters, &refs, None)?;
         self.unlock(counters);
+        let mut out = BatchOutcome::default();
+        for o in outcomes {
+            match o {
+                InsertOutcome::Inserted => out.inserted += 1,
+                InsertOutcome::Replaced => out.replaced += 1,
+            }
+        }
         Ok(out)
     }
 
-    /// The body of [`Store::insert_batch`], under the writer lock held by the caller.
-    /// Entries must have valid ids. `claimed`: the sequence number under which a single
-    /// entry's content hash was claimed ([`super::backend::Shared::claim_exact`]); the
-    /// entry is stored under it.
+    /// The body of [`Store::insert_batch`], under the writer lock held by the caller: writes
+    /// `entries` in one change set and returns what each did. Entries must have valid ids.
+    /// `claimed`: the sequence number under which a single entry's content hash was claimed
+    /// ([`super::backend::Shared::claim_exact`]); the entry is stored under it.
     pub(super) fn write_entries(
         &self,
         counters: &mut Counters,
-        entries: &[Entry],
+        entries: &[&Entry],
         claimed: Option<u64>,
-    ) -> Result<BatchOutcome> {
+    ) -> Result<Vec<InsertOutcome>> {
         self.reserve_seqs(counters, entries.len() as u64)?;
         let ids: Vec<&str> = entries.iter().map(|e| e.id.as_str()).collect();
         let existing = self.backend.snapshot().ids(&ids)?;
         let mut pending: HashMap<&str, IdValue> = HashMap::new();
         let mut changes = ChangeSet::new();
         let (mut next, mut live, mut churn) = (counters.next_seq, counters.live, 0);
-        let mut out = BatchOutcome::default();
+        let mut out = Vec::with_capacity(entries.len());
         let time = now();
         for (e, old) in entries.iter().zip(existing) {
             let old = pending.get(e.id.as_str()).copied().or(old);
@@ -103,18 +123,18 @@ impl Store {
             // accumulate under the fingerprint's prefix.
             let (seq, keys) = match old {
                 Some(o) if o.fp == e.fp.0 && claimed.is_none() => {
-                    out.replaced += 1;
+                    out.push(InsertOutcome::Replaced);
                     (o.seq, TableKeys::Kept)
                 }
                 Some(o) => {
                     self.push_unlink(&mut changes, o);
-                    out.replaced += 1;
+                    out.push(InsertOutcome::Replaced);
                     churn += 1;
                     (take_seq(&mut next, claimed), TableKeys::New)
                 }
                 None => {
                     live += 1;
-                    out.inserted += 1;
+                    out.push(InsertOutcome::Inserted);
                     (take_seq(&mut next, claimed), TableKeys::New)
                 }
             };

@@ -68,6 +68,10 @@ pub struct Args {
     /// Threads for the --check-insert throughput (default: the number of cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// With --check-insert: open the stores with `sync_writes(true)` (every write fsynced
+    /// before it returns, as `simstore serve` does) instead of the library's default.
+    #[arg(long)]
+    sync: bool,
     /// Also build a store on this Redis Cluster (redis://HOST:PORT,.../NAME, a name not in
     /// use) and compare it with the RocksDB store on the same data.
     #[arg(long, value_name = "URL")]
@@ -213,7 +217,8 @@ fn new_store(db: &Path, args: &Args) -> Result<Store> {
     );
     let mut builder = Store::builder(db)
         .k_max(args.k.max(3))
-        .expected_docs(args.n);
+        .expected_docs(args.n)
+        .sync_writes(args.sync);
     if let Some(b) = args.blocks {
         builder = builder.blocks(b);
     }
@@ -457,7 +462,12 @@ fn check_insert(args: &Args) -> Result<Code> {
     };
     let layout = fresh("layout.db")?.layout().clone();
     println!(
-        "simstore bench --check-insert: N = {n} (1/2 new, 1/4 exact, 1/4 near copies), k = {k}, layout {layout}, {threads} threads"
+        "simstore bench --check-insert: N = {n} (1/2 new, 1/4 exact, 1/4 near copies), k = {k}, layout {layout}, {threads} threads, {}",
+        if args.sync {
+            "every write fsynced (--sync)"
+        } else {
+            "writes not fsynced (the library's default)"
+        }
     );
     // Baseline: plain inserts of every document, one per write.
     let store = fresh("insert.db")?;
