@@ -40,8 +40,9 @@ pub(crate) struct RocksBackend {
     /// Held shared by every snapshot of a secondary instance and exclusively by
     /// [`Follow::catch_up`], so a read never sees half of a catch-up.
     catch_up: RwLock<()>,
-    /// The column-family options bulk loads write SST files with: (tables, the rest).
-    sst_options: (rocksdb::Options, rocksdb::Options),
+    /// The column-family options bulk loads write SST files with: tables, `docs`, `ids`,
+    /// `exact`.
+    sst_options: [rocksdb::Options; 4],
 }
 
 impl RocksBackend {
@@ -65,7 +66,9 @@ impl RocksBackend {
     /// largest key, which a range's exclusive end cannot cover).
     fn clear(&self, space: Space, batch: &mut WriteBatch) -> Result<()> {
         let cf = self.space_cf(space)?;
-        let mut it = self.db.raw_iterator_cf(cf);
+        let mut ro = rocksdb::ReadOptions::default();
+        ro.set_total_order_seek(true);
+        let mut it = self.db.raw_iterator_cf_opt(cf, ro);
         it.seek_to_first();
         let Some(first) = it.key().map(<[u8]>::to_vec) else {
             return Ok(());

@@ -248,10 +248,13 @@ fn assemble(
         .into_iter()
         .filter(|n| options::is_table_cf(n))
         .collect();
-    let sst_options = (
-        options::cf_options(&options::table_cf_name(0), &cache),
-        options::cf_options(options::DOCS, &cache),
-    );
+    let sst_options = [
+        &options::table_cf_name(0),
+        options::DOCS,
+        options::IDS,
+        options::EXACT,
+    ]
+    .map(|name| options::cf_options(name, &cache));
     RocksBackend {
         iters: IterPool::new(true),
         db,

@@ -2,7 +2,9 @@
 
 use std::borrow::Cow;
 
-use rocksdb::{BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType, Options};
+use rocksdb::{
+    BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType, Options, SliceTransform,
+};
 
 use crate::store::backend::Space;
 
@@ -75,6 +77,16 @@ pub(super) fn cf_options(name: &str, cache: &Cache) -> Options {
     } else {
         opts.set_compression_type(DBCompressionType::Lz4);
         bbo.set_block_cache(cache);
+    }
+    // A crawler's checks mostly miss: a whole-key bloom on `ids` (point lookups), a prefix
+    // bloom on the content hash in `exact` (`first_exact` seeks to a hash; every other
+    // read of `exact` is a total-order scan, see `RocksSnapshot::ro`).
+    if name == IDS {
+        bbo.set_bloom_filter(10.0, false);
+    } else if name == EXACT {
+        opts.set_prefix_extractor(SliceTransform::create_fixed_prefix(16));
+        bbo.set_bloom_filter(10.0, false);
+        bbo.set_whole_key_filtering(false);
     }
     opts.set_block_based_table_factory(&bbo);
     opts

@@ -52,9 +52,11 @@ impl<'a> RocksSnapshot<'a> {
         }
     }
 
-    /// Read options that read from this view.
+    /// Read options that read from this view, in total order (`exact` has a prefix
+    /// extractor; only [`Snapshot::first_exact`] seeks by prefix).
     fn ro(&self) -> ReadOptions {
         let mut ro = ReadOptions::default();
+        ro.set_total_order_seek(true);
         if let Some(snap) = &self.snap {
             ro.set_snapshot(snap);
         }
@@ -169,6 +171,9 @@ impl Snapshot for RocksSnapshot<'_> {
     fn first_exact(&self, hash: u128) -> Result<Option<u64>> {
         let prefix = codec::exact_prefix(hash);
         let mut ro = self.ro();
+        // By prefix: the bloom of the content hash skips the files without it.
+        ro.set_total_order_seek(false);
+        ro.set_prefix_same_as_start(true);
         if let Some(next) = hash.checked_add(1) {
             ro.set_iterate_upper_bound(codec::exact_prefix(next));
         }
