@@ -325,14 +325,24 @@ fn http_bodies_with_unknown_fields_are_refused_naming_the_field() {
             "/check_and_insert",
             r#"{"id": "a", "text": "some words here", "verify": 0.4}"#,
         ),
+        // `k` is check-and-insert's, not a document's.
+        (
+            "/insert",
+            r#"{"id": "a", "text": "some words here", "k": 3}"#,
+        ),
     ] {
         let (st, v) = post(path, body);
+        let field = if body.contains("\"k\"") {
+            "k"
+        } else {
+            "verify"
+        };
         assert_eq!(st, 400, "{path}: {v}");
         assert!(
             v["error"]
                 .as_str()
                 .unwrap_or("")
-                .contains("unknown field `verify`"),
+                .contains(&format!("unknown field `{field}`")),
             "{path}: {v}"
         );
     }

@@ -28,7 +28,7 @@ pub(super) async fn insert(
     state::write(&app, move |app| {
         let store = &app.store;
         let record = reader::parse_jsonl(bytes.trim_ascii())?;
-        fields::<InsertFields>(&bytes)?;
+        fields(&bytes, false)?;
         let entry = record.into_entry(store.fingerprinter())?;
         let (id, fp) = (entry.id.clone(), entry.fp);
         let outcome = store
@@ -45,25 +45,13 @@ pub(super) async fn insert(
     .await
 }
 
-/// The fields of a document sent to /insert: any other is refused (400 naming it), never
-/// silently ignored. Their values are checked by [`reader::parse_jsonl`].
+/// The fields of a document sent to /insert or /check_and_insert (which also takes `k`):
+/// any other is refused (400 naming it), never silently ignored. Their values are checked
+/// by [`reader::parse_jsonl`].
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[allow(dead_code, reason = "only the field names are checked here")]
-struct InsertFields {
-    id: Option<IgnoredAny>,
-    title: Option<IgnoredAny>,
-    text: Option<IgnoredAny>,
-    html: Option<IgnoredAny>,
-    url: Option<IgnoredAny>,
-    fp: Option<IgnoredAny>,
-}
-
-/// The fields of a check-and-insert request: the document's ([`InsertFields`]) and `k`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code, reason = "only the field names are checked here")]
-struct CheckFields {
+struct DocFields {
     id: Option<IgnoredAny>,
     title: Option<IgnoredAny>,
     text: Option<IgnoredAny>,
@@ -82,9 +70,17 @@ struct CheckK {
 }
 
 /// `bytes` (a JSON object: it parsed as a record) as `T`, or 400 naming the field.
-fn fields<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice::<T>(bytes)
-        .map_err(|e| ApiError::bad_request(format!("invalid document: {e}")))
+/// Refuses a body with a field that is not a document's (nor `k`, where `with_k`).
+fn fields(bytes: &[u8], with_k: bool) -> Result<(), ApiError> {
+    let f = serde_json::from_slice::<DocFields>(bytes)
+        .map_err(|e| ApiError::bad_request(format!("invalid document: {e}")))?;
+    if f.k.is_some() && !with_k {
+        return Err(ApiError::bad_request(
+            "invalid document: unknown field `k`, expected one of `id`, `title`, `text`, \
+             `html`, `url`, `fp`",
+        ));
+    }
+    Ok(())
 }
 
 pub(super) async fn check_and_insert(
@@ -96,7 +92,7 @@ pub(super) async fn check_and_insert(
         let store = &app.store;
         let record = reader::parse_jsonl(bytes.trim_ascii())?;
         // The record parsed, so the body is a JSON object.
-        fields::<CheckFields>(&bytes)?;
+        fields(&bytes, true)?;
         let k = serde_json::from_slice::<CheckK>(&bytes)
             .map_err(|e| ApiError::bad_request(format!("invalid \"k\": {e}")))?
             .k
