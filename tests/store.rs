@@ -357,6 +357,50 @@ fn kept_iterators_see_what_each_instance_should() {
     }
 }
 
+/// `StoreBuilder::probe_threads`: the spans of a query read at once on a pool give the
+/// answers of spans read in turn, and those of brute force.
+#[test]
+fn probes_on_threads_answer_as_probes_in_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let store = Store::builder(&path).probe_threads(4).open().unwrap();
+    let mut entries: Vec<Entry> = spread(3000).collect();
+    for i in 0..300u64 {
+        let base = entries[i as usize].fp.0;
+        entries.push(Entry {
+            id: format!("near{i}"),
+            fp: Fingerprint(base ^ (1 << (i % 64)) ^ (1 << ((i * 7) % 64))),
+            meta: DocMeta::default(),
+        });
+    }
+    store.insert_batch(entries.clone()).unwrap();
+    let in_turn = Store::builder(&path).read_only(true).open().unwrap();
+    let ids = |m: Vec<simstore::Match>| {
+        let mut v: Vec<String> = m.into_iter().map(|m| m.doc.id).collect();
+        v.sort();
+        v
+    };
+    for (i, e) in entries.iter().enumerate().step_by(7) {
+        let q = Fingerprint(e.fp.0 ^ (1 << (i % 64)));
+        for k in 0..=3 {
+            let got = ids(store.query(q, k).unwrap());
+            assert_eq!(got, ids(in_turn.query(q, k).unwrap()), "query {i}, k = {k}");
+            let mut want: Vec<String> = entries
+                .iter()
+                .filter(|x| x.fp.distance(q) <= k)
+                .map(|x| x.id.clone())
+                .collect();
+            want.sort();
+            assert_eq!(got, want, "query {i}, k = {k}");
+        }
+    }
+    let batch: Vec<Fingerprint> = entries.iter().take(50).map(|e| e.fp).collect();
+    assert_eq!(
+        store.query_batch(&batch, 3).unwrap(),
+        in_turn.query_batch(&batch, 3).unwrap()
+    );
+}
+
 #[test]
 fn queries_from_many_threads() {
     fn assert_send_sync<T: Send + Sync>() {}

@@ -164,8 +164,14 @@ fn open_existing(db: &Path) -> Result<Store> {
 /// writer's lock (a long `query --batch` does not keep `import` or `serve` out) and never
 /// runs recovery work; it sees the store as of opening, a writer's log included.
 fn open_for_reading(db: &Path) -> Result<Store> {
+    open_for_reading_with(db, 0)
+}
+
+/// [`open_for_reading`] with a query's probes on `probe_threads` threads at once.
+fn open_for_reading_with(db: &Path, probe_threads: usize) -> Result<Store> {
     Store::builder(db)
         .read_only(true)
+        .probe_threads(probe_threads)
         .open()
         .with_context(|| format!("cannot open {}", db.display()))
 }

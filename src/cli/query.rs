@@ -11,7 +11,7 @@ use simstore::input::reader;
 use simstore::{Fingerprint, Match, Store};
 
 use super::input::{self, Inputs, Place, Raw};
-use super::{Code, open_for_reading, output};
+use super::{Code, open_for_reading_with, output};
 
 /// Arguments of `simstore query`.
 #[derive(Debug, clap::Args)]
@@ -22,6 +22,11 @@ use super::{Code, open_for_reading, output};
                   output: one line {\"query\": <id or line number>, \"matches\": [{\"id\", \"distance\", \"fp\", \"title\"?, \"url\"?}]} per input line."
 )]
 pub struct Args {
+    /// Probe each query's tables on N threads at once: for a store larger than memory or
+    /// a cold page cache (one disk read per query instead of one per table); slower on a
+    /// warm cache [default: 0, one after another].
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    probe_threads: usize,
     /// Largest Hamming distance to report [default: the store's k_max] (at most the
     /// store's k_max unless --exhaustive; at most 64).
     #[arg(long = "k", short, value_name = "K", value_parser = clap::value_parser!(u32).range(0..=64))]
@@ -67,7 +72,7 @@ pub struct Args {
 
 /// Runs the query; see [`Args`].
 pub fn run(db: &Path, mut args: Args) -> Result<Code> {
-    let store = open_for_reading(db)?;
+    let store = open_for_reading_with(db, args.probe_threads)?;
     args.k = args.k_arg.unwrap_or(store.layout().k_max());
     if !args.exhaustive && args.k > store.layout().k_max() {
         // Fail before reading any input, with the library's message.

@@ -30,6 +30,7 @@ pub struct StoreBuilder {
     lead: Option<u32>,
     sync_writes: bool,
     block_cache_bytes: usize,
+    probe_threads: usize,
     read_only: bool,
     secondary: Option<PathBuf>,
     bulk_memory: usize,
@@ -48,6 +49,7 @@ impl StoreBuilder {
             lead: None,
             sync_writes: false,
             block_cache_bytes: 256 << 20,
+            probe_threads: 0,
             read_only: false,
             secondary: None,
             bulk_memory: super::bulk::DEFAULT_BULK_MEMORY,
@@ -114,6 +116,15 @@ impl StoreBuilder {
     /// Size of the block cache shared by all column families. Default: 256 MiB.
     pub fn block_cache_bytes(mut self, bytes: usize) -> Self {
         self.block_cache_bytes = bytes;
+        self
+    }
+
+    /// Probe a query's tables on `n` threads at once (RocksDB; 0, the default: one after
+    /// another on the calling thread). For a store larger than memory, or a cold page cache,
+    /// a query then waits about one disk read instead of one per table; on a warm cache it
+    /// costs a thread hand-off per query, so leave it off there (docs/benchmarks.md).
+    pub fn probe_threads(mut self, n: usize) -> Self {
+        self.probe_threads = n;
         self
     }
 
@@ -185,6 +196,10 @@ impl StoreBuilder {
             (None, false) => OpenMode::Writer,
         };
         match rocks::open(&self.path, &mode, self.block_cache_bytes)? {
+            Some(mut backend) => {
+                backend.set_probe_threads(self.probe_threads)?;
+                Store::open_existing(Box::new(backend), self)
+            }
             None if self.create_if_missing && mode == OpenMode::Writer => {
                 // The layout is checked before anything is created on disk. The database is
                 // built with its manifest beside the path and renamed into place, so a
@@ -193,13 +208,13 @@ impl StoreBuilder {
                 let layout = self.layout()?;
                 let tables = layout.tables().len();
                 let changes = Store::creation(&Store::new_manifest(layout));
-                let backend = rocks::create(&self.path, tables, self.block_cache_bytes, |b| {
+                let mut backend = rocks::create(&self.path, tables, self.block_cache_bytes, |b| {
                     b.write(&changes, Durability::Synced)
                 })?;
+                backend.set_probe_threads(self.probe_threads)?;
                 Store::open_existing(Box::new(backend), self)
             }
             None => Err(Error::NoStore { path: self.path }),
-            Some(backend) => Store::open_existing(Box::new(backend), self),
         }
     }
 }

@@ -129,6 +129,10 @@ pub struct Args {
     /// of the server (kill -9) but not of the OS or a power loss. Faster.
     #[arg(long)]
     no_sync: bool,
+    /// Probe each query's tables on N threads at once: for a store larger than memory
+    /// (see `query --probe-threads`) [default: 0, one after another].
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    probe_threads: usize,
 }
 
 /// Runs the server until SIGINT or SIGTERM; see [`Args`].
@@ -137,6 +141,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     let limit = fds::raise_limit();
     let store = Store::builder(db)
         .sync_writes(!args.no_sync)
+        .probe_threads(args.probe_threads)
         .open()
         .with_context(|| format!("cannot open or create {}", db.display()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()

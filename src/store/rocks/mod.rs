@@ -40,12 +40,29 @@ pub(crate) struct RocksBackend {
     /// Held shared by every snapshot of a secondary instance and exclusively by
     /// [`Follow::catch_up`], so a read never sees half of a catch-up.
     catch_up: RwLock<()>,
+    /// Threads a query's probes run on at once ([`crate::StoreBuilder::probe_threads`]).
+    probe_pool: Option<rayon::ThreadPool>,
     /// The column-family options bulk loads write SST files with: tables, `docs`, `ids`,
     /// `exact`.
     sst_options: [rocksdb::Options; 4],
 }
 
 impl RocksBackend {
+    /// Runs the probes of each query on `n` threads at once (0: on the calling thread).
+    pub(crate) fn set_probe_threads(&mut self, n: usize) -> Result<()> {
+        self.probe_pool = match n {
+            0 => None,
+            n => Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .thread_name(|i| format!("simstore-probe-{i}"))
+                    .build()
+                    .map_err(|e| Error::Storage(format!("cannot start probe threads: {e}")))?,
+            ),
+        };
+        Ok(())
+    }
+
     fn cf(&self, name: &str) -> Result<&ColumnFamily> {
         cf(&self.db, name)
     }

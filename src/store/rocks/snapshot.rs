@@ -8,9 +8,11 @@ use super::options::{DOCS, IDS, META};
 use super::pool::Lease;
 use super::{RocksBackend, meta_key, storage};
 use crate::error::Result;
-use crate::store::backend::{DocItem, IdItem, MetaKey, Snapshot, Space};
+use crate::store::backend::{DocItem, IdItem, MetaKey, Snapshot, Space, Span};
+
 use crate::store::codec::{self, IdValue};
 use crate::types::StoredDoc;
+use rayon::prelude::*;
 
 /// A RocksDB snapshot, or on a secondary instance (which has no snapshots, and changes only
 /// in a catch-up) a shared hold on the catch-up lock; or, for queries
@@ -166,6 +168,42 @@ impl Snapshot for RocksSnapshot<'_> {
         let mut it = self.iter(Space::Table(t), ro)?;
         it.seek(codec::table_bound(lo));
         drain(it, |k, _| each(codec::decode_table_key(k)))
+    }
+
+    fn scan_spans(
+        &self,
+        spans: &[Span],
+        each: &mut dyn FnMut(usize, Result<(u64, u64)>) -> Result<bool>,
+    ) -> Result<()> {
+        let Some(pool) = self.backend.probe_pool.as_ref().filter(|_| spans.len() > 1) else {
+            for (i, s) in spans.iter().enumerate() {
+                self.scan_table(s.table, s.lo, s.hi, &mut |e| each(i, e))?;
+            }
+            return Ok(());
+        };
+        // Every span read at once on the probe threads (each to its end: `each` may stop
+        // earlier), then handed to `each` in order.
+        let found: Vec<Result<Vec<Result<(u64, u64)>>>> = pool.install(|| {
+            spans
+                .par_iter()
+                .map(|s| {
+                    let mut entries = Vec::new();
+                    self.scan_table(s.table, s.lo, s.hi, &mut |e| {
+                        entries.push(e);
+                        Ok(true)
+                    })?;
+                    Ok(entries)
+                })
+                .collect()
+        });
+        for (i, entries) in found.into_iter().enumerate() {
+            for e in entries? {
+                if !each(i, e)? {
+                    break;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn first_exact(&self, hash: u128) -> Result<Option<u64>> {
