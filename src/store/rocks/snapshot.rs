@@ -96,6 +96,10 @@ fn drain(
     it.status().map_err(storage)
 }
 
+/// A table entry as a scan passes it on: `(permuted fingerprint, seq)` or why it could not
+/// be decoded.
+type Entry = Result<(u64, u64)>;
+
 /// [`Snapshot::scan_table`] through a kept iterator: no upper bound is set (that would
 /// allocate one per probe), the scan stops at `hi` itself.
 fn scan_kept(
@@ -183,7 +187,7 @@ impl Snapshot for RocksSnapshot<'_> {
         };
         // Every span read at once on the probe threads (each to its end: `each` may stop
         // earlier), then handed to `each` in order.
-        let found: Vec<Result<Vec<Result<(u64, u64)>>>> = pool.install(|| {
+        let found: Vec<Result<Vec<Entry>>> = pool.install(|| {
             spans
                 .par_iter()
                 .map(|s| {
