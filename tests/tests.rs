@@ -12,6 +12,7 @@ mod crawler;
 mod dedup;
 mod explain;
 mod export;
+mod features;
 mod fuzz;
 mod golden;
 mod inputs;

@@ -21,6 +21,7 @@ mod output;
 mod query;
 mod relayout;
 mod repair;
+#[cfg(feature = "server")]
 mod serve;
 mod stats;
 
@@ -44,12 +45,25 @@ Examples:
   simstore fingerprint --file page.txt         print a text's fingerprint
   simstore explain --files a.html b.html       why two pages are (not) near duplicates
   simstore --db /data/pages.db stats           what a store holds and how it is laid out
-  simstore export --format csv -o docs.csv     every stored document (id, fp, title, url, ...)
+  simstore export --format csv -o docs.csv     every stored document (id, fp, title, url, ...)";
+
+/// `serve`'s line of the examples, in a build with the `server` feature only.
+const SERVE_EXAMPLE: &str = "
   simstore serve --port 7171                   HTTP JSON API for crawlers (prints its address)";
+
+/// The examples under `--help`.
+fn examples() -> String {
+    let serve = if cfg!(feature = "server") {
+        SERVE_EXAMPLE
+    } else {
+        ""
+    };
+    format!("{EXAMPLES}{serve}")
+}
 
 /// simstore: a persistent store of 64-bit SimHash fingerprints for near-duplicate detection.
 #[derive(Debug, Parser)]
-#[command(name = "simstore", version, about, after_help = EXAMPLES)]
+#[command(name = "simstore", version, about, after_help = examples())]
 pub struct Cli {
     /// The store directory.
     #[arg(
@@ -101,6 +115,7 @@ enum Command {
     /// Macro benchmark: import, latency, throughput and recall against two baselines.
     Bench(bench::Args),
     /// Serve the store over HTTP (JSON API for crawlers in other processes).
+    #[cfg(feature = "server")]
     Serve(serve::Args),
 }
 
@@ -128,6 +143,7 @@ pub fn main() -> ExitCode {
         Command::Eval(a) => eval::run(a),
         Command::Relayout(a) => relayout::run(&cli.db, a),
         Command::Copy(a) => copy::run(&cli.db, a),
+        #[cfg(feature = "server")]
         Command::Serve(a) => serve::run(&cli.db, a),
     };
     match result {
@@ -168,4 +184,19 @@ fn open_for_reading(db: &Path) -> Result<Store> {
         .read_only(true)
         .open()
         .with_context(|| format!("cannot open {}", db.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// `serve` is compiled, and offered, only with the `server` feature (run by
+    /// `scripts/test` with `--no-default-features --features cli` too).
+    #[test]
+    fn serve_is_a_subcommand_exactly_when_the_server_feature_is_on() {
+        let serve = super::Cli::command().find_subcommand("serve").is_some();
+        assert_eq!(serve, cfg!(feature = "server"));
+        let help = super::examples();
+        assert_eq!(help.contains("simstore serve"), cfg!(feature = "server"));
+    }
 }
