@@ -16,6 +16,7 @@ mod features;
 mod fuzz;
 mod golden;
 mod inputs;
+mod metrics;
 mod model;
 mod quality;
 mod readers;
