@@ -7,6 +7,7 @@ mod cli;
 mod cluster;
 mod cluster_harness;
 mod compat;
+mod conventions;
 mod crash;
 mod crawler;
 mod dedup;

@@ -51,14 +51,22 @@ Examples:
 const SERVE_EXAMPLE: &str = "
   simstore serve --port 7171                   HTTP JSON API for crawlers (prints its address)";
 
-/// The examples under `--help`.
+/// Colour and the environment, under `--help`.
+const ENVIRONMENT: &str = "
+Environment:
+  SIMSTORE_DB        the store, when --db is not given
+  NO_COLOR=1         no styling in help and error messages (on a terminal they are styled;
+                     simstore's own output is never coloured)
+  CLICOLOR_FORCE=1   styled help and errors even when not on a terminal";
+
+/// The text under `--help`: examples, then the environment.
 fn examples() -> String {
     let serve = if cfg!(feature = "server") {
         SERVE_EXAMPLE
     } else {
         ""
     };
-    format!("{EXAMPLES}{serve}")
+    format!("{EXAMPLES}{serve}\n{ENVIRONMENT}")
 }
 
 /// simstore: a persistent store of 64-bit SimHash fingerprints for near-duplicate detection.
