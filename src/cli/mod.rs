@@ -6,6 +6,7 @@
 
 mod bench;
 mod check;
+mod complete;
 mod copy;
 mod dedup;
 mod delete;
@@ -17,6 +18,7 @@ mod get;
 mod import;
 mod init;
 mod input;
+mod man;
 mod output;
 mod query;
 mod relayout;
@@ -45,7 +47,9 @@ Examples:
   simstore fingerprint --file page.txt         print a text's fingerprint
   simstore explain --files a.html b.html       why two pages are (not) near duplicates
   simstore --db /data/pages.db stats           what a store holds and how it is laid out
-  simstore export --format csv -o docs.csv     every stored document (id, fp, title, url, ...)";
+  simstore export --format csv -o docs.csv     every stored document (id, fp, title, url, ...)
+  simstore completions bash > simstore.bash    shell completions (also zsh, fish)
+  simstore man | man -l -                      the manual page";
 
 /// `serve`'s line of the examples, in a build with the `server` feature only.
 const SERVE_EXAMPLE: &str = "
@@ -59,19 +63,24 @@ Environment:
                      simstore's own output is never coloured)
   CLICOLOR_FORCE=1   styled help and errors even when not on a terminal";
 
-/// The text under `--help`: examples, then the environment.
+/// The text under `--help`: the examples, then the environment.
+fn after_help() -> String {
+    format!("{}\n{ENVIRONMENT}", examples())
+}
+
+/// The examples of `--help` (and of the man page).
 fn examples() -> String {
     let serve = if cfg!(feature = "server") {
         SERVE_EXAMPLE
     } else {
         ""
     };
-    format!("{EXAMPLES}{serve}\n{ENVIRONMENT}")
+    format!("{EXAMPLES}{serve}")
 }
 
 /// simstore: a persistent store of 64-bit SimHash fingerprints for near-duplicate detection.
 #[derive(Debug, Parser)]
-#[command(name = "simstore", version, about, after_help = examples())]
+#[command(name = "simstore", version, about, after_help = after_help())]
 pub struct Cli {
     /// The store directory.
     #[arg(
@@ -122,6 +131,10 @@ enum Command {
     Eval(eval::Args),
     /// Macro benchmark: import, latency, throughput and recall against two baselines.
     Bench(bench::Args),
+    /// Print a shell completion script (bash, zsh or fish) to stdout.
+    Completions(complete::Args),
+    /// Print the manual page (roff) to stdout: `simstore man | man -l -`.
+    Man(man::Args),
     /// Serve the store over HTTP (JSON API for crawlers in other processes).
     #[cfg(feature = "server")]
     Serve(serve::Args),
@@ -148,6 +161,8 @@ pub fn main() -> ExitCode {
         Command::Dedup(a) => dedup::run(&cli.db, a),
         Command::Repair(a) => repair::run(&cli.db, a),
         Command::Bench(a) => bench::run(a),
+        Command::Completions(a) => complete::run(a),
+        Command::Man(a) => man::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Relayout(a) => relayout::run(&cli.db, a),
         Command::Copy(a) => copy::run(&cli.db, a),
