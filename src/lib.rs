@@ -32,6 +32,12 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Cargo features
+//!
+//! `cli` (the `simstore` binary) and `server` (its `serve` subcommand) are on by default.
+//! The library needs neither: depend on it with `default-features = false` and it pulls no
+//! clap, indicatif, anyhow, axum, tokio or hyper.
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 

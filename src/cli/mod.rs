@@ -6,6 +6,7 @@
 
 mod bench;
 mod check;
+mod complete;
 mod copy;
 mod dedup;
 mod delete;
@@ -17,10 +18,12 @@ mod get;
 mod import;
 mod init;
 mod input;
+mod man;
 mod output;
 mod query;
 mod relayout;
 mod repair;
+#[cfg(feature = "server")]
 mod serve;
 mod stats;
 
@@ -45,11 +48,39 @@ Examples:
   simstore explain --files a.html b.html       why two pages are (not) near duplicates
   simstore --db /data/pages.db stats           what a store holds and how it is laid out
   simstore export --format csv -o docs.csv     every stored document (id, fp, title, url, ...)
+  simstore completions bash > simstore.bash    shell completions (also zsh, fish)
+  simstore man | man -l -                      the manual page";
+
+/// `serve`'s line of the examples, in a build with the `server` feature only.
+const SERVE_EXAMPLE: &str = "
   simstore serve --port 7171                   HTTP JSON API for crawlers (prints its address)";
+
+/// Colour and the environment, under `--help`.
+const ENVIRONMENT: &str = "
+Environment:
+  SIMSTORE_DB        the store, when --db is not given
+  NO_COLOR=1         no styling in help and error messages (on a terminal they are styled;
+                     simstore's own output is never coloured)
+  CLICOLOR_FORCE=1   styled help and errors even when not on a terminal";
+
+/// The text under `--help`: the examples, then the environment.
+fn after_help() -> String {
+    format!("{}\n{ENVIRONMENT}", examples())
+}
+
+/// The examples of `--help` (and of the man page).
+fn examples() -> String {
+    let serve = if cfg!(feature = "server") {
+        SERVE_EXAMPLE
+    } else {
+        ""
+    };
+    format!("{EXAMPLES}{serve}")
+}
 
 /// simstore: a persistent store of 64-bit SimHash fingerprints for near-duplicate detection.
 #[derive(Debug, Parser)]
-#[command(name = "simstore", version, about, after_help = EXAMPLES)]
+#[command(name = "simstore", version, about, after_help = after_help())]
 pub struct Cli {
     /// The store directory.
     #[arg(
@@ -100,7 +131,12 @@ enum Command {
     Eval(eval::Args),
     /// Macro benchmark: import, latency, throughput and recall against two baselines.
     Bench(bench::Args),
+    /// Print a shell completion script (bash, zsh or fish) to stdout.
+    Completions(complete::Args),
+    /// Print the manual page (roff) to stdout: `simstore man | man -l -`.
+    Man(man::Args),
     /// Serve the store over HTTP (JSON API for crawlers in other processes).
+    #[cfg(feature = "server")]
     Serve(serve::Args),
 }
 
@@ -125,9 +161,12 @@ pub fn main() -> ExitCode {
         Command::Dedup(a) => dedup::run(&cli.db, a),
         Command::Repair(a) => repair::run(&cli.db, a),
         Command::Bench(a) => bench::run(a),
+        Command::Completions(a) => complete::run(a),
+        Command::Man(a) => man::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Relayout(a) => relayout::run(&cli.db, a),
         Command::Copy(a) => copy::run(&cli.db, a),
+        #[cfg(feature = "server")]
         Command::Serve(a) => serve::run(&cli.db, a),
     };
     match result {
@@ -174,4 +213,19 @@ fn open_for_reading_with(db: &Path, probe_threads: usize) -> Result<Store> {
         .probe_threads(probe_threads)
         .open()
         .with_context(|| format!("cannot open {}", db.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// `serve` is compiled, and offered, only with the `server` feature (run by
+    /// `scripts/test` with `--no-default-features --features cli` too).
+    #[test]
+    fn serve_is_a_subcommand_exactly_when_the_server_feature_is_on() {
+        let serve = super::Cli::command().find_subcommand("serve").is_some();
+        assert_eq!(serve, cfg!(feature = "server"));
+        let help = super::examples();
+        assert_eq!(help.contains("simstore serve"), cfg!(feature = "server"));
+    }
 }

@@ -102,6 +102,7 @@ pub(super) async fn check_and_insert(
         let outcome = store
             .check_and_insert_fingerprint(&entry.id, entry.fp, entry.meta, k)
             .map_err(|e| app.write_failed(e))?;
+        app.metrics.check_outcome(&outcome);
         let mut v = json!({ "id": id, "fp": outcome.fingerprint().to_string() });
         v["status"] = json!(match &outcome {
             CheckOutcome::New { .. } => "new",
@@ -177,13 +178,13 @@ pub(super) async fn health(State(app): State<Shared>) -> Response {
 pub(super) async fn method_not_allowed() -> ApiError {
     ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
-        "method not allowed here: POST /insert, /check_and_insert, /query, /query/batch; GET/DELETE /docs/{id}; GET /stats, /health",
+        "method not allowed here: POST /insert, /check_and_insert, /query, /query/batch; GET/DELETE /docs/{id}; GET /stats, /health, /metrics",
     )
 }
 
 pub(super) async fn not_found() -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
-        "no such endpoint: see `simstore serve --help` (POST /insert, /check_and_insert, /query, /query/batch; GET/DELETE /docs/{id}; GET /stats, /health)",
+        "no such endpoint: see `simstore serve --help` (POST /insert, /check_and_insert, /query, /query/batch; GET/DELETE /docs/{id}; GET /stats, /health, /metrics)",
     )
 }

@@ -14,11 +14,12 @@
 //! | `DELETE /docs/{id}` | | `{"deleted": true}`, or 404 |
 //! | `GET /stats` | | documents, layout, disk size |
 //! | `GET /health` | | `{"status": "ok"}`; 503 while shutting down or once writes stopped |
+//! | `GET /metrics` | | Prometheus text: requests by endpoint and status, latency histograms, check_and_insert outcomes, store size |
 //!
 //! Files: `access.rs` who may talk to the server; `conn.rs` connections (bound, header
 //! timeout, bounded shutdown); `fds.rs` the descriptor budget; `body.rs` the body timeout;
 //! `state.rs` shared state and how store calls run; `handlers.rs` and `query.rs` the
-//! endpoints; `error.rs` error answers.
+//! endpoints; `metrics.rs` what `/metrics` counts; `error.rs` error answers.
 //!
 //! Access (`access.rs`): on loopback (the default) the Host header must name loopback;
 //! another address needs `--token-file`; with a token every request must carry
@@ -64,6 +65,7 @@ mod conn;
 mod error;
 mod fds;
 mod handlers;
+mod metrics;
 mod query;
 mod state;
 
@@ -75,7 +77,9 @@ mod state;
                   POST /check_and_insert (the same, and \"k\"?) -> {\"status\": \"new\"|\"exact_duplicate\"|\"near_duplicate\", \"of\"?, \"distance\"?}\n  \
                   POST /query {\"text\"?|\"title\"?|\"fp\"?, \"k\"?, \"limit\"?} -> {\"matches\": [...]}\n  \
                   POST /query/batch [query, ...] -> {\"results\": [...]}\n  \
-                  GET /docs/{id}, DELETE /docs/{id}, GET /stats, GET /health\n\
+                  GET /docs/{id}, DELETE /docs/{id}, GET /stats, GET /health\n  \
+                  GET /metrics (Prometheus text: requests by endpoint and status, latency\n  \
+                  histograms, check_and_insert outcomes, store size)\n\
                   A body field not listed here is refused (400, naming it), never ignored.\n\
                   Prints the address it listens on (http://IP:PORT) as the first line of stdout.\n\
                   Writes are fsynced before they are answered (unless --no-sync). A write answered\n\
@@ -178,6 +182,7 @@ fn router(app: Shared, access: Arc<Access>, args: &Args) -> Router {
         .route("/docs/{*id}", get(get_doc).delete(delete_doc))
         .route("/stats", get(stats))
         .route("/health", get(health))
+        .route("/metrics", get(metrics::metrics))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(
@@ -190,6 +195,11 @@ fn router(app: Shared, access: Arc<Access>, args: &Args) -> Router {
             state::refuse_when_shutting_down,
         ))
         .layer(middleware::from_fn_with_state(access, access::check))
+        // Outermost: every request is counted, refused ones too.
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&app),
+            metrics::record,
+        ))
         .with_state(app)
 }
 

@@ -12,6 +12,7 @@ use simstore::{Error, Store};
 use tokio::sync::Semaphore;
 
 use super::error::{ApiError, status_of};
+use super::metrics::Metrics;
 
 /// What every handler shares.
 pub(super) struct App {
@@ -25,6 +26,8 @@ pub(super) struct App {
     writes_stopped: OnceLock<String>,
     /// The most matches one request may answer (`--max-matches`).
     pub(super) max_matches: usize,
+    /// What `/metrics` reports.
+    pub(super) metrics: Metrics,
 }
 
 pub(super) type Shared = Arc<App>;
@@ -37,6 +40,7 @@ impl App {
             shutting_down: AtomicBool::new(false),
             writes_stopped: OnceLock::new(),
             max_matches,
+            metrics: Metrics::default(),
         }
     }
 
