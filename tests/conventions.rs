@@ -293,5 +293,8 @@ fn the_man_page_documents_every_subcommand() {
             text.contains("simstore import") && text.contains("--format FORMAT"),
             "{text}"
         );
+    } else {
+        // CI installs man-db (.ci/run); elsewhere the roff checks above still ran.
+        eprintln!("man(1) is not installed: the page was checked but not rendered");
     }
 }
