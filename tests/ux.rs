@@ -312,10 +312,10 @@ fn http_bodies_with_unknown_fields_are_refused_naming_the_field() {
         )
     };
     for (path, body) in [
-        ("/query", r#"{"text": "some words here", "verify": 0.4}"#),
+        ("/query", r#"{"text": "some words here", "verfy": 0.4}"#),
         (
             "/query/batch",
-            r#"[{"text": "some words here", "verify": 0.4}]"#,
+            r#"[{"text": "some words here", "verfy": 0.4}]"#,
         ),
         (
             "/insert",
@@ -334,6 +334,8 @@ fn http_bodies_with_unknown_fields_are_refused_naming_the_field() {
         let (st, v) = post(path, body);
         let field = if body.contains("\"k\"") {
             "k"
+        } else if body.contains("verfy") {
+            "verfy"
         } else {
             "verify"
         };
@@ -370,4 +372,53 @@ fn http_bodies_with_unknown_fields_are_refused_naming_the_field() {
         (200, Some("exact_duplicate")),
         "{v}"
     );
+}
+
+/// HTTP `/query` takes `"verify"` as `query --verify` does: matches below the sketch
+/// similarity are dropped, the others say theirs; it needs a text.
+#[test]
+fn http_query_verifies_with_the_sketch() {
+    let t = TestCommand::new();
+    let s = t.serve(&[]);
+    let h = crate::util::http();
+    let post = |path: &str, body: serde_json::Value| {
+        crate::util::answer(
+            h.post(s.at(path))
+                .header("content-type", "application/json")
+                .send(body.to_string()),
+        )
+    };
+    // 300 words, one of them changed: 1 bit apart, a sketch similarity below 1.
+    let words: Vec<String> = (0..300)
+        .map(|i| format!("word{}", i * 7919 % 1000))
+        .collect();
+    let text = words.join(" ");
+    let (st, v) = post("/insert", serde_json::json!({"id": "a", "text": text}));
+    assert_eq!(st, 200, "{v}");
+    let mut edited = words.clone();
+    edited[150] = "changed".into();
+    let edited = edited.join(" ");
+    let (st, v) = post("/query", serde_json::json!({"text": edited, "verify": 0.5}));
+    assert_eq!(st, 200, "{v}");
+    let m = &v["matches"][0];
+    assert_eq!(m["id"], "a", "{v}");
+    let sim = m["similarity"].as_f64().expect("a similarity");
+    assert!((0.5..1.0).contains(&sim), "{v}");
+    let (_, v) = post("/query", serde_json::json!({"text": edited, "verify": 1.0}));
+    assert_eq!(v["matches"].as_array().map(Vec::len), Some(0), "{v}");
+    let (_, v) = post("/query", serde_json::json!({"text": edited}));
+    assert!(v["matches"][0].get("similarity").is_none(), "{v}");
+    let (st, v) = post(
+        "/query/batch",
+        serde_json::json!([{"text": edited, "verify": 0.5}]),
+    );
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["results"][0]["matches"][0]["id"], "a", "{v}");
+    let (st, v) = post(
+        "/query",
+        serde_json::json!({"fp": "0123456789abcdef", "verify": 0.5}),
+    );
+    assert_eq!(st, 422, "{v}");
+    let (st, v) = post("/query", serde_json::json!({"text": edited, "verify": 1.5}));
+    assert_eq!(st, 400, "{v}");
 }

@@ -39,6 +39,10 @@ struct QueryRequest {
     k: Option<u32>,
     #[serde(default)]
     limit: Option<usize>,
+    /// The two-stage query: keep only matches whose shingle sketch is at least this similar
+    /// to the text's (as `query --verify`); each match then says its similarity.
+    #[serde(default)]
+    verify: Option<f64>,
 }
 
 /// The matches a request may still answer.
@@ -83,25 +87,64 @@ fn parse_query(v: Value) -> Result<QueryRequest, ApiError> {
 }
 
 fn run_query(store: &Store, q: &QueryRequest, budget: &mut MatchBudget) -> Result<Value, ApiError> {
-    let fp = match (&q.fp, &q.text, &q.title) {
-        (Some(hex), _, _) => hex.parse::<Fingerprint>()?,
+    let (fp, sketch) = match (&q.fp, &q.text, &q.title) {
+        (Some(_), _, _) if q.verify.is_some() => {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "\"verify\" compares texts: give \"text\" (or \"title\"), not \"fp\"",
+            ));
+        }
+        (Some(hex), _, _) => (hex.parse::<Fingerprint>()?, None),
         (None, None, None) => {
             return Err(ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "nothing to query with: give \"text\" (or \"title\") or \"fp\"",
             ));
         }
-        (None, text, title) => store
-            .fingerprinter()
-            .fingerprint(title.as_deref(), text.as_deref().unwrap_or(""))?,
+        (None, text, title) => {
+            let (title, text) = (title.as_deref(), text.as_deref().unwrap_or(""));
+            match q.verify {
+                Some(_) => {
+                    let a = store.fingerprinter().analyze(title, text)?;
+                    (a.fingerprint, a.sketch)
+                }
+                None => (store.fingerprinter().fingerprint(title, text)?, None),
+            }
+        }
     };
     let k = q.k.unwrap_or_else(|| store.layout().k_max());
-    let mut matches = store.query(fp, k)?;
+    let mut matches: Vec<(simstore::Match, Option<f64>)> = match (q.verify, sketch) {
+        (Some(t), _) if !(0.0..=1.0).contains(&t) => {
+            return Err(ApiError::bad_request(format!(
+                "\"verify\": {t} is not a similarity between 0 and 1"
+            )));
+        }
+        (Some(t), Some(sketch)) => store
+            .query(fp, k)?
+            .into_iter()
+            .filter_map(|m| {
+                let s = m.doc.sketch.map(|s| s.similarity(&sketch))?;
+                (s >= t).then_some((m, Some(s)))
+            })
+            .collect(),
+        // A text without words for a sketch verifies nothing (as `query --verify`).
+        (Some(_), None) => Vec::new(),
+        (None, _) => store.query(fp, k)?.into_iter().map(|m| (m, None)).collect(),
+    };
     if let Some(limit) = q.limit {
         matches.truncate(limit);
     }
     budget.take(matches.len())?;
-    let matches: Vec<Value> = matches.iter().map(output::match_json).collect();
+    let matches: Vec<Value> = matches
+        .iter()
+        .map(|(m, similarity)| {
+            let mut v = output::match_json(m);
+            if let Some(s) = similarity {
+                v["similarity"] = json!(s);
+            }
+            v
+        })
+        .collect();
     Ok(json!({ "fp": fp.to_string(), "k": k, "matches": matches }))
 }
 
