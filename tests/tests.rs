@@ -10,6 +10,7 @@ mod compat;
 mod crash;
 mod crawler;
 mod dedup;
+mod dedup_dataset;
 mod explain;
 mod export;
 mod fuzz;

@@ -372,7 +372,8 @@ mod tests {
     fn rejected_pairs_neither_link_nor_count() {
         // 0–1 (d 1) and 1–2 (d 1) and 0–2 (d 2); refusing every pair with 1 unlinks it.
         let fps = [0u64, 1, 3, 0xffff_0000];
-        let (mut uf, pairs) = link_near_duplicates(&fps, 2, |a, b, _| Ok(a != 1 && b != 1)).unwrap();
+        let (mut uf, pairs) =
+            link_near_duplicates(&fps, 2, |a, b, _| Ok(a != 1 && b != 1)).unwrap();
         assert_eq!(pairs, 1);
         assert_eq!(uf.sets(2), vec![vec![0, 2]]);
         let (mut uf, pairs) = link_near_duplicates(&fps, 2, |_, _, _| Ok(true)).unwrap();

@@ -467,6 +467,63 @@ mod tests {
     }
 
     #[test]
+    fn named_fields_optional_and_numeric_ids() {
+        let fields = Fields {
+            id: "url".into(),
+            optional_id: true,
+            text: Some("content".into()),
+        };
+        let r = parse_jsonl_fields(br#"{"content":"x y","title":"T","fp":1}"#, &fields, 7).unwrap();
+        let only_text = Record {
+            id: "7".into(),
+            title: None,
+            text: Some("x y".into()),
+            url: None,
+            fp: None,
+        };
+        assert_eq!(
+            r, only_text,
+            "no url: the line number; title and fp not read"
+        );
+        let r = parse_jsonl_fields(br#"{"url":12,"content":"x y"}"#, &fields, 7).unwrap();
+        assert_eq!(r.id, "12");
+        let e = parse_jsonl_fields(br#"{"url":"u","text":"x"}"#, &fields, 1).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RecordError::Field {
+                    flag: "--text-field",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        let e = parse_jsonl_fields(br#"{"url":[1],"content":"x"}"#, &fields, 1).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RecordError::Field {
+                    flag: "--id-field",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        // Optional ids with the record's own fields: fp still read.
+        let own = Fields {
+            optional_id: true,
+            ..Fields::default()
+        };
+        let r = parse_jsonl_fields(br#"{"fp":"00000000000000ff"}"#, &own, 3).unwrap();
+        assert_eq!((r.id.as_str(), r.fp), ("3", Some(Fingerprint(255))));
+        // The default: a string id is required, as before.
+        assert!(matches!(
+            parse_jsonl(br#"{"id":5,"text":"x"}"#),
+            Err(RecordError::WrongType { field: "id", .. })
+        ));
+    }
+
+    #[test]
     fn parses_full_and_minimal_records() {
         let r =
             parse_jsonl(br#"{"id":"a","title":"T","text":"x","url":"u","fp":"00000000000000ff"}"#)

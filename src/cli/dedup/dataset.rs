@@ -89,7 +89,11 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
         output.display()
     );
     summary.print(args.k, &kept, start);
-    Ok(if counts.failed > 0 || pairs == 0 { 1 } else { 0 })
+    Ok(if counts.failed > 0 || pairs == 0 {
+        1
+    } else {
+        0
+    })
 }
 
 /// Refuses what two passes cannot read (stdin), what is not written back as JSONL (a
@@ -234,7 +238,9 @@ impl KeptWriter {
             .into_inner()
             .map_err(|e| e.into_error())
             .context("cannot write the output")?;
-        file.as_file().sync_all().context("cannot write the output")?;
+        file.as_file()
+            .sync_all()
+            .context("cannot write the output")?;
         let path = &self.path;
         file.persist(path)
             .with_context(|| format!("cannot write {}", path.display()))?;
@@ -284,7 +290,9 @@ mod tests {
 
     #[test]
     fn members_read_back_as_one_stream() {
-        let text: Vec<u8> = (0..5000).flat_map(|i| format!("line {i}\n").into_bytes()).collect();
+        let text: Vec<u8> = (0..5000)
+            .flat_map(|i| format!("line {i}\n").into_bytes())
+            .collect();
         let mut all = Vec::new();
         for piece in line_pieces(&text, 1000) {
             all.extend(gzip(piece).unwrap());
