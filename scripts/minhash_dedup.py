@@ -15,6 +15,7 @@ unchanged) and inserted. Kept lines are written as read (gzip'd when the name en
 """
 import argparse
 import gzip
+import itertools
 import json
 import multiprocessing as mp
 import sys
@@ -65,7 +66,7 @@ def main():
     read = kept = failed = 0
     with opener(a.input, "rb") as inp, opener(a.output, "wb") as out, \
             mp.Pool(a.processes, initializer=init, initargs=(a.text_field, a.num_perm)) as pool:
-        lines = (line for i, line in enumerate(inp) if not a.limit or i < a.limit)
+        lines = itertools.islice(inp, a.limit) if a.limit else inp
         batch = []
         for line in lines:
             batch.append(line)
