@@ -11,6 +11,7 @@ mod conventions;
 mod crash;
 mod crawler;
 mod dedup;
+mod dedup_dataset;
 mod explain;
 mod export;
 mod features;

@@ -44,6 +44,7 @@ Examples:
   simstore query --batch queries.jsonl         one JSON line of matches per input line
   simstore import --dedup pages.jsonl          store only new pages; print the duplicates
   simstore dedup --k 3 pages.jsonl             near-duplicate clusters of files (no store)
+  simstore dedup corpus.jsonl.gz --text-field content -o kept.jsonl.gz   keep one record per cluster
   simstore fingerprint --file page.txt         print a text's fingerprint
   simstore explain --files a.html b.html       why two pages are (not) near duplicates
   simstore --db /data/pages.db stats           what a store holds and how it is laid out

@@ -78,6 +78,32 @@ impl UnionFind {
         sets.sort_unstable_by_key(|s| s[0]);
         sets
     }
+
+    /// Keep-first: for every element in order, whether it is the first (smallest) of its
+    /// set. A dedup keeps those and drops the others. Two bytes per element.
+    pub fn firsts(&mut self) -> Vec<bool> {
+        let n = self.parent.len();
+        let mut seen = vec![false; n];
+        let mut first = vec![false; n];
+        for x in 0..n as u32 {
+            let r = self.find(x) as usize;
+            first[x as usize] = !std::mem::replace(&mut seen[r], true);
+        }
+        first
+    }
+
+    /// How many sets have each size, for the sets of at least `min` members (without
+    /// listing their members).
+    pub fn set_sizes(&self, min: usize) -> BTreeMap<usize, u64> {
+        let mut sizes = BTreeMap::new();
+        for x in 0..self.parent.len() as u32 {
+            let size = self.size[x as usize] as usize;
+            if self.parent[x as usize] == x && size >= min {
+                *sizes.entry(size).or_default() += 1;
+            }
+        }
+        sizes
+    }
 }
 
 /// Finds the pairs within `k` among keys of one table, given in key order.
@@ -271,6 +297,25 @@ pub fn near_duplicates(
     k: u32,
     mut on_pair: impl FnMut(u32, u32, u32) -> Result<()>,
 ) -> Result<DedupSummary> {
+    let (mut uf, pairs) = link_near_duplicates(fps, k, |a, b, d| on_pair(a, b, d).map(|()| true))?;
+    Ok(DedupSummary {
+        documents: fps.len() as u64,
+        pairs,
+        clusters: uf.sets(2),
+    })
+}
+
+/// [`near_duplicates`] with a second test: a pair within `k` counts (is linked, and
+/// counted) only when `accept(a, b, distance)` (with `a < b`) says so, e.g. when the two
+/// texts' sketches agree (`simstore dedup --verify`). Returns the union-find of the pairs
+/// taken (their clusters are its sets: connected components, so a chain of pairs is one
+/// cluster) and how many there were; memory is the union-find's 8 bytes and the scan's 16
+/// per document, whatever the clusters.
+pub fn link_near_duplicates(
+    fps: &[u64],
+    k: u32,
+    mut accept: impl FnMut(u32, u32, u32) -> Result<bool>,
+) -> Result<(UnionFind, u64)> {
     let layout = Layout::for_expected_docs(fps.len() as u64, k)?;
     let probe = layout.tables_for_k(k)?;
     let mut uf = UnionFind::new(fps.len())?;
@@ -291,17 +336,15 @@ pub fn near_duplicates(
             k,
             keys.iter().map(|&key| Ok(key)),
             |a, b, d| {
-                pairs += 1;
-                uf.union(a, b);
-                on_pair(a.min(b), a.max(b), d)
+                if accept(a.min(b), a.max(b), d)? {
+                    pairs += 1;
+                    uf.union(a, b);
+                }
+                Ok(())
             },
         )?;
     }
-    Ok(DedupSummary {
-        documents: fps.len() as u64,
-        pairs,
-        clusters: uf.sets(2),
-    })
+    Ok((uf, pairs))
 }
 
 #[cfg(test)]
@@ -318,6 +361,23 @@ mod tests {
         assert_eq!(uf.sets(2), vec![vec![0, 2], vec![1, 4, 5]]);
         assert_eq!(uf.sets(3), vec![vec![1, 4, 5]]);
         assert_eq!(uf.sets(1).len(), 3);
+        // Keep-first: 0 (of {0, 2}), 1 (of {1, 4, 5}), 3 alone.
+        assert_eq!(uf.firsts(), [true, true, false, true, false, false]);
+        let sizes: Vec<(usize, u64)> = uf.set_sizes(2).into_iter().collect();
+        assert_eq!(sizes, [(2, 1), (3, 1)]);
+        assert_eq!(uf.set_sizes(1).values().sum::<u64>(), 3);
+    }
+
+    #[test]
+    fn rejected_pairs_neither_link_nor_count() {
+        // 0–1 (d 1) and 1–2 (d 1) and 0–2 (d 2); refusing every pair with 1 unlinks it.
+        let fps = [0u64, 1, 3, 0xffff_0000];
+        let (mut uf, pairs) =
+            link_near_duplicates(&fps, 2, |a, b, _| Ok(a != 1 && b != 1)).unwrap();
+        assert_eq!(pairs, 1);
+        assert_eq!(uf.sets(2), vec![vec![0, 2]]);
+        let (mut uf, pairs) = link_near_duplicates(&fps, 2, |_, _, _| Ok(true)).unwrap();
+        assert_eq!((pairs, uf.sets(2)), (3, vec![vec![0, 1, 2]]));
     }
 
     #[test]

@@ -68,6 +68,17 @@ pub enum RecordError {
         /// What it was.
         found: &'static str,
     },
+    /// A field named by an option (`--text-field`, `--id-field`) is missing or has the
+    /// wrong type.
+    #[error("field \"{field}\" ({flag}) {problem}")]
+    Field {
+        /// The field name.
+        field: String,
+        /// The option that named it.
+        flag: &'static str,
+        /// What is wrong, e.g. "must be a string, found a number".
+        problem: String,
+    },
     /// The `fp` field is not 16 hex digits.
     #[error("field \"fp\" must be exactly 16 hexadecimal digits, found {0:?}")]
     InvalidFingerprint(String),
@@ -143,8 +154,44 @@ pub fn as_text(bytes: &[u8]) -> Result<&str, RecordError> {
     Ok(s)
 }
 
+/// Which fields of a JSONL record are read, for datasets whose records are not in
+/// simstore's own shape (`simstore dedup --text-field content --id-field url`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fields {
+    /// The field holding the id (`"id"` by default).
+    pub id: String,
+    /// When true, a record without an id (the field missing or `null`) is named by its line
+    /// number, and a number is an id too (as written, e.g. `42`); when false (the default),
+    /// every record needs a string id.
+    pub optional_id: bool,
+    /// The one field holding the text; `None` (the default): the record's own fields
+    /// (`title`, `text`, `html`, `url`, `fp`, as [`parse_jsonl`] reads them). With a text
+    /// field, no other field is read (they are data to carry, not to compare).
+    pub text: Option<String>,
+}
+
+impl Default for Fields {
+    fn default() -> Self {
+        Fields {
+            id: "id".into(),
+            optional_id: false,
+            text: None,
+        }
+    }
+}
+
 /// Parses one JSONL line (without its newline) into a record.
 pub fn parse_jsonl(line: &[u8]) -> Result<Record, RecordError> {
+    parse_jsonl_fields(line, &Fields::default(), 0)
+}
+
+/// Parses one JSONL line (without its newline), line `line_no` of its input, into a
+/// record, reading the fields `fields` names.
+pub fn parse_jsonl_fields(
+    line: &[u8],
+    fields: &Fields,
+    line_no: u64,
+) -> Result<Record, RecordError> {
     let text = as_text(line)?;
     let value: Value =
         serde_json::from_str(text).map_err(|e| RecordError::InvalidJson(e.to_string()))?;
@@ -152,18 +199,64 @@ pub fn parse_jsonl(line: &[u8]) -> Result<Record, RecordError> {
         Value::Object(o) => o,
         other => return Err(RecordError::NotAnObject(type_name(&other))),
     };
-    let id = match obj.remove("id") {
-        None | Some(Value::Null) => return Err(RecordError::MissingId),
-        Some(Value::String(s)) => s,
-        Some(other) => {
-            return Err(RecordError::WrongType {
+    let id = record_id(&mut obj, fields, line_no)?;
+    crate::types::document::check_id(&id).map_err(RecordError::InvalidId)?;
+    match &fields.text {
+        None => own_fields(obj, id),
+        Some(field) => match obj.remove(field) {
+            Some(Value::String(text)) => Ok(Record {
+                id,
+                title: None,
+                text: Some(text),
+                url: None,
+                fp: None,
+            }),
+            None | Some(Value::Null) => Err(RecordError::Field {
+                field: field.clone(),
+                flag: "--text-field",
+                problem: "is missing: every record needs its text there".into(),
+            }),
+            Some(other) => Err(RecordError::Field {
+                field: field.clone(),
+                flag: "--text-field",
+                problem: format!("must be a string, found {}", type_name(&other)),
+            }),
+        },
+    }
+}
+
+/// The id of a record, as [`Fields`] says.
+fn record_id(
+    obj: &mut Map<String, Value>,
+    fields: &Fields,
+    line_no: u64,
+) -> Result<String, RecordError> {
+    let found = obj.remove(&fields.id);
+    if !fields.optional_id {
+        return match found {
+            None | Some(Value::Null) => Err(RecordError::MissingId),
+            Some(Value::String(s)) => Ok(s),
+            Some(other) => Err(RecordError::WrongType {
                 field: "id",
                 expected: "a string",
                 found: type_name(&other),
-            });
-        }
-    };
-    crate::types::document::check_id(&id).map_err(RecordError::InvalidId)?;
+            }),
+        };
+    }
+    match found {
+        None | Some(Value::Null) => Ok(line_no.to_string()),
+        Some(Value::String(s)) => Ok(s),
+        Some(Value::Number(n)) => Ok(n.to_string()),
+        Some(other) => Err(RecordError::Field {
+            field: fields.id.clone(),
+            flag: "--id-field",
+            problem: format!("must be a string or a number, found {}", type_name(&other)),
+        }),
+    }
+}
+
+/// A record from its own fields (`title`, `text`, `html`, `url`, `fp`).
+fn own_fields(mut obj: Map<String, Value>, id: String) -> Result<Record, RecordError> {
     let mut title = opt_string(&mut obj, "title")?;
     let mut text = opt_string(&mut obj, "text")?;
     if let Some(html) = opt_string(&mut obj, "html")? {
@@ -370,6 +463,63 @@ mod tests {
         assert!(matches!(
             empty.fingerprint_and_sketch(&f),
             Err(RecordError::Empty)
+        ));
+    }
+
+    #[test]
+    fn named_fields_optional_and_numeric_ids() {
+        let fields = Fields {
+            id: "url".into(),
+            optional_id: true,
+            text: Some("content".into()),
+        };
+        let r = parse_jsonl_fields(br#"{"content":"x y","title":"T","fp":1}"#, &fields, 7).unwrap();
+        let only_text = Record {
+            id: "7".into(),
+            title: None,
+            text: Some("x y".into()),
+            url: None,
+            fp: None,
+        };
+        assert_eq!(
+            r, only_text,
+            "no url: the line number; title and fp not read"
+        );
+        let r = parse_jsonl_fields(br#"{"url":12,"content":"x y"}"#, &fields, 7).unwrap();
+        assert_eq!(r.id, "12");
+        let e = parse_jsonl_fields(br#"{"url":"u","text":"x"}"#, &fields, 1).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RecordError::Field {
+                    flag: "--text-field",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        let e = parse_jsonl_fields(br#"{"url":[1],"content":"x"}"#, &fields, 1).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RecordError::Field {
+                    flag: "--id-field",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        // Optional ids with the record's own fields: fp still read.
+        let own = Fields {
+            optional_id: true,
+            ..Fields::default()
+        };
+        let r = parse_jsonl_fields(br#"{"fp":"00000000000000ff"}"#, &own, 3).unwrap();
+        assert_eq!((r.id.as_str(), r.fp), ("3", Some(Fingerprint(255))));
+        // The default: a string id is required, as before.
+        assert!(matches!(
+            parse_jsonl(br#"{"id":5,"text":"x"}"#),
+            Err(RecordError::WrongType { field: "id", .. })
         ));
     }
 

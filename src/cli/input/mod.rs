@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use simstore::input::limit;
-use simstore::input::reader::{self, Record};
+use simstore::input::reader::{self, Fields, Record};
 
 use detect::{open, resolve};
 pub use inputs::Inputs;
@@ -155,8 +155,15 @@ pub type Item = (Place, Result<Raw, String>);
 
 /// Parses a raw unit into a record (JSON parsing, HTML text extraction, text decoding).
 pub fn to_record(raw: Raw) -> Result<Record, String> {
+    to_record_with(raw, &Fields::default(), 0)
+}
+
+/// [`to_record`], reading a JSONL line (line `line_no` of its input) by `fields`.
+pub fn to_record_with(raw: Raw, fields: &Fields, line_no: u64) -> Result<Record, String> {
     match raw {
-        Raw::Json(bytes) => reader::parse_jsonl(&bytes).map_err(|e| e.to_string()),
+        Raw::Json(bytes) => {
+            reader::parse_jsonl_fields(&bytes, fields, line_no).map_err(|e| e.to_string())
+        }
         Raw::Page {
             id,
             url,

@@ -1,0 +1,305 @@
+//! `simstore dedup FILE... --output KEPT`: a dataset deduplicated, keeping the first record
+//! of every cluster (in input order) and writing the kept JSONL lines unchanged.
+//!
+//! Two passes over the inputs, so that memory does not grow with the records' size: pass 1
+//! fingerprints every record in parallel and keeps only its item number, fingerprint and
+//! (with `--verify`) sketch (16 bytes a record, 81 with sketches); the clusters are formed
+//! in memory (the pair scan's 16 bytes and the union-find's 8 a record); pass 2 reads the
+//! inputs again and copies the kept lines byte for byte. Stdin cannot be read twice and is
+//! refused.
+
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use indicatif::ProgressBar;
+use rayon::prelude::*;
+use simstore::Sketch;
+use simstore::index::cluster;
+use tempfile::NamedTempFile;
+
+use super::records::{self, ReadOptions};
+use super::{Args, Summary};
+use crate::cli::Code;
+use crate::cli::input::{Inputs, Raw};
+
+/// What pass 1 keeps of every record read, by record index (input order).
+#[derive(Default)]
+struct Pass1 {
+    /// Item numbers (positions among the items of the inputs), increasing.
+    items: Vec<u64>,
+    fps: Vec<u64>,
+    /// Sketches, with `--verify` only.
+    sketches: Vec<Option<Sketch>>,
+}
+
+/// Runs the dataset dedup; see the module documentation.
+pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
+    check_inputs(args, output)?;
+    let opts = ReadOptions::of(args);
+    let bar = records::progress(&args.files, "fingerprinting");
+    let mut pass1 = Pass1::default();
+    let counts = records::read_records(args, &opts, &bar, |r| {
+        pass1.items.push(r.item);
+        pass1.fps.push(r.fp);
+        if opts.sketch {
+            pass1.sketches.push(r.sketch);
+        }
+    })?;
+    bar.finish_and_clear();
+    if counts.records == 0 && counts.failed > 0 {
+        anyhow::bail!(
+            "no record of the input could be read ({} failed, see above): nothing written",
+            counts.failed
+        );
+    }
+    let Pass1 {
+        mut items,
+        fps,
+        sketches,
+    } = pass1;
+    let (mut uf, pairs) = cluster::link_near_duplicates(&fps, args.k, |a, b, _| {
+        Ok(super::verified(args.verify, &sketches, a, b))
+    })
+    .context("dedup failed")?;
+    drop((fps, sketches));
+    let firsts = uf.firsts();
+    let mut index = 0;
+    items.retain(|_| {
+        index += 1;
+        firsts[index - 1]
+    });
+    let histogram = uf.set_sizes(2);
+    drop((firsts, uf));
+    let bar = records::progress(&args.files, "writing kept records");
+    let written = copy_kept(args, &items, counts.items, output, &bar)?;
+    bar.finish_and_clear();
+    let summary = Summary {
+        documents: counts.records,
+        pairs,
+        histogram,
+        failed: counts.failed,
+    };
+    let dropped = counts.records - written;
+    let kept = format!(
+        "; kept {written}, dropped {dropped}, written to {}",
+        output.display()
+    );
+    summary.print(args.k, &kept, start);
+    Ok(if counts.failed > 0 || pairs == 0 {
+        1
+    } else {
+        0
+    })
+}
+
+/// Refuses what two passes cannot read (stdin), what is not written back as JSONL (a
+/// --format other than jsonl or auto), and an output that is one of the inputs.
+fn check_inputs(args: &Args, output: &Path) -> Result<()> {
+    if args.files.iter().any(|f| f == "-") {
+        anyhow::bail!(
+            "dedup --output reads its input twice (fingerprints first, kept lines next), and \
+             stdin cannot be read twice: save it to a file first (e.g. `cat > corpus.jsonl`)"
+        );
+    }
+    if !matches!(args.format, super::Format::Auto | super::Format::Jsonl) {
+        anyhow::bail!("dedup --output writes JSONL lines back: use --format jsonl (or auto)");
+    }
+    let out = std::fs::canonicalize(output).ok();
+    for f in &args.files {
+        if out.is_some() && std::fs::canonicalize(f).ok() == out {
+            anyhow::bail!(
+                "--output {} is also an input: write the kept records to another file",
+                output.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Pass 2: reads the inputs again and writes the items numbered `kept` (increasing) to
+/// `output`; returns how many. `items` is the number of items pass 1 read: a different
+/// count, or a kept item that is no longer a JSONL line, means the input changed.
+fn copy_kept(
+    args: &Args,
+    kept: &[u64],
+    items: u64,
+    output: &Path,
+    bar: &ProgressBar,
+) -> Result<u64> {
+    let changed = || {
+        anyhow::anyhow!(
+            "the input changed between the two passes of dedup --output: nothing written \
+             (leave the input unchanged while it runs)"
+        )
+    };
+    let mut out = KeptWriter::create(output)?;
+    let mut inputs = Inputs::new(&args.files, args.format, Some(bar.clone()));
+    let (mut item, mut next) = (0u64, kept.iter().peekable());
+    loop {
+        let chunk = inputs.next_chunk(4096)?;
+        if chunk.is_empty() {
+            break;
+        }
+        for (_, raw) in chunk {
+            if next.peek() == Some(&&item) {
+                next.next();
+                let Ok(Raw::Json(line)) = raw else {
+                    return Err(changed());
+                };
+                out.push(&line)?;
+            }
+            item += 1;
+        }
+    }
+    if item != items || next.peek().is_some() {
+        return Err(changed());
+    }
+    out.finish()?;
+    Ok(kept.len() as u64)
+}
+
+/// Kept lines are compressed this many bytes at a time (each a gzip member, in parallel).
+const MEMBER_BYTES: usize = 1 << 20;
+
+/// Kept lines are buffered up to this many bytes before they are written.
+const BUFFER_BYTES: usize = 16 << 20;
+
+/// Where kept lines go: a temporary file beside the output, renamed over it at the end (a
+/// failed run leaves no half-written output); gzip'd when the name ends in `.gz`, as a
+/// series of gzip members compressed in parallel (as `pigz` or `bgzip` write: every gzip
+/// reader reads them as one stream).
+struct KeptWriter {
+    file: BufWriter<NamedTempFile>,
+    path: PathBuf,
+    gz: bool,
+    buf: Vec<u8>,
+}
+
+impl KeptWriter {
+    fn create(path: &Path) -> Result<Self> {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".simstore-dedup-");
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+        let file = builder
+            .tempfile_in(dir)
+            .with_context(|| format!("cannot create a file in {}", dir.display()))?;
+        Ok(Self {
+            file: BufWriter::with_capacity(1 << 20, file),
+            path: path.to_owned(),
+            gz: path.to_string_lossy().ends_with(".gz"),
+            buf: Vec::with_capacity(BUFFER_BYTES + MEMBER_BYTES),
+        })
+    }
+
+    /// Adds one line (`\n` appended).
+    fn push(&mut self, line: &[u8]) -> Result<()> {
+        self.buf.extend_from_slice(line);
+        self.buf.push(b'\n');
+        if self.buf.len() >= BUFFER_BYTES {
+            self.flush_buffer()?;
+        }
+        Ok(())
+    }
+
+    fn flush_buffer(&mut self) -> Result<()> {
+        let write = |w: &mut BufWriter<NamedTempFile>, bytes: &[u8]| {
+            w.write_all(bytes).context("cannot write the output")
+        };
+        if self.gz {
+            let members: Vec<Vec<u8>> = line_pieces(&self.buf, MEMBER_BYTES)
+                .par_iter()
+                .map(|piece| gzip(piece))
+                .collect::<std::io::Result<_>>()
+                .context("cannot compress the output")?;
+            for m in &members {
+                write(&mut self.file, m)?;
+            }
+        } else {
+            write(&mut self.file, &self.buf)?;
+        }
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Writes what is buffered and puts the file in place.
+    fn finish(mut self) -> Result<()> {
+        self.flush_buffer()?;
+        let file = self
+            .file
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .context("cannot write the output")?;
+        file.as_file()
+            .sync_all()
+            .context("cannot write the output")?;
+        let path = &self.path;
+        file.persist(path)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(())
+    }
+}
+
+/// One gzip member holding `bytes`.
+fn gzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut e = GzEncoder::new(Vec::with_capacity(bytes.len() / 3), Compression::default());
+    e.write_all(bytes)?;
+    e.finish()
+}
+
+/// `buf` (whole lines) cut after the first line end past every `size` bytes.
+fn line_pieces(buf: &[u8], size: usize) -> Vec<&[u8]> {
+    let mut pieces = Vec::new();
+    let mut rest = buf;
+    while rest.len() > size {
+        let cut = match memchr::memchr(b'\n', &rest[size..]) {
+            Some(i) => size + i + 1,
+            None => rest.len(),
+        };
+        let (piece, after) = rest.split_at(cut);
+        pieces.push(piece);
+        rest = after;
+    }
+    if !rest.is_empty() {
+        pieces.push(rest);
+    }
+    pieces
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_are_whole_lines() {
+        let buf = b"aaaa\nbb\ncccccc\nd\n";
+        let pieces = line_pieces(buf, 3);
+        assert_eq!(pieces, [&b"aaaa\n"[..], b"bb\ncccccc\n", b"d\n"]);
+        assert_eq!(pieces.concat(), buf);
+        assert!(line_pieces(b"", 3).is_empty());
+        assert_eq!(line_pieces(b"x\n", 10), [&b"x\n"[..]]);
+    }
+
+    #[test]
+    fn members_read_back_as_one_stream() {
+        let text: Vec<u8> = (0..5000)
+            .flat_map(|i| format!("line {i}\n").into_bytes())
+            .collect();
+        let mut all = Vec::new();
+        for piece in line_pieces(&text, 1000) {
+            all.extend(gzip(piece).unwrap());
+        }
+        let mut back = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&all[..]), &mut back)
+            .unwrap();
+        assert_eq!(back, text);
+    }
+}

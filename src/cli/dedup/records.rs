@@ -1,0 +1,154 @@
+//! Pass 1 of a dedup of files: every record read and fingerprinted in parallel, handed on
+//! in input order with its position among the items of the inputs.
+
+use anyhow::Result;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+use simstore::input::reader::Fields;
+use simstore::{Fingerprinter, Sketch};
+
+use super::Args;
+use crate::cli::input::{self, Inputs, Place, Raw};
+
+/// How many items are read and fingerprinted at a time.
+const CHUNK_ITEMS: usize = 4096;
+
+/// One record read: where it is among the items of the inputs (blank lines are no items),
+/// its fingerprint, its sketch (with `--verify`), id and title.
+pub(super) struct Read {
+    pub item: u64,
+    pub fp: u64,
+    pub sketch: Option<Sketch>,
+    pub id: String,
+    pub title: Option<String>,
+}
+
+/// How the records of the inputs are read: the fields (`--id-field`, `--text-field`;
+/// ids optional), whether sketches are made (`--verify`), whether every item must be a
+/// JSONL line (`--output` writes them back).
+pub(super) struct ReadOptions {
+    pub fields: Fields,
+    pub sketch: bool,
+    pub jsonl_only: bool,
+}
+
+impl ReadOptions {
+    /// The options of `args`.
+    pub fn of(args: &Args) -> Self {
+        ReadOptions {
+            fields: Fields {
+                id: args.id_field.clone(),
+                optional_id: true,
+                text: args.text_field.clone(),
+            },
+            sketch: args.verify.is_some(),
+            jsonl_only: args.output.is_some(),
+        }
+    }
+}
+
+/// A progress bar over the bytes of `files` (drawn on a terminal only), saying `msg`.
+pub(super) fn progress(files: &[String], msg: &'static str) -> ProgressBar {
+    let total: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum();
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg} {bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec}",
+        )
+        .expect("valid template"),
+    );
+    bar.set_message(msg);
+    bar
+}
+
+/// What pass 1 counted: records read, records failed (each reported on stderr), items.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Counts {
+    pub records: u64,
+    pub failed: u64,
+    pub items: u64,
+}
+
+/// Reads and fingerprints every record of `args.files` (chunks in parallel), calling
+/// `each` with the records in input order. A record that fails is reported (with `bar`
+/// suspended) and counted; an input that cannot be read, or a page item when only JSONL
+/// lines will do, ends the run with an error.
+pub(super) fn read_records(
+    args: &Args,
+    opts: &ReadOptions,
+    bar: &ProgressBar,
+    mut each: impl FnMut(Read),
+) -> Result<Counts> {
+    let f = Fingerprinter::new();
+    let mut counts = Counts::default();
+    let mut inputs = Inputs::new(&args.files, args.format, Some(bar.clone()));
+    loop {
+        let chunk = inputs.next_chunk(CHUNK_ITEMS)?;
+        if chunk.is_empty() {
+            break;
+        }
+        let first = counts.items;
+        counts.items += chunk.len() as u64;
+        let parsed: Vec<_> = chunk
+            .into_par_iter()
+            .enumerate()
+            .map(|(i, (place, raw))| {
+                let r = fingerprint(raw, &place, opts, &f);
+                (first + i as u64, place, r)
+            })
+            .collect();
+        for (item, place, r) in parsed {
+            match r {
+                Ok(Some((fp, sketch, id, title))) => {
+                    counts.records += 1;
+                    each(Read {
+                        item,
+                        fp,
+                        sketch,
+                        id,
+                        title,
+                    });
+                }
+                Ok(None) => anyhow::bail!(
+                    "{place}: --output writes the kept JSONL lines back, and this input is not \
+                     JSONL (a text, HTML or WARC input): dedup it without --output, or convert \
+                     it to JSONL"
+                ),
+                Err(e) => {
+                    counts.failed += 1;
+                    bar.suspend(|| eprintln!("error: {place}: {e}; {} skipped", place.skipped()));
+                }
+            }
+        }
+    }
+    Ok(counts)
+}
+
+/// A record's fingerprint, sketch, id and title; `None` for a page item when only JSONL
+/// lines will do.
+type Fingerprinted = Option<(u64, Option<Sketch>, String, Option<String>)>;
+
+/// Parses and fingerprints one item.
+fn fingerprint(
+    raw: Result<Raw, String>,
+    place: &Place,
+    opts: &ReadOptions,
+    f: &Fingerprinter,
+) -> Result<Fingerprinted, String> {
+    let raw = raw?;
+    if opts.jsonl_only && !matches!(raw, Raw::Json(_)) {
+        return Ok(None);
+    }
+    let r = input::to_record_with(raw, &opts.fields, place.number())?;
+    let (fp, sketch) = if opts.sketch {
+        r.fingerprint_and_sketch(f).map_err(|e| e.to_string())?
+    } else {
+        (r.fingerprint(f).map_err(|e| e.to_string())?, None)
+    };
+    Ok(Some((fp.0, sketch, r.id, r.title)))
+}

@@ -1,0 +1,271 @@
+//! Dataset dedup (`simstore dedup FILE --output KEPT`) against a brute-force keep-first:
+//! every pair within k (and, with `--verify T`, whose sketches are at least T similar) is
+//! linked, clusters are the connected components (a chain is one cluster), and the first
+//! record of each cluster, in input order, is kept with every record in none. The kept
+//! lines must be the input lines, byte for byte.
+
+use std::io::{Read, Write};
+
+use flate2::Compression;
+use flate2::read::MultiGzDecoder;
+use flate2::write::GzEncoder;
+use rand::Rng;
+use simstore::Fingerprinter;
+use simstore::index::cluster::UnionFind;
+
+use crate::util::{TestCommand, clustered, code, flip, gen_text, rng, stderr};
+
+/// The brute-force keep-first: the indices of the records kept, given whether records
+/// `i < j` count as a pair.
+fn keep_first(n: usize, pair: impl Fn(usize, usize) -> bool) -> Vec<usize> {
+    let mut uf = UnionFind::new(n).unwrap();
+    for i in 0..n {
+        for j in i + 1..n {
+            if pair(i, j) {
+                uf.union(i as u32, j as u32);
+            }
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    (0..n).filter(|&i| seen.insert(uf.find(i as u32))).collect()
+}
+
+/// Fingerprints in clusters, chains (each member within 2 of the next, not of the first)
+/// and singletons, shuffled.
+fn fingerprints(seed: u64) -> Vec<u64> {
+    let mut r = rng(seed);
+    let mut fps = clustered(&mut r, 12, 4, 4);
+    for _ in 0..4 {
+        let mut fp: u64 = r.random();
+        for _ in 0..4 {
+            fps.push(fp);
+            fp = flip(&mut r, fp, 2);
+        }
+    }
+    fps.extend((0..40).map(|_| r.random::<u64>()));
+    fps.extend([0, 0, 1]);
+    for i in (1..fps.len()).rev() {
+        fps.swap(i, r.random_range(0..=i));
+    }
+    fps
+}
+
+/// A JSONL line for record `i` with fingerprint `fp`, written the way no serializer would
+/// (spacing, key order, escapes, a float, nested data), so that any re-encoding shows.
+fn odd_line(i: usize, fp: u64) -> String {
+    match i % 4 {
+        0 => format!(r#"{{"id":"r{i}","fp":"{fp:016x}"}}"#),
+        1 => format!(
+            r#"{{ "z": 1.50e3,  "fp" : "{fp:016x}", "id": "r{i}", "note": "caf\u00e9 \"q\"" }}"#
+        ),
+        2 => format!(r#"{{"meta":{{"b":[1, 2,3],"a":null}},"id":"r{i}","fp":"{fp:016X}"}}"#),
+        _ => format!("{{\"id\":\"r{i}\",\"fp\":\"{fp:016x}\",\"text\":\"été 北京\"}}\t"),
+    }
+}
+
+fn read_gz(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    MultiGzDecoder::new(bytes).read_to_end(&mut out).unwrap();
+    out
+}
+
+fn gz(bytes: &[u8]) -> Vec<u8> {
+    let mut e = GzEncoder::new(Vec::new(), Compression::default());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+#[test]
+fn dataset_dedup_keeps_the_first_of_every_cluster_byte_for_byte() {
+    let t = TestCommand::new();
+    for seed in 0..3 {
+        let fps = fingerprints(seed);
+        let lines: Vec<String> = fps
+            .iter()
+            .enumerate()
+            .map(|(i, &f)| odd_line(i, f))
+            .collect();
+        // A blank line and CRLF endings: not records, and not part of one.
+        let mut input = lines[..3].join("\r\n") + "\r\n\n";
+        input += &lines[3..].join("\n");
+        t.write("in.jsonl", input.as_bytes());
+        for k in 0..=4u32 {
+            let o = t.run(&[
+                "dedup",
+                "in.jsonl",
+                "--k",
+                &k.to_string(),
+                "-o",
+                "kept.jsonl",
+            ]);
+            let kept = keep_first(fps.len(), |i, j| (fps[i] ^ fps[j]).count_ones() <= k);
+            assert!(k < 2 || kept.len() + 20 < fps.len(), "clusters in the data");
+            let want: String = kept.iter().map(|&i| format!("{}\n", lines[i])).collect();
+            let got = std::fs::read(t.path("kept.jsonl")).unwrap();
+            assert_eq!(String::from_utf8(got).unwrap(), want, "seed {seed}, k {k}");
+            let dropped = fps.len() - kept.len();
+            assert_eq!(code(&o), if dropped > 0 { 0 } else { 1 }, "{}", stderr(&o));
+            assert!(
+                stderr(&o).contains(&format!("kept {}, dropped {dropped}", kept.len())),
+                "{}",
+                stderr(&o)
+            );
+        }
+    }
+}
+
+#[test]
+fn gzip_in_and_out_and_plain_out() {
+    let t = TestCommand::new();
+    let fps = fingerprints(7);
+    let lines: Vec<String> = fps
+        .iter()
+        .enumerate()
+        .map(|(i, &f)| odd_line(i, f))
+        .collect();
+    let plain = lines.join("\n") + "\n";
+    t.write("in.jsonl.gz", &gz(plain.as_bytes()));
+    let kept = keep_first(fps.len(), |i, j| (fps[i] ^ fps[j]).count_ones() <= 3);
+    let want: String = kept.iter().map(|&i| format!("{}\n", lines[i])).collect();
+    let o = t.run(&["dedup", "in.jsonl.gz", "-o", "kept.jsonl.gz"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = std::fs::read(t.path("kept.jsonl.gz")).unwrap();
+    assert_eq!(
+        &out[..2],
+        [0x1f, 0x8b],
+        "gzip'd because the name ends in .gz"
+    );
+    assert_eq!(String::from_utf8(read_gz(&out)).unwrap(), want);
+    let o = t.run(&["dedup", "in.jsonl.gz", "--output", "kept.jsonl"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(t.path("kept.jsonl")).unwrap(), want);
+}
+
+#[test]
+fn text_and_id_fields_ids_optional_or_numeric() {
+    let t = TestCommand::new();
+    let a = "the river market opened early today and the students went to see the lanterns";
+    let b = "a completely different story about football coaches and the winter season results";
+    let lines = [
+        format!(r#"{{"url":"u1","content":"{a}","title":"not read"}}"#),
+        format!(r#"{{"content":"{b}","extra":{{"k":[1,2]}}}}"#),
+        String::new(),
+        format!(r#"{{"url":42,"content":"{a}"}}"#),
+        format!(r#"{{"url":null,"content":"{b}","fp":"not a fingerprint: not read"}}"#),
+        format!(r#"{{"url":"u5","body":"{a}"}}"#),
+    ];
+    t.write("c.jsonl", (lines.join("\n") + "\n").as_bytes());
+    let fields = ["--text-field", "content", "--id-field", "url"];
+    let o = t.run(&[&["dedup", "c.jsonl", "--json"][..], &fields].concat());
+    let out = String::from_utf8(o.stdout.clone()).unwrap();
+    // Ids: "u1", the line number 2 (no url), 42 as written, line 5 (url null).
+    assert_eq!(
+        out,
+        "{\"cluster\":0,\"ids\":[\"2\",\"5\"]}\n{\"cluster\":1,\"ids\":[\"42\",\"u1\"]}\n"
+    );
+    // The record without the text field fails, saying which field and option.
+    assert!(
+        stderr(&o).contains("c.jsonl:6: field \"content\" (--text-field) is missing"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(code(&o), 1, "a record failed");
+    let o = t.run(&[&["dedup", "c.jsonl", "-o", "kept.jsonl"][..], &fields].concat());
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let kept = std::fs::read_to_string(t.path("kept.jsonl")).unwrap();
+    assert_eq!(kept, format!("{}\n{}\n", lines[0], lines[1]));
+    let o = t.run(&[
+        "dedup",
+        "c.jsonl",
+        "--text-field",
+        "content",
+        "--id-field",
+        "extra",
+    ]);
+    assert!(
+        stderr(&o).contains("field \"extra\" (--id-field) must be a string or a number"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn verify_unlinks_pairs_whose_texts_differ() {
+    let t = TestCommand::new();
+    let mut r = rng(3);
+    let mut recent = Vec::new();
+    let texts: Vec<String> = (0..120).map(|_| gen_text(&mut r, &mut recent)).collect();
+    let f = Fingerprinter::new();
+    let analyses: Vec<_> = texts.iter().map(|x| f.analyze(None, x).unwrap()).collect();
+    let lines: Vec<String> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, x)| serde_json::json!({"id": i, "text": x, "n": i}).to_string())
+        .collect();
+    t.write("v.jsonl", (lines.join("\n") + "\n").as_bytes());
+    let (k, threshold) = (8u32, 0.7);
+    let near = |i: usize, j: usize| {
+        (analyses[i].fingerprint.0 ^ analyses[j].fingerprint.0).count_ones() <= k
+    };
+    let similar = |i: usize, j: usize| match (&analyses[i].sketch, &analyses[j].sketch) {
+        (Some(x), Some(y)) => x.similarity(y) >= threshold,
+        _ => false,
+    };
+    let plain = keep_first(texts.len(), near);
+    let verified = keep_first(texts.len(), |i, j| near(i, j) && similar(i, j));
+    assert!(
+        verified.len() > plain.len(),
+        "--verify must matter on this data"
+    );
+    assert!(verified.len() < texts.len(), "and leave some pairs");
+    for (want, extra) in [(plain, vec![]), (verified, vec!["--verify", "0.7"])] {
+        let args = [
+            &["dedup", "v.jsonl", "--k", "8", "-o", "kept.jsonl"][..],
+            &extra,
+        ]
+        .concat();
+        let o = t.run(&args);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let want: String = want.iter().map(|&i| format!("{}\n", lines[i])).collect();
+        assert_eq!(std::fs::read_to_string(t.path("kept.jsonl")).unwrap(), want);
+    }
+}
+
+#[test]
+fn what_dataset_dedup_refuses() {
+    let t = TestCommand::new();
+    let line = b"{\"id\":\"a\",\"text\":\"some words to read\"}\n";
+    t.write("in.jsonl", line);
+    let refused = |o: &std::process::Output, says: &str| {
+        assert_eq!(code(o), 2, "{}", stderr(o));
+        assert!(stderr(o).contains(says), "{}", stderr(o));
+    };
+    // Stdin is refused before anything is read from it.
+    let stdin = std::fs::File::open(t.path("in.jsonl")).unwrap();
+    let o = t
+        .command(&["dedup", "-", "-o", "kept.jsonl"])
+        .stdin(stdin)
+        .output()
+        .unwrap();
+    refused(&o, "stdin cannot be read twice: save it to a file first");
+    let o = t.run(&["dedup", "in.jsonl", "-o", "in.jsonl"]);
+    refused(&o, "is also an input");
+    assert_eq!(
+        std::fs::read(t.path("in.jsonl")).unwrap(),
+        line,
+        "input intact"
+    );
+    t.write("page.txt", b"a plain text document");
+    let o = t.run(&["dedup", "page.txt", "-o", "kept.jsonl"]);
+    refused(&o, "this input is not JSONL");
+    assert!(
+        !t.path("kept.jsonl").exists(),
+        "no output after a failed run"
+    );
+    let o = t.run(&["dedup", "--verify", "0.5"]);
+    refused(&o, "--verify applies to a dedup of FILEs");
+    let o = t.run(&["dedup", "in.jsonl", "--verify", "1.5"]);
+    refused(&o, "between 0 and 1");
+    let o = t.run(&["dedup", "in.jsonl", "--pairs", "-o", "kept.jsonl"]);
+    refused(&o, "cannot be used with");
+}
