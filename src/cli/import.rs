@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::ProgressBar;
 use rayon::prelude::*;
 use simstore::input::limit::DEFAULT_MAX_DOC_BYTES;
 use simstore::{BatchOutcome, BulkLoader, CheckOutcome, Entry, Store};
@@ -162,21 +162,12 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         .bulk_memory_bytes((args.bulk_memory as usize) << 20)
         .open()
         .with_context(|| format!("cannot open or create {}", db.display()))?;
-    // Directories add their files' sizes as they are walked.
-    let total: u64 = args
-        .files
-        .iter()
-        .filter_map(|f| std::fs::metadata(f).ok())
-        .filter(|m| m.is_file())
-        .map(|m| m.len())
-        .sum();
-    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} {msg}",
-        )
-        .expect("valid template"),
+    let bar = output::byte_progress(
+        &args.files,
+        "{bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} {msg}",
     );
+    // The files' sizes (directories add theirs as they are walked).
+    let total = bar.length().unwrap_or(0);
     let start = Instant::now();
     let mut summary = Summary::default();
     if args.dedup {

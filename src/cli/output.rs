@@ -89,6 +89,23 @@ pub fn escape_field(field: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
+/// A progress bar over the bytes of `files` (drawn on stderr, on a terminal only), laid out
+/// by `template` (indicatif's); directories add their files' sizes as they are walked.
+pub fn byte_progress(files: &[String], template: &str) -> indicatif::ProgressBar {
+    let total: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum();
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(total),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    bar.set_style(indicatif::ProgressStyle::with_template(template).expect("valid template"));
+    bar
+}
+
 #[cfg(test)]
 mod tests {
     use super::{count, rfc3339};

@@ -2,13 +2,14 @@
 //! in input order with its position among the items of the inputs.
 
 use anyhow::Result;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::ProgressBar;
 use rayon::prelude::*;
 use simstore::input::reader::Fields;
 use simstore::{Fingerprinter, Sketch};
 
 use super::Args;
 use crate::cli::input::{self, Inputs, Place, Raw};
+use crate::cli::output;
 
 /// How many items are read and fingerprinted at a time.
 const CHUNK_ITEMS: usize = 4096;
@@ -49,18 +50,9 @@ impl ReadOptions {
 
 /// A progress bar over the bytes of `files` (drawn on a terminal only), saying `msg`.
 pub(super) fn progress(files: &[String], msg: &'static str) -> ProgressBar {
-    let total: u64 = files
-        .iter()
-        .filter_map(|f| std::fs::metadata(f).ok())
-        .filter(|m| m.is_file())
-        .map(|m| m.len())
-        .sum();
-    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{msg} {bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec}",
-        )
-        .expect("valid template"),
+    let bar = output::byte_progress(
+        files,
+        "{msg} {bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec}",
     );
     bar.set_message(msg);
     bar
