@@ -267,10 +267,7 @@ pub trait Snapshot: Sync {
         spans: &[Span],
         each: &mut dyn FnMut(usize, Result<(u64, u64)>) -> Result<bool>,
     ) -> Result<()> {
-        for (i, s) in spans.iter().enumerate() {
-            self.scan_table(s.table, s.lo, s.hi, &mut |e| each(i, e))?;
-        }
-        Ok(())
+        scan_spans_in_turn(self, spans, each)
     }
 
     /// The smallest sequence number stored under content hash `hash`.
@@ -292,6 +289,19 @@ pub trait Snapshot: Sync {
     fn scans_in_order(&self) -> bool {
         true
     }
+}
+
+/// [`Snapshot::scan_spans`] one span after another through [`Snapshot::scan_table`] (the
+/// default, and what a backend that overrides it does when it has nothing better).
+pub fn scan_spans_in_turn<S: Snapshot + ?Sized>(
+    snap: &S,
+    spans: &[Span],
+    each: &mut dyn FnMut(usize, Result<(u64, u64)>) -> Result<bool>,
+) -> Result<()> {
+    for (i, s) in spans.iter().enumerate() {
+        snap.scan_table(s.table, s.lo, s.hi, &mut |e| each(i, e))?;
+    }
+    Ok(())
 }
 
 /// A range of one table: entries with `lo ≤ permuted < hi` (`hi = None`: no upper bound).

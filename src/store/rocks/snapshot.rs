@@ -8,7 +8,7 @@ use super::options::{DOCS, IDS, META};
 use super::pool::Lease;
 use super::{RocksBackend, meta_key, storage};
 use crate::error::Result;
-use crate::store::backend::{DocItem, IdItem, MetaKey, Snapshot, Space, Span};
+use crate::store::backend::{DocItem, IdItem, MetaKey, Snapshot, Space, Span, scan_spans_in_turn};
 
 use crate::store::codec::{self, IdValue};
 use crate::types::StoredDoc;
@@ -84,7 +84,7 @@ fn decode_each<T>(
 
 /// Steps `it` on until it is exhausted or `each` says stop, then reports its status.
 fn drain(
-    mut it: DBRawIterator<'_>,
+    it: &mut DBRawIterator<'_>,
     mut each: impl FnMut(&[u8], &[u8]) -> Result<bool>,
 ) -> Result<()> {
     while let (Some(k), Some(v)) = (it.key(), it.value()) {
@@ -110,14 +110,13 @@ fn scan_kept(
 ) -> Result<()> {
     let it = lease.iter();
     it.seek(codec::table_bound(lo));
-    while let Some(key) = it.key() {
-        let entry = codec::decode_table_key(key);
-        if matches!((&entry, hi), (Ok((p, _)), Some(hi)) if *p >= hi) || !each(entry)? {
-            break;
+    drain(it, |k, _| {
+        let entry = codec::decode_table_key(k);
+        if matches!((&entry, hi), (Ok((p, _)), Some(hi)) if *p >= hi) {
+            return Ok(false);
         }
-        it.next();
-    }
-    it.status().map_err(storage)
+        each(entry)
+    })
 }
 
 impl Snapshot for RocksSnapshot<'_> {
@@ -171,7 +170,7 @@ impl Snapshot for RocksSnapshot<'_> {
         }
         let mut it = self.iter(Space::Table(t), ro)?;
         it.seek(codec::table_bound(lo));
-        drain(it, |k, _| each(codec::decode_table_key(k)))
+        drain(&mut it, |k, _| each(codec::decode_table_key(k)))
     }
 
     fn scan_spans(
@@ -180,10 +179,7 @@ impl Snapshot for RocksSnapshot<'_> {
         each: &mut dyn FnMut(usize, Result<(u64, u64)>) -> Result<bool>,
     ) -> Result<()> {
         let Some(pool) = self.backend.probe_pool.as_ref().filter(|_| spans.len() > 1) else {
-            for (i, s) in spans.iter().enumerate() {
-                self.scan_table(s.table, s.lo, s.hi, &mut |e| each(i, e))?;
-            }
-            return Ok(());
+            return scan_spans_in_turn(self, spans, each);
         };
         // Every span read at once on the probe threads (each to its end: `each` may stop
         // earlier), then handed to `each` in order.
@@ -232,7 +228,7 @@ impl Snapshot for RocksSnapshot<'_> {
     fn scan_exact(&self, each: &mut dyn FnMut(Result<(u128, u64)>) -> Result<bool>) -> Result<()> {
         let mut it = self.iter(Space::Exact, self.ro())?;
         it.seek_to_first();
-        drain(it, |k, _| each(codec::decode_exact_key(k)))
+        drain(&mut it, |k, _| each(codec::decode_exact_key(k)))
     }
 
     fn scan_docs(
@@ -242,7 +238,7 @@ impl Snapshot for RocksSnapshot<'_> {
     ) -> Result<()> {
         let mut it = self.iter(Space::Docs, self.ro())?;
         it.seek(codec::doc_key(from));
-        drain(it, |k, v| {
+        drain(&mut it, |k, v| {
             let item = codec::decode_doc_key(k).and_then(|seq| Ok((seq, codec::decode_doc(v)?)));
             each((k, item))
         })
@@ -251,6 +247,6 @@ impl Snapshot for RocksSnapshot<'_> {
     fn scan_ids(&self, each: &mut dyn FnMut(IdItem<'_>) -> Result<bool>) -> Result<()> {
         let mut it = self.iter(Space::Ids, self.ro())?;
         it.seek_to_first();
-        drain(it, |k, v| each((k, codec::decode_id_value(v))))
+        drain(&mut it, |k, v| each((k, codec::decode_id_value(v))))
     }
 }
