@@ -891,16 +891,41 @@ fn check_codec(bytes: &[u8]) -> u64 {
     7
 }
 
-/// A layout that decoded is usable: the right number of tables, permutations that invert,
-/// probe sets for every k ≤ k_max and an error above.
+/// A layout that decoded is usable: exact (for every set of k_max blocks, some table's
+/// leading blocks avoid it all: Manku's C(b, k_max) tables, or a covering with a shorter
+/// lead), permutations that invert, probe sets for every k ≤ k_max and an error above.
 fn check_layout(layout: &Layout) {
-    let b = layout.widths().len() as u64;
+    let b = layout.widths().len();
     let k = layout.k_max();
     assert_eq!(
         layout.widths().iter().map(|&w| u32::from(w)).sum::<u32>(),
         64
     );
-    assert_eq!(layout.tables().len() as u64, binomial(b, b - u64::from(k)));
+    let lead = layout.lead();
+    assert!(lead >= 1 && lead + k as usize <= b);
+    if lead + k as usize == b {
+        assert_eq!(
+            layout.tables().len() as u64,
+            binomial(b as u64, (b - k as usize) as u64)
+        );
+    }
+    let leads: Vec<u64> = layout
+        .tables()
+        .iter()
+        .map(|t| t.order()[..lead].iter().fold(0u64, |m, &i| m | 1 << i))
+        .collect();
+    // Every set of k blocks, as a mask (Gosper's next-combination step).
+    let mut dirty: u128 = (1 << k) - 1;
+    while dirty < 1 << b {
+        let d = dirty as u64;
+        assert!(leads.iter().any(|&l| l & d == 0), "{layout}: {d:b}");
+        if dirty == 0 {
+            break;
+        }
+        let low = dirty & dirty.wrapping_neg();
+        let ripple = dirty + low;
+        dirty = (((ripple ^ dirty) >> 2) / low) | ripple;
+    }
     for t in 0..layout.tables().len() {
         for x in [0u64, u64::MAX, 0x0123_4567_89ab_cdef, 0xa5a5_5a5a_f0f0_0f0f] {
             let p = layout.permute(t, x);

@@ -103,29 +103,8 @@ impl Layout {
     }
 
     fn with_lead(k_max: u32, widths: Vec<u8>, lead: usize) -> Result<Self> {
+        validate(k_max, &widths, lead)?;
         let b = widths.len();
-        if b == 0 || widths.contains(&0) || widths.iter().map(|&w| u32::from(w)).sum::<u32>() != 64
-        {
-            return Err(Error::InvalidLayout(format!(
-                "block widths must be positive and sum to 64, got {widths:?}"
-            )));
-        }
-        if k_max > MAX_K {
-            return Err(Error::InvalidLayout(format!(
-                "k_max must be at most {MAX_K}, got {k_max}"
-            )));
-        }
-        if k_max as usize >= b {
-            return Err(Error::InvalidLayout(format!(
-                "k_max = {k_max} needs more than {k_max} blocks (got {b}): at least one block must match"
-            )));
-        }
-        if lead == 0 || lead > b - k_max as usize {
-            return Err(Error::InvalidLayout(format!(
-                "tables of {b} blocks with k_max = {k_max} lead with 1 to {} blocks, not {lead}",
-                b - k_max as usize
-            )));
-        }
         let leads = covering_leads(b, lead, k_max as usize)?;
         let tables = leads
             .into_iter()
@@ -148,8 +127,7 @@ impl Layout {
         lead: usize,
         orders: Vec<Vec<u8>>,
     ) -> Result<Self> {
-        // Validates the widths, k_max and lead.
-        Self::with_lead(k_max, widths.clone(), lead)?;
+        validate(k_max, &widths, lead)?;
         if orders.len() > MAX_TABLES {
             return Err(Error::Corrupt(format!("{} tables", orders.len())));
         }
@@ -346,6 +324,43 @@ impl std::fmt::Display for Layout {
 #[inline]
 fn low_mask(w: u32) -> u64 {
     if w >= 64 { u64::MAX } else { (1u64 << w) - 1 }
+}
+
+/// Checks the parts every layout needs: widths positive and summing to 64, `k_max` at most
+/// [`MAX_K`] and below the number of blocks, `1 ≤ lead ≤ b − k_max`, and few enough sets of
+/// k_max blocks to check exactness over.
+fn validate(k_max: u32, widths: &[u8], lead: usize) -> Result<()> {
+    let b = widths.len();
+    if b == 0 || widths.contains(&0) || widths.iter().map(|&w| u32::from(w)).sum::<u32>() != 64 {
+        return Err(Error::InvalidLayout(format!(
+            "block widths must be positive and sum to 64, got {widths:?}"
+        )));
+    }
+    if k_max > MAX_K {
+        return Err(Error::InvalidLayout(format!(
+            "k_max must be at most {MAX_K}, got {k_max}"
+        )));
+    }
+    if k_max as usize >= b {
+        return Err(Error::InvalidLayout(format!(
+            "k_max = {k_max} needs more than {k_max} blocks (got {b}): at least one block must match"
+        )));
+    }
+    if lead == 0 || lead > b - k_max as usize {
+        return Err(Error::InvalidLayout(format!(
+            "tables of {b} blocks with k_max = {k_max} lead with 1 to {} blocks, not {lead}",
+            b - k_max as usize
+        )));
+    }
+    // Exactness is checked over every set of k_max blocks: a bound on their number keeps a
+    // damaged manifest from making that check (and the probe sets') run for ever. Every
+    // layout `Layout::covering` can build is within it.
+    if binomial(b as u64, u64::from(k_max)) > COVER_SEARCH_LIMIT {
+        return Err(Error::InvalidLayout(format!(
+            "{b} blocks with k_max = {k_max} are too many sets of blocks to check"
+        )));
+    }
+    Ok(())
 }
 
 /// The blocks table `t` leads with, as a bit mask.
@@ -635,5 +650,10 @@ mod tests {
         bad[0] = vec![0, 0, 1, 2, 3, 4];
         assert!(Layout::from_persisted(3, l.widths().to_vec(), 2, bad).is_err());
         assert!(Layout::from_persisted(3, l.widths().to_vec(), 2, orders[1..].to_vec()).is_err());
+        // A damaged manifest naming 64 blocks and k_max = 16 (C(64, 16) sets of blocks to
+        // check) is refused at once.
+        let one_bit = vec![1u8; 64];
+        let order: Vec<u8> = (0..64).collect();
+        assert!(Layout::from_persisted(16, one_bit, 1, vec![order]).is_err());
     }
 }
