@@ -212,8 +212,10 @@ impl Store {
         }
     }
 
-    /// The exact duplicate (by `hash`), else the nearest near duplicate within `k`, both
-    /// from one snapshot (so a concurrent replace or delete is seen whole or not at all).
+    /// The exact duplicate (by `hash`), else the nearest near duplicate within `k`, read
+    /// from one probe view. On a latest-state view a write may land between the exact
+    /// lookup and the probe; the exact lookup is then done again when the probe found a
+    /// document, so that a page stored along with its exact copy is answered as exact.
     pub(super) fn find_duplicate(
         &self,
         fp: Fingerprint,
@@ -221,18 +223,26 @@ impl Store {
         k: u32,
     ) -> Result<Option<CheckOutcome>> {
         let snap = self.backend.probe_view();
-        if let Some(hash) = hash
-            && let Some(of) = self.exact_match(snap.as_ref(), hash)?
+        let exact = || match hash {
+            Some(hash) => self.exact_match(snap.as_ref(), hash),
+            None => Ok(None),
+        };
+        if let Some(of) = exact()? {
+            return Ok(Some(CheckOutcome::ExactDuplicate { of, fp }));
+        }
+        let Some(near) = self.nearest(snap.as_ref(), fp, k)? else {
+            return Ok(None);
+        };
+        if !snap.is_consistent()
+            && let Some(of) = exact()?
         {
             return Ok(Some(CheckOutcome::ExactDuplicate { of, fp }));
         }
-        Ok(self
-            .nearest(snap.as_ref(), fp, k)?
-            .map(|m| CheckOutcome::NearDuplicate {
-                of: m.doc.id,
-                distance: m.distance,
-                fp,
-            }))
+        Ok(Some(CheckOutcome::NearDuplicate {
+            of: near.doc.id,
+            distance: near.distance,
+            fp,
+        }))
     }
 
     /// The id of the first stored document (smallest seq) with content hash `hash`.

@@ -394,7 +394,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 mod tests {
     use std::ops::RangeInclusive;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use std::sync::{Arc, Condvar, Mutex};
+    use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
     use std::thread;
     use std::time::Duration;
 
@@ -862,5 +862,41 @@ mod tests {
             assert_eq!(g.store.get(&m.id).unwrap().map(|d| d.fp), Some(m.fp));
         }
         assert_eq!(g.writes.load(Ordering::SeqCst), 2);
+    }
+
+    /// A page stored (by another caller) between a check's exact lookup and its probe, on
+    /// a latest-state view as RocksDB's: the check answers it as an exact duplicate, as a
+    /// check that saw the store before or after that write would. (It once answered a near
+    /// duplicate at distance 0: the probe saw the page, the exact lookup had not.)
+    #[test]
+    fn a_page_stored_during_a_check_is_its_exact_duplicate() {
+        let options = StoreBuilder::in_memory().k_max(3);
+        let layout = options.layout().unwrap();
+        let mut backend = Hooked::new(Box::new(MemoryBackend::new(layout.tables().len())));
+        let store_cell: Arc<OnceLock<Weak<Store>>> = Arc::new(OnceLock::new());
+        let armed = Arc::new(AtomicBool::new(false));
+        let (cell, arm) = (Arc::clone(&store_cell), Arc::clone(&armed));
+        backend.after_first_exact = Some(Box::new(move || {
+            if arm.swap(false, Ordering::SeqCst) {
+                let store = cell.get().and_then(Weak::upgrade).unwrap();
+                let write =
+                    move || store.insert_fingerprint("first", Fingerprint(7), meta(Some(9)));
+                assert!(matches!(
+                    thread::spawn(write).join().unwrap(),
+                    Ok(InsertOutcome::Inserted)
+                ));
+            }
+        }));
+        let store = Arc::new(Store::create(Box::new(backend), options, layout).unwrap());
+        store_cell.set(Arc::downgrade(&store)).unwrap();
+        armed.store(true, Ordering::SeqCst);
+        let answer = store.check_and_insert_fingerprint("copy", Fingerprint(7), meta(Some(9)), 3);
+        assert!(!armed.load(Ordering::SeqCst), "the hook ran");
+        let expected = CheckOutcome::ExactDuplicate {
+            of: "first".into(),
+            fp: Fingerprint(7),
+        };
+        assert_eq!(answer.unwrap(), expected);
+        assert_eq!(store.len(), 1);
     }
 }

@@ -3,9 +3,11 @@
 
 use crate::error::Result;
 use crate::store::backend::{
-    Atomicity, Backend, BulkIngest, ChangeSet, Durability, FlushScope, Snapshot, SortedRun,
-    SortedWriter, Space,
+    Atomicity, Backend, BulkIngest, ChangeSet, DocItem, Durability, FlushScope, IdItem, MetaKey,
+    Snapshot, SortedRun, SortedWriter, Space,
 };
+use crate::store::codec::IdValue;
+use crate::types::StoredDoc;
 
 type WriteHook = Box<dyn Fn(&ChangeSet) -> Result<()> + Send + Sync>;
 type FlushHook = Box<dyn Fn() + Send + Sync>;
@@ -20,6 +22,9 @@ pub(super) struct Hooked {
     pub(super) on_flush: FlushHook,
     /// Ingests the runs through `inner`'s ingest (given).
     pub(super) on_ingest: IngestHook,
+    /// When set, [`Backend::probe_view`] is a latest-state view (each read as of its call,
+    /// as RocksDB's) that runs this hook after each [`Snapshot::first_exact`].
+    pub(super) after_first_exact: Option<FlushHook>,
 }
 
 impl Hooked {
@@ -30,6 +35,7 @@ impl Hooked {
             on_write: Box::new(|_| Ok(())),
             on_flush: Box::new(|| ()),
             on_ingest: Box::new(|ingest, runs| ingest.ingest(runs)),
+            after_first_exact: None,
         }
     }
 
@@ -50,6 +56,15 @@ impl Backend for Hooked {
     }
     fn snapshot(&self) -> Box<dyn Snapshot + '_> {
         self.inner.snapshot()
+    }
+    fn probe_view(&self) -> Box<dyn Snapshot + '_> {
+        match &self.after_first_exact {
+            Some(hook) => Box::new(LiveView {
+                backend: self,
+                hook,
+            }),
+            None => self.inner.probe_view(),
+        }
     }
     fn version(&self) -> u64 {
         self.inner.version()
@@ -87,5 +102,59 @@ impl BulkIngest for Hooked {
     }
     fn spill_dir(&self) -> Option<std::path::PathBuf> {
         self.inner_ingest().spill_dir()
+    }
+}
+
+/// A latest-state view of a [`Hooked`] backend: each read through a snapshot of its own.
+struct LiveView<'a> {
+    backend: &'a Hooked,
+    hook: &'a FlushHook,
+}
+
+impl LiveView<'_> {
+    fn now(&self) -> Box<dyn Snapshot + '_> {
+        self.backend.inner.snapshot()
+    }
+}
+
+impl Snapshot for LiveView<'_> {
+    fn is_consistent(&self) -> bool {
+        false
+    }
+    fn meta(&self, key: MetaKey) -> Result<Option<Vec<u8>>> {
+        self.now().meta(key)
+    }
+    fn ids(&self, ids: &[&str]) -> Result<Vec<Option<IdValue>>> {
+        self.now().ids(ids)
+    }
+    fn docs(&self, seqs: &[u64]) -> Result<Vec<Option<StoredDoc>>> {
+        self.now().docs(seqs)
+    }
+    fn scan_table(
+        &self,
+        t: usize,
+        lo: u64,
+        hi: Option<u64>,
+        each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
+    ) -> Result<()> {
+        self.now().scan_table(t, lo, hi, each)
+    }
+    fn first_exact(&self, hash: u128) -> Result<Option<u64>> {
+        let found = self.now().first_exact(hash);
+        (self.hook)();
+        found
+    }
+    fn scan_exact(&self, each: &mut dyn FnMut(Result<(u128, u64)>) -> Result<bool>) -> Result<()> {
+        self.now().scan_exact(each)
+    }
+    fn scan_docs(
+        &self,
+        from: u64,
+        each: &mut dyn FnMut(DocItem<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        self.now().scan_docs(from, each)
+    }
+    fn scan_ids(&self, each: &mut dyn FnMut(IdItem<'_>) -> Result<bool>) -> Result<()> {
+        self.now().scan_ids(each)
     }
 }
