@@ -52,6 +52,7 @@ pub mod types;
 pub use error::{Error, Result};
 pub use index::cluster::{DedupReport, DuplicatePair};
 pub use index::layout::Layout;
+pub use index::quality::{MatchRule, Quality};
 pub use store::{
     BatchOutcome, BulkLoader, CandidateStats, CheckOutcome, CheckReport, InsertOutcome, Stats,
     Store, StoreBuilder,

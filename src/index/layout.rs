@@ -274,6 +274,20 @@ impl Layout {
             })
     }
 
+    /// Whether a probe of the tables for `k` puts fingerprints `a` and `b` in one span:
+    /// some probed table's prefix is the same for both. Always true within `k` (the layout
+    /// is exact); beyond it, true for the pairs that a query with a larger reach sees.
+    pub fn finds(&self, k: u32, a: u64, b: u64) -> bool {
+        let Ok(tables) = self.tables_for_k(k.min(self.k_max)) else {
+            return false;
+        };
+        let x = a ^ b;
+        tables.iter().any(|&t| {
+            let p = self.tables[t].prefix_bits;
+            p == 0 || self.permute(t, x) >> (64 - p) == 0
+        })
+    }
+
     /// Applies table `t`'s permutation: its blocks, in the table's order, from the top bit down.
     #[inline]
     pub fn permute(&self, t: usize, fp: u64) -> u64 {
@@ -527,6 +541,39 @@ mod tests {
         let p: Vec<u32> = l.tables().iter().map(Table::prefix_bits).collect();
         assert_eq!(*p.iter().min().unwrap(), 31);
         assert_eq!(*p.iter().max().unwrap(), 33);
+    }
+
+    /// `finds` is exact within k_max and, beyond it, "some table's prefix is equal",
+    /// computed here from the permuted keys themselves.
+    #[test]
+    fn finds_every_pair_within_k_max_and_the_span_mates_beyond() {
+        let l = Layout::covering(3, 6, 2).unwrap();
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let (mut beyond_found, mut beyond_missed) = (0, 0);
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let a = x;
+            let b = a ^ (x.rotate_left(17) & x.rotate_left(31) & x.rotate_left(47));
+            let d = (a ^ b).count_ones();
+            let same_prefix = (0..l.tables().len()).any(|t| {
+                let shift = 64 - l.tables()[t].prefix_bits();
+                l.permute(t, a) >> shift == l.permute(t, b) >> shift
+            });
+            assert_eq!(l.finds(3, a, b), same_prefix);
+            if d <= 3 {
+                assert!(l.finds(3, a, b), "{a:x} {b:x} at {d}");
+            } else if same_prefix {
+                beyond_found += 1;
+            } else {
+                beyond_missed += 1;
+            }
+        }
+        assert!(
+            beyond_found > 0 && beyond_missed > 0,
+            "{beyond_found} {beyond_missed}"
+        );
     }
 
     #[test]
