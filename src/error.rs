@@ -34,12 +34,12 @@ pub enum Error {
 
     /// The store was written with an on-disk format this build cannot read.
     #[error(
-        "store format version {found} is not supported by this build (it reads version {expected}); {hint}"
+        "store format version {found} is not supported by this build (it reads versions 3 to {expected}); {hint}"
     )]
     FormatVersion {
         /// The format version found in the store.
         found: u32,
-        /// The format version this build reads and writes.
+        /// The format version this build writes (the newest it reads; it reads 3 and up).
         expected: u32,
         /// What to do about it.
         hint: &'static str,

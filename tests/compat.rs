@@ -43,7 +43,7 @@ fn format_v1_store_is_refused_with_what_to_do() {
                 err,
                 Error::FormatVersion {
                     found: 1,
-                    expected: 3,
+                    expected: 4,
                     ..
                 }
             ),
@@ -52,7 +52,7 @@ fn format_v1_store_is_refused_with_what_to_do() {
         let msg = err.to_string();
         assert_eq!(
             msg,
-            "store format version 1 is not supported by this build (it reads version 3); \
+            "store format version 1 is not supported by this build (it reads versions 3 to 4); \
              it was written by an older simstore: re-import its documents from their original \
              input into a new store (`simstore --db NEW import FILES`); if the simstore that \
              wrote it has `simstore export`, export it with that binary and import the JSONL \

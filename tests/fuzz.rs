@@ -1145,8 +1145,9 @@ fn manifest() -> impl Strategy<Value = Manifest> {
         vec(odd_string(), 5),
         any::<u64>(),
         any::<u64>(),
+        any::<bool>(),
     )
-        .prop_map(|(layout, version, s, seed, created)| Manifest {
+        .prop_map(|(layout, version, s, seed, created, high)| Manifest {
             layout,
             spec: FingerprintSpec {
                 version,
@@ -1158,6 +1159,10 @@ fn manifest() -> impl Strategy<Value = Manifest> {
                 seed,
             },
             created,
+            quality: match high {
+                true => simstore::Quality::High,
+                false => simstore::Quality::Standard,
+            },
         })
 }
 

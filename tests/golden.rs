@@ -169,10 +169,13 @@ fn manifest_bytes_are_stable() {
         layout: Layout::new(3, 4).unwrap(),
         spec: FingerprintSpec::current(),
         created: 0,
+        quality: simstore::Quality::Standard,
     };
     let bytes = codec::encode_manifest(&m);
-    // Format 3: format 2's body with the number of leading blocks after the widths.
-    assert_eq!(&bytes[..12], b"SIMSTORE\0\0\0\x03");
+    // Format 4: format 3's body (format 2's with the number of leading blocks after the
+    // widths), then the quality mode's byte.
+    assert_eq!(&bytes[..12], b"SIMSTORE\0\0\0\x04");
+    assert_eq!(bytes.last(), Some(&0), "the standard mode");
     assert_eq!(
         format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes)),
         MANIFEST_HASH,

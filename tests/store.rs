@@ -239,7 +239,7 @@ fn another_spec_is_refused_with_what_to_do() {
 fn refused_format(path: &std::path::Path, found: u32) -> Error {
     let err = Store::open(path).unwrap_err();
     assert!(
-        matches!(err, Error::FormatVersion { found: f, expected: 3, .. } if f == found),
+        matches!(err, Error::FormatVersion { found: f, expected: 4, .. } if f == found),
         "{err:?}"
     );
     err
@@ -251,10 +251,10 @@ fn another_format_version_is_refused_with_what_to_do() {
     let path = dir.path().join("db");
     drop(Store::open(&path).unwrap());
     rewrite_manifest(&path, |mut bytes| {
-        bytes[8..12].copy_from_slice(&4u32.to_be_bytes());
+        bytes[8..12].copy_from_slice(&5u32.to_be_bytes());
         bytes
     });
-    let err = refused_format(&path, 4);
+    let err = refused_format(&path, 5);
     assert!(err.to_string().contains("upgrade simstore"), "{err}");
     // An older format (1, before the `exact` column family): re-import.
     rewrite_manifest(&path, |mut bytes| {
@@ -676,6 +676,7 @@ fn relayout_rebuilds_tables_for_another_layout() {
             layout: simstore::Layout::new(2, 3).unwrap(),
             spec: FingerprintSpec::current(),
             created: 0,
+            quality: simstore::Quality::Standard,
         };
         db.put_cf(
             db.cf_handle("meta").unwrap(),

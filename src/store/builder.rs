@@ -12,6 +12,7 @@ use super::rocks::{self, OpenMode};
 use super::{Counters, Store, now};
 use crate::error::{Error, Result};
 use crate::index::layout::Layout;
+use crate::index::quality::Quality;
 use crate::text::fingerprint::{FingerprintSpec, Fingerprinter};
 
 /// Options for creating or opening a [`Store`]. Every setter documents its default.
@@ -24,7 +25,8 @@ pub struct StoreBuilder {
     path: PathBuf,
     in_memory: bool,
     create_if_missing: bool,
-    k_max: u32,
+    k_max: Option<u32>,
+    quality: Quality,
     expected_docs: u64,
     blocks: Option<u32>,
     lead: Option<u32>,
@@ -43,7 +45,8 @@ impl StoreBuilder {
             path: path.as_ref().to_path_buf(),
             in_memory: false,
             create_if_missing: true,
-            k_max: 3,
+            k_max: None,
+            quality: Quality::Standard,
             expected_docs: 1_000_000,
             blocks: None,
             lead: None,
@@ -75,9 +78,18 @@ impl StoreBuilder {
     }
 
     /// The largest Hamming distance queries answer exactly (from the tables).
-    /// Default: 3. Only used when creating.
+    /// Default: the quality mode's ([`Quality::k_max`]: 3 in the standard mode). Only
+    /// used when creating.
     pub fn k_max(mut self, k_max: u32) -> Self {
-        self.k_max = k_max;
+        self.k_max = Some(k_max);
+        self
+    }
+
+    /// The quality mode, recorded in the store: what queries and checks given no k count
+    /// as a near duplicate ([`Quality::rule`]), and the default `k_max`. Default:
+    /// [`Quality::Standard`]. Only used when creating.
+    pub fn quality(mut self, quality: Quality) -> Self {
+        self.quality = quality;
         self
     }
 
@@ -172,7 +184,8 @@ impl StoreBuilder {
 
     /// The layout a new store would get from these options.
     pub fn layout(&self) -> Result<Layout> {
-        Layout::choose(self.k_max, self.blocks, self.lead, self.expected_docs)
+        let k_max = self.k_max.unwrap_or(self.quality.k_max());
+        Layout::choose(k_max, self.blocks, self.lead, self.expected_docs)
     }
 
     /// Opens the store, creating it if allowed and missing.
@@ -207,7 +220,7 @@ impl StoreBuilder {
                 // back like any other (another process may have created it first).
                 let layout = self.layout()?;
                 let tables = layout.tables().len();
-                let changes = Store::creation(&Store::new_manifest(layout));
+                let changes = Store::creation(&Store::new_manifest(layout, self.quality));
                 let mut backend = rocks::create(&self.path, tables, self.block_cache_bytes, |b| {
                     b.write(&changes, Durability::Synced)
                 })?;
@@ -236,7 +249,7 @@ impl StoreBuilder {
                 return Err(Error::NoStore { path: self.path });
             }
             Opened::Missing(b) => {
-                let manifest = Store::new_manifest(self.layout()?);
+                let manifest = Store::new_manifest(self.layout()?, self.quality);
                 b.create(&codec::encode_manifest(&manifest), self.expected_docs)?
             }
         };
@@ -308,17 +321,18 @@ impl Store {
         options: StoreBuilder,
         layout: Layout,
     ) -> Result<Store> {
-        let manifest = Store::new_manifest(layout);
+        let manifest = Store::new_manifest(layout, options.quality);
         backend.write(&Store::creation(&manifest), Durability::Synced)?;
         Ok(Store::assemble(backend, options, manifest, (0, 0)))
     }
 
-    /// The manifest of a store created now with `layout`.
-    fn new_manifest(layout: Layout) -> Manifest {
+    /// The manifest of a store created now with `layout` in mode `quality`.
+    fn new_manifest(layout: Layout, quality: Quality) -> Manifest {
         Manifest {
             layout,
             spec: FingerprintSpec::current(),
             created: now(),
+            quality,
         }
     }
 
@@ -402,6 +416,7 @@ impl Store {
             layout,
             spec: self.manifest.spec.clone(),
             created: self.manifest.created,
+            quality: self.manifest.quality,
         };
         self.write_meta(
             MetaKey::RelayoutPending,

@@ -26,6 +26,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::{Error, Result};
 use crate::index::layout::Layout;
+use crate::index::quality::{MatchRule, Quality};
 use crate::store::backend::{Backend, Change, ChangeSet, Durability, MetaKey};
 use crate::store::codec::Manifest;
 use crate::text::fingerprint::{FingerprintSpec, Fingerprinter};
@@ -165,6 +166,17 @@ impl Store {
     /// The permutation-table layout.
     pub fn layout(&self) -> &Layout {
         &self.manifest.layout
+    }
+
+    /// The store's quality mode (recorded when it was created).
+    pub fn quality(&self) -> Quality {
+        self.manifest.quality
+    }
+
+    /// The rule of the store's mode ([`Quality::rule`] at its `k_max`): what
+    /// [`Store::search`] and the checks given no k count as a near duplicate.
+    pub fn mode_rule(&self) -> MatchRule {
+        self.manifest.quality.rule(self.manifest.layout.k_max())
     }
 
     /// The storage backend, for tools and tests that read or write its spaces directly.

@@ -4,7 +4,8 @@
 use super::backend::{Atomicity, MetaKey, Snapshot, Span};
 use super::{CandidateStats, Store, codec};
 use crate::error::{Error, Result};
-use crate::types::{Document, Fingerprint, Match, StoredDoc};
+use crate::index::quality::MatchRule;
+use crate::types::{Document, Fingerprint, Match, Sketch, StoredDoc};
 
 impl Store {
     /// Every stored document within Hamming distance `k` of `fp`, sorted by distance, then
@@ -52,6 +53,23 @@ impl Store {
         mut each: impl FnMut(u64, u32),
     ) -> Result<()> {
         self.probe_many(snap, &[fp], k, |_, seq, d| each(seq, d))
+    }
+
+    /// Probes the tables for `k` and calls `each(seq, distance)` for the candidates within
+    /// `reach` (every stored document within `k`, and those of the spans up to `reach`).
+    pub(super) fn probe_within(
+        &self,
+        snap: &dyn Snapshot,
+        fp: u64,
+        k: u32,
+        reach: u32,
+        mut each: impl FnMut(u64, u32),
+    ) -> Result<()> {
+        self.probe(snap, fp, k, |seq, d| {
+            if d <= reach.max(k) {
+                each(seq, d)
+            }
+        })
     }
 
     /// [`Store::probe`] for many fingerprints, every span read by one
@@ -164,6 +182,42 @@ impl Store {
         })?;
         sort_matches(&mut out);
         Ok(out)
+    }
+
+    /// The stored documents that `rule` counts as near duplicates of a fingerprint `fp`
+    /// with sketch `sketch`, sorted by distance, then id. Candidates come from the tables
+    /// probed for `rule.k` (exact within it), within `rule.reach`. Errors:
+    /// [`Error::KTooLarge`] when `rule.k` exceeds the store's `k_max`.
+    pub fn query_rule(
+        &self,
+        fp: Fingerprint,
+        sketch: Option<&Sketch>,
+        rule: &MatchRule,
+    ) -> Result<Vec<Match>> {
+        let snap = self.backend.probe_view();
+        let mut hits: Vec<(u64, u32)> = Vec::new();
+        self.probe_within(snap.as_ref(), fp.0, rule.k, rule.reach, |seq, d| {
+            hits.push((seq, d))
+        })?;
+        hits.sort_unstable();
+        hits.dedup_by_key(|h| h.0);
+        let mut out = self.fetch(snap.as_ref(), hits)?;
+        out.retain(|m| rule.accepts(m.distance, sketch, m.doc.sketch.as_ref()));
+        Ok(out)
+    }
+
+    /// The store's own query ([`Store::mode_rule`]) of `doc`: what `simstore query` does
+    /// given no `--k` or `--verify`. A document without words for a sketch is queried
+    /// without verification (distance ≤ k_max).
+    pub fn search(&self, doc: &Document) -> Result<Vec<Match>> {
+        let analysis = self
+            .fingerprinter
+            .analyze(doc.title.as_deref(), &doc.text)?;
+        self.query_rule(
+            analysis.fingerprint,
+            analysis.sketch.as_ref(),
+            &self.mode_rule(),
+        )
     }
 
     /// Fingerprints `doc` and queries with it.

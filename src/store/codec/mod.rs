@@ -30,14 +30,19 @@ pub mod spill;
 
 use crate::error::{Error, Result};
 use crate::index::layout::Layout;
+use crate::index::quality::Quality;
 use crate::text::fingerprint::FingerprintSpec;
 use crate::types::{Sketch, StoredDoc};
 
 /// The first bytes of every manifest.
 pub const MAGIC: [u8; 8] = *b"SIMSTORE";
 
-/// The on-disk format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 3;
+/// The on-disk format version this build writes. It also reads format 3 (the same but for
+/// the quality mode in the manifest: a format-3 store is in the standard mode).
+pub const FORMAT_VERSION: u32 = 4;
+
+/// The oldest format version this build reads.
+const OLDEST_READABLE: u32 = 3;
 
 /// Key of the manifest in the `meta` column family.
 pub const MANIFEST_KEY: &[u8] = b"manifest";
@@ -75,6 +80,8 @@ pub struct Manifest {
     pub spec: FingerprintSpec,
     /// Creation time, seconds since the Unix epoch.
     pub created: u64,
+    /// The quality mode: the rule of queries and checks given no k.
+    pub quality: Quality,
 }
 
 #[derive(bincode::Encode, bincode::Decode)]
@@ -86,6 +93,13 @@ struct ManifestBodyV3 {
     tables: Vec<Vec<u8>>,
     spec: SpecV1,
     created: u64,
+}
+
+/// Format 4's manifest: format 3's, then the quality mode ([`Quality::code`]).
+#[derive(bincode::Encode, bincode::Decode)]
+struct ManifestBodyV4 {
+    v3: ManifestBodyV3,
+    quality: u8,
 }
 
 /// The persisted form of a [`FingerprintSpec`] (its fields, in this order).
@@ -156,7 +170,7 @@ struct DocRecordV2 {
 
 /// Encodes a manifest: magic, format version, body.
 pub fn encode_manifest(m: &Manifest) -> Vec<u8> {
-    let body = ManifestBodyV3 {
+    let v3 = ManifestBodyV3 {
         k_max: m.layout.k_max(),
         widths: m.layout.widths().to_vec(),
         lead: m.layout.lead() as u8,
@@ -168,6 +182,10 @@ pub fn encode_manifest(m: &Manifest) -> Vec<u8> {
             .collect(),
         spec: SpecV1::from(&m.spec),
         created: m.created,
+    };
+    let body = ManifestBodyV4 {
+        v3,
+        quality: m.quality.code(),
     };
     let mut out = Vec::with_capacity(256);
     out.extend_from_slice(&MAGIC);
@@ -186,35 +204,57 @@ pub fn decode_manifest(bytes: &[u8]) -> Result<Manifest> {
         ));
     }
     let version = u32::from_be_bytes(bytes[8..12].try_into().expect("4 bytes"));
-    if version != FORMAT_VERSION {
-        let hint = if version > FORMAT_VERSION {
-            "it was written by a newer simstore: upgrade simstore to open it"
-        } else {
-            "it was written by an older simstore: re-import its documents from their original \
-             input into a new store (`simstore --db NEW import FILES`); if the simstore that \
-             wrote it has `simstore export`, export it with that binary and import the JSONL \
-             into a new store with this one (that keeps ids, fingerprints, titles and urls; a store \
-             holds no texts, so exact-duplicate checks and --verify need the original input)"
-        };
+    if !(OLDEST_READABLE..=FORMAT_VERSION).contains(&version) {
         return Err(Error::FormatVersion {
             found: version,
             expected: FORMAT_VERSION,
-            hint,
+            hint: version_hint(version),
         });
     }
-    let (body, used): (ManifestBodyV3, usize) =
-        bincode::decode_from_slice(&bytes[12..], config::<MANIFEST_LIMIT>())
-            .map_err(|e| Error::Corrupt(format!("undecodable manifest: {e}")))?;
-    if used != bytes.len() - 12 {
-        return Err(Error::Corrupt("trailing bytes after the manifest".into()));
-    }
+    let (body, quality) = match version {
+        3 => (
+            decode_body::<ManifestBodyV3>(&bytes[12..])?,
+            Quality::Standard,
+        ),
+        _ => {
+            let v4 = decode_body::<ManifestBodyV4>(&bytes[12..])?;
+            let quality = Quality::from_code(v4.quality).ok_or_else(|| {
+                Error::Corrupt(format!("manifest: unknown quality mode {}", v4.quality))
+            })?;
+            (v4.v3, quality)
+        }
+    };
     let layout = Layout::from_persisted(body.k_max, body.widths, body.lead.into(), body.tables)
         .map_err(|e| Error::Corrupt(format!("manifest layout: {e}")))?;
     Ok(Manifest {
         layout,
         spec: body.spec.into(),
         created: body.created,
+        quality,
     })
+}
+
+/// A manifest body, all of `bytes`.
+fn decode_body<B: bincode::Decode<()>>(bytes: &[u8]) -> Result<B> {
+    let (body, used): (B, usize) = bincode::decode_from_slice(bytes, config::<MANIFEST_LIMIT>())
+        .map_err(|e| Error::Corrupt(format!("undecodable manifest: {e}")))?;
+    if used != bytes.len() {
+        return Err(Error::Corrupt("trailing bytes after the manifest".into()));
+    }
+    Ok(body)
+}
+
+/// What to do with a store of format `version`, which this build does not read.
+fn version_hint(version: u32) -> &'static str {
+    if version > FORMAT_VERSION {
+        "it was written by a newer simstore: upgrade simstore to open it"
+    } else {
+        "it was written by an older simstore: re-import its documents from their original \
+         input into a new store (`simstore --db NEW import FILES`); if the simstore that \
+         wrote it has `simstore export`, export it with that binary and import the JSONL \
+         into a new store with this one (that keeps ids, fingerprints, titles and urls; a store \
+         holds no texts, so exact-duplicate checks and --verify need the original input)"
+    }
 }
 
 /// Encodes the counters value.
@@ -436,7 +476,25 @@ mod tests {
             layout: Layout::new(3, 4).unwrap(),
             spec: FingerprintSpec::current(),
             created: 1_700_000_000,
+            quality: Quality::High,
         }
+    }
+
+    /// A format-3 manifest (format 4's without the quality byte) is read, in the standard
+    /// mode; a format-4 one with an unknown mode is corrupt.
+    #[test]
+    fn format_3_manifests_are_read_as_standard() {
+        let m = manifest();
+        let mut bytes = encode_manifest(&m);
+        assert_eq!(bytes.pop(), Some(Quality::High.code()));
+        bytes[11] = 3;
+        let read = decode_manifest(&bytes).unwrap();
+        assert_eq!(read.quality, Quality::Standard);
+        assert_eq!((read.layout, read.spec), (m.layout, m.spec));
+        bytes[11] = 4;
+        assert!(matches!(decode_manifest(&bytes), Err(Error::Corrupt(_))));
+        bytes.push(7);
+        assert!(matches!(decode_manifest(&bytes), Err(Error::Corrupt(_))));
     }
 
     #[test]
@@ -448,12 +506,12 @@ mod tests {
     #[test]
     fn manifest_version_and_magic_are_checked() {
         let mut bytes = encode_manifest(&manifest());
-        bytes[11] = 4;
+        bytes[11] = 5;
         assert!(matches!(
             decode_manifest(&bytes),
             Err(Error::FormatVersion {
-                found: 4,
-                expected: 3,
+                found: 5,
+                expected: 4,
                 ..
             })
         ));
@@ -463,7 +521,7 @@ mod tests {
             err,
             Error::FormatVersion {
                 found: 1,
-                expected: 3,
+                expected: 4,
                 ..
             }
         ));
