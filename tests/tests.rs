@@ -20,6 +20,7 @@ mod golden;
 mod inputs;
 mod metrics;
 mod model;
+mod modes;
 mod quality;
 mod readers;
 mod serve;

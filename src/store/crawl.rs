@@ -7,6 +7,7 @@ use super::backend::{Shared, Snapshot};
 use super::group::{Answer, Ask};
 use super::{InsertOutcome, Store, validate_id};
 use crate::error::Result;
+use crate::index::quality::MatchRule;
 use crate::types::{DocMeta, Document, Entry, Fingerprint, Match};
 
 /// How long a claim on a content hash may wait for its document's record before it is
@@ -114,8 +115,17 @@ impl Store {
     /// Errors: [`crate::Error::KTooLarge`] for `k > k_max`, [`crate::Error::EmptyDocument`],
     /// [`crate::Error::InvalidId`], [`crate::Error::ReadOnly`], storage errors.
     pub fn check_and_insert(&self, doc: &Document, k: u32) -> Result<CheckOutcome> {
+        self.check_and_insert_rule(doc, &MatchRule::within(k))
+    }
+
+    /// [`Store::check_and_insert`] with the near-duplicate test of `rule` instead of
+    /// "distance ≤ k": e.g. the store's own ([`Store::mode_rule`], what `simstore` does
+    /// given no k) or a verified one ([`MatchRule::verified`]). The nearest accepted
+    /// candidate is the [`CheckOutcome::NearDuplicate`]; its distance may exceed `rule.k`
+    /// (up to `rule.reach`).
+    pub fn check_and_insert_rule(&self, doc: &Document, rule: &MatchRule) -> Result<CheckOutcome> {
         let (fp, meta) = self.fingerprint_with_meta(doc)?;
-        self.check_and_insert_fingerprint(&doc.id, fp, meta, k)
+        self.check_and_insert_fingerprint_rule(&doc.id, fp, meta, rule)
     }
 
     /// [`Store::check_and_insert`] for a precomputed fingerprint. The exact path applies only
@@ -128,27 +138,40 @@ impl Store {
         meta: DocMeta,
         k: u32,
     ) -> Result<CheckOutcome> {
+        self.check_and_insert_fingerprint_rule(id, fp, meta, &MatchRule::within(k))
+    }
+
+    /// [`Store::check_and_insert_fingerprint`] with the test of `rule` (see
+    /// [`Store::check_and_insert_rule`]); `meta.sketch` is the document's sketch.
+    pub fn check_and_insert_fingerprint_rule(
+        &self,
+        id: &str,
+        fp: Fingerprint,
+        meta: DocMeta,
+        rule: &MatchRule,
+    ) -> Result<CheckOutcome> {
         self.check_writable()?;
         validate_id(id)?;
-        self.manifest.layout.tables_for_k(k)?;
+        self.manifest.layout.tables_for_k(rule.k)?;
+        let rule = *rule;
         // Optimistic check without the writer lock (checks of many threads run in
         // parallel): a duplicate found here is a duplicate as of this call, and nothing is
         // written. Every write goes through the lock and changes the backend's version, so
         // if it is unchanged once the lock is held, no write came in between and the check
         // need not be repeated.
         let before = self.backend.version();
-        if let Some(dup) = self.find_duplicate(fp, meta.content_hash, k)? {
-            return Ok(dup);
-        }
         let entry = Entry {
             id: id.to_owned(),
             fp,
             meta,
         };
-        if self.backend.shared().is_some() {
-            return self.check_and_insert_shared(entry, k, before);
+        if let Some(dup) = self.find_duplicate(&entry, &rule)? {
+            return Ok(dup);
         }
-        match self.submit(entry, Ask::Check { k, before })? {
+        if self.backend.shared().is_some() {
+            return self.check_and_insert_shared(entry, rule, before);
+        }
+        match self.submit(entry, Ask::Check { rule, before })? {
             Answer::Checked(out) => Ok(out),
             Answer::Inserted(_) => unreachable!("a check is answered as a check"),
         }
@@ -157,12 +180,17 @@ impl Store {
     /// [`Store::check_and_insert_fingerprint`] on a store many processes write at once
     /// (Redis Cluster), one request at a time under the writer lock: the content hash is
     /// claimed in the cluster ([`Store::claim_exact`]) before the entry is written.
-    fn check_and_insert_shared(&self, entry: Entry, k: u32, before: u64) -> Result<CheckOutcome> {
+    fn check_and_insert_shared(
+        &self,
+        entry: Entry,
+        rule: MatchRule,
+        before: u64,
+    ) -> Result<CheckOutcome> {
         let (fp, hash) = (entry.fp, entry.meta.content_hash);
         let mut counters = self.lock();
         counters.usable()?;
         if self.backend.version() != before
-            && let Some(dup) = self.find_duplicate(fp, hash, k)?
+            && let Some(dup) = self.find_duplicate(&entry, &rule)?
         {
             return Ok(dup);
         }
@@ -212,16 +240,17 @@ impl Store {
         }
     }
 
-    /// The exact duplicate (by `hash`), else the nearest near duplicate within `k`, read
-    /// from one probe view. On a latest-state view a write may land between the exact
-    /// lookup and the probe; the exact lookup is then done again when the probe found a
-    /// document, so that a page stored along with its exact copy is answered as exact.
+    /// The exact duplicate of `e` (by its content hash), else the nearest near duplicate
+    /// that `rule` accepts, read from one probe view. On a latest-state view a write may
+    /// land between the exact lookup and the probe; the exact lookup is then done again
+    /// when the probe found a document, so that a page stored along with its exact copy is
+    /// answered as exact.
     pub(super) fn find_duplicate(
         &self,
-        fp: Fingerprint,
-        hash: Option<u128>,
-        k: u32,
+        e: &Entry,
+        rule: &MatchRule,
     ) -> Result<Option<CheckOutcome>> {
+        let (fp, hash) = (e.fp, e.meta.content_hash);
         let snap = self.backend.probe_view();
         let exact = || match hash {
             Some(hash) => self.exact_match(snap.as_ref(), hash),
@@ -230,7 +259,7 @@ impl Store {
         if let Some(of) = exact()? {
             return Ok(Some(CheckOutcome::ExactDuplicate { of, fp }));
         }
-        let Some(near) = self.nearest(snap.as_ref(), fp, k)? else {
+        let Some(near) = self.nearest(snap.as_ref(), e, rule)? else {
             return Ok(None);
         };
         if !snap.is_consistent()
@@ -258,9 +287,39 @@ impl Store {
         Ok(doc.map(|d| d.id))
     }
 
+    /// The nearest stored document that `rule` accepts as a near duplicate of `e` (ties:
+    /// smallest id). Without verification it reads only the records at the smallest
+    /// distance; with it, those of every candidate within reach.
+    fn nearest(&self, snap: &dyn Snapshot, e: &Entry, rule: &MatchRule) -> Result<Option<Match>> {
+        let rule = match (e.meta.sketch, rule.min_similarity) {
+            (Some(_), Some(_)) => *rule,
+            _ => match rule.without_sketch() {
+                Some(plain) => plain,
+                None => return Ok(None),
+            },
+        };
+        if rule.min_similarity.is_none() {
+            return self.nearest_within(snap, e.fp, rule.k);
+        }
+        let mut hits: Vec<(u64, u32)> = Vec::new();
+        self.probe_within(snap, e.fp.0, rule.k, rule.reach, |seq, d| {
+            hits.push((seq, d))
+        })?;
+        hits.sort_unstable();
+        hits.dedup_by_key(|h| h.0);
+        let mut found = self.fetch(snap, hits)?;
+        found.retain(|m| rule.accepts(m.distance, e.meta.sketch.as_ref(), m.doc.sketch.as_ref()));
+        Ok(found.into_iter().next())
+    }
+
     /// The nearest stored document within `k` of `fp` (ties: smallest id), reading only the
     /// records at the smallest distance.
-    fn nearest(&self, snap: &dyn Snapshot, fp: Fingerprint, k: u32) -> Result<Option<Match>> {
+    fn nearest_within(
+        &self,
+        snap: &dyn Snapshot,
+        fp: Fingerprint,
+        k: u32,
+    ) -> Result<Option<Match>> {
         let mut best: Vec<u64> = Vec::new();
         let mut best_d = u32::MAX;
         self.probe(snap, fp.0, k, |seq, d| {

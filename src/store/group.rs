@@ -22,6 +22,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use super::crawl::CheckOutcome;
 use super::{Counters, InsertOutcome, Store};
 use crate::error::{Error, Result};
+use crate::index::layout::Layout;
+use crate::index::quality::MatchRule;
 use crate::types::Entry;
 
 /// The most requests one group writes (the in-group check is quadratic in it).
@@ -32,11 +34,11 @@ const MAX_GROUP: usize = 256;
 pub(super) enum Ask {
     /// Store the entry (replacing a document of the same id).
     Insert,
-    /// Store the entry unless a document duplicates it within `k`. `before`: the backend's
+    /// Store the entry unless a document duplicates it by `rule`. `before`: the backend's
     /// version before the caller's lock-free check, which found no duplicate.
     Check {
-        /// The request's Hamming distance.
-        k: u32,
+        /// The request's near-duplicate test.
+        rule: MatchRule,
         /// [`super::backend::Backend::version`] before the lock-free check.
         before: u64,
     },
@@ -281,14 +283,14 @@ impl Store {
         if ids.contains(e.id.as_str()) {
             return Fate::Carried;
         }
-        let Ask::Check { k, before } = t.ask else {
+        let Ask::Check { rule, before } = t.ask else {
             return Fate::Written(written.len());
         };
         // The lock-free check saw the store as of `before`; only a write since then (some
         // earlier group) can have stored a duplicate.
         let stored = match self.backend.version() == before {
             true => None,
-            false => match self.find_duplicate(e.fp, e.meta.content_hash, k) {
+            false => match self.find_duplicate(e, &rule) {
                 Ok(found) => found,
                 Err(err) => return Fate::Answered(Err(err)),
             },
@@ -298,7 +300,8 @@ impl Store {
         {
             return Fate::Carried;
         }
-        match first_duplicate(stored, in_group(written, e, k)) {
+        let layout = &self.manifest.layout;
+        match first_duplicate(stored, in_group(written, e, &rule, layout)) {
             Some((dup, false)) => Fate::Answered(Ok(Answer::Checked(dup))),
             Some((dup, true)) => Fate::AfterWrite(dup),
             None => Fate::Written(written.len()),
@@ -326,13 +329,14 @@ fn answer(t: &Ticket, fate: Fate, wrote: &Result<Vec<InsertOutcome>>) -> Option<
 }
 
 /// A duplicate of entry `e` among the entries an earlier request of the group writes: the
-/// first with its content hash (`exact`), and the nearest within `k` (ties: smallest id).
+/// first with its content hash (`exact`), and the nearest that `rule` accepts among those
+/// a probe of `layout`'s tables would find (ties: smallest id).
 struct InGroup {
     exact: Option<CheckOutcome>,
     near: Option<CheckOutcome>,
 }
 
-fn in_group(written: &[&Entry], e: &Entry, k: u32) -> InGroup {
+fn in_group(written: &[&Entry], e: &Entry, rule: &MatchRule, layout: &Layout) -> InGroup {
     let fp = e.fp;
     let exact = e.meta.content_hash.and_then(|h| {
         let first = written.iter().find(|w| w.meta.content_hash == Some(h))?;
@@ -341,10 +345,14 @@ fn in_group(written: &[&Entry], e: &Entry, k: u32) -> InGroup {
             fp,
         })
     });
+    let sketch = e.meta.sketch.as_ref();
     let near = written
         .iter()
-        .map(|w| ((w.fp.0 ^ fp.0).count_ones(), &w.id))
-        .filter(|&(d, _)| d <= k)
+        .map(|w| ((w.fp.0 ^ fp.0).count_ones(), w))
+        .filter(|&(d, w)| {
+            rule.accepts(d, sketch, w.meta.sketch.as_ref()) && layout.finds(rule.k, fp.0, w.fp.0)
+        })
+        .map(|(d, w)| (d, &w.id))
         .min()
         .map(|(distance, of)| CheckOutcome::NearDuplicate {
             of: of.clone(),

@@ -1,0 +1,188 @@
+//! Quality modes against a model: a store's rule ([`simstore::MatchRule`]) applied by the
+//! store (queries and check-and-insert) equals the rule applied by brute force to every
+//! stored document ("found by the layout's spans, and accepted"), on every backend.
+
+use rand::Rng;
+use rand::rngs::StdRng;
+use simstore::{
+    CheckOutcome, DocMeta, Fingerprint, Layout, MatchRule, Quality, Sketch, Store, StoreBuilder,
+};
+
+use crate::util::{BACKENDS, Backend, flip, rng};
+
+/// One stored or queried document of the model.
+#[derive(Debug, Clone)]
+struct Doc {
+    id: String,
+    fp: u64,
+    sketch: Option<Sketch>,
+    hash: Option<u128>,
+}
+
+impl Doc {
+    fn meta(&self) -> DocMeta {
+        DocMeta {
+            content_hash: self.hash,
+            sketch: self.sketch,
+            ..DocMeta::default()
+        }
+    }
+}
+
+/// A sketch of family `f` with `noise` of its 64 slots changed: equal families agree on
+/// most slots (similarity ≈ 1 − noise/64), different families on about none.
+fn sketch(r: &mut StdRng, family: u8, noise: usize) -> Sketch {
+    let mut s = [0u8; Sketch::BYTES];
+    for (i, b) in s.iter_mut().enumerate() {
+        *b = family.wrapping_mul(31).wrapping_add(i as u8 * 7);
+    }
+    for _ in 0..noise {
+        let i = r.random_range(0..Sketch::BYTES);
+        s[i] = r.random();
+    }
+    Sketch(s)
+}
+
+/// Clusters of documents within 0..=10 bits of a centre; in a cluster, most share a
+/// sketch family (copies) and some have another (unrelated texts with close
+/// fingerprints); a few have no sketch (fingerprint-only records).
+fn documents(r: &mut StdRng, clusters: usize, size: usize, prefix: &str) -> Vec<Doc> {
+    let mut out = Vec::new();
+    for c in 0..clusters {
+        let centre: u64 = r.random();
+        for i in 0..size {
+            let family = if r.random_bool(0.7) {
+                c as u8
+            } else {
+                r.random()
+            };
+            let noise = r.random_range(0..40);
+            let sketch = (!r.random_bool(0.1)).then(|| sketch(r, family, noise));
+            let spread = r.random_range(0..=10);
+            out.push(Doc {
+                id: format!("{prefix}{c:03}-{i:02}"),
+                fp: flip(r, centre, spread),
+                sketch,
+                hash: r.random_bool(0.1).then_some(c as u128),
+            });
+        }
+    }
+    out
+}
+
+/// The model's answer to a query: every stored document the layout's probe for `rule.k`
+/// finds and the rule accepts, sorted by distance, then id.
+fn model_query(layout: &Layout, rule: &MatchRule, stored: &[Doc], q: &Doc) -> Vec<(u32, String)> {
+    let mut out: Vec<(u32, String)> = stored
+        .iter()
+        .map(|d| ((d.fp ^ q.fp).count_ones(), d))
+        .filter(|(dist, d)| {
+            layout.finds(rule.k, q.fp, d.fp)
+                && rule.accepts(*dist, q.sketch.as_ref(), d.sketch.as_ref())
+        })
+        .map(|(dist, d)| (dist, d.id.clone()))
+        .collect();
+    out.sort();
+    out
+}
+
+fn open(backend: Backend, dir: &std::path::Path, quality: Quality) -> Store {
+    let builder = match backend {
+        Backend::Rocks => StoreBuilder::new(dir.join("db")),
+        Backend::Memory => StoreBuilder::in_memory(),
+    };
+    // Small blocks count: beyond k_max, some near pairs share a span and some do not.
+    builder
+        .quality(quality)
+        .expected_docs(10_000_000)
+        .open()
+        .unwrap()
+}
+
+#[test]
+fn mode_queries_equal_the_model() {
+    for backend in BACKENDS {
+        for quality in Quality::ALL {
+            let dir = tempfile::tempdir().unwrap();
+            let store = open(backend, dir.path(), quality);
+            assert_eq!(store.quality(), quality);
+            let rule = store.mode_rule();
+            assert_eq!(rule, quality.rule(quality.k_max()));
+            let mut r = rng(7 + quality.k_max() as u64);
+            let docs = documents(&mut r, 40, 12, "d");
+            for d in &docs {
+                store
+                    .insert_fingerprint(&d.id, Fingerprint(d.fp), d.meta())
+                    .unwrap();
+            }
+            let (mut beyond_k, mut answers) = (0, 0);
+            for q in documents(&mut r, 40, 3, "q").iter().chain(&docs) {
+                let got = store
+                    .query_rule(Fingerprint(q.fp), q.sketch.as_ref(), &rule)
+                    .unwrap();
+                let got: Vec<(u32, String)> =
+                    got.into_iter().map(|m| (m.distance, m.doc.id)).collect();
+                let want = model_query(store.layout(), &rule, &docs, q);
+                assert_eq!(got, want, "{backend:?} {quality} query {q:?}");
+                beyond_k += want.iter().filter(|(d, _)| *d > rule.k).count();
+                answers += want.len();
+            }
+            // The test is not vacuous: the rule matched beyond k_max, and it refused some.
+            assert!(beyond_k > 0 && answers > 0, "{beyond_k} {answers}");
+        }
+    }
+}
+
+/// An outcome's shape: whether new, the duplicate's id, its distance.
+type Shape = (bool, Option<String>, Option<u32>);
+
+fn shape_of(o: &CheckOutcome) -> Shape {
+    (
+        o.is_new(),
+        o.duplicate_of().map(str::to_owned),
+        o.distance(),
+    )
+}
+
+/// The sequential model of check-and-insert under `rule`: an exact duplicate (content
+/// hash, first stored; distance 0), else the nearest document the rule accepts among those
+/// the layout's probe finds (ties: smallest id), else stored.
+fn model_check(layout: &Layout, rule: &MatchRule, stored: &mut Vec<Doc>, d: &Doc) -> Shape {
+    if let Some(s) = stored.iter().find(|s| d.hash.is_some() && s.hash == d.hash) {
+        return (false, Some(s.id.clone()), Some(0));
+    }
+    match model_query(layout, rule, stored, d).into_iter().next() {
+        Some((distance, of)) => (false, Some(of), Some(distance)),
+        None => {
+            stored.push(d.clone());
+            (true, None, None)
+        }
+    }
+}
+
+#[test]
+fn mode_checks_equal_the_sequential_model() {
+    for backend in BACKENDS {
+        for quality in Quality::ALL {
+            let dir = tempfile::tempdir().unwrap();
+            let store = open(backend, dir.path(), quality);
+            let rule = store.mode_rule();
+            let mut r = rng(11 + quality.k_max() as u64);
+            let mut docs = documents(&mut r, 30, 10, "c");
+            // Interleave the clusters, as a crawl meets copies.
+            docs.sort_by_key(|d| xxhash_rust::xxh3::xxh3_64(d.id.as_bytes()));
+            let mut stored = Vec::new();
+            let mut near_beyond_k = 0;
+            for d in &docs {
+                let got = store
+                    .check_and_insert_fingerprint_rule(&d.id, Fingerprint(d.fp), d.meta(), &rule)
+                    .unwrap();
+                let want = model_check(store.layout(), &rule, &mut stored, d);
+                assert_eq!(shape_of(&got), want, "{backend:?} {quality} {d:?}");
+                near_beyond_k += usize::from(got.distance().is_some_and(|x| x > rule.k));
+            }
+            assert!(near_beyond_k > 0, "some duplicates were found beyond k_max");
+            assert_eq!(store.len(), stored.len() as u64);
+        }
+    }
+}
