@@ -907,4 +907,59 @@ mod tests {
         assert_eq!(answer.unwrap(), expected);
         assert_eq!(store.len(), 1);
     }
+
+    /// A group of checks under a mode's rule (candidates within 8 in a shared span, kept
+    /// when the sketches agree) is answered as the sequential run: a copy at distance 6
+    /// whose bits spare a table's prefix, with the same sketch, is a near duplicate of the
+    /// group's first; the same fingerprint with another text's sketch, and a copy whose six
+    /// bits touch every block (no span shared), are new.
+    #[test]
+    fn a_group_applies_a_mode_rule_with_its_spans_and_sketches() {
+        let g = gated(usize::MAX);
+        assert_eq!(g.store.layout().widths(), &[16, 16, 16, 16]);
+        let rule = crate::index::quality::Quality::Standard.rule(3);
+        let sketch = |b: u8| Some(crate::types::Sketch([b; crate::types::Sketch::BYTES]));
+        let ask = |id: &'static str, fp: u64, family: u8| -> Request<Result<CheckOutcome>> {
+            Box::new(move |s: &Store| {
+                let meta = DocMeta {
+                    sketch: sketch(family),
+                    ..DocMeta::default()
+                };
+                s.check_and_insert_fingerprint_rule(id, Fingerprint(fp), meta, &rule)
+            })
+        };
+        let far = u64::MAX;
+        let every_block = (1 << 0) | (1 << 1) | (1 << 16) | (1 << 17) | (1 << 32) | (1 << 48);
+        let answers = g.pile_up(
+            far,
+            vec![
+                ask("y", 0, 1),
+                ask("x", 0x3F, 1),
+                ask("z", 0x3F, 2),
+                ask("w", every_block, 1),
+            ],
+        );
+        let shapes: Vec<(bool, Option<String>, Option<u32>)> = answers
+            .into_iter()
+            .map(|a| a.unwrap())
+            .map(|o| {
+                (
+                    o.is_new(),
+                    o.duplicate_of().map(str::to_owned),
+                    o.distance(),
+                )
+            })
+            .collect();
+        let new = (true, None, None);
+        assert_eq!(
+            shapes,
+            [
+                new.clone(),
+                (false, Some("y".into()), Some(6)),
+                new.clone(),
+                new
+            ]
+        );
+        assert_eq!(g.store.len(), 4);
+    }
 }
