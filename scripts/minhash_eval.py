@@ -20,9 +20,9 @@ A text shorter than N is one shingle; a text with none is not inserted (its pair
 "not duplicate", as an unfingerprintable document in `simstore eval`).
 
 MinHash signatures (128 permutations, seed 1, datasketch's default permutation scheme) are
-computed once per kind by a pool of worker processes (one per core). For every LSH threshold (--thresholds) one MinHashLSH holds all
-documents, base and variants, keyed by id; datasketch picks its bands b and rows r from the
-threshold. Two rules are reported:
+computed once per kind by a pool of worker processes (one per core). For every LSH threshold
+(--thresholds) one MinHashLSH holds all documents, base and variants, keyed by id;
+datasketch picks its bands b and rows r from the threshold. Two rules are reported:
   lsh      (the main one: what a datasketch user gets) a pair is predicted duplicate when
            querying the index with a's signature returns b;
   lsh+jac  the same and the signatures' estimated Jaccard is at least the threshold.
