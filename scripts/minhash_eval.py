@@ -157,11 +157,22 @@ def load(directory):
     docs = {}
     for name in FILES[:2]:
         for d in read_jsonl(os.path.join(directory, name)):
+            require(d, ("id",), name)
             title, text = d.get("title") or "", d.get("text") or ""
             docs[d["id"]] = (d.get("lang") or "", f"{title}\n{text}", d.get("base_id") is None,
                              title, text)
     pairs = list(read_jsonl(os.path.join(directory, FILES[2])))
+    for pair in pairs:
+        require(pair, ("a", "b", "label"), FILES[2])
     return docs, pairs
+
+
+def require(record, keys, name):
+    """Exits with a message naming the file and record when `record` lacks one of `keys`."""
+    lacking = [k for k in keys if k not in record]
+    if lacking:
+        sys.exit(f"{name}: record {json.dumps(record, ensure_ascii=False)[:120]} has no "
+                 f"{', '.join(lacking)}; is this the labelled set (see its README)?")
 
 
 # --- counting (eval.rs: Counts, evaluate) ------------------------------------------------
