@@ -245,6 +245,37 @@ fn refused_format(path: &std::path::Path, found: u32) -> Error {
     err
 }
 
+/// A format-3 store (written before the quality mode was recorded) opens, in the standard
+/// mode, with its documents; a relayout rewrites its manifest as format 4.
+#[test]
+fn a_format_3_store_opens_in_the_standard_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let store = Store::builder(&path)
+        .quality(simstore::Quality::High)
+        .open()
+        .unwrap();
+    store.insert_batch(spread(100)).unwrap();
+    drop(store);
+    rewrite_manifest(&path, |mut bytes| {
+        assert_eq!(bytes.pop(), Some(1), "format 4 ends with the mode (high)");
+        bytes[8..12].copy_from_slice(&3u32.to_be_bytes());
+        bytes
+    });
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.quality(), simstore::Quality::Standard);
+    assert_eq!(store.len(), 100);
+    let d7 = store.get("d7").unwrap().unwrap();
+    let got = store.query(Fingerprint(d7.fp), 0).unwrap();
+    assert_eq!(got.first().map(|m| m.doc.id.as_str()), Some("d7"));
+    let layout = store.layout().clone();
+    drop(store.relayout(layout).unwrap());
+    rewrite_manifest(&path, |bytes| {
+        assert_eq!(&bytes[8..12], &4u32.to_be_bytes(), "rewritten as format 4");
+        bytes
+    });
+}
+
 #[test]
 fn another_format_version_is_refused_with_what_to_do() {
     let dir = tempfile::tempdir().unwrap();
