@@ -716,7 +716,7 @@ fn newer_format_version_is_refused() {
         );
     }
     // Untouched: with its version restored the store holds what it held.
-    set_format_version(&t.db(), 3);
+    set_format_version(&t.db(), 4);
     assert_goods(&t, 2);
 }
 

@@ -87,7 +87,7 @@ fn format_v1_input_reimports() {
         store.insert_batch([entry]).unwrap();
     }
     assert_eq!(store.len(), model.len() as u64);
-    assert_eq!(store.stats().unwrap().format_version, 3);
+    assert_eq!(store.stats().unwrap().format_version, 4);
     assert!(store.check().unwrap().is_ok());
     for (_, fp) in &model {
         for k in 0..=3 {

@@ -184,4 +184,4 @@ fn manifest_bytes_are_stable() {
     );
 }
 
-const MANIFEST_HASH: &str = "f767463a3676ce4c";
+const MANIFEST_HASH: &str = "304622615304a4ac";

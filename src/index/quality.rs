@@ -10,6 +10,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::error::{Error, Result};
+use crate::index::layout::Layout;
 use crate::types::Sketch;
 
 /// A store's quality mode, chosen at creation (`simstore init --quality`) and recorded in
@@ -38,6 +40,70 @@ impl Quality {
         match self {
             Quality::Standard => 3,
             Quality::High => 4,
+        }
+    }
+
+    /// The layout a store of this mode gets for `expected_docs` documents: of the
+    /// coverings with the mode's `k_max`, those within the mode's budget beside the plain
+    /// layout ([`Layout::for_expected_docs`] with k_max = 3) — at most
+    /// [`Quality::cost_factors`] times its estimated query time and tables — the one whose
+    /// probe finds the most pairs beyond k_max ([`reach_share`]; ties: fewer tables). The
+    /// standard mode keeps the plain layout unless another sees 5 % more of the reach.
+    pub fn layout(self, expected_docs: u64) -> Result<Layout> {
+        let n = expected_docs.max(1) as f64;
+        let plain = Layout::for_expected_docs(expected_docs, 3)?;
+        let (time, tables) = self.cost_factors();
+        let max_us = plain.expected_query_us(n) * time;
+        let max_tables = (plain.tables().len() as f64 * tables).floor() as usize;
+        let k_max = self.k_max();
+        // Another layout than the plain one (when it has the mode's k_max) must see at least
+        // 5 % more of the reach: a layout of odd block widths for a sliver is not worth it.
+        let mut best: Option<(f64, Layout)> = (plain.k_max() == k_max)
+            .then(|| (reach_share(&plain, MODE_REACH) * 1.05, plain.clone()));
+        for blocks in (k_max + 1)..=(k_max + 12).min(64) {
+            for lead in 1..=(blocks - k_max) {
+                let Ok(layout) = Layout::covering(k_max, blocks, lead) else {
+                    continue;
+                };
+                if layout.tables().len() > max_tables || layout.expected_query_us(n) > max_us {
+                    continue;
+                }
+                let share = reach_share(&layout, MODE_REACH);
+                let better = best.as_ref().is_none_or(|(s, l)| {
+                    share > *s || (share == *s && layout.tables().len() < l.tables().len())
+                });
+                if better {
+                    best = Some((share, layout));
+                }
+            }
+        }
+        best.map(|(_, l)| l).ok_or_else(|| {
+            Error::InvalidLayout(format!("no {self} layout for {expected_docs} documents"))
+        })
+    }
+
+    /// The layout of explicit options, as [`Layout::choose`], where a store of this mode
+    /// takes its own ([`Quality::layout`]) when neither `k_max` nor `blocks` is given.
+    pub fn choose_layout(
+        self,
+        k_max: Option<u32>,
+        blocks: Option<u32>,
+        lead: Option<u32>,
+        expected_docs: u64,
+    ) -> Result<Layout> {
+        match (k_max, blocks) {
+            (None, None) if lead.is_none() => self.layout(expected_docs),
+            _ => Layout::choose(k_max.unwrap_or(self.k_max()), blocks, lead, expected_docs),
+        }
+    }
+
+    /// The mode's budget beside the plain k_max = 3 layout of the same size: at most
+    /// `(time, tables)` times its estimated query time and its number of tables (standard:
+    /// 1.4× and 1.5×; high: 5× and 3×).
+    pub fn cost_factors(self) -> (f64, f64) {
+        match self {
+            Quality::Standard => (1.4, 1.5),
+            Quality::High => (5.0, 3.0),
         }
     }
 
@@ -71,6 +137,39 @@ impl Quality {
     pub fn from_code(code: u8) -> Option<Self> {
         Quality::ALL.into_iter().find(|q| q.code() == code)
     }
+}
+
+/// Samples per distance in [`reach_share`].
+const REACH_SAMPLES: u64 = 512;
+
+/// The share of fingerprint pairs at distances `k_max + 1 ..= reach` (averaged over the
+/// distances; each distance by [`REACH_SAMPLES`] pseudo-random patterns of differing bits,
+/// the same for every layout) that a probe of `layout`'s tables finds: how much of a
+/// mode's reach beyond the exact `k_max` the layout sees. 1 when `reach ≤ k_max`.
+pub fn reach_share(layout: &Layout, reach: u32) -> f64 {
+    let k_max = layout.k_max();
+    if reach <= k_max {
+        return 1.0;
+    }
+    let mut state = 0x5EED_u64;
+    let mut found = 0u64;
+    for d in (k_max + 1)..=reach {
+        for _ in 0..REACH_SAMPLES {
+            let mut x = 0u64;
+            while x.count_ones() < d {
+                state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                x |= 1 << (splitmix(state) % 64);
+            }
+            found += u64::from(layout.finds(k_max, 0, x));
+        }
+    }
+    found as f64 / (REACH_SAMPLES * u64::from(reach - k_max)) as f64
+}
+
+fn splitmix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 impl fmt::Display for Quality {
@@ -187,6 +286,28 @@ mod tests {
             "no sketch: never verified"
         );
         assert_eq!(verified.without_sketch(), None);
+    }
+
+    /// The modes' layouts stay within their budgets beside the plain layout and see more
+    /// of the reach than it does; the high mode more than the standard one.
+    #[test]
+    fn mode_layouts_keep_their_budgets_and_widen_the_reach() {
+        for n in [1_000_000u64, 10_000_000, 100_000_000] {
+            let plain = Layout::for_expected_docs(n, 3).unwrap();
+            let plain_share = reach_share(&plain, MODE_REACH);
+            let mut shares = Vec::new();
+            for q in Quality::ALL {
+                let l = q.layout(n).unwrap();
+                let (time, tables) = q.cost_factors();
+                assert_eq!(l.k_max(), q.k_max());
+                assert!(l.expected_query_us(n as f64) <= plain.expected_query_us(n as f64) * time);
+                assert!(l.tables().len() as f64 <= plain.tables().len() as f64 * tables);
+                assert!(reach_share(&l, MODE_REACH) >= plain_share, "{q} at {n}");
+                shares.push(reach_share(&l, MODE_REACH));
+            }
+            assert!(shares[1] > shares[0], "{n}: {shares:?}");
+        }
+        assert_eq!(reach_share(&Layout::new(3, 4).unwrap(), 3), 1.0);
     }
 
     #[test]

@@ -93,9 +93,10 @@ impl StoreBuilder {
         self
     }
 
-    /// How many documents the store is expected to hold; picks the number of blocks by the
-    /// rule of [`Layout::for_expected_docs`]. Default: 1,000,000 (with k_max = 3: 4 blocks,
-    /// 4 tables, 16-bit prefixes). Only used when creating, and not when
+    /// How many documents the store is expected to hold; picks the layout: the quality
+    /// mode's ([`Quality::layout`]), or with an explicit `k_max` the rule of
+    /// [`Layout::for_expected_docs`]. Default: 1,000,000 (standard mode: 4 blocks, 4
+    /// tables, 16-bit prefixes). Only used when creating, and not when
     /// [`StoreBuilder::blocks`] is set.
     pub fn expected_docs(mut self, n: u64) -> Self {
         self.expected_docs = n;
@@ -184,8 +185,8 @@ impl StoreBuilder {
 
     /// The layout a new store would get from these options.
     pub fn layout(&self) -> Result<Layout> {
-        let k_max = self.k_max.unwrap_or(self.quality.k_max());
-        Layout::choose(k_max, self.blocks, self.lead, self.expected_docs)
+        self.quality
+            .choose_layout(self.k_max, self.blocks, self.lead, self.expected_docs)
     }
 
     /// Opens the store, creating it if allowed and missing.
