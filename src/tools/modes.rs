@@ -109,3 +109,58 @@ pub fn compare_modes(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::eval::base_pairs;
+
+    /// The estimate stays within 2 % of every store size measured (docs/benchmarks.md: 4, 6
+    /// and 10 tables at 10M, 8 tables at 100M, 4 tables at 1M).
+    #[test]
+    fn the_byte_estimate_fits_the_measured_sizes() {
+        for (tables, measured) in [(4, 117.8), (6, 161.6), (10, 246.7), (8, 206.4), (4, 119.7)] {
+            let est = estimated_bytes_per_fingerprint(tables);
+            assert!(
+                (est - measured).abs() <= 0.02 * measured,
+                "{tables} tables: {est} estimated, {measured} measured"
+            );
+        }
+    }
+
+    /// Per scale: plain k <= 3, then each mode, with the layout a store of it created for
+    /// that scale gets.
+    #[test]
+    fn each_mode_is_compared_with_its_layout_at_each_scale() {
+        let fps = HashMap::new();
+        let base = base_pairs(&[], &fps, 8).unwrap();
+        let rows = compare_modes(&fps, &[], &base, &[1_000_000, 10_000_000]).unwrap();
+        let seen: Vec<(&str, u64, usize, u32, u32)> = rows
+            .iter()
+            .map(|r| {
+                let tables = r.layout.tables().len();
+                (r.name.as_str(), r.scale, tables, r.rule.k, r.rule.reach)
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("k <= 3", 1_000_000, 4, 3, 3),
+                ("standard", 1_000_000, 4, 3, 8),
+                ("high", 1_000_000, 7, 4, 8),
+                ("k <= 3", 10_000_000, 6, 3, 3),
+                ("standard", 10_000_000, 6, 3, 8),
+                ("high", 10_000_000, 12, 4, 8),
+            ]
+        );
+        for r in &rows {
+            let want = Layout::for_expected_docs(r.scale, r.rule.k).unwrap();
+            assert_eq!(r.layout, want);
+            assert_eq!(
+                r.expected_query_us(),
+                want.expected_query_us(r.scale as f64)
+            );
+            assert_eq!(r.unrelated_share(), 0.0);
+        }
+    }
+}
