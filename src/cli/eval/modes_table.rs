@@ -97,7 +97,7 @@ fn print_table(out: &mut impl Write, figures: &[ModeFigures]) -> Result<()> {
 
 /// `1M`, `10M`, `100M`, or the number.
 fn scale_name(n: u64) -> String {
-    if n % 1_000_000 == 0 {
+    if n.is_multiple_of(1_000_000) {
         format!("{}M", n / 1_000_000)
     } else {
         n.to_string()
