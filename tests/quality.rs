@@ -231,6 +231,65 @@ fn eval_quality_counts_what_a_store_of_the_mode_finds() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// `bench --quality`: the store is created with the mode's layout and queried with its rule;
+/// the answers (within the mode's k, the queries having no sketch) equal brute force's, and
+/// the candidates beyond k fetched are counted. Without --quality: "distance <= k".
+#[test]
+fn bench_quality_measures_the_mode_rule_exactly() {
+    let t = TestCommand::new();
+    let bench = |name: &str, extra: &[&str]| {
+        let dir = t.path(name);
+        let mut args = vec![
+            "bench",
+            "--n",
+            "2000",
+            "--queries",
+            "100",
+            "--seconds",
+            "0.05",
+            "--brute-queries",
+            "10",
+            "--dir",
+            dir.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let out = checked(t.run(&args));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let high = bench("high", &["--quality", "high"]);
+    assert!(
+        high.contains(
+            "quality mode high (the tables for k = 4 probed, candidates within 8 fetched"
+        ),
+        "{high}"
+    );
+    assert!(high.contains("layout k_max = 4,"), "{high}");
+    assert!(high.contains(" = 1.000000, extra hits 0;"), "{high}");
+    assert!(high.contains("fetched beyond k = 4:"), "{high}");
+    // The planted neighbours at distance 4 are beyond the standard mode's k: some share a
+    // span with their query and are fetched.
+    let standard = bench("standard", &["--quality", "standard", "--seed", "7"]);
+    assert!(standard.contains("layout k_max = 3,"), "{standard}");
+    assert!(
+        standard.contains(" = 1.000000, extra hits 0;"),
+        "{standard}"
+    );
+    let fetched = standard
+        .split("fetched beyond k = 3:")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse::<u32>().ok());
+    assert!(fetched.is_some_and(|n| n > 0), "{standard}");
+    let plain = bench("plain", &[]);
+    assert!(
+        plain.contains(", 100 queries, k = 3, layout k_max = 3,"),
+        "{plain}"
+    );
+    assert!(!plain.contains("fetched beyond"), "{plain}");
+    let out = t.run(&["bench", "--quality", "high", "--k", "4"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
 /// Spec v6 on the development set, k = 3: the figures of docs/quality.md must not regress.
 /// Skips when the development set is not there (it is never part of the repository).
 #[test]
