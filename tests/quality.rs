@@ -103,6 +103,193 @@ fn eval_counts_a_small_labelled_set() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("docs.jsonl.gz or docs.jsonl"));
 }
 
+/// An edited copy of `ARTICLE` (a few words replaced) whose fingerprint is 4 to 8 bits from
+/// the original's, with sketches that agree, and that the 1M layout of k_max = 3 puts in one
+/// span with the original (`in_span`) or not. The first such edit in a fixed order.
+fn edited_copy(in_span: bool) -> String {
+    let f = simstore::Fingerprinter::new();
+    let layout = simstore::Layout::for_expected_docs(1_000_000, 3).unwrap();
+    let original = f.fingerprint(None, ARTICLE).unwrap().0;
+    let sketch = f.sketch(ARTICLE).unwrap();
+    let words: Vec<&str> = ARTICLE.split(' ').collect();
+    for n in 1..=8 {
+        for start in 0..words.len() {
+            let mut edited = words.clone();
+            for i in 0..n {
+                edited[(start + 7 * i) % words.len()] = "banana";
+            }
+            let text = edited.join(" ");
+            let fp = f.fingerprint(None, &text).unwrap().0;
+            let d = (fp ^ original).count_ones();
+            let similar = f.sketch(&text).unwrap().similarity(&sketch) >= 0.2;
+            if (4..=8).contains(&d) && similar && layout.finds(3, fp, original) == in_span {
+                return text;
+            }
+        }
+    }
+    panic!("no edit of the article is 4 to 8 bits away with in_span = {in_span}");
+}
+
+/// `eval --quality`: a mode's rule as a store of the mode created for --scale documents
+/// answers it. Of two edited copies beyond k = 3 with agreeing sketches, the standard mode
+/// at 1M finds the one its tables put in one span with the original and misses the other;
+/// "distance <= 3" misses both. `--modes` shows the same at 1M beside the other modes.
+#[test]
+fn eval_quality_counts_what_a_store_of_the_mode_finds() {
+    let t = TestCommand::new();
+    let other = "Heavy rain flooded several streets near the river on Sunday night, and two bridges were closed while engineers inspected the embankments.";
+    let docs = [
+        json!({"id": "a", "lang": "en", "text": ARTICLE}),
+        json!({"id": "c", "lang": "en", "text": other}),
+    ];
+    let variants = [
+        json!({"id": "a-span", "lang": "en", "text": edited_copy(true), "base_id": "a"}),
+        json!({"id": "a-apart", "lang": "en", "text": edited_copy(false), "base_id": "a"}),
+    ];
+    let pairs = [
+        json!({"a": "a", "b": "a-span", "label": 1, "class": "tok_edit", "lang": "en"}),
+        json!({"a": "a", "b": "a-apart", "label": 1, "class": "tok_edit", "lang": "en"}),
+        json!({"a": "a", "b": "c", "label": 0, "class": "neg_random", "lang": "en"}),
+    ];
+    let lines = |v: &[Value]| v.iter().map(|x| x.to_string() + "\n").collect::<String>();
+    std::fs::create_dir_all(t.path("set")).unwrap();
+    t.write("set/docs.jsonl", lines(&docs).as_bytes());
+    t.write("set/variants.jsonl", lines(&variants).as_bytes());
+    t.write("set/pairs.jsonl", lines(&pairs).as_bytes());
+    let dir = t.path("set");
+    let dir = dir.to_str().unwrap();
+    let read = |name: &str| -> Value {
+        serde_json::from_slice(&std::fs::read(t.path(name)).unwrap()).unwrap()
+    };
+
+    checked(t.run(&["eval", dir, "--json", "plain.json"]));
+    let k3 = &read("plain.json")["overall"][3];
+    assert_eq!((k3["tp"].as_u64(), k3["fn"].as_u64()), (Some(0), Some(2)));
+
+    let out = checked(t.run(&[
+        "eval",
+        dir,
+        "--quality",
+        "standard",
+        "--scale",
+        "1000000",
+        "--json",
+        "std.json",
+    ]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with("quality mode standard, a store created for 1000000 documents: layout k_max = 3, 4 blocks"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("standard: precision 1.0000  recall 0.5000"),
+        "{stdout}"
+    );
+    let r = read("std.json");
+    assert_eq!(
+        (r["quality"].as_str(), r["scale"].as_u64()),
+        (Some("standard"), Some(1_000_000))
+    );
+    assert_eq!(
+        r["rule"],
+        json!({"k": 3, "reach": 8, "min_similarity": 0.2})
+    );
+    let c = &r["overall"];
+    assert_eq!(
+        (c["tp"].as_u64(), c["fn"].as_u64(), c["fp"].as_u64()),
+        (Some(1), Some(1), Some(0))
+    );
+    assert_eq!(r["by_class"]["en:tok_edit"]["recall"], 0.5);
+    assert_eq!(r["base_collisions"]["documents"], 2);
+
+    // Side by side: one row per mode and scale, the same answer for standard at 1M.
+    let out = checked(t.run(&["eval", dir, "--modes", "--json", "modes.json"]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("est. B/fp"), "{stdout}");
+    let rows = read("modes.json")["modes"].as_array().unwrap().clone();
+    let names: Vec<(&str, u64)> = rows
+        .iter()
+        .map(|r| (r["mode"].as_str().unwrap(), r["scale"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(names.len(), 9);
+    assert_eq!(
+        names[..3],
+        [
+            ("k <= 3", 1_000_000),
+            ("standard", 1_000_000),
+            ("high", 1_000_000)
+        ]
+    );
+    assert_eq!(rows[0]["overall"]["tp"], 0);
+    assert_eq!(rows[1]["overall"]["tp"], 1);
+    assert_eq!(rows[1]["tables"], 4);
+
+    // A mode has its own rule: no --verify beside it.
+    let out = t.run(&["eval", dir, "--quality", "high", "--verify", "0.3"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = t.run(&["eval", dir, "--quality", "best"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// `bench --quality`: the store is created with the mode's layout and queried with its rule;
+/// the answers (within the mode's k, the queries having no sketch) equal brute force's, and
+/// the candidates beyond k fetched are counted. Without --quality: "distance <= k".
+#[test]
+fn bench_quality_measures_the_mode_rule_exactly() {
+    let t = TestCommand::new();
+    let bench = |name: &str, extra: &[&str]| {
+        let dir = t.path(name);
+        let mut args = vec![
+            "bench",
+            "--n",
+            "2000",
+            "--queries",
+            "100",
+            "--seconds",
+            "0.05",
+            "--brute-queries",
+            "10",
+            "--dir",
+            dir.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let out = checked(t.run(&args));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let high = bench("high", &["--quality", "high"]);
+    assert!(
+        high.contains(
+            "quality mode high (the tables for k = 4 probed, candidates within 8 fetched"
+        ),
+        "{high}"
+    );
+    assert!(high.contains("layout k_max = 4,"), "{high}");
+    assert!(high.contains(" = 1.000000, extra hits 0;"), "{high}");
+    assert!(high.contains("fetched beyond k = 4:"), "{high}");
+    // The planted neighbours at distance 4 are beyond the standard mode's k: some share a
+    // span with their query and are fetched.
+    let standard = bench("standard", &["--quality", "standard", "--seed", "7"]);
+    assert!(standard.contains("layout k_max = 3,"), "{standard}");
+    assert!(
+        standard.contains(" = 1.000000, extra hits 0;"),
+        "{standard}"
+    );
+    let fetched = standard
+        .split("fetched beyond k = 3:")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse::<u32>().ok());
+    assert!(fetched.is_some_and(|n| n > 0), "{standard}");
+    let plain = bench("plain", &[]);
+    assert!(
+        plain.contains(", 100 queries, k = 3, layout k_max = 3,"),
+        "{plain}"
+    );
+    assert!(!plain.contains("fetched beyond"), "{plain}");
+    let out = t.run(&["bench", "--quality", "high", "--k", "4"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
 /// Spec v6 on the development set, k = 3: the figures of docs/quality.md must not regress.
 /// Skips when the development set is not there (it is never part of the repository).
 #[test]

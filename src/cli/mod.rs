@@ -128,7 +128,8 @@ enum Command {
     Copy(copy::Args),
     /// Rebuild the tables under a layout chosen for the store's size (or given).
     Relayout(relayout::Args),
-    /// Detection quality on labelled pairs: precision, recall and F1 for k = 0..8.
+    /// Detection quality on labelled pairs: precision, recall and F1 for k = 0..8, or of the
+    /// quality modes (--quality, --modes).
     Eval(eval::Args),
     /// Macro benchmark: import, latency, throughput and recall against two baselines.
     Bench(bench::Args),

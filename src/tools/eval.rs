@@ -5,20 +5,24 @@
 //! The input is the format of simstore's development set: documents and variants as JSON
 //! lines (`{"id", "lang", "title", "text", "html"?}`), and labelled pairs
 //! (`{"a", "b", "label": 0|1, "class", "lang", "len_bucket"?}`). [`fingerprint_all`]
-//! fingerprints every document in parallel; [`evaluate`] counts, for every k in
-//! `0..=max_k`, the true and false positives and negatives overall, per language, per
-//! length bucket and per class.
+//! fingerprints every document in parallel; [`evaluate`] counts the true and false
+//! positives and negatives overall, per language, per length bucket and per class, of a
+//! [`Predictor`]: "distance ≤ k" for every k in `0..=max_k` (optionally with the sketch
+//! verification of the two-stage query), or one rule as a store of some layout answers it
+//! (a quality mode at a scale: [`Predictor::mode`]).
 //!
 //! Labelled negative pairs are few (a thousand), so a fingerprint that maps every short
 //! text dominated by one repeated word ("酒店", "孩子") to one value would pass them. A store
 //! meets every document against all the others: [`base_collisions`] counts, among the
-//! base documents (distinct texts), the pairs within k whose texts are unrelated.
+//! base documents (distinct texts), the pairs predicted duplicate whose texts are unrelated.
 
 use std::collections::{BTreeMap, HashMap};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::index::layout::Layout;
+use crate::index::quality::{MatchRule, Quality};
 use crate::input::html;
 use crate::text::fingerprint::Fingerprinter;
 use crate::types::Fingerprint;
@@ -179,14 +183,12 @@ fn ratio(num: u64, den: u64, empty: f64) -> f64 {
     }
 }
 
-/// Counts for every k in `0..=max_k` (index = k).
-pub type PerK = Vec<Counts>;
+/// Counts per row of a [`Predictor`] (for [`Predictor::Distance`], index = k).
+pub type Rows = Vec<Counts>;
 
 /// The result of [`evaluate`].
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Report {
-    /// Largest k evaluated.
-    pub max_k: u32,
     /// Pairs evaluated.
     pub pairs: u64,
     /// Pairs naming a document that is not in the input (skipped).
@@ -194,13 +196,99 @@ pub struct Report {
     /// Pairs with a document that could not be fingerprinted (counted as "not duplicate").
     pub unfingerprinted: u64,
     /// Over all pairs.
-    pub overall: PerK,
+    pub overall: Rows,
     /// Per language.
-    pub by_lang: BTreeMap<String, PerK>,
+    pub by_lang: BTreeMap<String, Rows>,
     /// Per `lang:class`.
-    pub by_class: BTreeMap<String, PerK>,
+    pub by_class: BTreeMap<String, Rows>,
     /// Per `lang:len_bucket`, for the pairs that have a length bucket.
-    pub by_length: BTreeMap<String, PerK>,
+    pub by_length: BTreeMap<String, Rows>,
+}
+
+/// What [`evaluate`] and [`BasePairs::collisions`] count as a predicted duplicate, in one
+/// or more rows: a pair predicted duplicate in a row is predicted so in every later row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Predictor {
+    /// Row k, for every k in `0..=max_k`: "distance ≤ k"; with `verify = Some(t)`, "distance
+    /// ≤ k and sketch similarity ≥ t" (the two-stage query; a side without a sketch never
+    /// matches).
+    Distance {
+        /// Largest k evaluated.
+        max_k: u32,
+        /// The two-stage query's similarity threshold.
+        verify: Option<f64>,
+    },
+    /// One row: what a store laid out with `layout` answers under `rule` — the tables it
+    /// probes for `rule.k` put the pair in one span ([`Layout::finds`]) and `rule` accepts it
+    /// ([`MatchRule::accepts`]).
+    Rule {
+        /// The store's layout.
+        layout: Layout,
+        /// The rule of its queries.
+        rule: MatchRule,
+    },
+}
+
+impl Predictor {
+    /// Quality mode `quality` as a store of that mode created for `scale` documents answers
+    /// it: the layout [`Layout::for_expected_docs`] gives (`simstore init --expected-docs`),
+    /// and the mode's rule at that layout's `k_max`.
+    pub fn mode(quality: Quality, scale: u64) -> crate::Result<Self> {
+        let layout = Layout::for_expected_docs(scale, quality.k_max())?;
+        let rule = quality.rule(layout.k_max());
+        Ok(Predictor::Rule { layout, rule })
+    }
+
+    /// "Distance ≤ k" as a store laid out for `scale` documents with `k_max = k` answers it
+    /// (exactly: the answer does not depend on the layout, its cost does).
+    pub fn within(k: u32, scale: u64) -> crate::Result<Self> {
+        let layout = Layout::for_expected_docs(scale, k)?;
+        Ok(Predictor::Rule {
+            layout,
+            rule: MatchRule::within(k),
+        })
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        match self {
+            Predictor::Distance { max_k, .. } => *max_k as usize + 1,
+            Predictor::Rule { .. } => 1,
+        }
+    }
+
+    /// The largest distance of a pair predicted duplicate.
+    pub fn reach(&self) -> u32 {
+        match self {
+            Predictor::Distance { max_k, .. } => *max_k,
+            Predictor::Rule { rule, .. } => rule.reach.max(rule.k),
+        }
+    }
+
+    /// Whether the prediction reads sketches (fingerprint them too).
+    pub fn needs_sketches(&self) -> bool {
+        match self {
+            Predictor::Distance { verify, .. } => verify.is_some(),
+            Predictor::Rule { rule, .. } => rule.min_similarity.is_some(),
+        }
+    }
+
+    /// The first row in which the pair `a`, `b` is predicted duplicate (it is in every later
+    /// row too), or `None` when no row predicts it.
+    pub fn first_row(&self, a: &Signature, b: &Signature) -> Option<usize> {
+        let distance = a.fp.distance(b.fp);
+        match self {
+            Predictor::Distance { max_k, verify } => {
+                (distance <= *max_k && verified(*verify, a, b)).then_some(distance as usize)
+            }
+            Predictor::Rule { layout, rule } => {
+                let found = distance <= rule.reach.max(rule.k)
+                    && layout.finds(rule.k, a.fp.0, b.fp.0)
+                    && rule.accepts(distance, a.sketch.as_ref(), b.sketch.as_ref());
+                found.then_some(0)
+            }
+        }
+    }
 }
 
 /// Whether a pair passes the second stage: always without `verify`; with `Some(t)`, when
@@ -213,17 +301,15 @@ fn verified(verify: Option<f64>, a: &Signature, b: &Signature) -> bool {
     }
 }
 
-/// Evaluates "distance ≤ k" for every k in `0..=max_k` on `pairs`; with `verify = Some(t)`,
-/// "distance ≤ k and sketch similarity ≥ t" (the two-stage query).
+/// Counts, in every row of `predictor`, the labelled `pairs` predicted duplicate or not,
+/// overall, per language, per `lang:class` and per `lang:len_bucket`.
 pub fn evaluate(
     fps: &HashMap<String, Option<Signature>>,
     pairs: &[Pair],
-    max_k: u32,
-    verify: Option<f64>,
+    predictor: &Predictor,
 ) -> Report {
-    let n = max_k as usize + 1;
+    let n = predictor.rows();
     let mut report = Report {
-        max_k,
         overall: vec![Counts::default(); n],
         ..Report::default()
     };
@@ -233,8 +319,8 @@ pub fn evaluate(
             continue;
         };
         report.pairs += 1;
-        let distance = match (a, b) {
-            (Some(a), Some(b)) => verified(verify, a, b).then(|| a.fp.distance(b.fp)),
+        let first = match (a, b) {
+            (Some(a), Some(b)) => predictor.first_row(a, b),
             _ => {
                 report.unfingerprinted += 1;
                 None
@@ -255,13 +341,13 @@ pub fn evaluate(
                 .entry(format!("{}:{bucket}", pair.lang))
                 .or_insert_with(|| vec![Counts::default(); n])
         });
-        for k in 0..n {
-            let predicted = distance.is_some_and(|d| d as usize <= k);
-            report.overall[k].add(label, predicted);
-            by_lang[k].add(label, predicted);
-            by_class[k].add(label, predicted);
+        for row in 0..n {
+            let predicted = first.is_some_and(|f| f <= row);
+            report.overall[row].add(label, predicted);
+            by_lang[row].add(label, predicted);
+            by_class[row].add(label, predicted);
             if let Some(by_length) = by_length.as_mut() {
-                by_length[k].add(label, predicted);
+                by_length[row].add(label, predicted);
             }
         }
     }
@@ -272,19 +358,21 @@ pub fn evaluate(
 /// negative pairs at 0.2 too).
 pub const UNRELATED_JACCARD: f64 = 0.2;
 
-/// Pairs of base documents within each k (see [`base_collisions`]).
+/// Pairs of base documents predicted duplicate, per row of a [`Predictor`] (see
+/// [`base_collisions`]).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Collisions {
     /// Base documents fingerprinted.
     pub documents: u64,
-    /// Per k in `0..=max_k`: pairs of base documents within k whose texts are unrelated
-    /// (character 3-gram Jaccard below [`UNRELATED_JACCARD`]): false matches a store
-    /// would report.
+    /// Per row: pairs of base documents predicted duplicate whose texts are unrelated
+    /// (character 3-gram Jaccard below [`UNRELATED_JACCARD`]): false matches a store would
+    /// report.
     pub unrelated_pairs: Vec<u64>,
-    /// Per k: base documents with at least one unrelated document within k — the share of
-    /// pages a crawler would wrongly skip as "seen".
+    /// Per row: base documents predicted duplicate of at least one unrelated document — the
+    /// share of pages a crawler would wrongly skip as "seen".
     pub unrelated_documents: Vec<u64>,
-    /// Per k: pairs within k whose texts do overlap (copies inside the source data).
+    /// Per row: pairs predicted duplicate whose texts do overlap (copies inside the source
+    /// data).
     pub related_pairs: Vec<u64>,
 }
 
@@ -331,17 +419,28 @@ fn jaccard(a: &[u64], b: &[u64]) -> f64 {
     }
 }
 
-/// Unlabelled false matches: every pair of base documents (those without a `base_id`)
-/// within `max_k` of each other, split by whether their texts are related (see
-/// [`Collisions`]). The base documents of a labelled set are distinct texts, so a pair
-/// of unrelated ones within k is a false positive that labelled pairs may never show.
-/// With `verify = Some(t)`, only pairs whose sketches agree (as in [`evaluate`]) count.
-pub fn base_collisions(
+/// The pairs of base documents (those without a `base_id`) within some distance of each
+/// other, each marked related or not by its texts: found once ([`base_pairs`]), counted
+/// under any predictor reaching no further ([`BasePairs::collisions`]).
+#[derive(Debug, Clone)]
+pub struct BasePairs {
+    /// The base documents' signatures.
+    sigs: Vec<Signature>,
+    /// The distance the pairs were enumerated within.
+    within: u32,
+    /// `(a, b, related)`, indices into `sigs`.
+    pairs: Vec<(u32, u32, bool)>,
+}
+
+/// Every pair of base documents within distance `within` of each other, with whether their
+/// texts are related (see [`Collisions`]). The base documents of a labelled set are
+/// distinct texts, so a pair of unrelated ones predicted duplicate is a false positive that
+/// labelled pairs may never show.
+pub fn base_pairs(
     docs: &[EvalDoc],
     fps: &HashMap<String, Option<Signature>>,
-    max_k: u32,
-    verify: Option<f64>,
-) -> crate::Result<Collisions> {
+    within: u32,
+) -> crate::Result<BasePairs> {
     let base: Vec<(&EvalDoc, Signature)> = docs
         .iter()
         .filter(|d| d.base_id.is_none())
@@ -350,23 +449,14 @@ pub fn base_collisions(
             _ => None,
         })
         .collect();
-    let n = max_k as usize + 1;
-    let mut out = Collisions {
-        documents: base.len() as u64,
-        unrelated_pairs: vec![0; n],
-        unrelated_documents: vec![0; n],
-        related_pairs: vec![0; n],
-    };
     let values: Vec<u64> = base.iter().map(|b| b.1.fp.0).collect();
-    let mut pairs: Vec<(u32, u32, u32)> = Vec::new();
-    crate::index::cluster::near_duplicates(&values, max_k, |a, b, d| {
-        if verified(verify, &base[a as usize].1, &base[b as usize].1) {
-            pairs.push((a, b, d));
-        }
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    crate::index::cluster::near_duplicates(&values, within, |a, b, _| {
+        pairs.push((a, b));
         Ok(())
     })?;
     let mut grams: HashMap<u32, Vec<u64>> = HashMap::new();
-    for &(a, b, _) in &pairs {
+    for &(a, b) in &pairs {
         for i in [a, b] {
             grams.entry(i).or_insert_with(|| {
                 let d = base[i as usize].0;
@@ -374,35 +464,80 @@ pub fn base_collisions(
             });
         }
     }
-    // Per document, the smallest distance to an unrelated document.
-    let mut nearest_unrelated: HashMap<u32, u32> = HashMap::new();
-    for (a, b, d) in pairs {
-        let related = jaccard(&grams[&a], &grams[&b]) >= UNRELATED_JACCARD;
-        for k in d as usize..n {
-            if related {
-                out.related_pairs[k] += 1;
+    let pairs = pairs
+        .into_iter()
+        .map(|(a, b)| (a, b, jaccard(&grams[&a], &grams[&b]) >= UNRELATED_JACCARD))
+        .collect();
+    Ok(BasePairs {
+        sigs: base.into_iter().map(|b| b.1).collect(),
+        within,
+        pairs,
+    })
+}
+
+impl BasePairs {
+    /// The base documents' pairs that `predictor` predicts duplicate, per row. Only the
+    /// pairs within [`BasePairs::within`] are seen: find them within the predictor's reach
+    /// ([`Predictor::reach`]).
+    pub fn collisions(&self, predictor: &Predictor) -> Collisions {
+        let n = predictor.rows();
+        let mut out = Collisions {
+            documents: self.sigs.len() as u64,
+            unrelated_pairs: vec![0; n],
+            unrelated_documents: vec![0; n],
+            related_pairs: vec![0; n],
+        };
+        // Per document, the first row in which an unrelated document is predicted duplicate.
+        let mut first_unrelated: HashMap<u32, usize> = HashMap::new();
+        for &(a, b, related) in &self.pairs {
+            let Some(first) = predictor.first_row(&self.sigs[a as usize], &self.sigs[b as usize])
+            else {
+                continue;
+            };
+            let counts = if related {
+                &mut out.related_pairs
             } else {
-                out.unrelated_pairs[k] += 1;
+                &mut out.unrelated_pairs
+            };
+            counts[first..].iter_mut().for_each(|c| *c += 1);
+            if !related {
+                for x in [a, b] {
+                    let e = first_unrelated.entry(x).or_insert(first);
+                    *e = (*e).min(first);
+                }
             }
         }
-        if !related {
-            for x in [a, b] {
-                let e = nearest_unrelated.entry(x).or_insert(d);
-                *e = (*e).min(d);
-            }
+        for first in first_unrelated.into_values() {
+            out.unrelated_documents[first..]
+                .iter_mut()
+                .for_each(|c| *c += 1);
         }
+        out
     }
-    for d in nearest_unrelated.into_values() {
-        for k in d as usize..n {
-            out.unrelated_documents[k] += 1;
-        }
+
+    /// The distance the pairs were found within.
+    pub fn within(&self) -> u32 {
+        self.within
     }
-    Ok(out)
+}
+
+/// Unlabelled false matches under `predictor`: [`base_pairs`] within its reach, counted
+/// ([`BasePairs::collisions`]).
+pub fn base_collisions(
+    docs: &[EvalDoc],
+    fps: &HashMap<String, Option<Signature>>,
+    predictor: &Predictor,
+) -> crate::Result<Collisions> {
+    Ok(base_pairs(docs, fps, predictor.reach())?.collisions(predictor))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn distance(max_k: u32, verify: Option<f64>) -> Predictor {
+        Predictor::Distance { max_k, verify }
+    }
 
     fn pair(a: &str, b: &str, label: u8, class: &str) -> Pair {
         Pair {
@@ -451,7 +586,7 @@ mod tests {
             (id.to_owned(), Some(sig))
         })
         .collect();
-        let c = base_collisions(&docs, &fps, 3, None).unwrap();
+        let c = base_collisions(&docs, &fps, &distance(3, None)).unwrap();
         assert_eq!(c.documents, 4);
         // a–b at 1 (unrelated), a–c at 2 (related), b–c at 3 (unrelated).
         assert_eq!(c.unrelated_pairs, vec![0, 1, 1, 2]);
@@ -459,7 +594,7 @@ mod tests {
         assert_eq!(c.unrelated_documents, vec![0, 2, 2, 3]);
         assert!(jaccard(&char_trigrams(None, "abcd"), &char_trigrams(None, "abcd")) == 1.0);
         // Verification without sketches rejects every pair.
-        let c = base_collisions(&docs, &fps, 3, Some(0.1)).unwrap();
+        let c = base_collisions(&docs, &fps, &distance(3, Some(0.1))).unwrap();
         assert_eq!(c.unrelated_pairs[3] + c.related_pairs[3], 0);
     }
 
@@ -490,7 +625,7 @@ mod tests {
             pair("a", "e", 1, "dup"),
             pair("a", "zz", 1, "dup"),
         ];
-        let r = evaluate(&fps, &pairs, 4, None);
+        let r = evaluate(&fps, &pairs, &distance(4, None));
         assert_eq!((r.pairs, r.missing, r.unfingerprinted), (3, 1, 1));
         let k0 = r.overall[0];
         assert_eq!((k0.tp, k0.fp, k0.fn_, k0.tn), (0, 0, 2, 1));
@@ -510,7 +645,141 @@ mod tests {
         let s0 = r.by_length["en:short"][0];
         assert_eq!((s0.tp, s0.fp, s0.fn_, s0.tn), (0, 0, 1, 1));
         // Verification without sketches rejects every pair.
-        let r = evaluate(&fps, &pairs, 4, Some(0.5));
+        let r = evaluate(&fps, &pairs, &distance(4, Some(0.5)));
         assert_eq!(r.overall[4].tp + r.overall[4].fp, 0);
+    }
+
+    fn sig(fp: u64, sketch: Option<u8>) -> Signature {
+        Signature {
+            fp: Fingerprint(fp),
+            sketch: sketch.map(|b| Sketch([b; Sketch::BYTES])),
+        }
+    }
+
+    /// `a` with one bit flipped in each of the first `blocks` blocks of `layout`.
+    fn one_bit_per_block(layout: &Layout, a: u64, blocks: usize) -> u64 {
+        let mut top = 64u32;
+        let mut out = a;
+        for &w in &layout.widths()[..blocks] {
+            top -= u32::from(w);
+            out ^= 1 << top;
+        }
+        out
+    }
+
+    /// A mode counts what a store of the mode answers: a pair beyond k that the tables put
+    /// in one span when the sketches agree; not one they never meet, however alike; a pair
+    /// within k where a side has no sketch.
+    #[test]
+    fn a_mode_predicts_what_its_store_answers() {
+        let mode = Predictor::mode(Quality::Standard, 10_000_000).unwrap();
+        let Predictor::Rule { layout, rule } = &mode else {
+            panic!("a mode is a rule")
+        };
+        assert_eq!((layout.k_max(), layout.tables().len()), (3, 6), "{layout}");
+        assert_eq!((rule.k, rule.reach), (3, 8));
+        let a = 0x0123_4567_89AB_CDEFu64;
+        // Six bits beyond the prefix of table 0: one span, distance 6.
+        let in_span = a ^ layout.unpermute(0, 0b11_1111);
+        assert_eq!((a ^ in_span).count_ones(), 6);
+        assert!(layout.finds(3, a, in_span));
+        // One bit in each of five of the six blocks: every table's prefix differs.
+        let apart = one_bit_per_block(layout, a, 5);
+        assert!(!layout.finds(3, a, apart));
+        let cases = [
+            (
+                sig(a, Some(1)),
+                sig(in_span, Some(1)),
+                Some(0),
+                "beyond k, verified",
+            ),
+            (
+                sig(a, Some(1)),
+                sig(in_span, Some(2)),
+                None,
+                "beyond k, sketches differ",
+            ),
+            (
+                sig(a, None),
+                sig(in_span, Some(1)),
+                None,
+                "beyond k, unverifiable",
+            ),
+            (
+                sig(a, Some(1)),
+                sig(apart, Some(1)),
+                None,
+                "never in one span",
+            ),
+            (
+                sig(a, None),
+                sig(a ^ 0b101, None),
+                Some(0),
+                "within k, no sketches",
+            ),
+            (
+                sig(a, Some(1)),
+                sig(a ^ 0b101, Some(2)),
+                None,
+                "within k, sketches differ",
+            ),
+        ];
+        for (x, y, want, what) in cases {
+            assert_eq!(mode.first_row(&x, &y), want, "{what}");
+        }
+        // Through evaluate: one row, counted as the cases say.
+        let fps: HashMap<String, Option<Signature>> = [
+            ("a", sig(a, Some(1))),
+            ("span", sig(in_span, Some(1))),
+            ("apart", sig(apart, Some(1))),
+        ]
+        .into_iter()
+        .map(|(id, s)| (id.to_owned(), Some(s)))
+        .collect();
+        let pairs = [pair("a", "span", 1, "dup"), pair("a", "apart", 1, "dup")];
+        let r = evaluate(&fps, &pairs, &mode);
+        assert_eq!(r.overall.len(), 1);
+        let c = r.overall[0];
+        assert_eq!((c.tp, c.fn_), (1, 1));
+        // The plain query within 6 finds both, and "distance <= 3" neither.
+        assert_eq!(evaluate(&fps, &pairs, &distance(6, None)).overall[6].tp, 2);
+        let plain = Predictor::within(3, 10_000_000).unwrap();
+        assert_eq!(evaluate(&fps, &pairs, &plain).overall[0].tp, 0);
+    }
+
+    /// The base pairs are found once, within the largest reach, and counted under each
+    /// predictor: a mode sees an unrelated pair beyond k in one span.
+    #[test]
+    fn base_pairs_are_counted_under_any_predictor() {
+        let mode = Predictor::mode(Quality::Standard, 10_000_000).unwrap();
+        let Predictor::Rule { layout, .. } = &mode else {
+            panic!("a mode is a rule")
+        };
+        let a = 0x0123_4567_89AB_CDEFu64;
+        let doc = |id: &str, text: &str| EvalDoc {
+            id: id.into(),
+            text: text.into(),
+            ..EvalDoc::default()
+        };
+        let docs = [
+            doc("a", "the harbour opened a new crane on monday"),
+            doc("b", "copper mines cut output in the highlands"),
+        ];
+        let fps: HashMap<String, Option<Signature>> = [
+            ("a", sig(a, Some(1))),
+            ("b", sig(a ^ layout.unpermute(0, 0b11_1111), Some(1))),
+        ]
+        .into_iter()
+        .map(|(id, s)| (id.to_owned(), Some(s)))
+        .collect();
+        let base = base_pairs(&docs, &fps, 8).unwrap();
+        assert_eq!(base.within(), 8);
+        let c = base.collisions(&mode);
+        assert_eq!((c.documents, c.unrelated_pairs.clone()), (2, vec![1]));
+        assert_eq!(c.unrelated_documents, vec![2]);
+        let c = base.collisions(&distance(8, None));
+        assert_eq!(c.unrelated_pairs, vec![0, 0, 0, 0, 0, 0, 1, 1, 1]);
+        let plain = Predictor::within(3, 10_000_000).unwrap();
+        assert_eq!(base.collisions(&plain).unrelated_pairs, vec![0]);
     }
 }

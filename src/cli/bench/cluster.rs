@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use simstore::{DocMeta, Entry, Fingerprint, Store, StoreBuilder};
 
 use super::{
-    Args, Figures, Recall, check_recall, measure as single_figures, new_store, planted_data,
+    Args, Figures, Plan, Recall, check_recall, measure as single_figures, new_store, planted_data,
     throughput, us, work_dir,
 };
 use crate::cli::Code;
@@ -110,7 +110,7 @@ fn measure(
     args: &Args,
 ) -> Row {
     let k = args.k;
-    let recall = check_recall(store, None, fps, queries, args);
+    let recall = check_recall(store, None, fps, queries, &Plan::new(store, args), args);
     let single = single_figures(queries, args.seconds, |q| {
         store.query(Fingerprint(q), k).expect("query")
     });

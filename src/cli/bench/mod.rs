@@ -7,11 +7,15 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use rayon::prelude::*;
-use simstore::{BatchOutcome, DocMeta, Entry, Fingerprint, Layout, Store};
+use simstore::{
+    BatchOutcome, DocMeta, Entry, Fingerprint, Layout, Match, MatchRule, Quality, Store,
+};
 
 use super::Code;
 
+mod check_insert;
 mod cluster;
 mod measure;
 
@@ -19,9 +23,17 @@ use measure::{Figures, measure, print_table, throughput, us};
 
 /// Arguments of `simstore bench`.
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Example: simstore bench --n 10000000   (needs ~3 GB of memory and ~1 GB of disk per 10M)"
-)]
+#[command(after_help = "\
+With --quality MODE the store is created in that quality mode (its layout for --n documents)
+and queried with the mode's rule (Store::query_rule): the tables probed for the mode's k, the
+candidates within its reach (8) fetched. The benchmark's fingerprints have no text, so no
+sketch: the rule keeps the candidates within k, which brute force checks; the ones beyond k
+that the store fetched are counted on the recall line. A query with a sketch costs the same
+plus one sketch comparison per fetched candidate.
+
+Examples:
+  simstore bench --n 10000000   (needs ~3 GB of memory and ~1 GB of disk per 10M)
+  simstore bench --n 10000000 --quality high")]
 pub struct Args {
     /// Number of fingerprints to store.
     #[arg(long, default_value_t = 1_000_000)]
@@ -32,6 +44,15 @@ pub struct Args {
     /// Hamming distance of the queries.
     #[arg(long, default_value_t = 3)]
     k: u32,
+    /// Create the store in quality mode MODE (standard, high) and query it with the mode's
+    /// rule instead of "distance <= --k" (see below).
+    #[arg(
+        long,
+        value_name = "MODE",
+        conflicts_with_all = ["k", "blocks", "check_insert", "cluster"],
+        value_parser = PossibleValuesParser::new(["standard", "high"]).try_map(|s| s.parse::<Quality>())
+    )]
+    quality: Option<Quality>,
     /// Force the number of blocks (default: the layout rule for --n).
     #[arg(long)]
     blocks: Option<u32>,
@@ -156,7 +177,7 @@ fn brute(fps: &[u64], q: u64, k: u32) -> Vec<u32> {
 /// Runs the benchmark; see [`Args`].
 pub fn run(args: Args) -> Result<Code> {
     if args.check_insert {
-        return check_insert(&args);
+        return check_insert::run(&args);
     }
     if let Some(url) = &args.cluster {
         return cluster::run(url, &args);
@@ -170,22 +191,76 @@ pub fn run(args: Args) -> Result<Code> {
     let dir = work_dir(&args)?;
     let store = new_store(&dir.join("bench.db"), &args)?;
     let layout = store.layout().clone();
+    let plan = Plan::new(&store, &args);
     println!(
-        "simstore bench: N = {n}, {} queries, k = {}, layout {layout}, {} threads",
+        "simstore bench: N = {n}, {} queries, {}, layout {layout}, {} threads",
         queries.len(),
-        args.k,
+        plan.describe(args.quality),
         rayon::current_num_threads()
     );
     let (load, mem) = load(&store, &layout, &fps, &args)?;
-    let recall = check_recall(&store, mem.as_ref(), &fps, &queries, &args);
-    let figures = measure_all(&store, mem.as_ref(), &fps, &queries, &args);
-    print_summary(n, &load, &recall);
+    let recall = check_recall(&store, mem.as_ref(), &fps, &queries, &plan, &args);
+    let figures = measure_all(&store, mem.as_ref(), &fps, &queries, &plan, &args);
+    print_summary(n, &load, &recall, &plan);
     print_table(&figures);
     drop(store);
     if args.dir.is_none() {
         let _ = std::fs::remove_dir_all(&dir);
     }
     Ok(if recall.is_exact() { 0 } else { 1 })
+}
+
+/// How the benchmark queries the store: "distance ≤ --k" ([`Store::query`]), or with
+/// --quality the store's mode rule ([`Store::query_rule`]).
+struct Plan {
+    /// The distance the answers hold exactly (checked against brute force).
+    k: u32,
+    /// The mode's rule, with --quality.
+    rule: Option<MatchRule>,
+}
+
+impl Plan {
+    fn new(store: &Store, args: &Args) -> Self {
+        match args.quality {
+            Some(_) => {
+                let rule = store.mode_rule();
+                Plan {
+                    k: rule.k,
+                    rule: Some(rule),
+                }
+            }
+            None => Plan {
+                k: args.k,
+                rule: None,
+            },
+        }
+    }
+
+    /// The farthest candidate the store fetches.
+    fn reach(&self) -> u32 {
+        self.rule.map_or(self.k, |r| r.reach.max(r.k))
+    }
+
+    /// The store's answer to `q`. With a rule the query has no sketch, so the rule keeps the
+    /// candidates within k; the store still probes the tables for k and fetches every
+    /// candidate within reach: the cost of the mode's query.
+    fn query(&self, store: &Store, q: u64) -> simstore::Result<Vec<Match>> {
+        match &self.rule {
+            Some(rule) => store.query_rule(Fingerprint(q), None, rule),
+            None => store.query(Fingerprint(q), self.k),
+        }
+    }
+
+    /// For the header: `k = 3`, or the mode and its rule.
+    fn describe(&self, quality: Option<Quality>) -> String {
+        match (quality, &self.rule) {
+            (Some(q), Some(r)) => format!(
+                "quality mode {q} (the tables for k = {} probed, candidates within {} fetched; no sketches, so the answers are those within {})",
+                r.k, r.reach, r.k
+            ),
+            _ => format!("k = {}", self.k),
+        }
+    }
 }
 
 /// `n` uniform fingerprints from `seed`, then planted neighbours: for each of `count`
@@ -207,8 +282,8 @@ fn planted_data(seed: u64, n: usize, count: usize) -> (Vec<u64>, Vec<u64>) {
     (fps, queries)
 }
 
-/// A new benchmark store at `db` (which must not exist yet): k_max = max(--k, 3), sized
-/// for --n documents, with --blocks if given.
+/// A new benchmark store at `db` (which must not exist yet): k_max = max(--k, 3), or with
+/// --quality the mode's; sized for --n documents, with --blocks if given.
 fn new_store(db: &Path, args: &Args) -> Result<Store> {
     anyhow::ensure!(
         !db.exists(),
@@ -216,9 +291,12 @@ fn new_store(db: &Path, args: &Args) -> Result<Store> {
         db.display()
     );
     let mut builder = Store::builder(db)
-        .k_max(args.k.max(3))
         .expected_docs(args.n)
         .sync_writes(args.sync);
+    builder = match args.quality {
+        Some(q) => builder.quality(q),
+        None => builder.k_max(args.k.max(3)),
+    };
     if let Some(b) = args.blocks {
         builder = builder.blocks(b);
     }
@@ -283,6 +361,11 @@ struct Recall {
     extra: usize,
     /// Queries on which the in-memory index's answer differs from brute force's.
     mem_wrong: usize,
+    /// Stored fingerprints beyond k and within the rule's reach that the tables put in a
+    /// query's spans: fetched by the store, then dropped (without a rule, none).
+    beyond: usize,
+    /// Queries checked.
+    queries: usize,
     /// How long the check took.
     time: Duration,
 }
@@ -295,54 +378,71 @@ impl Recall {
 }
 
 /// Checks the first --check-queries queries (in parallel) against brute force: recall and
-/// extra hits of the store, exactness of the in-memory index.
+/// extra hits of the store, exactness of the in-memory index, candidates beyond k fetched.
 fn check_recall(
     store: &Store,
     mem: Option<&MemIndex>,
     fps: &[u64],
     queries: &[u64],
+    plan: &Plan,
     args: &Args,
 ) -> Recall {
     let t = Instant::now();
-    let checks: Vec<(usize, usize, usize, bool)> = queries[..args.check_queries.min(queries.len())]
+    let checks: Vec<Recall> = queries[..args.check_queries.min(queries.len())]
         .par_iter()
-        .map(|&q| check_query(store, mem, fps, q, args.k))
+        .map(|&q| check_query(store, mem, fps, q, plan))
         .collect();
     let mut recall = Recall::default();
-    for (w, h, x, m) in checks {
-        recall.expected += w;
-        recall.found += h;
-        recall.extra += x;
-        recall.mem_wrong += usize::from(m);
+    for c in checks {
+        recall.expected += c.expected;
+        recall.found += c.found;
+        recall.extra += c.extra;
+        recall.mem_wrong += c.mem_wrong;
+        recall.beyond += c.beyond;
+        recall.queries += 1;
     }
     recall.time = t.elapsed();
     recall
 }
 
-/// One query checked against brute force: (neighbours expected, found by the store, extra
-/// in the store's answer, whether the in-memory index's answer is wrong).
-fn check_query(
-    store: &Store,
-    mem: Option<&MemIndex>,
-    fps: &[u64],
-    q: u64,
-    k: u32,
-) -> (usize, usize, usize, bool) {
-    let want = brute(fps, q, k);
-    let mut got: Vec<u32> = store
-        .query(Fingerprint(q), k)
+/// One query checked against brute force within k (and, with a rule, the stored
+/// fingerprints beyond k in the query's spans within reach: what the store fetched beyond
+/// its answer).
+fn check_query(store: &Store, mem: Option<&MemIndex>, fps: &[u64], q: u64, plan: &Plan) -> Recall {
+    let k = plan.k;
+    let near = brute_near(fps, q, plan.reach());
+    let want: Vec<u32> = near.iter().filter(|n| n.1 <= k).map(|n| n.0).collect();
+    let layout = store.layout();
+    let beyond = near
+        .iter()
+        .filter(|&&(i, d)| d > k && layout.finds(k, q, fps[i as usize]))
+        .count();
+    let mut got: Vec<u32> = plan
+        .query(store, q)
         .expect("query")
         .iter()
         .map(bench_index)
         .collect();
     got.sort_unstable();
     let hits = got.iter().filter(|g| want.binary_search(g).is_ok()).count();
-    (
-        want.len(),
-        hits,
-        got.len() - hits,
-        mem.is_some_and(|m| m.query(q, k) != want),
-    )
+    Recall {
+        expected: want.len(),
+        found: hits,
+        extra: got.len() - hits,
+        mem_wrong: usize::from(mem.is_some_and(|m| m.query(q, k) != want)),
+        beyond,
+        queries: 1,
+        time: Duration::ZERO,
+    }
+}
+
+/// The stored fingerprints within `reach` of `q`: (index, distance), by index.
+fn brute_near(fps: &[u64], q: u64, reach: u32) -> Vec<(u32, u32)> {
+    fps.iter()
+        .enumerate()
+        .map(|(i, f)| (i as u32, (f ^ q).count_ones()))
+        .filter(|&(_, d)| d <= reach)
+        .collect()
 }
 
 /// The index in `fps` of a match (its id is `d<index>`).
@@ -359,11 +459,12 @@ fn measure_all(
     mem: Option<&MemIndex>,
     fps: &[u64],
     queries: &[u64],
+    plan: &Plan,
     args: &Args,
 ) -> Vec<(&'static str, Figures)> {
-    let k = args.k;
+    let k = plan.k;
     let simstore = measure(queries, args.seconds, |q| {
-        store.query(Fingerprint(q), k).expect("query")
+        plan.query(store, q).expect("query")
     });
     let few = &queries[..args.brute_queries.min(queries.len())];
     let brute_force = measure(few, args.seconds, |q| brute(fps, q, k));
@@ -377,7 +478,7 @@ fn measure_all(
 }
 
 /// Prints the import, index build, size and recall lines.
-fn print_summary(n: usize, load: &Load, recall: &Recall) {
+fn print_summary(n: usize, load: &Load, recall: &Recall, plan: &Plan) {
     println!(
         "import (bulk, durable):  {:.2} s  ({:.0} fingerprints/s)",
         load.import.as_secs_f64(),
@@ -397,6 +498,8 @@ fn print_summary(n: usize, load: &Load, recall: &Recall) {
         found,
         extra,
         mem_wrong,
+        beyond,
+        queries,
         time,
     } = recall;
     println!(
@@ -404,6 +507,14 @@ fn print_summary(n: usize, load: &Load, recall: &Recall) {
         *found as f64 / (*expected).max(1) as f64,
         time.as_secs_f64()
     );
+    if let Some(rule) = plan.rule {
+        println!(
+            "fetched beyond k = {}:    {beyond} candidates within {} in the spans of the {queries} checked queries ({:.3} per query; dropped here for want of a sketch, verified by a query with one)",
+            rule.k,
+            rule.reach,
+            *beyond as f64 / (*queries).max(1) as f64
+        );
+    }
 }
 
 /// `--dir`, else a fresh directory under the system temp dir (removed when the benchmark
@@ -423,108 +534,4 @@ fn tempfile_dir() -> Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("simstore-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     Ok(dir)
-}
-
-/// `simstore bench --check-insert`: documents checked and inserted per second.
-fn check_insert(args: &Args) -> Result<Code> {
-    let n = args.n as usize;
-    let k = args.k;
-    let threads = args
-        .threads
-        .unwrap_or_else(rayon::current_num_threads)
-        .max(1);
-    let mut rng = Rng(args.seed);
-    // (fingerprint, content hash): half new, a quarter exact and a quarter near copies.
-    let mut docs: Vec<(u64, u128)> = Vec::with_capacity(n);
-    for i in 0..n {
-        let doc = match (i, rng.next() % 4) {
-            (0, _) | (_, 0 | 1) => (rng.next(), u128::from(rng.next()) << 64 | i as u128),
-            (_, 2) => docs[(rng.next() % i as u64) as usize],
-            _ => {
-                let (fp, _) = docs[(rng.next() % i as u64) as usize];
-                let d = 1 + (rng.next() % u64::from(k.max(1))) as u32;
-                (rng.flip(fp, d), u128::from(rng.next()) << 64 | i as u128)
-            }
-        };
-        docs.push(doc);
-    }
-    let dir = work_dir(args)?;
-    let fresh = |name: &str| new_store(&dir.join(name), args);
-    let meta = |h: u128| DocMeta {
-        content_hash: Some(h),
-        ..DocMeta::default()
-    };
-    let check = |store: &Store, i: usize| {
-        let (fp, h) = docs[i];
-        store
-            .check_and_insert_fingerprint(&format!("d{i}"), Fingerprint(fp), meta(h), k)
-            .map(|o| o.is_new())
-    };
-    let layout = fresh("layout.db")?.layout().clone();
-    println!(
-        "simstore bench --check-insert: N = {n} (1/2 new, 1/4 exact, 1/4 near copies), k = {k}, layout {layout}, {threads} threads, {}",
-        if args.sync {
-            "every write fsynced (--sync)"
-        } else {
-            "writes not fsynced (the library's default)"
-        }
-    );
-    // Baseline: plain inserts of every document, one per write.
-    let store = fresh("insert.db")?;
-    let t = Instant::now();
-    for (i, &(fp, h)) in docs.iter().enumerate() {
-        store.insert_fingerprint(&format!("d{i}"), Fingerprint(fp), meta(h))?;
-    }
-    let insert = t.elapsed().as_secs_f64();
-    drop(store);
-    // One thread.
-    let store = fresh("one.db")?;
-    let t = Instant::now();
-    let mut new = 0usize;
-    for i in 0..n {
-        new += usize::from(check(&store, i)?);
-    }
-    let one = t.elapsed().as_secs_f64();
-    drop(store);
-    // Many threads, each taking every threads-th document.
-    let store = fresh("many.db")?;
-    let t = Instant::now();
-    let new_many = std::thread::scope(|s| -> Result<usize> {
-        let handles: Vec<_> = (0..threads)
-            .map(|w| {
-                let (store, check) = (&store, &check);
-                s.spawn(move || -> simstore::Result<usize> {
-                    let mut new = 0;
-                    for i in (w..n).step_by(threads) {
-                        new += usize::from(check(store, i)?);
-                    }
-                    Ok(new)
-                })
-            })
-            .collect();
-        let mut total = 0;
-        for h in handles {
-            total += h
-                .join()
-                .map_err(|_| anyhow::anyhow!("a bench thread panicked"))??;
-        }
-        Ok(total)
-    })?;
-    let many = t.elapsed().as_secs_f64();
-    drop(store);
-    println!("{:<40} {:>10} {:>14}", "method", "seconds", "docs/s");
-    for (name, secs) in [
-        ("insert_fingerprint, 1 thread (baseline)", insert),
-        ("check_and_insert, 1 thread", one),
-        (&*format!("check_and_insert, {threads} threads"), many),
-    ] {
-        println!("{name:<40} {secs:>10.2} {:>14.0}", n as f64 / secs);
-    }
-    println!(
-        "stored {new} of {n} as new (1 thread), {new_many} ({threads} threads: the order differs, so near-duplicate chains may resolve differently)"
-    );
-    if args.dir.is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    Ok(0)
 }

@@ -1,0 +1,166 @@
+//! The quality modes side by side: for each mode (and the plain "distance ≤ 3" query, for
+//! reference) at each scale, its quality on a labelled set ([`crate::tools::eval`]) and the
+//! cost of the layout a store of that mode created for that many documents gets (the cost
+//! model's candidates and µs per query, and estimated bytes per fingerprint).
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::index::layout::Layout;
+use crate::index::quality::{MatchRule, Quality};
+use crate::tools::eval::{BasePairs, Collisions, Counts, Pair, Predictor, Signature, evaluate};
+
+/// Estimated bytes on disk per stored table entry (a RocksDB store): the slope of a
+/// least-squares fit of bytes per fingerprint against tables over the three layouts measured
+/// at N = 10M in docs/benchmarks.md ("Performance II", format 3: 4 tables 117.8 B/fp, 6
+/// tables 161.6, 10 tables 246.7). The fit predicts 204 B/fp for the 8 tables measured at
+/// 100M (206.4) and 118 for the 4 at 1M (119.7).
+pub const TABLE_ENTRY_BYTES: f64 = 21.46;
+
+/// Estimated bytes on disk per fingerprint outside the tables (`docs`, `ids`, the exact
+/// index): the intercept of the fit of [`TABLE_ENTRY_BYTES`].
+pub const DOCUMENT_BYTES: f64 = 32.3;
+
+/// Estimated bytes on disk per fingerprint of a RocksDB store with `tables` tables (see
+/// [`TABLE_ENTRY_BYTES`]); fingerprints without sketches, as in `simstore bench`.
+pub fn estimated_bytes_per_fingerprint(tables: usize) -> f64 {
+    DOCUMENT_BYTES + TABLE_ENTRY_BYTES * tables as f64
+}
+
+/// One predictor at one scale in the side-by-side comparison of [`compare_modes`].
+#[derive(Debug, Clone)]
+pub struct ModeFigures {
+    /// `standard`, `high`, or `k <= 3` for the plain query.
+    pub name: String,
+    /// Documents the store was created for.
+    pub scale: u64,
+    /// The layout a store created for `scale` documents gets.
+    pub layout: Layout,
+    /// The rule of its queries.
+    pub rule: MatchRule,
+    /// Over all labelled pairs.
+    pub overall: Counts,
+    /// Per language.
+    pub by_lang: BTreeMap<String, Counts>,
+    /// Unrelated base documents predicted duplicate (one row).
+    pub collisions: Collisions,
+}
+
+impl ModeFigures {
+    /// The cost model's expected candidate keys scanned per query at `scale`.
+    pub fn expected_candidates(&self) -> f64 {
+        self.layout.expected_candidates(self.scale as f64)
+    }
+
+    /// The cost model's expected time per query at `scale`, in µs.
+    pub fn expected_query_us(&self) -> f64 {
+        self.layout.expected_query_us(self.scale as f64)
+    }
+
+    /// [`estimated_bytes_per_fingerprint`] of the layout.
+    pub fn estimated_bytes_per_fingerprint(&self) -> f64 {
+        estimated_bytes_per_fingerprint(self.layout.tables().len())
+    }
+
+    /// Share of the base documents predicted duplicate of an unrelated one.
+    pub fn unrelated_share(&self) -> f64 {
+        let c = &self.collisions;
+        c.unrelated_documents[0] as f64 / c.documents.max(1) as f64
+    }
+}
+
+/// The predictors [`compare_modes`] compares at `scale`: "distance ≤ 3" (the plain query,
+/// for reference), then every quality mode, each as a store created for `scale` documents
+/// answers it.
+pub fn compared_predictors(scale: u64) -> crate::Result<Vec<(String, Predictor)>> {
+    let mut out = vec![("k <= 3".to_owned(), Predictor::within(3, scale)?)];
+    for q in Quality::ALL {
+        out.push((q.name().to_owned(), Predictor::mode(q, scale)?));
+    }
+    Ok(out)
+}
+
+/// The quality modes side by side (see [`compared_predictors`]) at each of `scales`: their
+/// quality on `pairs` and on `base`, with their layouts for the cost. `base` must be found
+/// within the predictors' reach ([`Predictor::reach`]).
+pub fn compare_modes(
+    fps: &HashMap<String, Option<Signature>>,
+    pairs: &[Pair],
+    base: &BasePairs,
+    scales: &[u64],
+) -> crate::Result<Vec<ModeFigures>> {
+    let mut out = Vec::new();
+    for &scale in scales {
+        for (name, predictor) in compared_predictors(scale)? {
+            let report = evaluate(fps, pairs, &predictor);
+            let collisions = base.collisions(&predictor);
+            let Predictor::Rule { layout, rule } = predictor else {
+                continue;
+            };
+            out.push(ModeFigures {
+                name,
+                scale,
+                layout,
+                rule,
+                overall: report.overall[0],
+                by_lang: report.by_lang.into_iter().map(|(l, r)| (l, r[0])).collect(),
+                collisions,
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::eval::base_pairs;
+
+    /// The estimate stays within 2 % of every store size measured (docs/benchmarks.md: 4, 6
+    /// and 10 tables at 10M, 8 tables at 100M, 4 tables at 1M).
+    #[test]
+    fn the_byte_estimate_fits_the_measured_sizes() {
+        for (tables, measured) in [(4, 117.8), (6, 161.6), (10, 246.7), (8, 206.4), (4, 119.7)] {
+            let est = estimated_bytes_per_fingerprint(tables);
+            assert!(
+                (est - measured).abs() <= 0.02 * measured,
+                "{tables} tables: {est} estimated, {measured} measured"
+            );
+        }
+    }
+
+    /// Per scale: plain k <= 3, then each mode, with the layout a store of it created for
+    /// that scale gets.
+    #[test]
+    fn each_mode_is_compared_with_its_layout_at_each_scale() {
+        let fps = HashMap::new();
+        let base = base_pairs(&[], &fps, 8).unwrap();
+        let rows = compare_modes(&fps, &[], &base, &[1_000_000, 10_000_000]).unwrap();
+        let seen: Vec<(&str, u64, usize, u32, u32)> = rows
+            .iter()
+            .map(|r| {
+                let tables = r.layout.tables().len();
+                (r.name.as_str(), r.scale, tables, r.rule.k, r.rule.reach)
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("k <= 3", 1_000_000, 4, 3, 3),
+                ("standard", 1_000_000, 4, 3, 8),
+                ("high", 1_000_000, 7, 4, 8),
+                ("k <= 3", 10_000_000, 6, 3, 3),
+                ("standard", 10_000_000, 6, 3, 8),
+                ("high", 10_000_000, 12, 4, 8),
+            ]
+        );
+        for r in &rows {
+            let want = Layout::for_expected_docs(r.scale, r.rule.k).unwrap();
+            assert_eq!(r.layout, want);
+            assert_eq!(
+                r.expected_query_us(),
+                want.expected_query_us(r.scale as f64)
+            );
+            assert_eq!(r.unrelated_share(), 0.0);
+        }
+    }
+}
