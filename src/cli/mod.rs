@@ -23,6 +23,7 @@ mod output;
 mod query;
 mod relayout;
 mod repair;
+mod rule;
 #[cfg(feature = "server")]
 mod serve;
 mod stats;

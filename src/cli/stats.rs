@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::Result;
 use serde_json::json;
 
-use super::{Code, open_for_reading};
+use super::{Code, open_for_reading, rule};
 
 /// Arguments of `simstore stats`.
 #[derive(Debug, clap::Args)]
@@ -26,6 +26,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     let observed = store.observed_candidates(200)?;
     let l = &s.layout;
     let prefixes: Vec<u32> = l.tables().iter().map(|t| t.prefix_bits()).collect();
+    let mode = store.mode_rule();
     let mut out = io::stdout().lock();
     if args.json {
         let v = json!({
@@ -35,6 +36,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
             "disk_bytes": s.disk_bytes, "memory_bytes": s.memory_bytes, "expected_candidates_per_query": s.expected_candidates,
             "observed_candidates_per_query": observed.mean(), "observed_candidates_max": observed.max,
             "observed_queries": observed.queries, "expected_query_us": l.expected_query_us(s.docs as f64),
+            "quality": store.quality().name(), "quality_rule": rule::rule_json(&mode),
         });
         writeln!(out, "{v}")?;
     } else {
@@ -50,6 +52,12 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
                 s.spec.version
             )?;
         }
+        writeln!(
+            out,
+            "quality:        {} ({})",
+            store.quality(),
+            rule::describe(&mode)
+        )?;
         writeln!(out, "layout:         {l}")?;
         writeln!(out, "prefix bits:    {prefixes:?}")?;
         writeln!(
