@@ -1,4 +1,5 @@
-//! `simstore query`: stored documents within Hamming distance k of a text or fingerprint.
+//! `simstore query`: the near duplicates of a text or fingerprint (the store's quality
+//! mode's rule, or within `--k`, or verified with `--verify`).
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};

@@ -80,9 +80,9 @@ mod state;
                   POST /insert {\"id\", \"title\"?, \"text\"?, \"url\"?, \"fp\"?}\n  \
                   POST /check_and_insert (the same, and \"k\"?, \"verify\"?) -> {\"status\": \"new\"|\"exact_duplicate\"|\"near_duplicate\", \"of\"?, \"distance\"?}\n  \
                   POST /query {\"text\"?|\"title\"?|\"fp\"?, \"k\"?, \"verify\"?, \"limit\"?} -> {\"matches\": [...]}\n  \
+                  POST /query/batch [query, ...] -> {\"results\": [...]}\n  \
                   Without \"k\" and \"verify\", the store's quality mode decides what is a near duplicate\n  \
                   (see `simstore init --quality`); \"k\" alone: within k; \"verify\": as `query --verify`.\n  \
-                  POST /query/batch [query, ...] -> {\"results\": [...]}\n  \
                   GET /docs/{id}, DELETE /docs/{id}, GET /stats, GET /health\n  \
                   GET /metrics (Prometheus text: requests by endpoint and status, latency\n  \
                   histograms, check_and_insert outcomes, store size)\n\
