@@ -485,7 +485,7 @@ fn cli_import_dedup_reports_planted_copies() {
     assert!(
         err.contains(
             "read 9 records: stored 4 (4 new, 0 replaced), not stored: 1 exact duplicates, \
-             3 near duplicates (k = 3), failed 1"
+             3 near duplicates (exact within 3; candidates within 8 verified at 0.2), failed 1"
         ),
         "{err}"
     );

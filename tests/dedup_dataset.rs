@@ -262,8 +262,8 @@ fn what_dataset_dedup_refuses() {
         !t.path("kept.jsonl").exists(),
         "no output after a failed run"
     );
-    let o = t.run(&["dedup", "--verify", "0.5"]);
-    refused(&o, "--verify applies to a dedup of FILEs");
+    let o = t.run(&["dedup", "--text-field", "body"]);
+    refused(&o, "--text-field applies to a dedup of FILEs");
     let o = t.run(&["dedup", "in.jsonl", "--verify", "1.5"]);
     refused(&o, "between 0 and 1");
     let o = t.run(&["dedup", "in.jsonl", "--pairs", "-o", "kept.jsonl"]);

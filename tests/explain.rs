@@ -138,8 +138,11 @@ fn query_verify_prints_the_similarity_it_checked() {
     assert_eq!(v["similarity"], 1.0, "{v}");
     let o = t.run(&["query", "--verify", "0.3", A]);
     assert!(out(&o).trim_end().ends_with("\t1.000"), "{}", out(&o));
-    // Without --verify, no similarity.
+    // The quality mode's rule verifies too: the similarity is shown; with --k alone, not.
     let o = t.run(&["query", "--json", A]);
+    let v: Value = serde_json::from_str(out(&o).trim()).unwrap();
+    assert_eq!(v["similarity"], 1.0, "{v}");
+    let o = t.run(&["query", "--json", "--k", "3", A]);
     assert!(!out(&o).contains("similarity"), "{}", out(&o));
     // Batch answers carry it too.
     let batch = format!("{}\n", serde_json::json!({"id": "q", "text": A}));

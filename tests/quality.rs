@@ -390,7 +390,7 @@ fn shipped_sample_pairs_are_exact_at_k3() {
     );
 }
 
-const ARTICLE: &str = "The city council approved a new budget on Tuesday, adding funds for parks, libraries and road repairs across the northern districts.\nThe mayor said the plan would hire forty new librarians and repave twelve miles of streets before the winter.\nCritics on the council argued that the budget relied on optimistic tax forecasts and left little money for emergencies.\nThe vote passed seven to two after a long public hearing in which residents asked for more bus routes and safer crossings.\nOfficials expect the first road works to begin in the spring, starting with the bridge over the river.";
+pub const ARTICLE: &str = "The city council approved a new budget on Tuesday, adding funds for parks, libraries and road repairs across the northern districts.\nThe mayor said the plan would hire forty new librarians and repave twelve miles of streets before the winter.\nCritics on the council argued that the budget relied on optimistic tax forecasts and left little money for emergencies.\nThe vote passed seven to two after a long public hearing in which residents asked for more bus routes and safer crossings.\nOfficials expect the first road works to begin in the spring, starting with the bridge over the river.";
 
 /// `ARTICLE` with a few words changed: a near-copy that SimHash alone may put past k = 3.
 fn edited_article() -> String {

@@ -19,6 +19,7 @@ mod fuzz;
 mod golden;
 mod inputs;
 mod metrics;
+mod mode_cli;
 mod model;
 mod modes;
 mod quality;

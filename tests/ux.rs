@@ -321,10 +321,6 @@ fn http_bodies_with_unknown_fields_are_refused_naming_the_field() {
             "/insert",
             r#"{"id": "a", "text": "some words here", "verify": 0.4}"#,
         ),
-        (
-            "/check_and_insert",
-            r#"{"id": "a", "text": "some words here", "verify": 0.4}"#,
-        ),
         // `k` is check-and-insert's, not a document's.
         (
             "/insert",
@@ -406,7 +402,7 @@ fn http_query_verifies_with_the_sketch() {
     assert!((0.5..1.0).contains(&sim), "{v}");
     let (_, v) = post("/query", serde_json::json!({"text": edited, "verify": 1.0}));
     assert_eq!(v["matches"].as_array().map(Vec::len), Some(0), "{v}");
-    let (_, v) = post("/query", serde_json::json!({"text": edited}));
+    let (_, v) = post("/query", serde_json::json!({"text": edited, "k": 3}));
     assert!(v["matches"][0].get("similarity").is_none(), "{v}");
     let (st, v) = post(
         "/query/batch",

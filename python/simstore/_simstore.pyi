@@ -85,7 +85,8 @@ class Store:
         cls,
         path_or_url: Union[str, "os.PathLike[str]"],
         *,
-        k_max: int = 3,
+        k_max: Optional[int] = None,
+        quality: Optional[Literal["standard", "high"]] = None,
         expected_docs: Optional[int] = None,
         read_only: bool = False,
         sync_writes: bool = False,
@@ -94,6 +95,8 @@ class Store:
     def path(self) -> str: ...
     @property
     def k_max(self) -> int: ...
+    @property
+    def quality(self) -> Literal["standard", "high"]: ...
     @property
     def read_only(self) -> bool: ...
     @property
@@ -115,6 +118,7 @@ class Store:
         title: Optional[str] = None,
         url: Optional[str] = None,
         k: Optional[int] = None,
+        verify: Optional[float] = None,
     ) -> CheckResult: ...
     def query(
         self,
@@ -122,7 +126,7 @@ class Store:
         *,
         fp: Optional[_FingerprintLike] = None,
         title: Optional[str] = None,
-        k: int = 3,
+        k: Optional[int] = None,
         limit: Optional[int] = None,
         verify: Optional[float] = None,
     ) -> list[Match]: ...

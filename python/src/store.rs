@@ -6,7 +6,7 @@ use std::sync::{Arc, RwLock};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use rayon::prelude::*;
-use simstore::{DocMeta, Document, Fingerprint, InsertOutcome};
+use simstore::{DocMeta, Document, Fingerprint, InsertOutcome, MatchRule, Quality};
 
 use crate::convert::{Query, fingerprint_arg, query_arg};
 use crate::errors::{closed, invalid_argument, to_py};
@@ -15,9 +15,12 @@ use crate::results::{CheckResult, Match, StoredDocument};
 /// A persistent store of SimHash fingerprints: a RocksDB directory (created if missing), or a
 /// store on a Redis Cluster (`redis://HOST:PORT[,HOST:PORT...]/NAME`).
 ///
-/// `k_max` (default 3) is the largest Hamming distance queries answer exactly and
-/// `expected_docs` (default 1,000,000) picks the table layout; both only matter when the
-/// store is created. `read_only=True` opens an existing store for queries beside a writer
+/// `quality` ("standard", the default, or "high") is the store's quality mode: what
+/// `check_and_insert` and `query` count as a near duplicate when given no `k` or `verify`
+/// (candidates up to 8 bits away whose texts' shingle sketches agree, besides every stored
+/// document within k_max). `k_max` (default: the mode's, 3 or 4) is the largest Hamming
+/// distance the tables answer exactly and `expected_docs` (default 1,000,000) picks the
+/// table layout. All three only matter when the store is created. `read_only=True` opens an existing store for queries beside a writer
 /// process (seeing the data as of opening; no lock is taken). `sync_writes=True` fsyncs
 /// every write before it returns (survives power loss, not only a crash of the process).
 ///
@@ -66,19 +69,28 @@ fn document(id: String, text: String, title: Option<String>, url: Option<String>
 #[pymethods]
 impl Store {
     #[new]
-    #[pyo3(signature = (path_or_url, *, k_max = 3, expected_docs = None, read_only = false, sync_writes = false))]
+    #[pyo3(signature = (path_or_url, *, k_max = None, quality = None, expected_docs = None, read_only = false, sync_writes = false))]
+    #[allow(clippy::too_many_arguments, reason = "the Python signature")]
     fn new(
         py: Python<'_>,
         path_or_url: PathBuf,
-        k_max: u32,
+        k_max: Option<u32>,
+        quality: Option<&str>,
         expected_docs: Option<u64>,
         read_only: bool,
         sync_writes: bool,
     ) -> PyResult<Self> {
+        let quality = match quality {
+            Some(q) => q.parse::<Quality>().map_err(|e| invalid_argument(py, e))?,
+            None => Quality::default(),
+        };
         let mut builder = simstore::Store::builder(&path_or_url)
-            .k_max(k_max)
+            .quality(quality)
             .read_only(read_only)
             .sync_writes(sync_writes);
+        if let Some(k) = k_max {
+            builder = builder.k_max(k);
+        }
         if let Some(n) = expected_docs {
             builder = builder.expected_docs(n);
         }
@@ -102,6 +114,12 @@ impl Store {
     #[getter]
     fn k_max(&self, py: Python<'_>) -> PyResult<u32> {
         Ok(self.engine(py)?.layout().k_max())
+    }
+
+    /// The store's quality mode, "standard" or "high" (fixed when the store was created).
+    #[getter]
+    fn quality(&self, py: Python<'_>) -> PyResult<&'static str> {
+        Ok(self.engine(py)?.quality().name())
     }
 
     /// True when opened with read_only=True.
@@ -175,10 +193,14 @@ impl Store {
 
     /// The crawler's call: stores the page unless a stored document duplicates it, atomically.
     /// First an exact duplicate (the same words after normalization), else the nearest
-    /// stored document within `k` bits (default: the store's k_max; ties: smallest id), else
-    /// the page is stored. Returns a `CheckResult` (`status`, `of`, `distance`, `fp`).
+    /// near duplicate (ties: smallest id), else the page is stored. Near duplicate: by the
+    /// store's quality mode when neither `k` nor `verify` is given (within k_max, or up to 8
+    /// bits away with agreeing sketches: `distance` may then exceed k_max); within `k` bits
+    /// with `k` alone; with `verify` (0..1), within `k` (default k_max) and at least that
+    /// similar by sketch. Returns a `CheckResult` (`status`, `of`, `distance`, `fp`).
     /// Re-crawling an unchanged page (same id, same text) is an exact duplicate of itself.
-    #[pyo3(signature = (id, text, *, title = None, url = None, k = None))]
+    #[pyo3(signature = (id, text, *, title = None, url = None, k = None, verify = None))]
+    #[allow(clippy::too_many_arguments, reason = "the Python signature")]
     fn check_and_insert(
         &self,
         py: Python<'_>,
@@ -187,20 +209,26 @@ impl Store {
         title: Option<String>,
         url: Option<String>,
         k: Option<u32>,
+        verify: Option<f64>,
     ) -> PyResult<CheckResult> {
+        check_similarity(py, verify)?;
         let doc = document(id, text, title, url);
         let outcome = self.call(py, move |s| {
-            s.check_and_insert(&doc, k.unwrap_or_else(|| s.layout().k_max()))
+            s.check_and_insert_rule(&doc, &match_rule(s, k, verify))
         })?;
         CheckResult::new(py, &outcome)
     }
 
-    /// The stored documents within Hamming distance `k` of a text (with its title) or of a
-    /// fingerprint `fp`, nearest first (ties: by id), at most `limit`. Exact for k <= k_max
+    /// The near duplicates of a text (with its title) or of a fingerprint `fp`, nearest
+    /// first (ties: by id), at most `limit`. Given neither `k` nor `verify`: by the store's
+    /// quality mode (a text: every stored document within k_max, and those up to 8 bits away
+    /// whose shingle sketch agrees; `fp`, which has no sketch: within k_max). `k` alone:
+    /// every stored document within Hamming distance `k`, exact for k <= k_max
     /// (`KTooLargeError` above). `verify` (0..1, with a text only) keeps only the matches
-    /// whose shingle sketch is at least that similar (e.g. k=8, verify=0.4 on a store made
-    /// with k_max=8: the two-stage query). Returns a list of `Match`.
-    #[pyo3(signature = (text = None, *, fp = None, title = None, k = 3, limit = None, verify = None))]
+    /// within `k` (default k_max) whose shingle sketch is at least that similar (e.g. k=8,
+    /// verify=0.4 on a store made with k_max=8: the two-stage query). Returns a list of
+    /// `Match`.
+    #[pyo3(signature = (text = None, *, fp = None, title = None, k = None, limit = None, verify = None))]
     #[allow(clippy::too_many_arguments, reason = "the Python signature")]
     fn query(
         &self,
@@ -208,10 +236,11 @@ impl Store {
         text: Option<String>,
         fp: Option<&Bound<'_, PyAny>>,
         title: Option<String>,
-        k: u32,
+        k: Option<u32>,
         limit: Option<usize>,
         verify: Option<f64>,
     ) -> PyResult<Vec<Match>> {
+        check_similarity(py, verify)?;
         let by_text = text.is_some() || title.is_some();
         let matches = match (fp, by_text, verify) {
             (Some(_), true, _) => {
@@ -234,13 +263,14 @@ impl Store {
             }
             (Some(fp), false, None) => {
                 let fp = fingerprint_arg(py, fp)?;
-                self.call(py, move |s| s.query(fp, k))?
+                self.call(py, move |s| s.query_rule(fp, None, &match_rule(s, k, None)))?
             }
             (None, true, verify) => {
                 let doc = document(String::new(), text.unwrap_or_default(), title, None);
-                self.call(py, move |s| match verify {
-                    Some(v) => s.query_verified(&doc, k, v),
-                    None => s.query_doc(&doc, k),
+                self.call(py, move |s| match (k, verify) {
+                    (k, Some(v)) => s.query_verified(&doc, k.unwrap_or(s.layout().k_max()), v),
+                    (Some(k), None) => s.query_doc(&doc, k),
+                    (None, None) => s.search(&doc),
                 })?
             }
         };
@@ -295,7 +325,14 @@ impl Store {
     /// Figures about the store, as a dict with the keys of `simstore stats --json` (docs,
     /// spec, k_max, blocks, tables, prefix_bits, disk_bytes, candidates per query...).
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let (s, observed) = self.call(py, |s| Ok((s.stats()?, s.observed_candidates(200)?)))?;
+        let (s, observed, quality, mode) = self.call(py, |s| {
+            Ok((
+                s.stats()?,
+                s.observed_candidates(200)?,
+                s.quality(),
+                s.mode_rule(),
+            ))
+        })?;
         let l = &s.layout;
         let d = PyDict::new(py);
         d.set_item("path", &self.path)?;
@@ -316,6 +353,12 @@ impl Store {
         d.set_item("observed_candidates_max", observed.max)?;
         d.set_item("observed_queries", observed.queries)?;
         d.set_item("expected_query_us", l.expected_query_us(s.docs as f64))?;
+        d.set_item("quality", quality.name())?;
+        let rule = PyDict::new(py);
+        rule.set_item("k", mode.k)?;
+        rule.set_item("reach", mode.reach)?;
+        rule.set_item("min_similarity", mode.min_similarity)?;
+        d.set_item("quality_rule", rule)?;
         Ok(d)
     }
 
@@ -360,12 +403,35 @@ impl Store {
         let path = &self.path;
         match self.engine(py) {
             Ok(s) => format!(
-                "simstore.Store({path:?}, docs={}, k_max={})",
+                "simstore.Store({path:?}, docs={}, k_max={}, quality={:?})",
                 s.len(),
-                s.layout().k_max()
+                s.layout().k_max(),
+                s.quality().name()
             ),
             Err(_) => format!("simstore.Store({path:?}, closed)"),
         }
+    }
+}
+
+/// What `check_and_insert` and `query` count as a near duplicate given `k` and `verify`
+/// (as the `simstore` commands): neither, the store's quality mode; `k` alone, "distance ≤
+/// k"; `verify` T, "distance ≤ k (default k_max) and sketch similarity ≥ T".
+fn match_rule(store: &simstore::Store, k: Option<u32>, verify: Option<f64>) -> MatchRule {
+    match (k, verify) {
+        (None, None) => store.mode_rule(),
+        (Some(k), None) => MatchRule::within(k),
+        (k, Some(t)) => MatchRule::verified(k.unwrap_or_else(|| store.layout().k_max()), t),
+    }
+}
+
+/// `InvalidArgumentError` unless `verify` is a similarity (0 to 1) or None.
+fn check_similarity(py: Python<'_>, verify: Option<f64>) -> PyResult<()> {
+    match verify {
+        Some(t) if !(0.0..=1.0).contains(&t) => Err(invalid_argument(
+            py,
+            format!("verify={t}: the threshold is a similarity between 0 and 1"),
+        )),
+        _ => Ok(()),
     }
 }
 

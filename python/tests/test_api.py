@@ -102,6 +102,47 @@ def test_query_by_text_fp_and_batch(tmp_path: Path, sample: list) -> None:
         assert {x.id for x in verified} <= {x.id for x in by_text} and verified
 
 
+ARTICLE = (
+    "The city council approved a new budget on Tuesday, adding funds for parks, libraries and road repairs "
+    "across the northern districts.\nThe mayor said the plan would hire forty new librarians and repave twelve "
+    "miles of streets before the winter.\nCritics on the council argued that the budget relied on optimistic "
+    "tax forecasts and left little money for emergencies.\nThe vote passed seven to two after a long public "
+    "hearing in which residents asked for more bus routes and safer crossings.\nOfficials expect the first "
+    "road works to begin in the spring, starting with the bridge over the river."
+)
+# Two words changed: 6 bits away (beyond k_max = 3), the same shingles otherwise.
+COPY = ARTICLE.replace("optimistic", "changed48").replace("spring,", "changed87")
+# The same words in reverse order: the same fingerprint, no shingle in common.
+DECOY = " ".join(reversed(ARTICLE.split(" ")))
+
+
+def test_defaults_follow_the_quality_mode(tmp_path: Path) -> None:
+    assert simstore.fingerprint(COPY).distance(simstore.fingerprint(ARTICLE)) == 6
+    with simstore.Store(tmp_path / "pages.db") as store:
+        assert (store.quality, store.k_max) == ("standard", 3)
+        assert store.stats()["quality_rule"] == {"k": 3, "reach": 8, "min_similarity": 0.2}
+        store.insert("article", ARTICLE)
+        # Given no k: the mode's rule (candidates within 8 whose sketches agree).
+        assert [(m.id, m.distance) for m in store.query(COPY)] == [("article", 6)]
+        assert store.query(COPY, k=3) == []
+        assert [m.id for m in store.query(DECOY, k=3)] == ["article"]
+        assert store.query(DECOY) == []
+        assert store.check_and_insert("c1", COPY, k=3).status == "new"
+        assert store.delete("c1")
+        r = store.check_and_insert("c2", COPY)
+        assert (r.status, r.of, r.distance) == ("near_duplicate", "article", 6)
+        # verify=: within k (default k_max) and similar by sketch: the decoy is new.
+        assert store.check_and_insert("d", DECOY, verify=0.5).status == "new"
+        with pytest.raises(simstore.InvalidArgumentError, match="between 0 and 1"):
+            store.check_and_insert("e", DECOY, verify=1.5)
+    with simstore.Store(tmp_path / "high.db", quality="high") as store:
+        assert (store.quality, store.k_max, store.stats()["quality"]) == ("high", 4, "high")
+    with simstore.Store(tmp_path / "wide.db", quality="high", k_max=6) as store:
+        assert (store.quality, store.k_max) == ("high", 6)
+    with pytest.raises(ValueError, match="use standard or high"):
+        simstore.Store(tmp_path / "bad.db", quality="best")
+
+
 def test_dedup_clusters(tmp_path: Path, sample: list) -> None:
     with simstore.Store(tmp_path / "pages.db") as store:
         for r in sample[:40]:
@@ -135,7 +176,8 @@ def test_extract_page_drops_chrome() -> None:
 
 
 def test_help_reads_well() -> None:
-    assert simstore.Store.check_and_insert.__text_signature__ == "($self, id, text, *, title=None, url=None, k=None)"
+    assert (simstore.Store.check_and_insert.__text_signature__
+            == "($self, id, text, *, title=None, url=None, k=None, verify=None)")
     assert "context manager" in simstore.Store.__doc__
     for name in ("insert", "insert_fingerprint", "check_and_insert", "query", "query_batch", "get", "delete",
                  "stats", "check", "dedup", "close"):

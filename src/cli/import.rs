@@ -8,10 +8,10 @@ use anyhow::{Context, Result};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
 use simstore::input::limit::DEFAULT_MAX_DOC_BYTES;
-use simstore::{BatchOutcome, BulkLoader, CheckOutcome, Entry, Store};
+use simstore::{BatchOutcome, BulkLoader, CheckOutcome, Entry, MatchRule, Store};
 
 use super::input::{self, Format, Inputs, Place};
-use super::{Code, output};
+use super::{Code, output, rule};
 
 /// Arguments of `simstore import`.
 #[derive(Debug, clap::Args)]
@@ -41,18 +41,25 @@ pub struct Args {
           value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
     bulk_memory: u32,
     /// Store only documents that are new: a record whose content equals a stored
-    /// document's, or whose fingerprint lies within --k of one, is not stored and is
-    /// reported on stdout. Records are checked in input order (earlier ones win).
+    /// document's, or that is a near duplicate of one, is not stored and is reported on
+    /// stdout. Near duplicate: by the store's quality mode (see `simstore init --quality`:
+    /// within its k_max, or up to 8 bits away with agreeing shingle sketches), or within
+    /// --k, or with --verify. Records are checked in input order (earlier ones win).
     #[arg(long)]
     dedup: bool,
     /// Largest document read, in bytes (decompressed): a JSONL line, a WARC record, a
     /// text or HTML file, stdin. A larger one is one failed record, read no further.
     #[arg(long, default_value_t = DEFAULT_MAX_DOC_BYTES, value_parser = clap::value_parser!(u64).range(1..))]
     max_doc_bytes: u64,
-    /// Largest Hamming distance of a near duplicate, with --dedup [default: the store's
-    /// k_max] (at most the store's k_max).
+    /// With --dedup: a near duplicate is any stored document within Hamming distance K
+    /// (at most the store's k_max), instead of the quality mode's rule.
     #[arg(long, short, value_name = "K", requires = "dedup")]
     k: Option<u32>,
+    /// With --dedup: a near duplicate is a stored document within --k (default: the
+    /// store's k_max) whose shingle sketch is at least T similar to the record's (0..1),
+    /// as `query --verify` checks; a record or document without text is never one.
+    #[arg(long, value_name = "T", requires = "dedup")]
+    verify: Option<f64>,
     /// Input files or directories ('-' = stdin; gzip'd inputs are decompressed).
     /// JSONL records: {"id", "title"?, "text"?, "url"?, "fp"?}; WARC: each HTML or text
     /// response; directories: every .html/.htm/.txt file under it. A whole file's id is
@@ -75,8 +82,8 @@ struct Summary<'a> {
     skipped: input::Skipped,
     /// The bulk load the entries stream into, when bulk loading (finished at the end).
     pending: Option<BulkLoader<'a>>,
-    /// With --dedup: the k of near duplicates.
-    dedup: Option<u32>,
+    /// With --dedup: what a near duplicate is.
+    dedup: Option<MatchRule>,
     /// With --dedup: records not stored as exact duplicates.
     exact: u64,
     /// With --dedup: records not stored as near duplicates.
@@ -88,8 +95,8 @@ struct Summary<'a> {
 impl Summary<'_> {
     /// Stores `entries` now (batches) or keeps them for the bulk load.
     fn store(&mut self, store: &Store, name: &str, entries: Vec<Entry>) -> Result<()> {
-        if let Some(k) = self.dedup {
-            return self.check_and_store(store, name, entries, k);
+        if let Some(rule) = self.dedup {
+            return self.check_and_store(store, name, entries, &rule);
         }
         match &mut self.pending {
             Some(loader) => {
@@ -116,12 +123,12 @@ impl Summary<'_> {
         store: &Store,
         name: &str,
         entries: Vec<Entry>,
-        k: u32,
+        rule: &MatchRule,
     ) -> Result<()> {
         let mut out = io::stdout().lock();
         for e in entries {
             let outcome = store
-                .check_and_insert_fingerprint(&e.id, e.fp, e.meta, k)
+                .check_and_insert_fingerprint_rule(&e.id, e.fp, e.meta, rule)
                 .with_context(|| format!("cannot store records of {name}"))?;
             match &outcome {
                 CheckOutcome::New { replaced: true, .. } => self.stored.replaced += 1,
@@ -171,10 +178,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     let start = Instant::now();
     let mut summary = Summary::default();
     if args.dedup {
-        // Refuse a k the tables cannot answer before reading anything.
-        let k = args.k.unwrap_or(store.layout().k_max());
-        store.layout().tables_for_k(k).context("--k")?;
-        summary.dedup = Some(k);
+        summary.dedup = Some(dedup_rule(&store, &args)?);
     } else if args.bulk || (store.is_empty() && total >= AUTO_BULK_BYTES) {
         summary.pending = Some(store.bulk_loader().context("cannot start the bulk load")?);
     }
@@ -183,10 +187,12 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     bar.finish_and_clear();
     let secs = start.elapsed().as_secs_f64();
     let s = &summary;
-    let dups = match s.dedup {
-        Some(k) => format!(
-            ", not stored: {} exact duplicates, {} near duplicates (k = {k})",
-            s.exact, s.near
+    let dups = match &s.dedup {
+        Some(rule) => format!(
+            ", not stored: {} exact duplicates, {} near duplicates ({})",
+            s.exact,
+            s.near,
+            rule::describe(rule)
         ),
         None => String::new(),
     };
@@ -220,6 +226,19 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     }
     outcome?;
     Ok(if s.failed > 0 { 1 } else { 0 })
+}
+
+/// The rule of `import --dedup` (see [`rule::match_rule`]), refused before anything is
+/// read when the tables cannot answer its k or `--verify` is no similarity.
+fn dedup_rule(store: &Store, args: &Args) -> Result<MatchRule> {
+    if let Some(t) = args.verify
+        && !rule::is_similarity(t)
+    {
+        anyhow::bail!("--verify {t}: the threshold is a similarity between 0 and 1");
+    }
+    let rule = rule::match_rule(store, args.k, args.verify);
+    store.layout().tables_for_k(rule.k).context("--k")?;
+    Ok(rule)
 }
 
 /// Reads every input into the store (or into the bulk load, then finishes it; a fatal

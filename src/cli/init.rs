@@ -3,17 +3,24 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use simstore::Store;
 use simstore::store::RedisUrl;
+use simstore::{Quality, Store};
 
 use super::Code;
 
 /// Arguments of `simstore init`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Largest Hamming distance the tables answer exactly (1 to 16).
-    #[arg(long, default_value_t = 3, value_parser = super::k_max_parser())]
-    k_max: u32,
+    /// The quality mode, recorded in the store: what a query or check given no --k or
+    /// --verify counts as a near duplicate. standard: tables exact within 3, candidates
+    /// within 8 kept when their texts' shingle sketches agree (≥ 0.2); high: the same with
+    /// the tables of k_max 4 (about twice as many; more copies found). See docs/quality.md.
+    #[arg(long, value_name = "MODE", default_value = "standard", value_parser = quality_parser())]
+    quality: Quality,
+    /// Largest Hamming distance the tables answer exactly (1 to 16) [default: the quality
+    /// mode's: 3 for standard, 4 for high].
+    #[arg(long, value_parser = super::k_max_parser())]
+    k_max: Option<u32>,
     /// Expected number of documents; picks the number of blocks (see docs/design.md).
     #[arg(long, default_value_t = 1_000_000)]
     expected_docs: u64,
@@ -24,6 +31,13 @@ pub struct Args {
     /// blocks − k_max, Manku's layout; fewer gives fewer tables with shorter prefixes).
     #[arg(long, requires = "blocks")]
     lead: Option<u32>,
+}
+
+/// The parser of `--quality`: a mode's name (offered to shell completions).
+fn quality_parser() -> impl clap::builder::TypedValueParser<Value = Quality> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Quality::ALL.map(Quality::name))
+        .try_map(|name| name.parse::<Quality>())
 }
 
 /// Runs the command; see [`Args`].
@@ -42,8 +56,11 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         );
     }
     let mut builder = Store::builder(db)
-        .k_max(args.k_max)
+        .quality(args.quality)
         .expected_docs(args.expected_docs);
+    if let Some(k) = args.k_max {
+        builder = builder.k_max(k);
+    }
     if let Some(b) = args.blocks {
         builder = builder.blocks(b);
     }
@@ -53,6 +70,11 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     let store = builder
         .open()
         .with_context(|| format!("cannot create {}", db.display()))?;
-    eprintln!("created {}: {}", db.display(), store.layout());
+    eprintln!(
+        "created {}: quality {}, {}",
+        db.display(),
+        store.quality(),
+        store.layout()
+    );
     Ok(0)
 }

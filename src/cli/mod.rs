@@ -23,6 +23,7 @@ mod output;
 mod query;
 mod relayout;
 mod repair;
+mod rule;
 #[cfg(feature = "server")]
 mod serve;
 mod stats;
@@ -102,7 +103,7 @@ enum Command {
     Init(init::Args),
     /// Import documents or precomputed fingerprints (JSONL or text files).
     Import(import::Args),
-    /// Find stored documents within Hamming distance k of a text or fingerprint.
+    /// Find the near duplicates of a text or fingerprint (by the store's quality mode, or within --k).
     Query(query::Args),
     /// Print fingerprints of texts without storing them.
     Fingerprint(fingerprint::Args),

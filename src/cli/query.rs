@@ -1,4 +1,5 @@
-//! `simstore query`: stored documents within Hamming distance k of a text or fingerprint.
+//! `simstore query`: the near duplicates of a text or fingerprint (the store's quality
+//! mode's rule, or within `--k`, or verified with `--verify`).
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -6,12 +7,11 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use rayon::prelude::*;
 use serde_json::{Value, json};
-use simstore::Sketch;
 use simstore::input::reader;
-use simstore::{Fingerprint, Match, Store};
+use simstore::{Fingerprint, Match, MatchRule, Sketch, Store};
 
 use super::input::{self, Inputs, Place, Raw};
-use super::{Code, open_for_reading_with, output};
+use super::{Code, open_for_reading_with, output, rule};
 
 /// Arguments of `simstore query`.
 #[derive(Debug, clap::Args)]
@@ -19,7 +19,7 @@ use super::{Code, open_for_reading_with, output};
     group = clap::ArgGroup::new("what").required(true).args(["text", "file", "fp", "batch"]),
     after_help = "Exit status: 0 some match, 1 no match, 2 error.\n\
                   Batch lines: a JSONL record {\"id\", \"title\"?, \"text\"?, \"fp\"?} or a bare 16-hex-digit fingerprint;\n\
-                  output: one line {\"query\": <id or line number>, \"matches\": [{\"id\", \"distance\", \"fp\", \"title\"?, \"url\"?}]} per input line."
+                  output: one line {\"query\": <id or line number>, \"matches\": [{\"id\", \"distance\", \"fp\", \"title\"?, \"url\"?, \"similarity\"?}]} per input line (\"similarity\": the sketch similarity the rule checked)."
 )]
 pub struct Args {
     /// Probe each query's tables on N threads at once: for a store larger than memory or
@@ -27,18 +27,20 @@ pub struct Args {
     /// warm cache [default: 0, one after another].
     #[arg(long, value_name = "N", default_value_t = 0)]
     probe_threads: usize,
-    /// Largest Hamming distance to report [default: the store's k_max] (at most the
-    /// store's k_max unless --exhaustive; at most 64).
+    /// Largest Hamming distance to report (at most the store's k_max unless --exhaustive;
+    /// at most 64). Without --k and --verify, the store's quality mode decides (see
+    /// `simstore init --quality`): its tables' k_max exactly, and candidates up to 8 bits
+    /// away whose shingle sketch agrees with the query text's (≥ 0.2; a query by --fp, or
+    /// a stored document without text, matches within k_max only). With --k alone: every
+    /// stored document within K, nothing else.
     #[arg(long = "k", short, value_name = "K", value_parser = clap::value_parser!(u32).range(0..=64))]
-    k_arg: Option<u32>,
-    /// The k in effect: --k, or the store's k_max.
-    #[arg(skip)]
-    k: u32,
-    /// Two-stage query: keep only matches whose shingle sketch is at least T similar to the
-    /// query text's (estimated Jaccard, 0..1; 0.4 is a good start). Needs a text query (not
-    /// --fp); best on a store made with a larger --k-max (e.g. `init --k-max 8`) queried
-    /// with that --k. Each match then shows the similarity checked (a last column, or
-    /// "similarity" in JSON). See docs/quality.md.
+    k: Option<u32>,
+    /// Two-stage query: keep only matches within --k (default: the store's k_max) whose
+    /// shingle sketch is at least T similar to the query text's (estimated Jaccard, 0..1;
+    /// 0.4 is a good start). Needs a text query (not --fp); best on a store made with a
+    /// larger --k-max (e.g. `init --k-max 8`) queried with that --k. See docs/quality.md.
+    /// Each match shows the similarity checked (a last column, or "similarity" in JSON),
+    /// as it does under the quality mode's rule.
     #[arg(long, value_name = "T")]
     verify: Option<f64>,
     /// Print matches as JSON lines.
@@ -71,15 +73,15 @@ pub struct Args {
 }
 
 /// Runs the query; see [`Args`].
-pub fn run(db: &Path, mut args: Args) -> Result<Code> {
+pub fn run(db: &Path, args: Args) -> Result<Code> {
     let store = open_for_reading_with(db, args.probe_threads)?;
-    args.k = args.k_arg.unwrap_or(store.layout().k_max());
-    if !args.exhaustive && args.k > store.layout().k_max() {
+    let rule = rule::match_rule(&store, args.k, args.verify);
+    if !args.exhaustive && rule.k > store.layout().k_max() {
         // Fail before reading any input, with the library's message.
-        store.layout().tables_for_k(args.k)?;
+        store.layout().tables_for_k(rule.k)?;
     }
     if let Some(t) = args.verify {
-        if !(0.0..=1.0).contains(&t) {
+        if !rule::is_similarity(t) {
             anyhow::bail!("--verify {t}: the threshold is a similarity between 0 and 1");
         }
         if args.fp.is_some() {
@@ -88,13 +90,14 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
             );
         }
     }
+    let ask = Ask { args: &args, rule };
     if let Some(batch) = &args.batch {
-        return run_batch(&store, batch, &args);
+        return run_batch(&store, batch, &ask);
     }
     let f = store.fingerprinter();
-    // The sketch only with --verify, from the same analysis as the fingerprint.
+    // The sketch only when the rule verifies, from the same analysis as the fingerprint.
     let analyze = |title: Option<&str>, text: &str| -> simstore::Result<_> {
-        match args.verify {
+        match rule.min_similarity {
             Some(_) => f.analyze(title, text).map(|a| (a.fingerprint, a.sketch)),
             None => Ok((f.fingerprint(title, text)?, None)),
         }
@@ -108,35 +111,66 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
         (_, _, Some(text)) => analyze(args.title.as_deref(), text)?,
         _ => unreachable!("clap requires one of text, --file, --fp, --batch"),
     };
-    let matches = search(&store, fp, sketch, &args, None)?;
-    let stdout = io::stdout();
-    let header = !args.json && !matches.is_empty() && stdout.is_terminal();
-    let mut out = BufWriter::new(stdout.lock());
-    if header {
-        let similarity = if args.verify.is_some() {
-            "\tsimilarity"
-        } else {
-            ""
-        };
-        writeln!(out, "{}{similarity}", output::MATCH_HEADER)?;
-    }
-    for (m, similarity) in &matches {
-        if args.json {
-            writeln!(out, "{}", verified_json(m, *similarity))?;
-        } else if let Some(s) = similarity {
-            writeln!(out, "{}\t{s:.3}", output::match_line(m))?;
-        } else {
-            writeln!(out, "{}", output::match_line(m))?;
-        }
-    }
-    out.flush()?;
+    let matches = refine(
+        accepted(&store, fp, sketch.as_ref(), &ask)?,
+        sketch,
+        &ask,
+        None,
+    );
+    print_matches(&matches, &ask, sketch.is_some())?;
     if !args.json && matches.is_empty() {
-        eprintln!("no stored document within distance {} of {fp}", args.k);
+        eprintln!("{}", nothing_found(&rule, fp, sketch.is_some()));
     }
     Ok(if matches.is_empty() { 1 } else { 0 })
 }
 
-/// A match and, with `--verify`, the similarity of its sketch to the query's.
+/// How every query of a run is answered: the rule, and the options applied after it.
+struct Ask<'a> {
+    args: &'a Args,
+    rule: MatchRule,
+}
+
+/// Prints the matches of one query: JSON lines, or tab-separated lines (under a header on
+/// a terminal) ending with the similarity checked when the rule verified a query with a
+/// sketch ("-" for a match that could not be verified).
+fn print_matches(matches: &[Verified], ask: &Ask, sketched: bool) -> Result<()> {
+    let stdout = io::stdout();
+    let similarity = sketched && ask.rule.min_similarity.is_some();
+    let mut out = BufWriter::new(stdout.lock());
+    if !ask.args.json && !matches.is_empty() && stdout.is_terminal() {
+        let column = if similarity { "\tsimilarity" } else { "" };
+        writeln!(out, "{}{column}", output::MATCH_HEADER)?;
+    }
+    for (m, s) in matches {
+        if ask.args.json {
+            writeln!(out, "{}", verified_json(m, *s))?;
+        } else if similarity {
+            let s = s.map_or_else(|| "-".to_owned(), |s| format!("{s:.3}"));
+            writeln!(out, "{}\t{s}", output::match_line(m))?;
+        } else {
+            writeln!(out, "{}", output::match_line(m))?;
+        }
+    }
+    Ok(out.flush()?)
+}
+
+/// What a query that found nothing says on stderr, naming the rule it applied.
+fn nothing_found(rule: &MatchRule, fp: Fingerprint, sketched: bool) -> String {
+    let applied = if sketched {
+        Some(*rule)
+    } else {
+        rule.without_sketch()
+    };
+    match applied {
+        Some(r) if r.min_similarity.is_none() => {
+            format!("no stored document within distance {} of {fp}", r.k)
+        }
+        Some(r) => format!("no near duplicate of {fp} ({})", rule::describe(&r)),
+        None => format!("no near duplicate of {fp}: the query has no words for a sketch"),
+    }
+}
+
+/// A match and, when the rule verified it, the similarity of its sketch to the query's.
 type Verified = (Match, Option<f64>);
 
 /// A match as JSON, with its `"similarity"` when verified.
@@ -148,45 +182,40 @@ fn verified_json(m: &Match, similarity: Option<f64>) -> Value {
     v
 }
 
-/// The matches of `fp` within `args.k`; with `--verify T`, only those whose stored sketch
-/// is at least T similar to `sketch` (none when either has no sketch), with the similarity.
-fn search(
+/// The matches of `fp` (with its `sketch`) that the rule accepts: from the tables, or with
+/// `--exhaustive` from every stored document within the rule's reach.
+fn accepted(
     store: &Store,
     fp: Fingerprint,
-    sketch: Option<Sketch>,
-    args: &Args,
-    self_id: Option<&str>,
-) -> simstore::Result<Vec<Verified>> {
-    let matches = if args.exhaustive {
-        store.query_exhaustive(fp, args.k)?
-    } else {
-        store.query(fp, args.k)?
-    };
-    Ok(refine(matches, sketch, args, self_id))
+    sketch: Option<&Sketch>,
+    ask: &Ask,
+) -> simstore::Result<Vec<Match>> {
+    let rule = &ask.rule;
+    if !ask.args.exhaustive {
+        return store.query_rule(fp, sketch, rule);
+    }
+    let mut all = store.query_exhaustive(fp, rule.reach.max(rule.k))?;
+    all.retain(|m| rule.accepts(m.distance, sketch, m.doc.sketch.as_ref()));
+    Ok(all)
 }
 
-/// `--verify` (with the similarity it checked), `--exclude-self` and `--limit` applied to
-/// a query's matches.
+/// The similarity the rule checked, `--exclude-self` and `--limit` applied to a query's
+/// accepted matches.
 fn refine(
     matches: Vec<Match>,
     sketch: Option<Sketch>,
-    args: &Args,
+    ask: &Ask,
     self_id: Option<&str>,
 ) -> Vec<Verified> {
-    let mut matches: Vec<Verified> = match args.verify {
-        None => matches.into_iter().map(|m| (m, None)).collect(),
-        Some(t) => matches
-            .into_iter()
-            .filter_map(|m| {
-                let s = m.doc.sketch.zip(sketch).map(|(a, b)| a.similarity(&b))?;
-                (s >= t).then_some((m, Some(s)))
-            })
-            .collect(),
-    };
-    if let Some(id) = self_id {
-        matches.retain(|(m, _)| m.doc.id != id);
-    }
-    if let Some(limit) = args.limit {
+    let mut matches: Vec<Verified> = matches
+        .into_iter()
+        .filter(|m| self_id != Some(m.doc.id.as_str()))
+        .map(|m| {
+            let s = rule::similarity(&ask.rule, sketch.as_ref(), m.doc.sketch.as_ref());
+            (m, s)
+        })
+        .collect();
+    if let Some(limit) = ask.args.limit {
         matches.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
     }
     matches
@@ -196,7 +225,8 @@ fn refine(
 /// its sketch.
 type Item = (Value, Option<String>, Fingerprint, Option<Sketch>);
 
-/// Whether a batch query's text gets a shingle sketch (only `--verify` compares sketches).
+/// Whether a batch query's text gets a shingle sketch (only a verifying rule compares
+/// sketches).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SketchMode {
     /// Sketch the text (a record given by its fingerprint alone has none).
@@ -235,23 +265,26 @@ type Answer = Result<(Value, Vec<Verified>), String>;
 
 /// The answers to a chunk of batch items: the table queries all in one
 /// [`Store::query_batch`] (one pipelined round trip per node on Redis Cluster), unless
-/// `--exhaustive`.
+/// `--exhaustive` or the rule takes candidates beyond its k (a quality mode's): then one
+/// query per item, in parallel.
 fn answer_chunk(
     store: &Store,
     items: Vec<(Place, Result<Item, String>)>,
-    args: &Args,
+    ask: &Ask,
 ) -> Vec<(Place, Answer)> {
-    let answer = |item: Item, matches: Vec<Match>| {
+    let rule = &ask.rule;
+    let answer = |item: Item, mut matches: Vec<Match>| {
         let (query, id, _, sketch) = item;
-        let self_id = id.as_deref().filter(|_| args.exclude_self);
-        (query, refine(matches, sketch, args, self_id))
+        matches.retain(|m| rule.accepts(m.distance, sketch.as_ref(), m.doc.sketch.as_ref()));
+        let self_id = id.as_deref().filter(|_| ask.args.exclude_self);
+        (query, refine(matches, sketch, ask, self_id))
     };
-    if args.exhaustive {
+    if ask.args.exhaustive || rule.reach > rule.k {
         return items
             .into_par_iter()
             .map(|(place, item)| {
                 let answer = item.and_then(|item| {
-                    let matches = store.query_exhaustive(item.2, args.k);
+                    let matches = accepted(store, item.2, item.3.as_ref(), ask);
                     Ok(answer(item, matches.map_err(|e| e.to_string())?))
                 });
                 (place, answer)
@@ -263,7 +296,7 @@ fn answer_chunk(
         .filter_map(|(_, item)| item.as_ref().ok().map(|i| i.2))
         .collect();
     let mut found = store
-        .query_batch(&fps, args.k)
+        .query_batch(&fps, rule.k)
         .map_err(|e| e.to_string())
         .map(Vec::into_iter);
     items
@@ -278,11 +311,11 @@ fn answer_chunk(
         .collect()
 }
 
-fn run_batch(store: &Store, path: &str, args: &Args) -> Result<Code> {
+fn run_batch(store: &Store, path: &str, ask: &Ask) -> Result<Code> {
     let mut inputs = Inputs::batch(&[path.to_owned()]);
     let mut out = BufWriter::new(io::stdout().lock());
     let (mut any_match, mut errors) = (false, 0u64);
-    let sketch_mode = if args.verify.is_some() {
+    let sketch_mode = if ask.rule.min_similarity.is_some() {
         SketchMode::Compute
     } else {
         SketchMode::Skip
@@ -299,7 +332,7 @@ fn run_batch(store: &Store, path: &str, args: &Args) -> Result<Code> {
                 (place, item)
             })
             .collect();
-        let answers = answer_chunk(store, items, args);
+        let answers = answer_chunk(store, items, ask);
         for (place, answer) in answers {
             match answer {
                 Ok((query, matches)) => {

@@ -30,9 +30,14 @@ pub struct Args {
 pub fn run(db: &Path, args: Args) -> Result<Code> {
     let store = open_existing(db)?;
     let old = store.layout().clone();
-    let k_max = args.k_max.unwrap_or(old.k_max());
+    // Without --k-max or --blocks, a store with its mode's k_max keeps to the mode's own
+    // layout for the new size (Quality::layout); otherwise the plain rule of Layout::choose
+    // at the given or current k_max.
+    let quality = store.quality();
+    let own = args.blocks.is_none() && old.k_max() == quality.k_max();
+    let k_max = args.k_max.or((!own).then_some(old.k_max()));
     let expected = args.expected_docs.unwrap_or(store.len());
-    let layout = Layout::choose(k_max, args.blocks, args.lead, expected)?;
+    let layout = quality.choose_layout(k_max, args.blocks, args.lead, expected)?;
     if layout == old {
         eprintln!("the store already has this layout: {old}");
         return Ok(0);

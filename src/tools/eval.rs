@@ -231,10 +231,10 @@ pub enum Predictor {
 
 impl Predictor {
     /// Quality mode `quality` as a store of that mode created for `scale` documents answers
-    /// it: the layout [`Layout::for_expected_docs`] gives (`simstore init --expected-docs`),
-    /// and the mode's rule at that layout's `k_max`.
+    /// it: the mode's layout for that size ([`Quality::layout`], what `simstore init
+    /// --quality Q --expected-docs N` creates), and the mode's rule at its `k_max`.
     pub fn mode(quality: Quality, scale: u64) -> crate::Result<Self> {
-        let layout = Layout::for_expected_docs(scale, quality.k_max())?;
+        let layout = quality.layout(scale)?;
         let rule = quality.rule(layout.k_max());
         Ok(Predictor::Rule { layout, rule })
     }

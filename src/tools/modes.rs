@@ -147,14 +147,20 @@ mod tests {
             [
                 ("k <= 3", 1_000_000, 4, 3, 3),
                 ("standard", 1_000_000, 4, 3, 8),
-                ("high", 1_000_000, 7, 4, 8),
+                ("high", 1_000_000, 5, 4, 8),
                 ("k <= 3", 10_000_000, 6, 3, 3),
-                ("standard", 10_000_000, 6, 3, 8),
-                ("high", 10_000_000, 12, 4, 8),
+                ("standard", 10_000_000, 8, 3, 8),
+                ("high", 10_000_000, 7, 4, 8),
             ]
         );
         for r in &rows {
-            let want = Layout::for_expected_docs(r.scale, r.rule.k).unwrap();
+            let want = match crate::index::quality::Quality::ALL
+                .into_iter()
+                .find(|q| q.name() == r.name)
+            {
+                Some(q) => q.layout(r.scale).unwrap(),
+                None => Layout::for_expected_docs(r.scale, r.rule.k).unwrap(),
+            };
             assert_eq!(r.layout, want);
             assert_eq!(
                 r.expected_query_us(),

@@ -38,7 +38,7 @@ use super::{Code, open_for_reading, output};
 )]
 pub struct Args {
     /// Largest Hamming distance of a pair [default: the store's k_max; for FILEs, 3] (for a
-    /// store: at most its k_max).
+    /// store without --verify: at most its k_max).
     #[arg(long = "k", short, value_name = "K", value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_K)))]
     k_arg: Option<u32>,
     /// The k in effect.
@@ -67,7 +67,10 @@ pub struct Args {
     #[arg(long, value_name = "NAME", default_value = "id")]
     id_field: String,
     /// A pair within k counts only when the two texts' shingle sketches are at least T
-    /// similar (estimated Jaccard, 0..1), as `query --verify` checks. FILEs only.
+    /// similar (estimated Jaccard, 0..1), as `query --verify` checks; a document without
+    /// a sketch (stored from a fingerprint, or too short) is in no pair. Of a store: its
+    /// documents' fingerprints and sketches are read once and compared in memory (as for
+    /// FILEs, so K may exceed the store's k_max; about 100 bytes a document).
     #[arg(long, value_name = "T")]
     verify: Option<f64>,
     /// Input format of FILEs.
@@ -104,7 +107,9 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
     let (result, titles, failed) = if args.files.is_empty() {
         let store = open_for_reading(db)?;
         args.k = args.k_arg.unwrap_or(store.layout().k_max());
-        let result = if args.pairs {
+        let result = if args.verify.is_some() {
+            stored_docs(&store).and_then(|docs| dedup_files(&docs, &args, &mut print_pair))
+        } else if args.pairs {
             store.dedup_pairs(args.k, &mut print_pair)
         } else {
             store.dedup(args.k)
@@ -127,7 +132,11 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
         print_clusters(&mut out, &report, pretty.then_some(&titles))?;
     }
     out.flush()?;
-    Summary::of(&report, failed).print(args.k, "", start);
+    let verified = args
+        .verify
+        .map(|t| format!("; pairs verified at {t}"))
+        .unwrap_or_default();
+    Summary::of(&report, failed).print(args.k, &verified, start);
     Ok(if failed > 0 || report.pairs == 0 {
         1
     } else {
@@ -135,8 +144,8 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
     })
 }
 
-/// Refuses options that do not apply: --verify out of 0..1; --output, --verify,
-/// --text-field or --id-field without FILEs.
+/// Refuses options that do not apply: --verify out of 0..1; --output, --text-field or
+/// --id-field without FILEs.
 fn check_args(args: &Args) -> Result<()> {
     if let Some(t) = args.verify
         && !(0.0..=1.0).contains(&t)
@@ -145,7 +154,6 @@ fn check_args(args: &Args) -> Result<()> {
     }
     let file_only = [
         (args.output.is_some(), "--output"),
-        (args.verify.is_some(), "--verify"),
         (args.text_field.is_some(), "--text-field"),
         (args.id_field != "id", "--id-field"),
     ];
@@ -179,10 +187,30 @@ struct FileDoc {
     title: Option<String>,
 }
 
-/// The documents read from the input files, and their sketches (with `--verify`).
+/// The documents read from the input files (or, with `--verify`, from a store), and their
+/// sketches (with `--verify`).
 struct FileDocs {
     docs: Vec<FileDoc>,
     sketches: Vec<Option<Sketch>>,
+}
+
+/// Every document of `store` with its sketch, for a dedup `--verify` of the store (titles
+/// are read from the store when printed).
+fn stored_docs(store: &Store) -> simstore::Result<FileDocs> {
+    let mut files = FileDocs {
+        docs: Vec::with_capacity(store.len() as usize),
+        sketches: Vec::with_capacity(store.len() as usize),
+    };
+    store.for_each_doc(|d| {
+        files.docs.push(FileDoc {
+            id: d.id,
+            fp: d.fp,
+            title: None,
+        });
+        files.sketches.push(d.sketch);
+        Ok(())
+    })?;
+    Ok(files)
 }
 
 /// The pairs (printed as found, with `--pairs`) and clusters of the documents read.

@@ -10,11 +10,11 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::json;
 use simstore::input::reader;
-use simstore::{CheckOutcome, InsertOutcome};
+use simstore::{CheckOutcome, InsertOutcome, MatchRule};
 
 use super::error::{ApiError, ApiResult};
 use super::state::{self, Shared};
-use crate::cli::output;
+use crate::cli::{output, rule};
 
 pub(super) fn body(bytes: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
     bytes.map_err(ApiError::from)
@@ -45,7 +45,8 @@ pub(super) async fn insert(
     .await
 }
 
-/// The fields of a document sent to /insert or /check_and_insert (which also takes `k`):
+/// The fields of a document sent to /insert or /check_and_insert (which also takes `k` and
+/// `verify`):
 /// any other is refused (400 naming it), never silently ignored. Their values are checked
 /// by [`reader::parse_jsonl`].
 #[derive(Debug, Deserialize)]
@@ -59,26 +60,47 @@ struct DocFields {
     url: Option<IgnoredAny>,
     fp: Option<IgnoredAny>,
     k: Option<IgnoredAny>,
+    verify: Option<IgnoredAny>,
 }
 
-/// The `k` of a check-and-insert request (the other fields are the document's).
+/// What a check-and-insert request counts as a near duplicate (the other fields are the
+/// document's): neither field, the store's quality mode; see [`rule::match_rule`].
 #[derive(Debug, Deserialize)]
-struct CheckK {
-    /// Default: the store's k_max.
+struct CheckRule {
     #[serde(default)]
     k: Option<u32>,
+    #[serde(default)]
+    verify: Option<f64>,
+}
+
+impl CheckRule {
+    /// The rule of the request's body `bytes`, or 400 naming the field.
+    fn of(store: &simstore::Store, bytes: &[u8]) -> Result<MatchRule, ApiError> {
+        let r = serde_json::from_slice::<CheckRule>(bytes)
+            .map_err(|e| ApiError::bad_request(format!("invalid \"k\" or \"verify\": {e}")))?;
+        if let Some(t) = r.verify
+            && !rule::is_similarity(t)
+        {
+            return Err(ApiError::bad_request(format!(
+                "\"verify\": {t} is not a similarity between 0 and 1"
+            )));
+        }
+        Ok(rule::match_rule(store, r.k, r.verify))
+    }
 }
 
 /// `bytes` (a JSON object: it parsed as a record) as `T`, or 400 naming the field.
-/// Refuses a body with a field that is not a document's (nor `k`, where `with_k`).
-fn fields(bytes: &[u8], with_k: bool) -> Result<(), ApiError> {
+/// Refuses a body with a field that is not a document's (nor `k` or `verify`, where
+/// `with_rule`).
+fn fields(bytes: &[u8], with_rule: bool) -> Result<(), ApiError> {
     let f = serde_json::from_slice::<DocFields>(bytes)
         .map_err(|e| ApiError::bad_request(format!("invalid document: {e}")))?;
-    if f.k.is_some() && !with_k {
-        return Err(ApiError::bad_request(
-            "invalid document: unknown field `k`, expected one of `id`, `title`, `text`, \
-             `html`, `url`, `fp`",
-        ));
+    let given = [(f.k.is_some(), "k"), (f.verify.is_some(), "verify")];
+    if let Some((_, name)) = given.iter().find(|(given, _)| *given && !with_rule) {
+        return Err(ApiError::bad_request(format!(
+            "invalid document: unknown field `{name}`, expected one of `id`, `title`, `text`, \
+             `html`, `url`, `fp`"
+        )));
     }
     Ok(())
 }
@@ -93,14 +115,11 @@ pub(super) async fn check_and_insert(
         let record = reader::parse_jsonl(bytes.trim_ascii())?;
         // The record parsed, so the body is a JSON object.
         fields(&bytes, true)?;
-        let k = serde_json::from_slice::<CheckK>(&bytes)
-            .map_err(|e| ApiError::bad_request(format!("invalid \"k\": {e}")))?
-            .k
-            .unwrap_or_else(|| store.layout().k_max());
+        let rule = CheckRule::of(store, &bytes)?;
         let entry = record.into_entry(store.fingerprinter())?;
         let id = entry.id.clone();
         let outcome = store
-            .check_and_insert_fingerprint(&entry.id, entry.fp, entry.meta, k)
+            .check_and_insert_fingerprint_rule(&entry.id, entry.fp, entry.meta, &rule)
             .map_err(|e| app.write_failed(e))?;
         app.metrics.check_outcome(&outcome);
         let mut v = json!({ "id": id, "fp": outcome.fingerprint().to_string() });
@@ -155,6 +174,8 @@ pub(super) async fn stats(State(app): State<Shared>) -> ApiResult {
             "docs": s.docs, "format_version": s.format_version, "spec": s.spec.to_string(),
             "k_max": l.k_max(), "blocks": l.widths(), "tables": l.tables().len(),
             "disk_bytes": s.disk_bytes, "expected_candidates_per_query": s.expected_candidates,
+            "quality": app.store.quality().name(),
+            "quality_rule": rule::rule_json(&app.store.mode_rule()),
         })))
     })
     .await

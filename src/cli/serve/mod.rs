@@ -7,14 +7,18 @@
 //! | method, path | body | answer |
 //! |---|---|---|
 //! | `POST /insert` | `{"id", "title"?, "text"?, "url"?, "fp"?}` | `{"id", "fp", "status": "inserted" \| "replaced"}` |
-//! | `POST /check_and_insert` | the same and `"k"`? | `{"id", "fp", "status": "new" \| "exact_duplicate" \| "near_duplicate", "of"?, "distance"?}` |
-//! | `POST /query` | `{"text"? , "title"?, "fp"?, "k"?, "limit"?}` (`"id"`, `"url"` ignored) | `{"matches": [{"id", "distance", "fp", "title"?, "url"?}]}` |
+//! | `POST /check_and_insert` | the same and `"k"`?, `"verify"`? | `{"id", "fp", "status": "new" \| "exact_duplicate" \| "near_duplicate", "of"?, "distance"?}` |
+//! | `POST /query` | `{"text"? , "title"?, "fp"?, "k"?, "verify"?, "limit"?}` (`"id"`, `"url"` ignored) | `{"fp", "k", "matches": [{"id", "distance", "fp", "title"?, "url"?, "similarity"?}]}` |
 //! | `POST /query/batch` | `[query, ...]` | `{"results": [{"matches": [...]}, ...]}` |
 //! | `GET /docs/{id}` | | the document, or 404 |
 //! | `DELETE /docs/{id}` | | `{"deleted": true}`, or 404 |
 //! | `GET /stats` | | documents, layout, disk size |
 //! | `GET /health` | | `{"status": "ok"}`; 503 while shutting down or once writes stopped |
 //! | `GET /metrics` | | Prometheus text: requests by endpoint and status, latency histograms, check_and_insert outcomes, store size |
+//!
+//! A query or check without `"k"` and `"verify"` applies the store's quality mode
+//! (`simstore init --quality`); with `"k"` alone, "distance ≤ k"; with `"verify"`, the
+//! two-stage test of `query --verify` (see `rule.rs`).
 //!
 //! Files: `access.rs` who may talk to the server; `conn.rs` connections (bound, header
 //! timeout, bounded shutdown); `fds.rs` the descriptor budget; `body.rs` the body timeout;
@@ -74,9 +78,11 @@ mod state;
 #[command(
     after_help = "Endpoints (JSON in and out; errors {\"error\": ...} with 400/404/408/413/422/500/503):\n  \
                   POST /insert {\"id\", \"title\"?, \"text\"?, \"url\"?, \"fp\"?}\n  \
-                  POST /check_and_insert (the same, and \"k\"?) -> {\"status\": \"new\"|\"exact_duplicate\"|\"near_duplicate\", \"of\"?, \"distance\"?}\n  \
-                  POST /query {\"text\"?|\"title\"?|\"fp\"?, \"k\"?, \"limit\"?} -> {\"matches\": [...]}\n  \
+                  POST /check_and_insert (the same, and \"k\"?, \"verify\"?) -> {\"status\": \"new\"|\"exact_duplicate\"|\"near_duplicate\", \"of\"?, \"distance\"?}\n  \
+                  POST /query {\"text\"?|\"title\"?|\"fp\"?, \"k\"?, \"verify\"?, \"limit\"?} -> {\"matches\": [...]}\n  \
                   POST /query/batch [query, ...] -> {\"results\": [...]}\n  \
+                  Without \"k\" and \"verify\", the store's quality mode decides what is a near duplicate\n  \
+                  (see `simstore init --quality`); \"k\" alone: within k; \"verify\": as `query --verify`.\n  \
                   GET /docs/{id}, DELETE /docs/{id}, GET /stats, GET /health\n  \
                   GET /metrics (Prometheus text: requests by endpoint and status, latency\n  \
                   histograms, check_and_insert outcomes, store size)\n\

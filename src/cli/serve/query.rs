@@ -13,7 +13,7 @@ use simstore::{Fingerprint, Store};
 use super::error::{ApiError, ApiResult};
 use super::handlers::body;
 use super::state::{self, Shared};
-use crate::cli::output;
+use crate::cli::{output, rule};
 
 /// A query: a text (with an optional title) or a fingerprint, and how far to look. Any
 /// other field is refused (400 naming it), never silently ignored.
@@ -34,7 +34,7 @@ struct QueryRequest {
     title: Option<String>,
     #[serde(default)]
     fp: Option<String>,
-    /// Default: the store's k_max.
+    /// Neither `k` nor `verify`: the store's quality mode (see [`rule::match_rule`]).
     #[serde(default)]
     k: Option<u32>,
     #[serde(default)]
@@ -87,6 +87,14 @@ fn parse_query(v: Value) -> Result<QueryRequest, ApiError> {
 }
 
 fn run_query(store: &Store, q: &QueryRequest, budget: &mut MatchBudget) -> Result<Value, ApiError> {
+    if let Some(t) = q.verify
+        && !rule::is_similarity(t)
+    {
+        return Err(ApiError::bad_request(format!(
+            "\"verify\": {t} is not a similarity between 0 and 1"
+        )));
+    }
+    let rule = rule::match_rule(store, q.k, q.verify);
     let (fp, sketch) = match (&q.fp, &q.text, &q.title) {
         (Some(_), _, _) if q.verify.is_some() => {
             return Err(ApiError::new(
@@ -103,7 +111,7 @@ fn run_query(store: &Store, q: &QueryRequest, budget: &mut MatchBudget) -> Resul
         }
         (None, text, title) => {
             let (title, text) = (title.as_deref(), text.as_deref().unwrap_or(""));
-            match q.verify {
+            match rule.min_similarity {
                 Some(_) => {
                     let a = store.fingerprinter().analyze(title, text)?;
                     (a.fingerprint, a.sketch)
@@ -112,40 +120,22 @@ fn run_query(store: &Store, q: &QueryRequest, budget: &mut MatchBudget) -> Resul
             }
         }
     };
-    let k = q.k.unwrap_or_else(|| store.layout().k_max());
-    let mut matches: Vec<(simstore::Match, Option<f64>)> = match (q.verify, sketch) {
-        (Some(t), _) if !(0.0..=1.0).contains(&t) => {
-            return Err(ApiError::bad_request(format!(
-                "\"verify\": {t} is not a similarity between 0 and 1"
-            )));
-        }
-        (Some(t), Some(sketch)) => store
-            .query(fp, k)?
-            .into_iter()
-            .filter_map(|m| {
-                let s = m.doc.sketch.map(|s| s.similarity(&sketch))?;
-                (s >= t).then_some((m, Some(s)))
-            })
-            .collect(),
-        // A text without words for a sketch verifies nothing (as `query --verify`).
-        (Some(_), None) => Vec::new(),
-        (None, _) => store.query(fp, k)?.into_iter().map(|m| (m, None)).collect(),
-    };
+    let mut matches = store.query_rule(fp, sketch.as_ref(), &rule)?;
     if let Some(limit) = q.limit {
         matches.truncate(limit);
     }
     budget.take(matches.len())?;
     let matches: Vec<Value> = matches
         .iter()
-        .map(|(m, similarity)| {
+        .map(|m| {
             let mut v = output::match_json(m);
-            if let Some(s) = similarity {
+            if let Some(s) = rule::similarity(&rule, sketch.as_ref(), m.doc.sketch.as_ref()) {
                 v["similarity"] = json!(s);
             }
             v
         })
         .collect();
-    Ok(json!({ "fp": fp.to_string(), "k": k, "matches": matches }))
+    Ok(json!({ "fp": fp.to_string(), "k": rule.k, "matches": matches }))
 }
 
 fn parse_json(bytes: &[u8]) -> Result<Value, ApiError> {

@@ -1,0 +1,101 @@
+//! What a query or check counts as a near duplicate, from its `--k` and `--verify` (or the
+//! HTTP request's `"k"` and `"verify"`): the one place every command and endpoint picks its
+//! [`MatchRule`].
+
+use simstore::{MatchRule, Sketch, Store};
+
+/// The rule of a query or check given `k` and `verify` (each optional):
+/// - neither: the store's quality mode ([`Store::mode_rule`]);
+/// - `k` alone: "distance ≤ k" ([`MatchRule::within`]), as before the modes;
+/// - `verify` T: "distance ≤ k and sketch similarity ≥ T" ([`MatchRule::verified`]), with
+///   k = `k` or the store's k_max.
+///
+/// Callers check that T is a similarity (0..=1) first, with their own message.
+pub fn match_rule(store: &Store, k: Option<u32>, verify: Option<f64>) -> MatchRule {
+    match (k, verify) {
+        (None, None) => store.mode_rule(),
+        (Some(k), None) => MatchRule::within(k),
+        (k, Some(t)) => MatchRule::verified(k.unwrap_or_else(|| store.layout().k_max()), t),
+    }
+}
+
+/// Whether `t` is a similarity threshold (0 to 1).
+pub fn is_similarity(t: f64) -> bool {
+    (0.0..=1.0).contains(&t)
+}
+
+/// The similarity a verifying rule checked between the query's and a match's sketches
+/// (`None` when the rule does not verify or either side has no sketch).
+pub fn similarity(
+    rule: &MatchRule,
+    query: Option<&Sketch>,
+    stored: Option<&Sketch>,
+) -> Option<f64> {
+    rule.min_similarity?;
+    Some(query?.similarity(stored?))
+}
+
+/// The rule in words: "within k = 3", "within k = 8, verified at 0.4", or for a mode's rule
+/// "exact within 3; candidates within 8 verified at 0.2".
+pub fn describe(rule: &MatchRule) -> String {
+    match rule.min_similarity {
+        None => format!("within k = {}", rule.k),
+        Some(t) if rule.reach <= rule.k && !rule.unverifiable_within_k => {
+            format!("within k = {}, verified at {t}", rule.k)
+        }
+        Some(t) => format!(
+            "exact within {}; candidates within {} verified at {t}",
+            rule.k, rule.reach
+        ),
+    }
+}
+
+/// The rule as JSON fields (for `stats --json`, `/stats` and the summaries): `k`, `reach`
+/// and, when it verifies, `min_similarity`.
+pub fn rule_json(rule: &MatchRule) -> serde_json::Value {
+    let mut v = serde_json::json!({ "k": rule.k, "reach": rule.reach });
+    if let Some(t) = rule.min_similarity {
+        v["min_similarity"] = t.into();
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use simstore::Quality;
+
+    use super::*;
+
+    #[test]
+    fn each_rule_says_what_it_counts() {
+        assert_eq!(describe(&MatchRule::within(3)), "within k = 3");
+        assert_eq!(
+            describe(&MatchRule::verified(8, 0.4)),
+            "within k = 8, verified at 0.4"
+        );
+        assert_eq!(
+            describe(&Quality::Standard.rule(3)),
+            "exact within 3; candidates within 8 verified at 0.2"
+        );
+        let json = rule_json(&Quality::High.rule(4));
+        assert_eq!(
+            json,
+            serde_json::json!({"k": 4, "reach": 8, "min_similarity": 0.2})
+        );
+        assert!(
+            rule_json(&MatchRule::within(2))
+                .get("min_similarity")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn similarity_only_when_verified_and_both_sides_have_a_sketch() {
+        let a = Sketch([1; Sketch::BYTES]);
+        assert_eq!(similarity(&MatchRule::within(3), Some(&a), Some(&a)), None);
+        let verified = MatchRule::verified(3, 0.5);
+        assert_eq!(similarity(&verified, Some(&a), Some(&a)), Some(1.0));
+        assert_eq!(similarity(&verified, None, Some(&a)), None);
+        assert_eq!(similarity(&verified, Some(&a), None), None);
+    }
+}
