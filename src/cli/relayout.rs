@@ -4,7 +4,6 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use simstore::Layout;
 
 use super::{Code, open_existing};
 
