@@ -676,15 +676,17 @@ mod tests {
         let Predictor::Rule { layout, rule } = &mode else {
             panic!("a mode is a rule")
         };
-        assert_eq!((layout.k_max(), layout.tables().len()), (3, 6), "{layout}");
+        assert_eq!((layout.k_max(), layout.tables().len()), (3, 8), "{layout}");
+        assert_eq!(layout.lead(), 3, "{layout}");
         assert_eq!((rule.k, rule.reach), (3, 8));
         let a = 0x0123_4567_89AB_CDEFu64;
         // Six bits beyond the prefix of table 0: one span, distance 6.
         let in_span = a ^ layout.unpermute(0, 0b11_1111);
         assert_eq!((a ^ in_span).count_ones(), 6);
         assert!(layout.finds(3, a, in_span));
-        // One bit in each of five of the six blocks: every table's prefix differs.
-        let apart = one_bit_per_block(layout, a, 5);
+        // One bit in each of seven of the nine blocks: no three clean blocks are left for
+        // a table's prefix, so every table's prefix differs.
+        let apart = one_bit_per_block(layout, a, 7);
         assert!(!layout.finds(3, a, apart));
         let cases = [
             (
@@ -741,8 +743,8 @@ mod tests {
         assert_eq!(r.overall.len(), 1);
         let c = r.overall[0];
         assert_eq!((c.tp, c.fn_), (1, 1));
-        // The plain query within 6 finds both, and "distance <= 3" neither.
-        assert_eq!(evaluate(&fps, &pairs, &distance(6, None)).overall[6].tp, 2);
+        // The plain query within 7 finds both, and "distance <= 3" neither.
+        assert_eq!(evaluate(&fps, &pairs, &distance(7, None)).overall[7].tp, 2);
         let plain = Predictor::within(3, 10_000_000).unwrap();
         assert_eq!(evaluate(&fps, &pairs, &plain).overall[0].tp, 0);
     }
