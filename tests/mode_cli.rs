@@ -1,6 +1,7 @@
 //! The store's quality mode at the surfaces: `init --quality`, `stats`, and the defaults of
-//! `query`, `import --dedup` and HTTP `/query`, `/check_and_insert` (the mode's rule when no
-//! k or verify is given); `--verify` on `import --dedup` and on a store's `dedup`.
+//! `query`, `import --dedup`, a store's `dedup` and HTTP `/query`, `/check_and_insert` (the
+//! mode's rule when no k or verify is given); `--verify` on `import --dedup` and on a store's
+//! `dedup`.
 //!
 //! The data: an article, a copy of it with two words changed (6 bits away, beyond k_max = 3,
 //! within the mode's reach of 8, its sketch ≥ 0.2 similar) and a decoy made of the article's
@@ -262,7 +263,7 @@ fn store_dedup_verify_keeps_similar_pairs_only() {
             })
             .collect()
     };
-    let mut plain = pairs(&["dedup", "--pairs"]);
+    let mut plain = pairs(&["dedup", "--pairs", "--k", "3"]);
     plain.sort();
     let p = |a: &str, b: &str| (a.to_owned(), b.to_owned());
     assert_eq!(
@@ -272,6 +273,26 @@ fn store_dedup_verify_keeps_similar_pairs_only() {
             p("article", "decoy"),
             p("bare", "decoy")
         ]
+    );
+    // Given no --k or --verify, the store's mode: the copy (6 bits away, in a shared span,
+    // similar sketch) pairs with the article, the decoy (distance 0, another text) does
+    // not; the bare fingerprint (no sketch) pairs within k_max.
+    let mut mode = pairs(&["dedup", "--pairs"]);
+    mode.sort();
+    assert_eq!(
+        mode,
+        [
+            p("article", "bare"),
+            p("article", "copy"),
+            p("bare", "decoy")
+        ]
+    );
+    let o = t.run(&["dedup"]);
+    assert!(
+        stderr(&o)
+            .contains("pairs in the store's standard mode (exact within 3; candidates within 8"),
+        "{}",
+        stderr(&o)
     );
     let verified = pairs(&["dedup", "--pairs", "--k", "8", "--verify", "0.5"]);
     assert_eq!(verified, [p("article", "copy")]);

@@ -186,3 +186,53 @@ fn mode_checks_equal_the_sequential_model() {
         }
     }
 }
+
+/// A store's dedup under its mode's rule reports exactly the pairs the model accepts (every
+/// pair of stored documents that the layout's probe puts in one span within the reach and
+/// whose sketches agree), and the plain dedup's pairs are unchanged.
+#[test]
+fn mode_dedup_pairs_equal_the_model() {
+    for backend in BACKENDS {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(backend, dir.path(), Quality::Standard);
+        let rule = store.mode_rule();
+        let mut r = rng(23);
+        let docs = documents(&mut r, 30, 10, "p");
+        for d in &docs {
+            store
+                .insert_fingerprint(&d.id, Fingerprint(d.fp), d.meta())
+                .unwrap();
+        }
+        let layout = store.layout();
+        let mut want = Vec::new();
+        for (i, a) in docs.iter().enumerate() {
+            for b in &docs[i + 1..] {
+                let d = (a.fp ^ b.fp).count_ones();
+                if layout.finds(rule.k, a.fp, b.fp)
+                    && rule.accepts(d, a.sketch.as_ref(), b.sketch.as_ref())
+                {
+                    want.push((
+                        a.id.clone().min(b.id.clone()),
+                        a.id.clone().max(b.id.clone()),
+                        d,
+                    ));
+                }
+            }
+        }
+        want.sort();
+        let mut got = Vec::new();
+        let report = store
+            .dedup_pairs_rule(&rule, |p| {
+                got.push((p.a, p.b, p.distance));
+                Ok(())
+            })
+            .unwrap();
+        got.sort();
+        assert_eq!(got, want, "{backend:?}");
+        assert!(want.iter().any(|p| p.2 > rule.k), "pairs beyond k_max");
+        assert_eq!(report.pairs, want.len() as u64);
+        assert_eq!(store.dedup_rule(&rule).unwrap(), report);
+        let plain = store.dedup(3).unwrap();
+        assert!(plain.pairs > 0 && plain != report);
+    }
+}

@@ -9,6 +9,8 @@ use super::Store;
 use super::backend::Snapshot;
 use crate::error::{Error, Result};
 use crate::index::cluster::{DedupReport, DuplicatePair, PairScan, UnionFind};
+use crate::index::quality::MatchRule;
+use crate::types::Sketch;
 
 /// Whether a dedup run keeps every id in memory (to report pairs) or only sequence numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,15 +85,27 @@ impl Store {
     /// bytes per document plus the ids of the clustered documents; time: one scan of `ids`,
     /// of each probed table, and of `ids` again.
     pub fn dedup(&self, k: u32) -> Result<DedupReport> {
-        let probe = self.manifest.layout.tables_for_k(k)?.len();
+        self.dedup_rule(&MatchRule::within(k))
+    }
+
+    /// [`Store::dedup`] with the pairs `rule` accepts: those within `rule.reach` that share
+    /// a prefix in a table probed for `rule.k` (for a mode's rule, as its queries see
+    /// them), kept when the rule accepts their sketches. A verifying rule also reads every
+    /// document's sketch first (about 72 more bytes per document).
+    pub fn dedup_rule(&self, rule: &MatchRule) -> Result<DedupReport> {
+        let probe = self.manifest.layout.tables_for_k(rule.k)?.len();
         let snap = self.backend.snapshot();
         let members = Members::read(snap.as_ref(), Ids::Skipped)?;
+        let sketches = Sketches::read(snap.as_ref(), &members, rule)?;
         // The tables are walked in parallel (each pair is owned by one table, whatever the
         // order); the rare pairs meet in one locked union-find.
         let shared = Mutex::new((UnionFind::new(members.seqs.len())?, 0u64));
         (0..probe).into_par_iter().try_for_each(|pos| {
-            self.walk_table(snap.as_ref(), pos, k, |sa, sb, _| {
+            self.walk_table(snap.as_ref(), pos, rule, |sa, sb, d| {
                 let (a, b) = (members.index(sa)?, members.index(sb)?);
+                if !sketches.accepts(rule, a, b, d) {
+                    return Ok(());
+                }
                 let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
                 s.0.union(a, b);
                 s.1 += 1;
@@ -107,16 +121,29 @@ impl Store {
     pub fn dedup_pairs(
         &self,
         k: u32,
+        on_pair: impl FnMut(DuplicatePair) -> Result<()>,
+    ) -> Result<DedupReport> {
+        self.dedup_pairs_rule(&MatchRule::within(k), on_pair)
+    }
+
+    /// [`Store::dedup_rule`], calling `on_pair` with every pair, as [`Store::dedup_pairs`].
+    pub fn dedup_pairs_rule(
+        &self,
+        rule: &MatchRule,
         mut on_pair: impl FnMut(DuplicatePair) -> Result<()>,
     ) -> Result<DedupReport> {
-        let probe = self.manifest.layout.tables_for_k(k)?.len();
+        let probe = self.manifest.layout.tables_for_k(rule.k)?.len();
         let snap = self.backend.snapshot();
         let members = Members::read(snap.as_ref(), Ids::Kept)?;
+        let sketches = Sketches::read(snap.as_ref(), &members, rule)?;
         let mut uf = UnionFind::new(members.seqs.len())?;
         let mut pairs = 0u64;
         for pos in 0..probe {
-            self.walk_table(snap.as_ref(), pos, k, |sa, sb, d| {
+            self.walk_table(snap.as_ref(), pos, rule, |sa, sb, d| {
                 let (a, b) = (members.index(sa)?, members.index(sb)?);
+                if !sketches.accepts(rule, a, b, d) {
+                    return Ok(());
+                }
                 pairs += 1;
                 uf.union(a, b);
                 on_pair(members.pair(a, b, d))
@@ -173,24 +200,53 @@ impl Store {
         })
     }
 
-    /// Walks table `probe[pos]` of the probe set of `k` in key order and calls
-    /// `emit(seq a, seq b, distance)` for every pair within `k` that this table owns.
+    /// Walks table `probe[pos]` of the probe set of `rule.k` in key order and calls
+    /// `emit(seq a, seq b, distance)` for every pair within `rule.reach` that this table
+    /// owns.
     fn walk_table(
         &self,
         snap: &dyn Snapshot,
         pos: usize,
-        k: u32,
+        rule: &MatchRule,
         emit: impl FnMut(u64, u64, u32) -> Result<()>,
     ) -> Result<()> {
         let layout = &self.manifest.layout;
-        let probe = layout.tables_for_k(k)?;
-        let mut scan = PairScan::new(layout, probe, pos, k, emit);
+        let probe = layout.tables_for_k(rule.k)?;
+        let reach = rule.reach.max(rule.k);
+        let mut scan = PairScan::new(layout, probe, pos, reach, emit);
         snap.scan_table(probe[pos], 0, None, &mut |entry| {
             let (key, seq) = entry?;
             scan.push(key, seq)?;
             Ok(true)
         })?;
         scan.finish()
+    }
+}
+
+/// The sketches of a dedup's members by dense index, read only when its rule verifies.
+struct Sketches(Option<Vec<Option<Sketch>>>);
+
+impl Sketches {
+    fn read(snap: &dyn Snapshot, members: &Members, rule: &MatchRule) -> Result<Sketches> {
+        if rule.min_similarity.is_none() {
+            return Ok(Sketches(None));
+        }
+        let mut out = vec![None; members.seqs.len()];
+        snap.scan_docs(0, &mut |(_, item)| {
+            let (seq, doc) = item?;
+            // A record without an `ids` entry is in no table walk's pairs either.
+            if let Ok(i) = members.seqs.binary_search(&seq) {
+                out[i] = doc.sketch;
+            }
+            Ok(true)
+        })?;
+        Ok(Sketches(Some(out)))
+    }
+
+    /// Whether `rule` accepts the pair of members `a`, `b` at distance `d`.
+    fn accepts(&self, rule: &MatchRule, a: u32, b: u32, d: u32) -> bool {
+        let sketch = |i: u32| self.0.as_ref().and_then(|s| s[i as usize].as_ref());
+        rule.accepts(d, sketch(a), sketch(b))
     }
 }
 

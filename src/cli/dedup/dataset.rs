@@ -88,7 +88,7 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
         "; kept {written}, dropped {dropped}, written to {}",
         output.display()
     );
-    summary.print(args.k, &kept, start);
+    summary.print(&format!("within k = {}", args.k), &kept, start);
     Ok(if counts.failed > 0 || pairs == 0 {
         1
     } else {

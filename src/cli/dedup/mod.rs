@@ -37,8 +37,10 @@ use super::{Code, open_for_reading, output};
                   Exit status: 0 some pair found, 1 none (or some input records failed), 2 error."
 )]
 pub struct Args {
-    /// Largest Hamming distance of a pair [default: the store's k_max; for FILEs, 3] (for a
-    /// store without --verify: at most its k_max).
+    /// Largest Hamming distance of a pair (for a store without --verify: at most its
+    /// k_max) [default, of a store: its quality mode's pairs (those within 8 that share a
+    /// table prefix, kept when their sketches agree; without sketches, within k_max); of
+    /// FILEs: 3].
     #[arg(long = "k", short, value_name = "K", value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_K)))]
     k_arg: Option<u32>,
     /// The k in effect.
@@ -104,11 +106,28 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
             simstore::Error::Io(kind.into())
         })
     };
+    let tail = args
+        .verify
+        .map(|t| format!("; pairs verified at {t}"))
+        .unwrap_or_default();
+    let mut within = String::new();
     let (result, titles, failed) = if args.files.is_empty() {
         let store = open_for_reading(db)?;
         args.k = args.k_arg.unwrap_or(store.layout().k_max());
+        // Given neither --k nor --verify, the store's quality mode decides the pairs.
+        let mode = (args.k_arg.is_none() && args.verify.is_none()).then(|| store.mode_rule());
         let result = if args.verify.is_some() {
             stored_docs(&store).and_then(|docs| dedup_files(&docs, &args, &mut print_pair))
+        } else if let Some(rule) = mode {
+            within = format!(
+                "in the store's {} mode ({})",
+                store.quality(),
+                super::rule::describe(&rule)
+            );
+            match args.pairs {
+                true => store.dedup_pairs_rule(&rule, &mut print_pair),
+                false => store.dedup_rule(&rule),
+            }
         } else if args.pairs {
             store.dedup_pairs(args.k, &mut print_pair)
         } else {
@@ -132,11 +151,10 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
         print_clusters(&mut out, &report, pretty.then_some(&titles))?;
     }
     out.flush()?;
-    let verified = args
-        .verify
-        .map(|t| format!("; pairs verified at {t}"))
-        .unwrap_or_default();
-    Summary::of(&report, failed).print(args.k, &verified, start);
+    if within.is_empty() {
+        within = format!("within k = {}", args.k);
+    }
+    Summary::of(&report, failed).print(&within, &tail, start);
     Ok(if failed > 0 || report.pairs == 0 {
         1
     } else {
@@ -317,8 +335,9 @@ impl Summary {
         }
     }
 
-    /// The summary line on stderr, `tail` before the time taken.
-    fn print(&self, k: u32, tail: &str, start: Instant) {
+    /// The summary line on stderr: the pairs `within` (e.g. "within k = 3"), `tail` before
+    /// the time taken.
+    fn print(&self, within: &str, tail: &str, start: Instant) {
         let histogram: Vec<String> = self
             .histogram
             .iter()
@@ -327,7 +346,7 @@ impl Summary {
         let clusters: u64 = self.histogram.values().sum();
         let largest = self.histogram.keys().last().copied().unwrap_or(0);
         eprintln!(
-            "{}: {} within k = {k}, {} (largest {largest}); cluster sizes {{{}}}{}{tail} — {:.2} s",
+            "{}: {} {within}, {} (largest {largest}); cluster sizes {{{}}}{}{tail} — {:.2} s",
             output::count(self.documents, "document"),
             output::count(self.pairs, "pair"),
             output::count(clusters, "cluster"),
