@@ -45,6 +45,16 @@ fn write_records(t: &TestCommand, name: &str, records: &[(&str, &str)]) {
     t.write(name, lines.concat().as_bytes());
 }
 
+/// The article, its copy and the decoy (ids "article", "copy", "decoy") as `in.jsonl`.
+fn write_article_copy_decoy(t: &TestCommand) {
+    let (copy, decoy) = (copy(), reversed());
+    write_records(
+        t,
+        "in.jsonl",
+        &[("article", ARTICLE), ("copy", &copy), ("decoy", &decoy)],
+    );
+}
+
 /// The test data is what the module says: the copy 4..=8 bits away, the decoy at 0.
 #[test]
 fn the_copy_lies_beyond_k_max_and_the_decoy_at_zero() {
@@ -151,13 +161,7 @@ fn a_default_query_finds_the_copy_beyond_k_max_and_not_the_decoy() {
 #[test]
 fn import_dedup_follows_the_mode_unless_k_is_given() {
     let t = TestCommand::new();
-    let copy = copy();
-    let decoy = reversed();
-    write_records(
-        &t,
-        "in.jsonl",
-        &[("article", ARTICLE), ("copy", &copy), ("decoy", &decoy)],
-    );
+    write_article_copy_decoy(&t);
     let o = t.run(&["import", "--dedup", "in.jsonl"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(
@@ -181,13 +185,7 @@ fn import_dedup_follows_the_mode_unless_k_is_given() {
 #[test]
 fn import_dedup_verify_keeps_the_copy_out_and_stores_the_decoy() {
     let t = TestCommand::new();
-    let copy = copy();
-    let decoy = reversed();
-    write_records(
-        &t,
-        "in.jsonl",
-        &[("article", ARTICLE), ("copy", &copy), ("decoy", &decoy)],
-    );
+    write_article_copy_decoy(&t);
     assert_eq!(code(&t.run(&["init", "--k-max", "8"])), 0);
     let o = t.run(&[
         "import", "--dedup", "--k", "8", "--verify", "0.5", "in.jsonl",
@@ -232,13 +230,7 @@ fn import_dedup_verify_keeps_the_copy_out_and_stores_the_decoy() {
 #[test]
 fn store_dedup_verify_keeps_similar_pairs_only() {
     let t = TestCommand::new();
-    let copy = copy();
-    let decoy = reversed();
-    write_records(
-        &t,
-        "in.jsonl",
-        &[("article", ARTICLE), ("copy", &copy), ("decoy", &decoy)],
-    );
+    write_article_copy_decoy(&t);
     assert_eq!(code(&t.run(&["import", "in.jsonl"])), 0);
     let fp = simstore::Fingerprinter::new()
         .fingerprint(None, ARTICLE)

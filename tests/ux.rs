@@ -86,9 +86,10 @@ fn query_k_defaults_to_the_stores_k_max() {
     let o = t.run(&["query", "--fp", "00000000000000fc"]);
     assert_eq!(code(&o), 1, "{}", stderr(&o));
     assert!(stderr(&o).contains("within distance 1 "), "{}", stderr(&o));
+    // The store's dedup follows its mode, exact within its k_max of 1.
     let o = t.run(&["dedup"]);
     assert_eq!(code(&o), 1, "{}", stderr(&o));
-    assert!(stderr(&o).contains("within k = 1,"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("(exact within 1; "), "{}", stderr(&o));
     let o = t.run(&["import", "--dedup", "in.jsonl"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
 }
