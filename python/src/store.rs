@@ -379,11 +379,15 @@ impl Store {
     }
 
     /// Every cluster of near duplicates in the store (connected components of the pairs
-    /// within `k` bits), as `simstore dedup`: a list of clusters, each a sorted list of ids,
-    /// ordered by their first id.
-    #[pyo3(signature = (k = 3))]
-    fn dedup(&self, py: Python<'_>, k: u32) -> PyResult<Vec<Vec<String>>> {
-        self.call(py, move |s| s.dedup(k)).map(|r| r.clusters)
+    /// within `k` bits; given no `k`, the pairs of the store's quality mode), as `simstore
+    /// dedup`: a list of clusters, each a sorted list of ids, ordered by their first id.
+    #[pyo3(signature = (k = None))]
+    fn dedup(&self, py: Python<'_>, k: Option<u32>) -> PyResult<Vec<Vec<String>>> {
+        self.call(py, move |s| match k {
+            Some(k) => s.dedup(k),
+            None => s.dedup_rule(&s.mode_rule()),
+        })
+        .map(|r| r.clusters)
     }
 
     /// Flushes buffered writes to the store's files (not needed for durability).

@@ -133,6 +133,10 @@ def test_defaults_follow_the_quality_mode(tmp_path: Path) -> None:
         assert (r.status, r.of, r.distance) == ("near_duplicate", "article", 6)
         # verify=: within k (default k_max) and similar by sketch: the decoy is new.
         assert store.check_and_insert("d", DECOY, verify=0.5).status == "new"
+        # dedup: the mode pairs the article and its copy; "distance <= 3", the decoy.
+        store.insert("copy", COPY)
+        assert store.dedup() == [["article", "copy"]]
+        assert store.dedup(3) == [["article", "d"]]
         with pytest.raises(simstore.InvalidArgumentError, match="between 0 and 1"):
             store.check_and_insert("e", DECOY, verify=1.5)
     with simstore.Store(tmp_path / "high.db", quality="high") as store:
