@@ -1,5 +1,6 @@
 //! The Redis Cluster backend on a real cluster (6 `redis-server` processes on loopback,
-//! started by [`Cluster`]): answers equal brute force for every k ≤ k_max, writes survive a
+//! started by [`Cluster`]): answers equal brute force for every k ≤ k_max (and the quality
+//! modes' answers their model), writes survive a
 //! master's `kill -9` with replica acknowledgement, queries stay exact while slots move,
 //! exact duplicates are claimed once across processes, other specs and formats are refused.
 //! Without `redis-server` (outside CI) each test says it skips.
@@ -104,6 +105,26 @@ fn store_on_a_cluster_equals_brute_force() {
         let other = StoreBuilder::new(cluster.url(name)).open().unwrap();
         assert_eq!(other.layout(), store.layout());
         assert_exact(&other, &entries, 3, 12);
+    }
+}
+
+/// Both quality modes on the cluster: queries and checks of the mode's rule (candidates
+/// beyond k_max in the spans, sketches compared) equal the model of `tests/modes.rs`.
+#[test]
+fn quality_modes_on_a_cluster_equal_the_model() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    for quality in simstore::Quality::ALL {
+        let open = |name: &str| {
+            StoreBuilder::new(cluster.url(&format!("{name}-{quality}")))
+                .quality(quality)
+                .expected_docs(10_000_000)
+                .open()
+                .unwrap()
+        };
+        crate::modes::check_mode_queries(&open("queries"), "cluster");
+        crate::modes::check_mode_checks(&open("checks"), "cluster");
     }
 }
 

@@ -99,6 +99,34 @@ fn open(backend: Backend, dir: &std::path::Path, quality: Quality) -> Store {
         .unwrap()
 }
 
+/// Inserts documents into `store` (empty, of some mode) and checks every query of the
+/// mode's rule against the model.
+pub fn check_mode_queries(store: &Store, what: &str) {
+    let quality = store.quality();
+    let rule = store.mode_rule();
+    assert_eq!(rule, quality.rule(quality.k_max()));
+    let mut r = rng(7 + quality.k_max() as u64);
+    let docs = documents(&mut r, 40, 12, "d");
+    for d in &docs {
+        store
+            .insert_fingerprint(&d.id, Fingerprint(d.fp), d.meta())
+            .unwrap();
+    }
+    let (mut beyond_k, mut answers) = (0, 0);
+    for q in documents(&mut r, 40, 3, "q").iter().chain(&docs) {
+        let got = store
+            .query_rule(Fingerprint(q.fp), q.sketch.as_ref(), &rule)
+            .unwrap();
+        let got: Vec<(u32, String)> = got.into_iter().map(|m| (m.distance, m.doc.id)).collect();
+        let want = model_query(store.layout(), &rule, &docs, q);
+        assert_eq!(got, want, "{what} {quality} query {q:?}");
+        beyond_k += want.iter().filter(|(d, _)| *d > rule.k).count();
+        answers += want.len();
+    }
+    // The test is not vacuous: the rule matched beyond k_max.
+    assert!(beyond_k > 0 && answers > 0, "{beyond_k} {answers}");
+}
+
 #[test]
 fn mode_queries_equal_the_model() {
     for backend in BACKENDS {
@@ -106,29 +134,7 @@ fn mode_queries_equal_the_model() {
             let dir = tempfile::tempdir().unwrap();
             let store = open(backend, dir.path(), quality);
             assert_eq!(store.quality(), quality);
-            let rule = store.mode_rule();
-            assert_eq!(rule, quality.rule(quality.k_max()));
-            let mut r = rng(7 + quality.k_max() as u64);
-            let docs = documents(&mut r, 40, 12, "d");
-            for d in &docs {
-                store
-                    .insert_fingerprint(&d.id, Fingerprint(d.fp), d.meta())
-                    .unwrap();
-            }
-            let (mut beyond_k, mut answers) = (0, 0);
-            for q in documents(&mut r, 40, 3, "q").iter().chain(&docs) {
-                let got = store
-                    .query_rule(Fingerprint(q.fp), q.sketch.as_ref(), &rule)
-                    .unwrap();
-                let got: Vec<(u32, String)> =
-                    got.into_iter().map(|m| (m.distance, m.doc.id)).collect();
-                let want = model_query(store.layout(), &rule, &docs, q);
-                assert_eq!(got, want, "{backend:?} {quality} query {q:?}");
-                beyond_k += want.iter().filter(|(d, _)| *d > rule.k).count();
-                answers += want.len();
-            }
-            // The test is not vacuous: the rule matched beyond k_max, and it refused some.
-            assert!(beyond_k > 0 && answers > 0, "{beyond_k} {answers}");
+            check_mode_queries(&store, &format!("{backend:?}"));
         }
     }
 }
@@ -160,29 +166,36 @@ fn model_check(layout: &Layout, rule: &MatchRule, stored: &mut Vec<Doc>, d: &Doc
     }
 }
 
+/// Checks documents into `store` (empty, of some mode) under its rule, one at a time,
+/// against the sequential model.
+pub fn check_mode_checks(store: &Store, what: &str) {
+    let quality = store.quality();
+    let rule = store.mode_rule();
+    let mut r = rng(11 + quality.k_max() as u64);
+    let mut docs = documents(&mut r, 30, 10, "c");
+    // Interleave the clusters, as a crawl meets copies.
+    docs.sort_by_key(|d| xxhash_rust::xxh3::xxh3_64(d.id.as_bytes()));
+    let mut stored = Vec::new();
+    let mut near_beyond_k = 0;
+    for d in &docs {
+        let got = store
+            .check_and_insert_fingerprint_rule(&d.id, Fingerprint(d.fp), d.meta(), &rule)
+            .unwrap();
+        let want = model_check(store.layout(), &rule, &mut stored, d);
+        assert_eq!(shape_of(&got), want, "{what} {quality} {d:?}");
+        near_beyond_k += usize::from(got.distance().is_some_and(|x| x > rule.k));
+    }
+    assert!(near_beyond_k > 0, "some duplicates were found beyond k_max");
+    assert_eq!(store.len(), stored.len() as u64);
+}
+
 #[test]
 fn mode_checks_equal_the_sequential_model() {
     for backend in BACKENDS {
         for quality in Quality::ALL {
             let dir = tempfile::tempdir().unwrap();
             let store = open(backend, dir.path(), quality);
-            let rule = store.mode_rule();
-            let mut r = rng(11 + quality.k_max() as u64);
-            let mut docs = documents(&mut r, 30, 10, "c");
-            // Interleave the clusters, as a crawl meets copies.
-            docs.sort_by_key(|d| xxhash_rust::xxh3::xxh3_64(d.id.as_bytes()));
-            let mut stored = Vec::new();
-            let mut near_beyond_k = 0;
-            for d in &docs {
-                let got = store
-                    .check_and_insert_fingerprint_rule(&d.id, Fingerprint(d.fp), d.meta(), &rule)
-                    .unwrap();
-                let want = model_check(store.layout(), &rule, &mut stored, d);
-                assert_eq!(shape_of(&got), want, "{backend:?} {quality} {d:?}");
-                near_beyond_k += usize::from(got.distance().is_some_and(|x| x > rule.k));
-            }
-            assert!(near_beyond_k > 0, "some duplicates were found beyond k_max");
-            assert_eq!(store.len(), stored.len() as u64);
+            check_mode_checks(&store, &format!("{backend:?}"));
         }
     }
 }
