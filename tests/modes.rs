@@ -113,7 +113,27 @@ pub fn check_mode_queries(store: &Store, what: &str) {
             .unwrap();
     }
     let (mut beyond_k, mut answers) = (0, 0);
-    for q in documents(&mut r, 40, 3, "q").iter().chain(&docs) {
+    let queries: Vec<Doc> = documents(&mut r, 40, 3, "q")
+        .into_iter()
+        .chain(docs.clone())
+        .collect();
+    // The batch form: the candidates within reach, then the rule with each query's sketch.
+    let fps: Vec<Fingerprint> = queries.iter().map(|q| Fingerprint(q.fp)).collect();
+    let batch = store.query_batch_reach(&fps, rule.k, rule.reach).unwrap();
+    for (q, found) in queries.iter().zip(batch) {
+        let mut got: Vec<(u32, String)> = found
+            .into_iter()
+            .filter(|m| rule.accepts(m.distance, q.sketch.as_ref(), m.doc.sketch.as_ref()))
+            .map(|m| (m.distance, m.doc.id))
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            model_query(store.layout(), &rule, &docs, q),
+            "{what} batch {q:?}"
+        );
+    }
+    for q in &queries {
         let got = store
             .query_rule(Fingerprint(q.fp), q.sketch.as_ref(), &rule)
             .unwrap();

@@ -279,13 +279,14 @@ impl Store {
 
     /// `query` for many queries at once, from one snapshot (texts fingerprinted in parallel):
     /// one list of `Match` per query, in order. A query is a text (str), a fingerprint (int
-    /// or `Fingerprint`), or a dict with "text" (and "title") or "fp".
-    #[pyo3(signature = (queries, *, k = 3, limit = None))]
+    /// or `Fingerprint`), or a dict with "text" (and "title") or "fp". Given no `k`, the
+    /// store's quality mode (as `query`); a fingerprint query then matches within k_max.
+    #[pyo3(signature = (queries, *, k = None, limit = None))]
     fn query_batch(
         &self,
         py: Python<'_>,
         queries: &Bound<'_, PyAny>,
-        k: u32,
+        k: Option<u32>,
         limit: Option<usize>,
     ) -> PyResult<Vec<Vec<Match>>> {
         let queries = queries
@@ -461,22 +462,35 @@ fn matches_to_py(
 /// An engine error of a batch, with the index of the query it came from (None: the batch's).
 type BatchError = (Option<usize>, simstore::Error);
 
-/// Fingerprints the text queries in parallel, then answers all from one snapshot.
+/// Fingerprints (and sketches) the text queries in parallel, then answers all from one
+/// snapshot under the rule of `k` ("distance ≤ k"; given none, the store's mode).
 fn batch(
     store: &simstore::Store,
     queries: &[Query],
-    k: u32,
+    k: Option<u32>,
 ) -> Result<Vec<Vec<simstore::Match>>, BatchError> {
-    let fps = queries
+    let rule = match k {
+        Some(k) => simstore::MatchRule::within(k),
+        None => store.mode_rule(),
+    };
+    let analyzed = queries
         .par_iter()
         .enumerate()
         .map(|(i, q)| match q {
-            Query::Fp(fp) => Ok(*fp),
+            Query::Fp(fp) => Ok((*fp, None)),
             Query::Text { title, text } => store
                 .fingerprinter()
-                .fingerprint(title.as_deref(), text)
+                .analyze(title.as_deref(), text)
+                .map(|a| (a.fingerprint, a.sketch))
                 .map_err(|e| (Some(i), e)),
         })
-        .collect::<Result<Vec<Fingerprint>, _>>()?;
-    store.query_batch(&fps, k).map_err(|e| (None, e))
+        .collect::<Result<Vec<(Fingerprint, Option<simstore::Sketch>)>, _>>()?;
+    let fps: Vec<Fingerprint> = analyzed.iter().map(|a| a.0).collect();
+    let mut answers = store
+        .query_batch_reach(&fps, rule.k, rule.reach)
+        .map_err(|e| (None, e))?;
+    for (matches, (_, sketch)) in answers.iter_mut().zip(&analyzed) {
+        matches.retain(|m| rule.accepts(m.distance, sketch.as_ref(), m.doc.sketch.as_ref()));
+    }
+    Ok(answers)
 }

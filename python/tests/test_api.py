@@ -125,6 +125,9 @@ def test_defaults_follow_the_quality_mode(tmp_path: Path) -> None:
         # Given no k: the mode's rule (candidates within 8 whose sketches agree).
         assert [(m.id, m.distance) for m in store.query(COPY)] == [("article", 6)]
         assert store.query(COPY, k=3) == []
+        # query_batch follows the mode too; with k=3 it is "distance <= 3".
+        assert [[m.id for m in ms] for ms in store.query_batch([COPY, DECOY])] == [["article"], []]
+        assert [[m.id for m in ms] for ms in store.query_batch([COPY, DECOY], k=3)] == [[], ["article"]]
         assert [m.id for m in store.query(DECOY, k=3)] == ["article"]
         assert store.query(DECOY) == []
         assert store.check_and_insert("c1", COPY, k=3).status == "new"

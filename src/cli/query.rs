@@ -264,9 +264,9 @@ fn parse_item(store: &Store, line: u64, raw: Raw, sketch: SketchMode) -> Result<
 type Answer = Result<(Value, Vec<Verified>), String>;
 
 /// The answers to a chunk of batch items: the table queries all in one
-/// [`Store::query_batch`] (one pipelined round trip per node on Redis Cluster), unless
-/// `--exhaustive` or the rule takes candidates beyond its k (a quality mode's): then one
-/// query per item, in parallel.
+/// [`Store::query_batch_reach`] (one pipelined round trip per node on Redis Cluster; the
+/// candidates within the rule's reach, which the rule then accepts or not), unless
+/// `--exhaustive`: then one scan per item, in parallel.
 fn answer_chunk(
     store: &Store,
     items: Vec<(Place, Result<Item, String>)>,
@@ -279,7 +279,7 @@ fn answer_chunk(
         let self_id = id.as_deref().filter(|_| ask.args.exclude_self);
         (query, refine(matches, sketch, ask, self_id))
     };
-    if ask.args.exhaustive || rule.reach > rule.k {
+    if ask.args.exhaustive {
         return items
             .into_par_iter()
             .map(|(place, item)| {
@@ -296,7 +296,7 @@ fn answer_chunk(
         .filter_map(|(_, item)| item.as_ref().ok().map(|i| i.2))
         .collect();
     let mut found = store
-        .query_batch(&fps, rule.k)
+        .query_batch_reach(&fps, rule.k, rule.reach)
         .map_err(|e| e.to_string())
         .map(Vec::into_iter);
     items

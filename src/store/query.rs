@@ -110,11 +110,25 @@ impl Store {
     /// On a backend with round trips (Redis Cluster) every table span of every query is
     /// read in one pipelined round trip per node, and every record in one more.
     pub fn query_batch(&self, fps: &[Fingerprint], k: u32) -> Result<Vec<Vec<Match>>> {
+        self.query_batch_reach(fps, k, k)
+    }
+
+    /// [`Store::query_batch`] keeping the candidates within `reach` (≥ k) that the tables
+    /// for `k` put in each query's spans, as [`Store::query_rule`] does before its rule
+    /// accepts them: the batch form of a mode's query, whose caller then applies
+    /// [`MatchRule::accepts`] with each query's sketch.
+    pub fn query_batch_reach(
+        &self,
+        fps: &[Fingerprint],
+        k: u32,
+        reach: u32,
+    ) -> Result<Vec<Vec<Match>>> {
         let snap = self.backend.probe_view();
         let raw: Vec<u64> = fps.iter().map(|f| f.0).collect();
+        let reach = reach.max(k);
         let mut hits: Vec<(u64, usize, u32)> = Vec::new();
         self.probe_many(snap.as_ref(), &raw, k, |q, seq, d| {
-            if d <= k {
+            if d <= reach {
                 hits.push((seq, q, d));
             }
         })?;
