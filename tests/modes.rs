@@ -105,6 +105,11 @@ pub fn check_mode_queries(store: &Store, what: &str) {
     let quality = store.quality();
     let rule = store.mode_rule();
     assert_eq!(rule, quality.rule(quality.k_max()));
+    // What the commands' --k/--verify give: the mode, "within k", verified at k_max.
+    assert_eq!(store.rule(None, None), rule);
+    assert_eq!(store.rule(Some(2), None), MatchRule::within(2));
+    let verified = MatchRule::verified(quality.k_max(), 0.4);
+    assert_eq!(store.rule(None, Some(0.4)), verified);
     let mut r = rng(7 + quality.k_max() as u64);
     let docs = documents(&mut r, 40, 12, "d");
     for d in &docs {
@@ -117,16 +122,14 @@ pub fn check_mode_queries(store: &Store, what: &str) {
         .into_iter()
         .chain(docs.clone())
         .collect();
-    // The batch form: the candidates within reach, then the rule with each query's sketch.
-    let fps: Vec<Fingerprint> = queries.iter().map(|q| Fingerprint(q.fp)).collect();
-    let batch = store.query_batch_reach(&fps, rule.k, rule.reach).unwrap();
+    // The batch form, from one view.
+    let batch: Vec<(Fingerprint, Option<Sketch>)> = queries
+        .iter()
+        .map(|q| (Fingerprint(q.fp), q.sketch))
+        .collect();
+    let batch = store.query_batch_rule(&batch, &rule).unwrap();
     for (q, found) in queries.iter().zip(batch) {
-        let mut got: Vec<(u32, String)> = found
-            .into_iter()
-            .filter(|m| rule.accepts(m.distance, q.sketch.as_ref(), m.doc.sketch.as_ref()))
-            .map(|m| (m.distance, m.doc.id))
-            .collect();
-        got.sort();
+        let got: Vec<(u32, String)> = found.into_iter().map(|m| (m.distance, m.doc.id)).collect();
         assert_eq!(
             got,
             model_query(store.layout(), &rule, &docs, q),

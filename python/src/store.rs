@@ -6,7 +6,7 @@ use std::sync::{Arc, RwLock};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use rayon::prelude::*;
-use simstore::{DocMeta, Document, Fingerprint, InsertOutcome, MatchRule, Quality};
+use simstore::{DocMeta, Document, Fingerprint, InsertOutcome, Quality};
 
 use crate::convert::{Query, fingerprint_arg, query_arg};
 use crate::errors::{closed, invalid_argument, to_py};
@@ -214,7 +214,7 @@ impl Store {
         check_similarity(py, verify)?;
         let doc = document(id, text, title, url);
         let outcome = self.call(py, move |s| {
-            s.check_and_insert_rule(&doc, &match_rule(s, k, verify))
+            s.check_and_insert_rule(&doc, &s.rule(k, verify))
         })?;
         CheckResult::new(py, &outcome)
     }
@@ -263,7 +263,7 @@ impl Store {
             }
             (Some(fp), false, None) => {
                 let fp = fingerprint_arg(py, fp)?;
-                self.call(py, move |s| s.query_rule(fp, None, &match_rule(s, k, None)))?
+                self.call(py, move |s| s.query_rule(fp, None, &s.rule(k, None)))?
             }
             (None, true, verify) => {
                 let doc = document(String::new(), text.unwrap_or_default(), title, None);
@@ -418,17 +418,6 @@ impl Store {
     }
 }
 
-/// What `check_and_insert` and `query` count as a near duplicate given `k` and `verify`
-/// (as the `simstore` commands): neither, the store's quality mode; `k` alone, "distance ≤
-/// k"; `verify` T, "distance ≤ k (default k_max) and sketch similarity ≥ T".
-fn match_rule(store: &simstore::Store, k: Option<u32>, verify: Option<f64>) -> MatchRule {
-    match (k, verify) {
-        (None, None) => store.mode_rule(),
-        (Some(k), None) => MatchRule::within(k),
-        (k, Some(t)) => MatchRule::verified(k.unwrap_or_else(|| store.layout().k_max()), t),
-    }
-}
-
 /// `InvalidArgumentError` unless `verify` is a similarity (0 to 1) or None.
 fn check_similarity(py: Python<'_>, verify: Option<f64>) -> PyResult<()> {
     match verify {
@@ -469,10 +458,7 @@ fn batch(
     queries: &[Query],
     k: Option<u32>,
 ) -> Result<Vec<Vec<simstore::Match>>, BatchError> {
-    let rule = match k {
-        Some(k) => simstore::MatchRule::within(k),
-        None => store.mode_rule(),
-    };
+    let rule = store.rule(k, None);
     let analyzed = queries
         .par_iter()
         .enumerate()
@@ -485,12 +471,7 @@ fn batch(
                 .map_err(|e| (Some(i), e)),
         })
         .collect::<Result<Vec<(Fingerprint, Option<simstore::Sketch>)>, _>>()?;
-    let fps: Vec<Fingerprint> = analyzed.iter().map(|a| a.0).collect();
-    let mut answers = store
-        .query_batch_reach(&fps, rule.k, rule.reach)
-        .map_err(|e| (None, e))?;
-    for (matches, (_, sketch)) in answers.iter_mut().zip(&analyzed) {
-        matches.retain(|m| rule.accepts(m.distance, sketch.as_ref(), m.doc.sketch.as_ref()));
-    }
-    Ok(answers)
+    store
+        .query_batch_rule(&analyzed, &rule)
+        .map_err(|e| (None, e))
 }

@@ -228,7 +228,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     Ok(if s.failed > 0 { 1 } else { 0 })
 }
 
-/// The rule of `import --dedup` (see [`rule::match_rule`]), refused before anything is
+/// The rule of `import --dedup` (see [`simstore::Store::rule`]), refused before anything is
 /// read when the tables cannot answer its k or `--verify` is no similarity.
 fn dedup_rule(store: &Store, args: &Args) -> Result<MatchRule> {
     if let Some(t) = args.verify
@@ -236,7 +236,7 @@ fn dedup_rule(store: &Store, args: &Args) -> Result<MatchRule> {
     {
         anyhow::bail!("--verify {t}: the threshold is a similarity between 0 and 1");
     }
-    let rule = rule::match_rule(store, args.k, args.verify);
+    let rule = store.rule(args.k, args.verify);
     store.layout().tables_for_k(rule.k).context("--k")?;
     Ok(rule)
 }

@@ -75,7 +75,7 @@ pub struct Args {
 /// Runs the query; see [`Args`].
 pub fn run(db: &Path, args: Args) -> Result<Code> {
     let store = open_for_reading_with(db, args.probe_threads)?;
-    let rule = rule::match_rule(&store, args.k, args.verify);
+    let rule = store.rule(args.k, args.verify);
     if !args.exhaustive && rule.k > store.layout().k_max() {
         // Fail before reading any input, with the library's message.
         store.layout().tables_for_k(rule.k)?;
@@ -264,8 +264,7 @@ fn parse_item(store: &Store, line: u64, raw: Raw, sketch: SketchMode) -> Result<
 type Answer = Result<(Value, Vec<Verified>), String>;
 
 /// The answers to a chunk of batch items: the table queries all in one
-/// [`Store::query_batch_reach`] (one pipelined round trip per node on Redis Cluster; the
-/// candidates within the rule's reach, which the rule then accepts or not), unless
+/// [`Store::query_batch_rule`] (one pipelined round trip per node on Redis Cluster), unless
 /// `--exhaustive`: then one scan per item, in parallel.
 fn answer_chunk(
     store: &Store,
@@ -273,9 +272,9 @@ fn answer_chunk(
     ask: &Ask,
 ) -> Vec<(Place, Answer)> {
     let rule = &ask.rule;
-    let answer = |item: Item, mut matches: Vec<Match>| {
+    // `matches`: those the rule accepted.
+    let answer = |item: Item, matches: Vec<Match>| {
         let (query, id, _, sketch) = item;
-        matches.retain(|m| rule.accepts(m.distance, sketch.as_ref(), m.doc.sketch.as_ref()));
         let self_id = id.as_deref().filter(|_| ask.args.exclude_self);
         (query, refine(matches, sketch, ask, self_id))
     };
@@ -291,12 +290,12 @@ fn answer_chunk(
             })
             .collect();
     }
-    let fps: Vec<Fingerprint> = items
+    let queries: Vec<(Fingerprint, Option<Sketch>)> = items
         .iter()
-        .filter_map(|(_, item)| item.as_ref().ok().map(|i| i.2))
+        .filter_map(|(_, item)| item.as_ref().ok().map(|i| (i.2, i.3)))
         .collect();
     let mut found = store
-        .query_batch_reach(&fps, rule.k, rule.reach)
+        .query_batch_rule(&queries, rule)
         .map_err(|e| e.to_string())
         .map(Vec::into_iter);
     items

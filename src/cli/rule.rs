@@ -1,23 +1,9 @@
-//! What a query or check counts as a near duplicate, from its `--k` and `--verify` (or the
-//! HTTP request's `"k"` and `"verify"`): the one place every command and endpoint picks its
-//! [`MatchRule`].
+//! What a query or check counts as a near duplicate, around the [`MatchRule`] that
+//! [`simstore::Store::rule`] picks from a command's `--k` and `--verify` (or the HTTP
+//! request's `"k"` and `"verify"`): the threshold check, the similarity shown, the rule in
+//! words and in JSON.
 
-use simstore::{MatchRule, Sketch, Store};
-
-/// The rule of a query or check given `k` and `verify` (each optional):
-/// - neither: the store's quality mode ([`Store::mode_rule`]);
-/// - `k` alone: "distance ≤ k" ([`MatchRule::within`]), as before the modes;
-/// - `verify` T: "distance ≤ k and sketch similarity ≥ T" ([`MatchRule::verified`]), with
-///   k = `k` or the store's k_max.
-///
-/// Callers check that T is a similarity (0..=1) first, with their own message.
-pub fn match_rule(store: &Store, k: Option<u32>, verify: Option<f64>) -> MatchRule {
-    match (k, verify) {
-        (None, None) => store.mode_rule(),
-        (Some(k), None) => MatchRule::within(k),
-        (k, Some(t)) => MatchRule::verified(k.unwrap_or_else(|| store.layout().k_max()), t),
-    }
-}
+use simstore::{MatchRule, Sketch};
 
 /// Whether `t` is a similarity threshold (0 to 1).
 pub fn is_similarity(t: f64) -> bool {

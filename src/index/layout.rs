@@ -184,27 +184,31 @@ impl Layout {
     pub fn for_expected_docs(expected_docs: u64, k_max: u32) -> Result<Self> {
         let n = expected_docs.max(1) as f64;
         let mut best: Option<(f64, Layout)> = None;
-        for blocks in (k_max + 1)..=(k_max + 12).min(64) {
-            for lead in 1..=(blocks - k_max) {
-                let Ok(layout) = Self::covering(k_max, blocks, lead) else {
-                    continue;
-                };
-                let cost = layout.expected_query_us(n);
-                // Within 5 % (the model's accuracy), fewer tables win.
-                let better = best.as_ref().is_none_or(|(c, l)| {
-                    match layout.tables.len().cmp(&l.tables.len()) {
+        for layout in Self::coverings(k_max) {
+            let cost = layout.expected_query_us(n);
+            // Within 5 % (the model's accuracy), fewer tables win.
+            let better =
+                best.as_ref()
+                    .is_none_or(|(c, l)| match layout.tables.len().cmp(&l.tables.len()) {
                         std::cmp::Ordering::Less => cost <= c * 1.05,
                         std::cmp::Ordering::Equal => cost < *c,
                         std::cmp::Ordering::Greater => cost < c * 0.95,
-                    }
-                });
-                if better {
-                    best = Some((cost, layout));
-                }
+                    });
+            if better {
+                best = Some((cost, layout));
             }
         }
         best.map(|(_, l)| l)
             .ok_or_else(|| Error::InvalidLayout(format!("no layout for k_max = {k_max}")))
+    }
+
+    /// The layouts a store's layout is chosen among: every covering
+    /// ([`Layout::covering`]) of `b = k_max + 1, ..., k_max + 12` blocks, each number of
+    /// leading blocks (those whose covering search would be too large are left out).
+    pub fn coverings(k_max: u32) -> impl Iterator<Item = Layout> {
+        ((k_max + 1)..=(k_max + 12).min(64))
+            .flat_map(move |blocks| (1..=(blocks - k_max)).map(move |lead| (blocks, lead)))
+            .filter_map(move |(blocks, lead)| Self::covering(k_max, blocks, lead).ok())
     }
 
     /// The layout of explicit options: `blocks` blocks leading with `lead` (a covering,

@@ -60,21 +60,15 @@ impl Quality {
         // 5 % more of the reach: a layout of odd block widths for a sliver is not worth it.
         let mut best: Option<(f64, Layout)> = (plain.k_max() == k_max)
             .then(|| (reach_share(&plain, MODE_REACH) * 1.05, plain.clone()));
-        for blocks in (k_max + 1)..=(k_max + 12).min(64) {
-            for lead in 1..=(blocks - k_max) {
-                let Ok(layout) = Layout::covering(k_max, blocks, lead) else {
-                    continue;
-                };
-                if layout.tables().len() > max_tables || layout.expected_query_us(n) > max_us {
-                    continue;
-                }
-                let share = reach_share(&layout, MODE_REACH);
-                let better = best.as_ref().is_none_or(|(s, l)| {
-                    share > *s || (share == *s && layout.tables().len() < l.tables().len())
-                });
-                if better {
-                    best = Some((share, layout));
-                }
+        let affordable = Layout::coverings(k_max)
+            .filter(|l| l.tables().len() <= max_tables && l.expected_query_us(n) <= max_us);
+        for layout in affordable {
+            let share = reach_share(&layout, MODE_REACH);
+            let better = best.as_ref().is_none_or(|(s, l)| {
+                share > *s || (share == *s && layout.tables().len() < l.tables().len())
+            });
+            if better {
+                best = Some((share, layout));
             }
         }
         best.map(|(_, l)| l).ok_or_else(|| {

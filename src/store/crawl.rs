@@ -301,14 +301,7 @@ impl Store {
         if rule.min_similarity.is_none() {
             return self.nearest_within(snap, e.fp, rule.k);
         }
-        let mut hits: Vec<(u64, u32)> = Vec::new();
-        self.probe_within(snap, e.fp.0, rule.k, rule.reach, |seq, d| {
-            hits.push((seq, d))
-        })?;
-        hits.sort_unstable();
-        hits.dedup_by_key(|h| h.0);
-        let mut found = self.fetch(snap, hits)?;
-        found.retain(|m| rule.accepts(m.distance, e.meta.sketch.as_ref(), m.doc.sketch.as_ref()));
+        let found = self.matches_by_rule(snap, e.fp, e.meta.sketch.as_ref(), &rule)?;
         Ok(found.into_iter().next())
     }
 

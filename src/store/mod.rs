@@ -179,6 +179,19 @@ impl Store {
         self.manifest.quality.rule(self.manifest.layout.k_max())
     }
 
+    /// The rule of a query or check given an optional `k` and an optional similarity
+    /// threshold `verify` (the `--k`/`--verify` of the commands, the `k`/`verify` of HTTP
+    /// and Python): neither, the store's mode ([`Store::mode_rule`]); `k` alone, "distance
+    /// ≤ k" ([`MatchRule::within`]); `verify` T, "distance ≤ k (default k_max) and sketch
+    /// similarity ≥ T" ([`MatchRule::verified`]).
+    pub fn rule(&self, k: Option<u32>, verify: Option<f64>) -> MatchRule {
+        match (k, verify) {
+            (None, None) => self.mode_rule(),
+            (Some(k), None) => MatchRule::within(k),
+            (k, Some(t)) => MatchRule::verified(k.unwrap_or(self.manifest.layout.k_max()), t),
+        }
+    }
+
     /// The storage backend, for tools and tests that read or write its spaces directly.
     /// Writing through it bypasses every invariant the store keeps (that is how the tests
     /// damage a store to prove [`Store::check`] and [`Store::repair`]); reading is safe.

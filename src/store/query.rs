@@ -12,16 +12,7 @@ impl Store {
     /// id. Exact (equal to a brute-force scan) for every `k ≤ k_max`; a larger `k` is
     /// [`Error::KTooLarge`] (use [`Store::query_exhaustive`]).
     pub fn query(&self, fp: Fingerprint, k: u32) -> Result<Vec<Match>> {
-        let snap = self.backend.probe_view();
-        let mut hits: Vec<(u64, u32)> = Vec::new();
-        self.probe(snap.as_ref(), fp.0, k, |seq, d| {
-            if d <= k {
-                hits.push((seq, d));
-            }
-        })?;
-        hits.sort_unstable();
-        hits.dedup_by_key(|h| h.0);
-        self.fetch(snap.as_ref(), hits)
+        self.query_rule(fp, None, &MatchRule::within(k))
     }
 
     /// The records of `hits` (sequence number, distance; ascending by sequence number) as
@@ -113,11 +104,24 @@ impl Store {
         self.query_batch_reach(fps, k, k)
     }
 
+    /// [`Store::query_rule`] for many queries (each a fingerprint and its sketch), from one
+    /// view, every span read as by [`Store::query_batch`]: the answers, in order.
+    pub fn query_batch_rule(
+        &self,
+        queries: &[(Fingerprint, Option<Sketch>)],
+        rule: &MatchRule,
+    ) -> Result<Vec<Vec<Match>>> {
+        let fps: Vec<Fingerprint> = queries.iter().map(|q| q.0).collect();
+        let mut answers = self.query_batch_reach(&fps, rule.k, rule.reach)?;
+        for (matches, (_, sketch)) in answers.iter_mut().zip(queries) {
+            matches.retain(|m| rule.accepts(m.distance, sketch.as_ref(), m.doc.sketch.as_ref()));
+        }
+        Ok(answers)
+    }
+
     /// [`Store::query_batch`] keeping the candidates within `reach` (≥ k) that the tables
-    /// for `k` put in each query's spans, as [`Store::query_rule`] does before its rule
-    /// accepts them: the batch form of a mode's query, whose caller then applies
-    /// [`MatchRule::accepts`] with each query's sketch.
-    pub fn query_batch_reach(
+    /// for `k` put in each query's spans (before a rule accepts them).
+    fn query_batch_reach(
         &self,
         fps: &[Fingerprint],
         k: u32,
@@ -209,13 +213,23 @@ impl Store {
         rule: &MatchRule,
     ) -> Result<Vec<Match>> {
         let snap = self.backend.probe_view();
+        self.matches_by_rule(snap.as_ref(), fp, sketch, rule)
+    }
+
+    /// [`Store::query_rule`] read through `snap`: the candidates within the rule's reach
+    /// (each document once), their records, and those the rule accepts.
+    pub(super) fn matches_by_rule(
+        &self,
+        snap: &dyn Snapshot,
+        fp: Fingerprint,
+        sketch: Option<&Sketch>,
+        rule: &MatchRule,
+    ) -> Result<Vec<Match>> {
         let mut hits: Vec<(u64, u32)> = Vec::new();
-        self.probe_within(snap.as_ref(), fp.0, rule.k, rule.reach, |seq, d| {
-            hits.push((seq, d))
-        })?;
+        self.probe_within(snap, fp.0, rule.k, rule.reach, |seq, d| hits.push((seq, d)))?;
         hits.sort_unstable();
         hits.dedup_by_key(|h| h.0);
-        let mut out = self.fetch(snap.as_ref(), hits)?;
+        let mut out = self.fetch(snap, hits)?;
         out.retain(|m| rule.accepts(m.distance, sketch, m.doc.sketch.as_ref()));
         Ok(out)
     }
@@ -265,13 +279,8 @@ impl Store {
         let Some(sketch) = analysis.sketch else {
             return Ok(Vec::new());
         };
-        let mut out = self.query(analysis.fingerprint, k)?;
-        out.retain(|m| {
-            m.doc
-                .sketch
-                .is_some_and(|s| s.similarity(&sketch) >= min_similarity)
-        });
-        Ok(out)
+        let rule = MatchRule::verified(k, min_similarity);
+        self.query_rule(analysis.fingerprint, Some(&sketch), &rule)
     }
 
     /// Calls `f` with every stored document, in insertion order, from one consistent snapshot.

@@ -64,7 +64,7 @@ struct DocFields {
 }
 
 /// What a check-and-insert request counts as a near duplicate (the other fields are the
-/// document's): neither field, the store's quality mode; see [`rule::match_rule`].
+/// document's): neither field, the store's quality mode; see [`simstore::Store::rule`].
 #[derive(Debug, Deserialize)]
 struct CheckRule {
     #[serde(default)]
@@ -85,7 +85,7 @@ impl CheckRule {
                 "\"verify\": {t} is not a similarity between 0 and 1"
             )));
         }
-        Ok(rule::match_rule(store, r.k, r.verify))
+        Ok(store.rule(r.k, r.verify))
     }
 }
 

@@ -34,7 +34,7 @@ struct QueryRequest {
     title: Option<String>,
     #[serde(default)]
     fp: Option<String>,
-    /// Neither `k` nor `verify`: the store's quality mode (see [`rule::match_rule`]).
+    /// Neither `k` nor `verify`: the store's quality mode (see [`simstore::Store::rule`]).
     #[serde(default)]
     k: Option<u32>,
     #[serde(default)]
@@ -94,7 +94,7 @@ fn run_query(store: &Store, q: &QueryRequest, budget: &mut MatchBudget) -> Resul
             "\"verify\": {t} is not a similarity between 0 and 1"
         )));
     }
-    let rule = rule::match_rule(store, q.k, q.verify);
+    let rule = store.rule(q.k, q.verify);
     let (fp, sketch) = match (&q.fp, &q.text, &q.title) {
         (Some(_), _, _) if q.verify.is_some() => {
             return Err(ApiError::new(
