@@ -1,9 +1,10 @@
 //! `simstore explain`, `fingerprint --explain` and the similarity `query --verify` checked.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use simstore::Fingerprinter;
 use simstore::text::explain::explain;
 
+use crate::quality::ARTICLE;
 use crate::util::{TestCommand, code, stderr};
 
 const A: &str = "Home | News\nRain fell all night over the hills and the rivers rose by two metres before dawn.\nCopyright 2024 Example Inc. All rights reserved.\n";
@@ -61,29 +62,48 @@ fn explain_shows_lines_features_distance_and_verdict() {
 }
 
 #[test]
-fn explain_two_stored_ids_at_the_stores_k() {
+fn explain_two_stored_ids_by_the_stores_rule() {
     let t = TestCommand::new();
     assert_eq!(code(&t.run(&["init", "--k-max", "8"])), 0);
     let records = format!(
         "{}\n{}\n",
-        serde_json::json!({"id": "a", "text": A}),
-        serde_json::json!({"id": "b", "text": B})
+        json!({"id": "a", "text": A}),
+        json!({"id": "b", "text": B})
     );
     t.write("in.jsonl", records.as_bytes());
     assert_eq!(code(&t.run(&["import", "in.jsonl"])), 0);
+    let distance = fp(&t, A).distance(fp(&t, B));
+    assert!(
+        distance <= 8,
+        "the example needs a distance within 8: {distance}"
+    );
+    // The store's mode (standard, here with k_max 8): the sketches decide.
     let o = t.run(&["explain", "a", "b"]);
     let text = out(&o);
-    let distance = fp(&t, A).distance(fp(&t, B));
-    assert_eq!(code(&o), if distance <= 8 { 0 } else { 1 }, "{text}");
+    assert_eq!(code(&o), 0, "{text}");
     assert!(
         text.contains(&format!("Hamming distance: {distance} ")),
         "{text}"
     );
-    assert!(text.contains("verdict at k = 8: "), "{text}");
+    assert!(
+        text.contains(&format!(
+            "verdict by the store's quality mode standard (exact within 8; candidates within 8 verified at 0.2): near duplicates (distance {distance} <= k = 8; sketch similarity 0."
+        )),
+        "{text}"
+    );
     assert!(text.contains("text not stored"), "{text}");
     assert!(
         text.contains("Jaccard estimate (shingle sketches): 0."),
         "{text}"
+    );
+    // --k: "distance <= k", as before the modes.
+    let o = t.run(&["explain", "--k", "8", "a", "b"]);
+    assert!(
+        out(&o).contains(&format!(
+            "verdict at k = 8: near duplicates (distance {distance} <= 8)"
+        )),
+        "{}",
+        out(&o)
     );
     let o = t.run(&["explain", "a", "nope"]);
     assert_eq!(code(&o), 2);
@@ -92,6 +112,161 @@ fn explain_two_stored_ids_at_the_stores_k() {
         "{}",
         stderr(&o)
     );
+}
+
+/// The article with two words replaced: 6 bits away, in a span of the default store's
+/// tables, sketches agreeing (the pair of `mode_cli`).
+fn copy() -> String {
+    ARTICLE
+        .replace("optimistic", "changed48")
+        .replace("spring,", "changed87")
+}
+
+/// The article's words in reverse order: its fingerprint, no shingle in common.
+fn reversed() -> String {
+    ARTICLE.split(' ').rev().collect::<Vec<_>>().join(" ")
+}
+
+/// An edit of the article 4 to 8 bits away with agreeing sketches that the default store's
+/// tables (1M, k_max 3) put in no common span with it: the first in a fixed order.
+fn copy_apart() -> String {
+    let f = Fingerprinter::new();
+    let layout = simstore::Layout::for_expected_docs(1_000_000, 3).unwrap();
+    let original = f.fingerprint(None, ARTICLE).unwrap().0;
+    let sketch = f.sketch(ARTICLE).unwrap();
+    let words: Vec<&str> = ARTICLE.split(' ').collect();
+    for n in 1..=8 {
+        for start in 0..words.len() {
+            let mut edited = words.clone();
+            for i in 0..n {
+                edited[(start + 7 * i) % words.len()] = "banana";
+            }
+            let text = edited.join(" ");
+            let fp = f.fingerprint(None, &text).unwrap().0;
+            let d = (fp ^ original).count_ones();
+            let similar = f.sketch(&text).unwrap().similarity(&sketch) >= 0.2;
+            if (4..=8).contains(&d) && similar && !layout.finds(3, fp, original) {
+                return text;
+            }
+        }
+    }
+    panic!("no edit of the article is 4 to 8 bits away in no common span");
+}
+
+/// The verdict of a store's `explain` given no --k is the store's quality mode's, with the
+/// part of the rule that decided: a copy 6 bits away is a near duplicate by its sketch, the
+/// reversed decoy at distance 0 is not, an edit in no common span is not, a document
+/// without a sketch within k_max is. JSON adds the rule and the decision.
+#[test]
+fn explain_gives_the_verdict_of_the_stores_quality_mode() {
+    let t = TestCommand::new();
+    assert_eq!(code(&t.run(&["init"])), 0);
+    let article_fp = fp(&t, ARTICLE).to_string();
+    let (copy, decoy, apart) = (copy(), reversed(), copy_apart());
+    let records: Vec<String> = [
+        json!({"id": "article", "text": ARTICLE}),
+        json!({"id": "copy", "text": copy}),
+        json!({"id": "decoy", "text": decoy}),
+        json!({"id": "apart", "text": apart}),
+        json!({"id": "bare", "fp": article_fp}),
+    ]
+    .iter()
+    .map(|r| format!("{r}\n"))
+    .collect();
+    t.write("in.jsonl", records.concat().as_bytes());
+    assert_eq!(code(&t.run(&["import", "in.jsonl"])), 0);
+    let mode = "verdict by the store's quality mode standard (exact within 3; candidates within 8 verified at 0.2)";
+
+    let o = t.run(&["explain", "article", "copy"]);
+    assert_eq!(code(&o), 0, "{}{}", out(&o), stderr(&o));
+    let want = format!(
+        "{mode}: near duplicates (distance 6 > k = 3 but within reach 8, in a span of the store's tables; sketch similarity 0."
+    );
+    assert!(out(&o).contains(&want), "{}", out(&o));
+    let v: Value =
+        serde_json::from_str(&out(&t.run(&["explain", "--json", "article", "copy"]))).unwrap();
+    assert_eq!(
+        (
+            &v["near_duplicates"],
+            &v["k"],
+            &v["distance"],
+            &v["decided_by"],
+            &v["quality"]
+        ),
+        (
+            &json!(true),
+            &json!(3),
+            &json!(6),
+            &json!("sketches_agree"),
+            &json!("standard")
+        )
+    );
+    assert_eq!(
+        v["rule"],
+        json!({"k": 3, "reach": 8, "min_similarity": 0.2})
+    );
+    assert!(v["similarity"].as_f64().unwrap() >= 0.2, "{v}");
+
+    let o = t.run(&["explain", "article", "decoy"]);
+    assert_eq!(code(&o), 1, "{}", out(&o));
+    let want = format!("{mode}: not near duplicates (distance 0 <= k = 3; sketch similarity 0.");
+    assert!(out(&o).contains(&want), "{}", out(&o));
+    assert!(out(&o).contains(" < 0.2)"), "{}", out(&o));
+
+    let o = t.run(&["explain", "--json", "article", "apart"]);
+    assert_eq!(code(&o), 1, "{}", out(&o));
+    let v: Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(v["decided_by"], "not_in_a_span", "{v}");
+    assert!(
+        v["reason"].as_str().unwrap().contains("no common span"),
+        "{v}"
+    );
+
+    let o = t.run(&["explain", "--json", "article", "bare"]);
+    assert_eq!(code(&o), 0, "{}", out(&o));
+    let v: Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(v["decided_by"], "within_k_unverifiable", "{v}");
+
+    // The texts judged by the store's rule too.
+    let o = t.run(&["explain", "--text", ARTICLE, &copy]);
+    assert_eq!(code(&o), 0, "{}", out(&o));
+    assert!(
+        out(&o).contains(&format!("{mode}: near duplicates")),
+        "{}",
+        out(&o)
+    );
+
+    // --k and --verify: the explicit rules, no mode.
+    let o = t.run(&["explain", "--k", "3", "article", "copy"]);
+    assert_eq!(code(&o), 1);
+    assert!(
+        out(&o).contains("verdict at k = 3: not near duplicates (distance 6 > 3)"),
+        "{}",
+        out(&o)
+    );
+    assert_eq!(
+        code(&t.run(&["explain", "--k", "3", "article", "decoy"])),
+        0
+    );
+    let o = t.run(&[
+        "explain", "--json", "--verify", "0.5", "--k", "8", "article", "copy",
+    ]);
+    assert_eq!(code(&o), 0, "{}", out(&o));
+    let v: Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(
+        (&v["decided_by"], &v["quality"]),
+        (&json!("sketches_agree"), &Value::Null)
+    );
+    let o = t.run(&["explain", "--verify", "0.5", "article", "bare"]);
+    assert_eq!(code(&o), 1);
+    assert!(
+        out(&o).contains("verdict within k = 3, verified at 0.5: not near duplicates"),
+        "{}",
+        out(&o)
+    );
+    let o = t.run(&["explain", "--verify", "2", "article", "copy"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("between 0 and 1"), "{}", stderr(&o));
 }
 
 #[test]

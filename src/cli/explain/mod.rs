@@ -1,5 +1,8 @@
-//! `simstore explain A B`: why two documents are (or are not) near duplicates; also what
-//! `fingerprint --explain` prints for one text.
+//! `simstore explain A B`: why two documents are (or are not) near duplicates, under the
+//! rule a query of the store would apply (`verdict`); also what `fingerprint --explain`
+//! prints for one text.
+
+mod verdict;
 
 use std::collections::HashSet;
 use std::io::{self, Write};
@@ -8,9 +11,10 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use simstore::text::explain::{Explanation, explain};
-use simstore::{Fingerprint, Fingerprinter, Sketch};
+use simstore::{Fingerprint, Fingerprinter, MatchRule, Sketch, Store};
 
-use super::{Code, input, open_for_reading, output};
+use super::{Code, input, open_for_reading, output, rule};
+use verdict::Judge;
 
 /// Arguments of `simstore explain`.
 #[derive(Debug, clap::Args)]
@@ -20,7 +24,14 @@ or not); with --text, the texts themselves. A store keeps no texts: for ids, onl
 fingerprints, the Hamming distance, the sketches' Jaccard estimate and the verdict are
 shown; give the texts (--files, --text) to see their lines and features.
 
-Exit status: 0 near duplicates (within k), 1 not, 2 error.")]
+The verdict is the store's, given no --k or --verify: its quality mode's rule (see
+`simstore init --quality`), with the part of it that decided — within k_max, or within 8
+bits in a span of the store's tables, with sketches at least 0.2 similar; or rejected:
+beyond the reach, in no common span (a query of one never sees the other), sketches that
+differ, a side without a sketch. Without a store (--files, --text and no store at --db):
+within k = 3.
+
+Exit status: 0 near duplicates, 1 not, 2 error.")]
 pub struct Args {
     /// A and B are files.
     #[arg(long, conflicts_with = "text")]
@@ -28,10 +39,14 @@ pub struct Args {
     /// A and B are texts.
     #[arg(long)]
     text: bool,
-    /// The largest Hamming distance of a near duplicate [default: the store's k_max, or 3
-    /// without a store].
+    /// The verdict within K bits ("distance <= K"), not by the store's quality mode
+    /// [default: the store's mode; without a store, 3].
     #[arg(long, short, value_parser = clap::value_parser!(u32).range(0..=64))]
     k: Option<u32>,
+    /// The verdict within --k (default: the store's k_max, or 3) and sketch similarity at
+    /// least T (0..1), as `query --verify T`; a side without a sketch never matches.
+    #[arg(long, value_name = "T")]
+    verify: Option<f64>,
     /// Features listed per document (and per side of the difference).
     #[arg(long, default_value_t = 10)]
     top: usize,
@@ -54,39 +69,30 @@ struct Side {
 
 /// Runs the command; see [`Args`].
 pub fn run(db: &Path, args: Args) -> Result<Code> {
-    let (a, b, store_k) = if args.files || args.text {
-        let f = Fingerprinter::new();
-        let k = open_for_reading(db).ok().map(|s| s.layout().k_max());
-        (
-            side(&f, &args.a, args.files)?,
-            side(&f, &args.b, args.files)?,
-            k,
-        )
-    } else {
-        let store = open_for_reading(db)?;
-        let get = |id: &str| -> Result<Side> {
-            let d = store
-                .get(id)?
-                .with_context(|| format!("no document with id {id:?} in {}", db.display()))?;
-            Ok(Side {
-                name: d.id.clone(),
-                fp: d.fingerprint(),
-                sketch: d.sketch,
-                explained: None,
-            })
-        };
-        (get(&args.a)?, get(&args.b)?, Some(store.layout().k_max()))
-    };
-    let k = args.k.or(store_k).unwrap_or(3);
+    if let Some(t) = args.verify
+        && !rule::is_similarity(t)
+    {
+        anyhow::bail!("--verify {t}: the threshold is a similarity between 0 and 1");
+    }
+    let (a, b, store) = sides(db, &args)?;
+    let judge = judge(store.as_ref(), &args);
     let distance = a.fp.distance(b.fp);
+    let sketches = (a.sketch.as_ref(), b.sketch.as_ref());
+    let decision = verdict::decide(&judge, (a.fp, b.fp), sketches);
     let jaccard = a.sketch.zip(b.sketch).map(|(x, y)| x.similarity(&y));
     let mut out = io::stdout().lock();
     if args.json {
-        let v = json!({
+        let mut v = json!({
             "a": side_json(&a, args.top), "b": side_json(&b, args.top),
             "differ": differ_json(&a, &b, args.top),
-            "distance": distance, "jaccard": jaccard, "k": k, "near_duplicates": distance <= k,
+            "distance": distance, "jaccard": jaccard, "k": judge.rule.k,
+            "near_duplicates": decision.accepted(),
         });
+        if let (Some(v), Value::Object(more)) =
+            (v.as_object_mut(), verdict::json(&judge, decision, distance))
+        {
+            v.extend(more);
+        }
         writeln!(out, "{v}")?;
     } else {
         for (label, s) in [("A", &a), ("B", &b)] {
@@ -101,18 +107,56 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
                 "Jaccard estimate: - (a document without a sketch: imported as a fingerprint, or too short)"
             )?,
         }
-        let verdict = if distance <= k {
-            "near duplicates"
-        } else {
-            "not near duplicates"
-        };
-        writeln!(
-            out,
-            "verdict at k = {k}: {verdict} (distance {distance} {} {k})",
-            if distance <= k { "<=" } else { ">" }
-        )?;
+        writeln!(out, "{}", verdict::line(&judge, decision, distance))?;
     }
-    Ok(if distance <= k { 0 } else { 1 })
+    Ok(if decision.accepted() { 0 } else { 1 })
+}
+
+/// The two sides, and the store when there is one: needed for ids; for files and texts,
+/// the store at `db` if one opens (its rule judges them).
+fn sides(db: &Path, args: &Args) -> Result<(Side, Side, Option<Store>)> {
+    if args.files || args.text {
+        let f = Fingerprinter::new();
+        let a = side(&f, &args.a, args.files)?;
+        let b = side(&f, &args.b, args.files)?;
+        return Ok((a, b, open_for_reading(db).ok()));
+    }
+    let store = open_for_reading(db)?;
+    let get = |id: &str| -> Result<Side> {
+        let d = store
+            .get(id)?
+            .with_context(|| format!("no document with id {id:?} in {}", db.display()))?;
+        Ok(Side {
+            name: d.id.clone(),
+            fp: d.fingerprint(),
+            sketch: d.sketch,
+            explained: None,
+        })
+    };
+    Ok((get(&args.a)?, get(&args.b)?, Some(store)))
+}
+
+/// The rule of the verdict: the store's for `--k`/`--verify` ([`Store::rule`]: its mode's
+/// given neither); without a store, within `--k` (default 3), verified with `--verify`.
+fn judge<'a>(store: Option<&'a Store>, args: &Args) -> Judge<'a> {
+    let Some(store) = store else {
+        let k = args.k.unwrap_or(3);
+        let rule = match args.verify {
+            Some(t) => MatchRule::verified(k, t),
+            None => MatchRule::within(k),
+        };
+        return Judge {
+            rule,
+            mode: None,
+            layout: None,
+        };
+    };
+    let by_mode = args.k.is_none() && args.verify.is_none();
+    Judge {
+        rule: store.rule(args.k, args.verify),
+        mode: by_mode.then(|| store.quality()),
+        layout: Some(store.layout()),
+    }
 }
 
 /// A side from a file (`is_file`) or a text.

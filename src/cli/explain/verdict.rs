@@ -1,0 +1,265 @@
+//! The verdict of `simstore explain`: whether a rule counts two documents as near
+//! duplicates, and which part of it decided — as a store's queries and checks would
+//! (`MatchRule::accepts`, and beyond the rule's `k` only the pairs the store's tables put in
+//! one span, `Layout::finds`).
+
+use serde_json::{Value, json};
+use simstore::{Fingerprint, Layout, MatchRule, Quality, Sketch};
+
+use crate::cli::rule::{describe, rule_json};
+
+/// The rule a verdict is given under, and where it came from.
+pub struct Judge<'a> {
+    /// The rule applied.
+    pub rule: MatchRule,
+    /// The store's quality mode, when its rule is the one applied (no `--k`, no `--verify`).
+    pub mode: Option<Quality>,
+    /// The store's layout (which pairs beyond `k` a query sees); `None` without a store.
+    pub layout: Option<&'a Layout>,
+}
+
+/// What decided a verdict.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Decision {
+    /// Within `k`, under a rule that does not verify: near duplicates.
+    WithinK,
+    /// A candidate (within `k`, or within the reach in one of the tables' spans) whose
+    /// sketches are at least the threshold similar: near duplicates.
+    SketchesAgree(f64),
+    /// Within `k`, a side without a sketch, under a rule that lets such a pair match within
+    /// `k` (a mode's rule): near duplicates.
+    UnverifiableWithinK,
+    /// Beyond `k`, under a rule without a reach beyond it: not near duplicates.
+    BeyondK,
+    /// Beyond the rule's reach: not near duplicates.
+    BeyondReach,
+    /// Beyond `k`, within the reach, but in no span of the tables probed for `k`: a query
+    /// of one never sees the other (not a candidate).
+    NotInASpan,
+    /// A candidate whose sketches are less similar than the threshold.
+    SketchesDiffer(f64),
+    /// The rule verifies and a side has no sketch (beyond `k`, or a rule that never lets
+    /// such a pair match).
+    NoSketch,
+}
+
+impl Decision {
+    /// Whether the pair counts as near duplicates.
+    pub fn accepted(self) -> bool {
+        matches!(
+            self,
+            Decision::WithinK | Decision::SketchesAgree(_) | Decision::UnverifiableWithinK
+        )
+    }
+
+    /// A stable name for JSON (`decided_by`).
+    pub fn code(self) -> &'static str {
+        match self {
+            Decision::WithinK => "within_k",
+            Decision::SketchesAgree(_) => "sketches_agree",
+            Decision::UnverifiableWithinK => "within_k_unverifiable",
+            Decision::BeyondK => "beyond_k",
+            Decision::BeyondReach => "beyond_reach",
+            Decision::NotInASpan => "not_in_a_span",
+            Decision::SketchesDiffer(_) => "sketches_differ",
+            Decision::NoSketch => "no_sketch",
+        }
+    }
+}
+
+/// Which part of `judge`'s rule decides the pair of fingerprints `a`, `b` with sketches.
+pub fn decide(
+    judge: &Judge<'_>,
+    (a, b): (Fingerprint, Fingerprint),
+    sketches: (Option<&Sketch>, Option<&Sketch>),
+) -> Decision {
+    let rule = &judge.rule;
+    let d = a.distance(b);
+    if d > rule.reach.max(rule.k) {
+        return if rule.reach > rule.k {
+            Decision::BeyondReach
+        } else {
+            Decision::BeyondK
+        };
+    }
+    if d > rule.k && !judge.layout.is_some_and(|l| l.finds(rule.k, a.0, b.0)) {
+        return Decision::NotInASpan;
+    }
+    match (rule.min_similarity, sketches) {
+        (None, _) if d <= rule.k => Decision::WithinK,
+        (None, _) => Decision::BeyondK,
+        (Some(t), (Some(x), Some(y))) => {
+            let s = x.similarity(y);
+            if s >= t {
+                Decision::SketchesAgree(s)
+            } else {
+                Decision::SketchesDiffer(s)
+            }
+        }
+        (Some(_), _) if rule.unverifiable_within_k && d <= rule.k => Decision::UnverifiableWithinK,
+        (Some(_), _) => Decision::NoSketch,
+    }
+}
+
+/// Why: the decision in words, e.g. "distance 6 > k = 3 but within reach 8, in a span of
+/// the store's tables; sketch similarity 0.641 >= 0.2".
+pub fn reason(judge: &Judge<'_>, decision: Decision, distance: u32) -> String {
+    let MatchRule { k, reach, .. } = judge.rule;
+    let t = judge.rule.min_similarity.unwrap_or(0.0);
+    let span = if distance > k {
+        format!(
+            "distance {distance} > k = {k} but within reach {reach}, in a span of the store's tables"
+        )
+    } else {
+        format!("distance {distance} <= k = {k}")
+    };
+    match decision {
+        Decision::WithinK => format!("distance {distance} <= {k}"),
+        Decision::BeyondK => format!("distance {distance} > {k}"),
+        Decision::SketchesAgree(s) => format!("{span}; sketch similarity {s:.3} >= {t}"),
+        Decision::SketchesDiffer(s) => format!("{span}; sketch similarity {s:.3} < {t}"),
+        Decision::UnverifiableWithinK => {
+            format!("{span}; a side has no sketch, so within k decides")
+        }
+        Decision::NoSketch => format!("{span}; a side has no sketch to verify"),
+        Decision::BeyondReach => format!("distance {distance} > reach {reach}"),
+        Decision::NotInASpan => format!(
+            "distance {distance} > k = {k}, and the store's tables put the two in no common span: a query of one never sees the other"
+        ),
+    }
+}
+
+/// The verdict line: "verdict at k = 3: ..." under a plain rule, "verdict by the store's
+/// quality mode standard (exact within 3; ...): ..." under the mode's, "verdict within k =
+/// 8, verified at 0.4: ..." under `--verify`.
+pub fn line(judge: &Judge<'_>, decision: Decision, distance: u32) -> String {
+    let rule = describe(&judge.rule);
+    let under = match (judge.mode, judge.rule.min_similarity) {
+        (Some(q), _) => format!("by the store's quality mode {q} ({rule})"),
+        (None, None) => format!("at k = {}", judge.rule.k),
+        (None, Some(_)) => rule,
+    };
+    let verdict = if decision.accepted() {
+        "near duplicates"
+    } else {
+        "not near duplicates"
+    };
+    format!(
+        "verdict {under}: {verdict} ({})",
+        reason(judge, decision, distance)
+    )
+}
+
+/// The verdict's JSON fields (besides the stable `k` and `near_duplicates`): `rule`,
+/// `quality` (the mode whose rule applied, or null), `decided_by` ([`Decision::code`]),
+/// `similarity` (the sketch similarity the rule checked, or null) and `reason`.
+pub fn json(judge: &Judge<'_>, decision: Decision, distance: u32) -> Value {
+    let similarity = match decision {
+        Decision::SketchesAgree(s) | Decision::SketchesDiffer(s) => Some(s),
+        _ => None,
+    };
+    json!({
+        "rule": rule_json(&judge.rule),
+        "quality": judge.mode.map(Quality::name),
+        "decided_by": decision.code(),
+        "similarity": similarity,
+        "reason": reason(judge, decision, distance),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sketch(byte: u8) -> Sketch {
+        Sketch([byte; Sketch::BYTES])
+    }
+
+    /// Every rule, pair and pair of sketches: the decision accepts exactly what a store's
+    /// query accepts (`MatchRule::accepts`, and beyond k only in a span of the tables).
+    #[test]
+    fn the_decision_agrees_with_the_rule_and_the_tables() {
+        let layout = Layout::for_expected_docs(1_000_000, 3).unwrap();
+        let rules = [
+            MatchRule::within(3),
+            MatchRule::verified(3, 0.5),
+            Quality::Standard.rule(3),
+        ];
+        let (same, other) = (sketch(1), sketch(2));
+        let sketch_pairs = [
+            (Some(&same), Some(&same)),
+            (Some(&same), Some(&other)),
+            (None, Some(&same)),
+        ];
+        let a = Fingerprint(0x0123_4567_89ab_cdef);
+        for rule in rules {
+            let judge = Judge {
+                rule,
+                mode: None,
+                layout: Some(&layout),
+            };
+            for bits in [
+                0u64,
+                0b111,
+                0b1111,
+                0xF0000,
+                1 << 63 | 1 << 47 | 1 << 31 | 1 << 15,
+                0x1FF,
+            ] {
+                let b = Fingerprint(a.0 ^ bits);
+                let d = a.distance(b);
+                for (x, y) in sketch_pairs {
+                    let seen = d <= rule.k || layout.finds(rule.k, a.0, b.0);
+                    let expected = seen && rule.accepts(d, x, y);
+                    let decision = decide(&judge, (a, b), (x, y));
+                    assert_eq!(decision.accepted(), expected, "{rule:?} d {d} {decision:?}");
+                }
+            }
+        }
+    }
+
+    /// Each part of the mode's rule is named: the sketches, the span, the reach.
+    #[test]
+    fn the_mode_names_what_decided() {
+        let layout = Layout::for_expected_docs(1_000_000, 3).unwrap();
+        let judge = Judge {
+            rule: Quality::Standard.rule(3),
+            mode: Some(Quality::Standard),
+            layout: Some(&layout),
+        };
+        let (same, other) = (sketch(1), sketch(2));
+        let a = Fingerprint(0);
+        // 4 bits in one 16-bit block: the other three blocks agree (a common span).
+        let in_span = Fingerprint(0xF);
+        // One bit in each of the four blocks: no table's prefix agrees.
+        let apart = Fingerprint(1 << 63 | 1 << 47 | 1 << 31 | 1 << 15);
+        let both = (Some(&same), Some(&same));
+        assert_eq!(
+            decide(&judge, (a, in_span), both),
+            Decision::SketchesAgree(1.0)
+        );
+        assert_eq!(decide(&judge, (a, apart), both), Decision::NotInASpan);
+        assert_eq!(
+            decide(&judge, (a, Fingerprint(0x1FF)), both),
+            Decision::BeyondReach
+        );
+        let differ = decide(&judge, (a, a), (Some(&same), Some(&other)));
+        assert!(
+            matches!(differ, Decision::SketchesDiffer(s) if s < 0.2),
+            "{differ:?}"
+        );
+        assert_eq!(
+            decide(&judge, (a, a), (None, Some(&same))),
+            Decision::UnverifiableWithinK
+        );
+        assert_eq!(
+            decide(&judge, (a, in_span), (None, Some(&same))),
+            Decision::NoSketch
+        );
+        let text = line(&judge, Decision::SketchesAgree(0.5), 4);
+        assert!(
+            text.starts_with("verdict by the store's quality mode standard (exact within 3; candidates within 8 verified at 0.2): near duplicates (distance 4 > k = 3 but within reach 8"),
+            "{text}"
+        );
+    }
+}
