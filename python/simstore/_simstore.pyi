@@ -9,6 +9,7 @@ __all__ = [
     "CheckResult",
     "K_MAX_DEFAULT",
     "Match",
+    "QUALITY_K_MAX",
     "SPEC",
     "Store",
     "StoredDocument",
@@ -27,6 +28,9 @@ SPEC: str
 """The fingerprint spec of this build (a store remembers its own and refuses another)."""
 
 K_MAX_DEFAULT: int
+
+QUALITY_K_MAX: dict[str, int]
+"""The k_max of a store created in each quality mode: {"standard": 3, "high": 4}."""
 
 @final
 class Match:

@@ -7,13 +7,24 @@ Enable it in the project's settings::
 
 Each item's page text goes through :meth:`simstore.Store.check_and_insert`: a new page is
 stored and the item passes on; a page with the same words as a stored one (an exact
-duplicate) or within ``SIMSTORE_K`` bits of one (a near duplicate) is dropped
-(:class:`scrapy.exceptions.DropItem`, naming the page it repeats). Settings:
+duplicate) or a near duplicate of one is dropped (:class:`scrapy.exceptions.DropItem`,
+naming the page it repeats). What counts as a near duplicate is, by default, the store's
+quality mode (``simstore init --quality``, or ``SIMSTORE_QUALITY`` for a store the pipeline
+creates): every stored page within the tables' k_max, and pages up to 8 bits away whose
+texts' shingle sketches agree — the answer ``simstore query`` and ``simstore serve`` give.
+``SIMSTORE_K`` and ``SIMSTORE_VERIFY`` override it, as ``k`` and ``verify`` of
+``check_and_insert`` do. Settings:
 
 ================================  ==========  ===============================================
 ``SIMSTORE_DB``                   (required)  the store: a directory, or a Redis Cluster URL
-``SIMSTORE_K``                    3           near-duplicate distance in bits (<= k_max)
-``SIMSTORE_K_MAX``                3           k_max of a store created by the pipeline
+``SIMSTORE_K``                    the mode    near duplicate: within K bits (<= k_max)
+                                              instead of the store's quality mode
+``SIMSTORE_VERIFY``               the mode    near duplicate: within ``SIMSTORE_K`` (default
+                                              k_max) and sketch similarity >= T (0..1)
+``SIMSTORE_QUALITY``              standard    the quality mode of a store the pipeline
+                                              creates: ``standard`` or ``high``
+``SIMSTORE_K_MAX``                the mode's  k_max of a store it creates (standard 3, high
+                                              4; raised to ``SIMSTORE_K`` if that is larger)
 ``SIMSTORE_EXPECTED_DOCS``        1,000,000   sizes the tables of a store it creates
 ``SIMSTORE_TEXT_FIELD``           "text"      the item field with the page's main text
 ``SIMSTORE_TITLE_FIELD``          "title"     the field with its title (optional)
@@ -23,6 +34,10 @@ duplicate) or within ``SIMSTORE_K`` bits of one (a near duplicate) is dropped
                                               page, reduced to title and main text by
                                               :func:`simstore.extract_page`
 ================================  ==========  ===============================================
+
+The quality mode, k_max and table sizes only matter when the pipeline creates the store; an
+existing store keeps its own. A ``SIMSTORE_K`` above an existing store's k_max stops the
+crawl when the spider opens (:class:`simstore.KTooLargeError`).
 
 Counters in the crawl's stats: ``simstore/new``, ``simstore/exact``, ``simstore/near``, and
 ``simstore/no_text`` / ``simstore/no_id`` for items passed on unchecked (nothing to
@@ -37,7 +52,8 @@ stored, and every check sees every page stored before it.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+import logging
+from typing import Any, Callable, Literal, Optional, cast
 
 try:
     from itemadapter import ItemAdapter
@@ -47,11 +63,14 @@ try:
 except ImportError as _missing:  # Scrapy is an optional dependency
     raise ImportError(f"simstore.scrapy needs Scrapy (pip install 'simstore[scrapy]'): {_missing}") from _missing
 
-from . import CheckResult, EmptyDocumentError, Error, Store, extract_page
+from . import CheckResult, EmptyDocumentError, Error, InvalidArgumentError, KTooLargeError, Store, extract_page
+from ._simstore import QUALITY_K_MAX
 
 __all__ = ["SimstorePipeline"]
 
 _STATS = {"new": "simstore/new", "exact_duplicate": "simstore/exact", "near_duplicate": "simstore/near"}
+
+logger = logging.getLogger(__name__)
 
 
 class SimstorePipeline:
@@ -62,8 +81,10 @@ class SimstorePipeline:
         self,
         db: str,
         *,
-        k: int = 3,
-        k_max: int = 3,
+        k: Optional[int] = None,
+        verify: Optional[float] = None,
+        quality: Optional[str] = None,
+        k_max: Optional[int] = None,
         expected_docs: Optional[int] = None,
         text_field: str = "text",
         title_field: str = "title",
@@ -72,9 +93,15 @@ class SimstorePipeline:
         html_field: str = "html",
         stats: Any = None,
     ) -> None:
+        if quality is not None and quality not in QUALITY_K_MAX:
+            raise InvalidArgumentError(f"SIMSTORE_QUALITY = {quality!r}: use standard or high")
+        if verify is not None and not 0.0 <= verify <= 1.0:
+            raise InvalidArgumentError(f"SIMSTORE_VERIFY = {verify}: a sketch similarity between 0 and 1")
         self.db = db
         self.k = k
-        self.k_max = max(k_max, k)
+        self.verify = verify
+        self.quality = cast(Optional[Literal["standard", "high"]], quality)  # checked above
+        self.k_max = _k_max(k_max, k, quality)
         self.expected_docs = expected_docs
         self.text_field = text_field
         self.title_field = title_field
@@ -93,8 +120,10 @@ class SimstorePipeline:
         expected = s.getint("SIMSTORE_EXPECTED_DOCS", 0)
         return cls(
             str(db),
-            k=s.getint("SIMSTORE_K", 3),
-            k_max=s.getint("SIMSTORE_K_MAX", 3),
+            k=_setting(s, "SIMSTORE_K", int),
+            verify=_setting(s, "SIMSTORE_VERIFY", float),
+            quality=s.get("SIMSTORE_QUALITY") or None,
+            k_max=_setting(s, "SIMSTORE_K_MAX", int),
             expected_docs=expected or None,
             text_field=s.get("SIMSTORE_TEXT_FIELD", "text"),
             title_field=s.get("SIMSTORE_TITLE_FIELD", "title"),
@@ -105,7 +134,24 @@ class SimstorePipeline:
         )
 
     def open_spider(self, spider: Any = None) -> None:
-        self.store = Store(self.db, k_max=self.k_max, expected_docs=self.expected_docs)
+        store = Store(self.db, k_max=self.k_max, quality=self.quality, expected_docs=self.expected_docs)
+        k_max = store.k_max
+        if self.k is not None and self.k > k_max:
+            store.close()
+            raise KTooLargeError(
+                f"SIMSTORE_K = {self.k} is above the k_max of {self.db} ({k_max}): use a smaller "
+                "SIMSTORE_K, or leave it unset for the store's quality mode"
+            )
+        self.store = store
+        logger.info("simstore: %s (quality %s, k_max %d); near duplicates: %s",
+                    self.db, store.quality, k_max, self._rule())
+
+    def _rule(self) -> str:
+        """The rule the checks apply, in words (for the log)."""
+        if self.k is None and self.verify is None:
+            return "the store's quality mode"
+        within = f"within {self.k} bits" if self.k is not None else "within k_max"
+        return within if self.verify is None else f"{within}, sketch similarity >= {self.verify}"
 
     def close_spider(self, spider: Any = None) -> None:
         if self.store is not None:
@@ -150,11 +196,31 @@ class SimstorePipeline:
         """Runs in a thread of the reactor's pool; the engine releases the GIL."""
         if self.store is None:
             raise Error("SimstorePipeline.process_item before open_spider (or after close_spider)")
-        return self.store.check_and_insert(page_id, text, title=title, url=url, k=self.k)
+        return self.store.check_and_insert(page_id, text, title=title, url=url, k=self.k, verify=self.verify)
 
     def _inc(self, key: str) -> None:
         if self.stats is not None:
             self.stats.inc_value(key)
+
+
+def _k_max(k_max: Optional[int], k: Optional[int], quality: Optional[str]) -> Optional[int]:
+    """The k_max to create a store with: ``k_max`` if given, else None (the mode's own
+    layout); raised to ``k`` when that is larger than it (or than the mode's k_max)."""
+    mode = QUALITY_K_MAX[quality or "standard"]
+    if k_max is None and (k is None or k <= mode):
+        return None
+    return max(k_max if k_max is not None else mode, k if k is not None else 0)
+
+
+def _setting(settings: Any, name: str, kind: Callable[[Any], Any]) -> Any:
+    """An optional setting as ``kind`` (int, float); None when unset or empty."""
+    value = settings.get(name)
+    if value is None or value == "":
+        return None
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"{name} = {value!r}: expected a number") from None
 
 
 def _str(value: Any) -> Optional[str]:

@@ -90,21 +90,50 @@ def test_crawl_keeps_exactly_the_originals(tmp_path: Path, site_url: str) -> Non
     assert result["stats"]["simstore/exact"] == 8 and result["stats"]["simstore/near"] == 4
 
 
-def test_crawl_with_selector_fields(tmp_path: Path, site_url: str) -> None:
-    """Fields extracted by the spider (other names, text as a list of paragraphs). Without
-    the headline in the text, the edited headline of the harbour repost moves its fingerprint
-    4 bits: found with SIMSTORE_K = 4 (in a store made with k_max 4), not with 3."""
-    fields = ["-s", "SIMSTORE_TEXT_FIELD=body", "-s", "SIMSTORE_TITLE_FIELD=headline", "-s", "SIMSTORE_URL_FIELD=link"]
-    result = crawl(tmp_path, site_url, "runspider", str(TESTS / "selectors_spider.py"), *fields,
-                   "-s", "SIMSTORE_K=4", "-s", "SIMSTORE_K_MAX=4")
+SELECTOR_FIELDS = ["-s", "SIMSTORE_TEXT_FIELD=body", "-s", "SIMSTORE_TITLE_FIELD=headline", "-s", "SIMSTORE_URL_FIELD=link"]
+
+
+def selectors_crawl(tmp_path: Path, site_url: str, *settings: str) -> dict:
+    """A crawl by the selectors spider: fields extracted by the spider (other names, the text
+    as a list of paragraphs, the headline apart from it)."""
+    return crawl(tmp_path, site_url, "runspider", str(TESTS / "selectors_spider.py"), *SELECTOR_FIELDS, *settings)
+
+
+def test_a_default_crawl_applies_the_stores_quality_mode(tmp_path: Path, site_url: str) -> None:
+    """Without the headline in the text, the edited headline of the harbour repost moves its
+    fingerprint 4 bits, beyond k_max = 3; its paragraphs are the original's, so the shingle
+    sketches agree. Given no SIMSTORE_K, the pipeline applies the store's quality mode, as
+    `simstore query` and `serve` do: the repost is a near duplicate (distance 4). With
+    SIMSTORE_K = 3 ("within 3 bits") it is a new page. The same in a store the pipeline
+    creates in the high mode (SIMSTORE_QUALITY)."""
+    repost = f"{site_url}/repost/harbour-bike-lanes.html"
+    original = f"{site_url}/news/harbour-bike-lanes.html"
+    result = selectors_crawl(tmp_path, site_url)
+    check_crawl(result, site_url, "link", k=8)
+    assert result["dropped"][repost] == ("near", original, 4)
+    assert result["stats"]["simstore/near"] == 4
+    with simstore.Store(result["db"], read_only=True) as store:
+        assert (store.quality, store.k_max) == ("standard", 3)
+
+    at_3 = selectors_crawl(tmp_path / "k3", site_url, "-s", "SIMSTORE_K=3")
+    assert {item["link"] for item in at_3["kept"]} == expected(site_url)[0] | {repost}
+    assert (at_3["stats"]["simstore/new"], at_3["stats"]["simstore/near"]) == (7, 3)
+
+    high = selectors_crawl(tmp_path / "high", site_url, "-s", "SIMSTORE_QUALITY=high")
+    check_crawl(high, site_url, "link", k=8)
+    assert high["dropped"][repost] == ("near", original, 4)
+    with simstore.Store(high["db"], read_only=True) as store:
+        assert (store.quality, store.k_max) == ("high", 4)
+
+
+def test_crawl_with_selector_fields_at_k_4(tmp_path: Path, site_url: str) -> None:
+    """SIMSTORE_K = 4, in a store made with k_max 4: "within 4 bits" finds the harbour repost."""
+    result = selectors_crawl(tmp_path, site_url, "-s", "SIMSTORE_K=4", "-s", "SIMSTORE_K_MAX=4")
     check_crawl(result, site_url, "link", k=4)
     repost = f"{site_url}/repost/harbour-bike-lanes.html"
     assert result["dropped"][repost] == ("near", f"{site_url}/news/harbour-bike-lanes.html", 4)
     with simstore.Store(result["db"], read_only=True) as store:
         assert store.k_max == 4
-
-    at_3 = crawl(tmp_path / "k3", site_url, "runspider", str(TESTS / "selectors_spider.py"), *fields)
-    assert {item["link"] for item in at_3["kept"]} == expected(site_url)[0] | {repost}
 
 
 def test_a_second_crawl_keeps_nothing_new(tmp_path: Path, site_url: str) -> None:
@@ -115,8 +144,62 @@ def test_a_second_crawl_keeps_nothing_new(tmp_path: Path, site_url: str) -> None
     assert again["stats"]["item_dropped_count"] == len(MANIFEST)
 
 
+def pipeline(**settings: object) -> SimstorePipeline:
+    return SimstorePipeline.from_crawler(get_crawler(settings_dict={"SIMSTORE_DB": "x.db", **settings}))
+
+
 def test_pipeline_needs_a_store() -> None:
     with pytest.raises(NotConfigured, match="SIMSTORE_DB"):
         SimstorePipeline.from_crawler(get_crawler(settings_dict={}))
-    p = SimstorePipeline.from_crawler(get_crawler(settings_dict={"SIMSTORE_DB": "x.db", "SIMSTORE_K": 2}))
+    p = pipeline(SIMSTORE_K=2)
     assert (p.db, p.k, p.id_field, p.text_field) == ("x.db", 2, "url", "text")
+
+
+def test_settings_default_to_the_stores_mode() -> None:
+    """No SIMSTORE_K/SIMSTORE_VERIFY: None down to check_and_insert (the store's mode); a
+    store the pipeline creates gets the mode's own layout unless SIMSTORE_K_MAX, or a
+    SIMSTORE_K above the mode's k_max, asks for another."""
+    p = pipeline()
+    assert (p.k, p.verify, p.quality, p.k_max) == (None, None, None, None)
+    p = pipeline(SIMSTORE_K="3", SIMSTORE_VERIFY="0.4", SIMSTORE_QUALITY="high")
+    assert (p.k, p.verify, p.quality, p.k_max) == (3, 0.4, "high", None)
+    assert pipeline(SIMSTORE_K=4).k_max == 4  # above standard's 3: the store is made for it
+    assert pipeline(SIMSTORE_K=4, SIMSTORE_QUALITY="high").k_max is None  # high's k_max is 4
+    assert pipeline(SIMSTORE_K=2, SIMSTORE_K_MAX=5).k_max == 5
+    assert pipeline(SIMSTORE_K=6, SIMSTORE_K_MAX=5).k_max == 6
+    for bad, match in [({"SIMSTORE_QUALITY": "best"}, "standard or high"),
+                       ({"SIMSTORE_VERIFY": "1.5"}, "between 0 and 1"),
+                       ({"SIMSTORE_K": "three"}, "SIMSTORE_K = 'three'")]:
+        with pytest.raises(simstore.InvalidArgumentError, match=match):
+            pipeline(**bad)
+
+
+def test_verify_and_k_reach_check_and_insert(tmp_path: Path) -> None:
+    """A page with a stored page's words in another order: the same fingerprint (distance 0),
+    no shingle in common. "Within 3 bits" calls it a near duplicate; the store's mode and
+    SIMSTORE_VERIFY compare the sketches and call it new."""
+    text = ("The city council approved a new budget on Tuesday, adding funds for parks, libraries "
+            "and road repairs across the northern districts, and the mayor said the plan would hire "
+            "forty new librarians and repave twelve miles of streets before the winter.")
+    shuffled = " ".join(reversed(text.split(" ")))
+    outcomes = {}
+    for name, settings in [("mode", {}), ("k", {"SIMSTORE_K": 3}), ("verify", {"SIMSTORE_VERIFY": 0.5})]:
+        p = pipeline(SIMSTORE_DB=str(tmp_path / f"{name}.db"), **settings)
+        p.open_spider()
+        try:
+            assert p._check("a", text, None, None).status == "new"
+            outcomes[name] = p._check("b", shuffled, None, None).status
+        finally:
+            p.close_spider()
+    assert outcomes == {"mode": "new", "k": "near_duplicate", "verify": "new"}
+
+
+def test_a_k_above_an_existing_stores_k_max_stops_the_crawl(tmp_path: Path) -> None:
+    db = tmp_path / "pages.db"
+    simstore.Store(db).close()  # standard: k_max 3
+    p = pipeline(SIMSTORE_DB=str(db), SIMSTORE_K=5)
+    with pytest.raises(simstore.KTooLargeError, match="SIMSTORE_K = 5 is above the k_max"):
+        p.open_spider()
+    assert p.store is None
+    with simstore.Store(db) as store:  # closed again: not locked
+        assert store.k_max == 3

@@ -6,7 +6,9 @@ SPIDER_MODULES = ["pages.spiders"]
 # The pipeline: every page goes through Store.check_and_insert; duplicates are dropped.
 ITEM_PIPELINES = {"simstore.scrapy.SimstorePipeline": 300}
 SIMSTORE_DB = "pages.db"  # a directory (created if missing) or redis://HOST:PORT,.../NAME
-SIMSTORE_K = 3  # near duplicates: within 3 bits (<= the store's k_max, 3 by default)
+# Near duplicates: by the store's quality mode (within its k_max, and up to 8 bits away when
+# the texts' shingle sketches agree). SIMSTORE_K = 3 would count "within 3 bits" instead;
+# SIMSTORE_QUALITY = "high" creates the store in the high mode (more copies found, more tables).
 # The spider yields {"url", "html"}: with no text field, the pipeline reads the page's title
 # and main text from the HTML itself (simstore.extract_page: navigation, ads, footers dropped).
 SIMSTORE_HTML_FIELD = "html"
