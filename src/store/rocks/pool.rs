@@ -20,13 +20,22 @@ use crate::error::Result;
 /// their own.
 const KEPT_PER_TABLE: usize = 8;
 
+/// A kept iterator not used by the last this many probes of its table is dropped.
+///
+/// A kept iterator holds the state of its table as of its last refresh: the memtables and
+/// files of that moment, which a flush or compaction has replaced since. The probes of a
+/// table take the most recently used iterator first, so after a burst of concurrent
+/// probes the extra iterators would otherwise stay idle in the pool — and keep obsolete
+/// files on disk and old memtables in memory — for as long as the process runs.
+const IDLE_PROBES: u64 = 256;
+
 /// An iterator of the backend's database, kept past the probe that made it.
 ///
 /// Safety: the `'static` stands for "as long as the database": [`IterPool`] is a field of
 /// [`RocksBackend`] declared before its `db`, so the pool (and every iterator in it) is
 /// dropped before the database; [`IterPool::clear`] runs before tables are dropped; a
 /// leased iterator borrows the backend ([`Lease`]), so none outlives it.
-struct Kept(DBRawIterator<'static>);
+struct Kept(DBRawIterator<'static>, u64);
 
 // SAFETY: a RocksDB iterator may move between threads; it is used by one thread at a time
 // (it is either in the pool, under its mutex, or leased to one probe).
@@ -36,9 +45,18 @@ struct Kept(DBRawIterator<'static>);
 )]
 unsafe impl Send for Kept {}
 
+/// The iterators of finished probes of one table, the most recently used last.
+#[derive(Default)]
+struct Table {
+    kept: Vec<Kept>,
+    /// Probes of the table so far (a kept iterator's second field is this count when it
+    /// was last given back).
+    probes: u64,
+}
+
 /// The iterators of finished probes, per table.
 pub(super) struct IterPool {
-    tables: Mutex<Vec<Vec<Kept>>>,
+    tables: Mutex<Vec<Table>>,
     /// Refresh a kept iterator before reuse: set for the writer; a read-only instance
     /// never changes and a secondary one empties the pool when it catches up (neither
     /// can refresh).
@@ -59,22 +77,42 @@ impl IterPool {
         self.lock().clear();
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Vec<Kept>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Table>> {
         self.tables.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn take(&self, t: usize) -> Option<Kept> {
-        self.lock().get_mut(t).and_then(Vec::pop)
+        let mut tables = self.lock();
+        let table = tables.get_mut(t)?;
+        table.probes += 1;
+        table.kept.pop()
     }
 
-    fn give(&self, t: usize, it: Kept) {
-        let mut tables = self.lock();
-        if tables.len() <= t {
-            tables.resize_with(t + 1, Vec::new);
+    /// Keeps `it` (unless the table has enough) and lets go of the iterators its table's
+    /// last [`IDLE_PROBES`] probes did not use; they are dropped after the lock is
+    /// released (dropping one may delete the files it was the last to hold).
+    fn give(&self, t: usize, mut it: Kept) {
+        let mut idle = Vec::new();
+        {
+            let mut tables = self.lock();
+            if tables.len() <= t {
+                tables.resize_with(t + 1, Table::default);
+            }
+            let table = &mut tables[t];
+            let probes = table.probes;
+            while table
+                .kept
+                .first()
+                .is_some_and(|k| probes.saturating_sub(k.1) > IDLE_PROBES)
+            {
+                idle.push(table.kept.remove(0));
+            }
+            if table.kept.len() < KEPT_PER_TABLE {
+                it.1 = probes;
+                table.kept.push(it);
+            }
         }
-        if tables[t].len() < KEPT_PER_TABLE {
-            tables[t].push(it);
-        }
+        drop(idle);
     }
 }
 
@@ -115,9 +153,10 @@ impl RocksBackend {
             }
             None => {
                 let cf = self.space_cf(crate::store::backend::Space::Table(t))?;
-                Kept(extend(
-                    self.db.raw_iterator_cf_opt(cf, probe_read_options()),
-                ))
+                Kept(
+                    extend(self.db.raw_iterator_cf_opt(cf, probe_read_options())),
+                    0,
+                )
             }
         };
         Ok(Lease {
@@ -146,4 +185,62 @@ fn probe_read_options() -> rocksdb::ReadOptions {
     ro.set_readahead_size(0);
     ro.set_verify_checksums(false);
     ro
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::backend::Space;
+    use crate::store::codec;
+
+    /// Versions of table 0's column family still alive (the current one and any that an
+    /// iterator holds).
+    fn live_versions(b: &RocksBackend) -> u64 {
+        let cf = b.space_cf(Space::Table(0)).unwrap();
+        b.db.property_int_value_cf(cf, "rocksdb.num-live-versions")
+            .unwrap()
+            .unwrap()
+    }
+
+    fn put_and_flush(b: &RocksBackend, i: u64) {
+        let cf = b.space_cf(Space::Table(0)).unwrap();
+        b.db.put_cf(cf, codec::table_key(i, i).as_ref(), [])
+            .unwrap();
+        b.db.flush_cf(cf).unwrap();
+    }
+
+    fn probe(b: &RocksBackend) {
+        let mut lease = b.table_iter(0).unwrap();
+        lease.iter().seek_to_first();
+        assert!(lease.iter().valid());
+    }
+
+    #[test]
+    fn iterators_left_idle_after_a_burst_let_go_of_replaced_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = super::super::open::create(&dir.path().join("s"), 1, 8 << 20, |_| Ok(())).unwrap();
+        put_and_flush(&b, 1);
+        // A burst of 4 concurrent probes leaves 4 iterators kept.
+        let burst: Vec<_> = (0..4).map(|_| b.table_iter(0).unwrap()).collect();
+        drop(burst);
+        // A flush replaces the table's state; one probe at a time from here on.
+        put_and_flush(&b, 2);
+        assert!(
+            live_versions(&b) > 1,
+            "the kept iterators hold the old state"
+        );
+        for _ in 0..IDLE_PROBES + 2 {
+            probe(&b);
+        }
+        assert_eq!(
+            live_versions(&b),
+            1,
+            "idle iterators still hold replaced files"
+        );
+        // The one iterator in use is kept and sees the latest state.
+        put_and_flush(&b, 3);
+        probe(&b);
+        assert_eq!(live_versions(&b), 1);
+        assert_eq!(b.iters.lock()[0].kept.len(), 1);
+    }
 }
