@@ -45,6 +45,8 @@ pub(crate) struct RocksBackend {
     /// The column-family options bulk loads write SST files with: tables, `docs`, `ids`,
     /// `exact`.
     sst_options: [rocksdb::Options; 4],
+    /// The staged SST files of a bulk load being read into the page cache.
+    warming: ingest::Warming,
 }
 
 impl RocksBackend {

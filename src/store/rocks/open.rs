@@ -266,6 +266,7 @@ fn assemble(
         present_tables,
         secondary,
         catch_up: RwLock::new(()),
+        warming: Default::default(),
     }
 }
 
