@@ -233,7 +233,8 @@ fn eval_quality_counts_what_a_store_of_the_mode_finds() {
 
 /// `bench --quality`: the store is created with the mode's layout and queried with its rule;
 /// the answers (within the mode's k, the queries having no sketch) equal brute force's, and
-/// the candidates beyond k fetched are counted. Without --quality: "distance <= k".
+/// the candidates beyond k fetched are counted. Without --quality: "distance <= k". The cold
+/// page cache passes run unless `--cold 0`.
 #[test]
 fn bench_quality_measures_the_mode_rule_exactly() {
     let t = TestCommand::new();
@@ -268,8 +269,12 @@ fn bench_quality_measures_the_mode_rule_exactly() {
     assert!(high.contains("fetched beyond k = 4:"), "{high}");
     // The planted neighbours at distance 4 are beyond the standard mode's k: some share a
     // span with their query and are fetched.
-    let standard = bench("standard", &["--quality", "standard", "--seed", "7"]);
+    let standard = bench(
+        "standard",
+        &["--quality", "standard", "--seed", "7", "--cold", "0"],
+    );
     assert!(standard.contains("layout k_max = 3,"), "{standard}");
+    assert!(!standard.contains("cold page cache"), "{standard}");
     assert!(
         standard.contains(" = 1.000000, extra hits 0;"),
         "{standard}"
@@ -286,6 +291,13 @@ fn bench_quality_measures_the_mode_rule_exactly() {
         "{plain}"
     );
     assert!(!plain.contains("fetched beyond"), "{plain}");
+    // By default the store is reopened with its files dropped from the page cache and 100
+    // queries (all there are) timed, probes in turn and on threads.
+    assert!(plain.contains("cold page cache (100 queries,"), "{plain}");
+    for pass in ["probes in turn (default)", "probes on 8 threads"] {
+        let line = plain.lines().find(|l| l.contains(pass));
+        assert!(line.is_some_and(|l| l.contains(" p50 ")), "{plain}");
+    }
     let out = t.run(&["bench", "--quality", "high", "--k", "4"]);
     assert_eq!(out.status.code(), Some(2));
 }

@@ -17,6 +17,7 @@ use super::Code;
 
 mod check_insert;
 mod cluster;
+mod cold;
 mod measure;
 
 use measure::{Figures, measure, print_table, throughput, us};
@@ -78,6 +79,10 @@ pub struct Args {
     /// Skip the in-memory index baseline (it needs ~16 bytes × tables × N of memory).
     #[arg(long)]
     no_mem_index: bool,
+    /// Queries timed with a cold page cache (the store's files dropped from it, the store
+    /// reopened), with the probes in turn and on threads; 0 skips.
+    #[arg(long, default_value_t = 1000)]
+    cold: usize,
     /// RNG seed.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -189,7 +194,8 @@ pub fn run(args: Args) -> Result<Code> {
     );
     let (fps, queries) = planted_data(args.seed, n, args.queries);
     let dir = work_dir(&args)?;
-    let store = new_store(&dir.join("bench.db"), &args)?;
+    let db = dir.join("bench.db");
+    let store = new_store(&db, &args)?;
     let layout = store.layout().clone();
     let plan = Plan::new(&store, &args);
     println!(
@@ -201,9 +207,12 @@ pub fn run(args: Args) -> Result<Code> {
     let (load, mem) = load(&store, &layout, &fps, &args)?;
     let recall = check_recall(&store, mem.as_ref(), &fps, &queries, &plan, &args);
     let figures = measure_all(&store, mem.as_ref(), &fps, &queries, &plan, &args);
+    drop(store);
+    let cold_queries = &queries[..args.cold.min(queries.len())];
+    let cold = cold::measure_cold(&db, cold_queries, &plan)?;
     print_summary(n, &load, &recall, &plan);
     print_table(&figures);
-    drop(store);
+    cold::print_cold(&cold, cold_queries.len());
     if args.dir.is_none() {
         let _ = std::fs::remove_dir_all(&dir);
     }
