@@ -292,9 +292,13 @@ fn bench_quality_measures_the_mode_rule_exactly() {
     );
     assert!(!plain.contains("fetched beyond"), "{plain}");
     // By default the store is reopened with its files dropped from the page cache and 100
-    // queries (all there are) timed, probes in turn and on threads.
+    // queries (all there are) timed: automatic probes, in turn, on threads.
     assert!(plain.contains("cold page cache (100 queries,"), "{plain}");
-    for pass in ["probes in turn (default)", "probes on 8 threads"] {
+    for pass in [
+        "automatic (default)",
+        "probes in turn",
+        "probes on 8 threads",
+    ] {
         let line = plain.lines().find(|l| l.contains(pass));
         assert!(line.is_some_and(|l| l.contains(" p50 ")), "{plain}");
     }

@@ -405,7 +405,11 @@ fn probes_on_threads_answer_as_probes_in_turn() {
         });
     }
     store.insert_batch(entries.clone()).unwrap();
-    let in_turn = Store::builder(&path).read_only(true).open().unwrap();
+    let in_turn = Store::builder(&path)
+        .read_only(true)
+        .probe_threads(0)
+        .open()
+        .unwrap();
     let ids = |m: Vec<simstore::Match>| {
         let mut v: Vec<String> = m.into_iter().map(|m| m.doc.id).collect();
         v.sort();

@@ -206,14 +206,17 @@ fn open_existing(db: &Path) -> Result<Store> {
 /// writer's lock (a long `query --batch` does not keep `import` or `serve` out) and never
 /// runs recovery work; it sees the store as of opening, a writer's log included.
 fn open_for_reading(db: &Path) -> Result<Store> {
-    open_for_reading_with(db, 0)
+    open_for_reading_with(db, None)
 }
 
-/// [`open_for_reading`] with a query's probes on `probe_threads` threads at once.
-fn open_for_reading_with(db: &Path, probe_threads: usize) -> Result<Store> {
-    Store::builder(db)
-        .read_only(true)
-        .probe_threads(probe_threads)
+/// [`open_for_reading`] with a query's probes on `probe_threads` threads at once (0: in
+/// turn; `None`: the automatic default, `StoreBuilder::probe_threads`).
+fn open_for_reading_with(db: &Path, probe_threads: Option<usize>) -> Result<Store> {
+    let mut builder = Store::builder(db).read_only(true);
+    if let Some(n) = probe_threads {
+        builder = builder.probe_threads(n);
+    }
+    builder
         .open()
         .with_context(|| format!("cannot open {}", db.display()))
 }

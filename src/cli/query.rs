@@ -22,11 +22,12 @@ use super::{Code, open_for_reading_with, output, rule};
                   output: one line {\"query\": <id or line number>, \"matches\": [{\"id\", \"distance\", \"fp\", \"title\"?, \"url\"?, \"similarity\"?}]} per input line (\"similarity\": the sketch similarity the rule checked)."
 )]
 pub struct Args {
-    /// Probe each query's tables on N threads at once: for a store larger than memory or
-    /// a cold page cache (one disk read per query instead of one per table); slower on a
-    /// warm cache [default: 0, one after another].
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    probe_threads: usize,
+    /// Probe each query's tables on N threads at once (0: one after another). Default:
+    /// automatic — one after another while the probes are fast (a warm page cache), on 8
+    /// threads from the first probe that waits for the disk until they are fast again, so
+    /// a cold query waits about one disk read instead of one per table.
+    #[arg(long, value_name = "N")]
+    probe_threads: Option<usize>,
     /// Largest Hamming distance to report (at most the store's k_max unless --exhaustive;
     /// at most 64). Without --k and --verify, the store's quality mode decides (see
     /// `simstore init --quality`): its tables' k_max exactly, and candidates up to 8 bits

@@ -32,7 +32,7 @@ pub struct StoreBuilder {
     lead: Option<u32>,
     sync_writes: bool,
     block_cache_bytes: usize,
-    probe_threads: usize,
+    probe_threads: Option<usize>,
     read_only: bool,
     secondary: Option<PathBuf>,
     bulk_memory: usize,
@@ -52,7 +52,7 @@ impl StoreBuilder {
             lead: None,
             sync_writes: false,
             block_cache_bytes: 256 << 20,
-            probe_threads: 0,
+            probe_threads: None,
             read_only: false,
             secondary: None,
             bulk_memory: super::bulk::DEFAULT_BULK_MEMORY,
@@ -132,12 +132,14 @@ impl StoreBuilder {
         self
     }
 
-    /// Probe a query's tables on `n` threads at once (RocksDB; 0, the default: one after
-    /// another on the calling thread). For a store larger than memory, or a cold page cache,
-    /// a query then waits about one disk read instead of one per table; on a warm cache it
-    /// costs a thread hand-off per query, so leave it off there (docs/benchmarks.md).
+    /// Probe a query's tables on `n` threads at once (RocksDB), or with 0 one after another
+    /// on the calling thread. Default: automatic — one after another while the probes are
+    /// fast (a warm page cache: a few µs each, less than a hand-off to another thread), and
+    /// at once on 8 threads from the first probe that waited for the disk (≥ 50 µs) until a
+    /// query's probes are all fast again, so that a cold query waits about one disk read
+    /// instead of one per table (docs/benchmarks.md).
     pub fn probe_threads(mut self, n: usize) -> Self {
-        self.probe_threads = n;
+        self.probe_threads = Some(n);
         self
     }
 

@@ -1,10 +1,11 @@
 //! `simstore bench --cold N`: query latency with a cold page cache. The store is closed, its
 //! files are dropped from the page cache (`posix_fadvise(DONTNEED)` on every file, which
 //! needs no privilege and leaves the rest of the machine's cache alone), and it is opened
-//! again; then N queries are timed one by one, each reading its blocks from disk. Once with
-//! the probes of a query one after another (the default), once with them on threads
-//! (`StoreBuilder::probe_threads`), so that a query waits for about one read, not one per
-//! table.
+//! again; then N queries are timed one by one, each reading its blocks from disk: with the
+//! store's default (automatic: the probes of a query in turn until one waits for the disk,
+//! then at once on threads), with the probes one after another, and with them always on
+//! threads (`StoreBuilder::probe_threads`), where a query waits for about one read, not
+//! one per table.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -20,8 +21,8 @@ pub(super) const COLD_PROBE_THREADS: usize = 8;
 
 /// Latency of one cold pass.
 pub(super) struct Cold {
-    /// `StoreBuilder::probe_threads` of the pass.
-    pub(super) probe_threads: usize,
+    /// `StoreBuilder::probe_threads` of the pass (`None`: the default, automatic).
+    pub(super) probe_threads: Option<usize>,
     pub(super) p50: Duration,
     pub(super) p99: Duration,
     pub(super) mean: Duration,
@@ -31,22 +32,30 @@ pub(super) struct Cold {
 }
 
 /// The cold passes over `queries` on the store at `db` (closed by the caller): with the
-/// probes in turn, then on [`COLD_PROBE_THREADS`] threads; none without queries.
+/// store's default, then the probes in turn, then on [`COLD_PROBE_THREADS`] threads; none
+/// without queries.
 pub(super) fn measure_cold(db: &Path, queries: &[u64], plan: &Plan) -> Result<Vec<Cold>> {
     if queries.is_empty() {
         return Ok(Vec::new());
     }
-    [0, COLD_PROBE_THREADS]
+    [None, Some(0), Some(COLD_PROBE_THREADS)]
         .into_iter()
         .map(|threads| cold_pass(db, queries, plan, threads))
         .collect()
 }
 
-fn cold_pass(db: &Path, queries: &[u64], plan: &Plan, probe_threads: usize) -> Result<Cold> {
+fn cold_pass(
+    db: &Path,
+    queries: &[u64],
+    plan: &Plan,
+    probe_threads: Option<usize>,
+) -> Result<Cold> {
     evict(db)?;
-    let store = Store::builder(db)
-        .create_if_missing(false)
-        .probe_threads(probe_threads)
+    let mut builder = Store::builder(db).create_if_missing(false);
+    if let Some(n) = probe_threads {
+        builder = builder.probe_threads(n);
+    }
+    let store = builder
         .open()
         .context("cannot reopen the benchmark store")?;
     let faults = major_faults();
@@ -105,8 +114,9 @@ pub(super) fn print_cold(passes: &[Cold], queries: usize) {
     );
     for c in passes {
         let how = match c.probe_threads {
-            0 => "probes in turn (default)".to_string(),
-            n => format!("probes on {n} threads"),
+            None => "automatic (default)".to_string(),
+            Some(0) => "probes in turn".to_string(),
+            Some(n) => format!("probes on {n} threads"),
         };
         println!(
             "  {how:<26} p50 {:>10}  p99 {:>10}  mean {:>10}{}",

@@ -139,19 +139,21 @@ pub struct Args {
     /// of the server (kill -9) but not of the OS or a power loss. Faster.
     #[arg(long)]
     no_sync: bool,
-    /// Probe each query's tables on N threads at once: for a store larger than memory
-    /// (see `query --probe-threads`) [default: 0, one after another].
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    probe_threads: usize,
+    /// Probe each query's tables on N threads at once (0: one after another) [default:
+    /// automatic, see `query --probe-threads`].
+    #[arg(long, value_name = "N")]
+    probe_threads: Option<usize>,
 }
 
 /// Runs the server until SIGINT or SIGTERM; see [`Args`].
 pub fn run(db: &Path, args: Args) -> Result<Code> {
     let access = Arc::new(Access::new(args.addr, args.token_file.as_deref())?);
     let limit = fds::raise_limit();
-    let store = Store::builder(db)
-        .sync_writes(!args.no_sync)
-        .probe_threads(args.probe_threads)
+    let mut builder = Store::builder(db).sync_writes(!args.no_sync);
+    if let Some(n) = args.probe_threads {
+        builder = builder.probe_threads(n);
+    }
+    let store = builder
         .open()
         .with_context(|| format!("cannot open or create {}", db.display()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()

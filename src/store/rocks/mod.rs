@@ -7,6 +7,7 @@ mod ingest;
 mod open;
 mod options;
 mod pool;
+mod probes;
 mod snapshot;
 
 use std::path::{Path, PathBuf};
@@ -40,8 +41,8 @@ pub(crate) struct RocksBackend {
     /// Held shared by every snapshot of a secondary instance and exclusively by
     /// [`Follow::catch_up`], so a read never sees half of a catch-up.
     catch_up: RwLock<()>,
-    /// Threads a query's probes run on at once ([`crate::StoreBuilder::probe_threads`]).
-    probe_pool: Option<rayon::ThreadPool>,
+    /// How a query's spans are read ([`crate::StoreBuilder::probe_threads`]).
+    probes: probes::Probes,
     /// The column-family options bulk loads write SST files with: tables, `docs`, `ids`,
     /// `exact`.
     sst_options: [rocksdb::Options; 4],
@@ -50,18 +51,11 @@ pub(crate) struct RocksBackend {
 }
 
 impl RocksBackend {
-    /// Runs the probes of each query on `n` threads at once (0: on the calling thread).
-    pub(crate) fn set_probe_threads(&mut self, n: usize) -> Result<()> {
-        self.probe_pool = match n {
-            0 => None,
-            n => Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(n)
-                    .thread_name(|i| format!("simstore-probe-{i}"))
-                    .build()
-                    .map_err(|e| Error::Storage(format!("cannot start probe threads: {e}")))?,
-            ),
-        };
+    /// How each query's spans are read: `Some(0)` in turn on the calling thread,
+    /// `Some(n)` at once on `n` threads, `None` in turn until a probe waits for the disk
+    /// ([`probes`]).
+    pub(crate) fn set_probe_threads(&mut self, threads: Option<usize>) -> Result<()> {
+        self.probes = probes::Probes::new(threads)?;
         Ok(())
     }
 

@@ -257,7 +257,7 @@ fn assemble(
     .map(|name| options::cf_options(name, &cache));
     RocksBackend {
         iters: IterPool::new(true),
-        probe_pool: None,
+        probes: super::probes::Probes::InTurn,
         db,
         sst_options,
         cache,

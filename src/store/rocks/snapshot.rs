@@ -8,11 +8,10 @@ use super::options::{DOCS, IDS, META};
 use super::pool::Lease;
 use super::{RocksBackend, meta_key, storage};
 use crate::error::Result;
-use crate::store::backend::{DocItem, IdItem, MetaKey, Snapshot, Space, Span, scan_spans_in_turn};
+use crate::store::backend::{DocItem, IdItem, MetaKey, Snapshot, Space, Span};
 
 use crate::store::codec::{self, IdValue};
 use crate::types::StoredDoc;
-use rayon::prelude::*;
 
 /// A RocksDB snapshot, or on a secondary instance (which has no snapshots, and changes only
 /// in a catch-up) a shared hold on the catch-up lock; or, for queries
@@ -96,10 +95,6 @@ fn drain(
     it.status().map_err(storage)
 }
 
-/// A table entry as a scan passes it on: `(permuted fingerprint, seq)` or why it could not
-/// be decoded.
-type Entry = Result<(u64, u64)>;
-
 /// [`Snapshot::scan_table`] through a kept iterator: no upper bound is set (that would
 /// allocate one per probe), the scan stops at `hi` itself.
 fn scan_kept(
@@ -178,32 +173,7 @@ impl Snapshot for RocksSnapshot<'_> {
         spans: &[Span],
         each: &mut dyn FnMut(usize, Result<(u64, u64)>) -> Result<bool>,
     ) -> Result<()> {
-        let Some(pool) = self.backend.probe_pool.as_ref().filter(|_| spans.len() > 1) else {
-            return scan_spans_in_turn(self, spans, each);
-        };
-        // Every span read at once on the probe threads (each to its end: `each` may stop
-        // earlier), then handed to `each` in order.
-        let found: Vec<Result<Vec<Entry>>> = pool.install(|| {
-            spans
-                .par_iter()
-                .map(|s| {
-                    let mut entries = Vec::new();
-                    self.scan_table(s.table, s.lo, s.hi, &mut |e| {
-                        entries.push(e);
-                        Ok(true)
-                    })?;
-                    Ok(entries)
-                })
-                .collect()
-        });
-        for (i, entries) in found.into_iter().enumerate() {
-            for e in entries? {
-                if !each(i, e)? {
-                    break;
-                }
-            }
-        }
-        Ok(())
+        self.backend.probes.scan(self, spans, each)
     }
 
     fn first_exact(&self, hash: u128) -> Result<Option<u64>> {

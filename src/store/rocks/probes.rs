@@ -1,0 +1,265 @@
+//! How the spans of a query are read ([`crate::StoreBuilder::probe_threads`]): one after
+//! another on the calling thread, all at once on a pool of threads, or — the default — in
+//! turn while the probes are fast, and at once from the moment one waits for the disk.
+//!
+//! On a warm page cache a probe takes a few microseconds and handing it to another thread
+//! costs more than it saves; on a cold one every probe waits for a read (~0.15 ms on the
+//! development machine's disk), and a query that reads its t spans in turn waits t reads
+//! where it could wait about one. The automatic mode times each probe: after one slower
+//! than [`SLOW_PROBE`] it reads the rest of the query's spans at once, and so every query
+//! after it, until a query's probes are all fast again.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::store::backend::{Snapshot, Span, scan_spans_in_turn};
+
+/// Threads of the automatic mode's pool (started at its first slow probe).
+const AUTO_PROBE_THREADS: usize = 8;
+
+/// A probe that took this long waited for the disk: a warm probe takes 3–6 µs (10M
+/// fingerprints, docs/benchmarks.md), a read of a block from disk ≥ 50 µs on an SSD.
+const SLOW_PROBE: Duration = Duration::from_micros(50);
+
+/// A table entry as a scan passes it on.
+type Entry = Result<(u64, u64)>;
+
+/// What [`Snapshot::scan_spans`] hands each entry to: `(span index, entry)`.
+type Each<'e> = dyn FnMut(usize, Entry) -> Result<bool> + 'e;
+
+/// How a query's spans are read.
+pub(super) enum Probes {
+    /// One after another on the calling thread.
+    InTurn,
+    /// All at once on a pool of threads.
+    Threads(rayon::ThreadPool),
+    /// In turn, or at once after a slow probe.
+    Auto(Auto),
+}
+
+/// The state of the automatic mode.
+pub(super) struct Auto {
+    /// Started at the first slow probe; `None` inside when threads could not be started
+    /// (the spans are then read in turn).
+    pool: OnceLock<Option<rayon::ThreadPool>>,
+    /// Set by a slow probe, cleared by a query whose probes were all fast: the next query
+    /// reads its spans at once.
+    cold: AtomicBool,
+    /// A probe at least this long is slow.
+    slow: Duration,
+}
+
+impl Probes {
+    /// `Some(0)`: in turn; `Some(n)`: at once on `n` threads; `None`: automatic.
+    pub(super) fn new(threads: Option<usize>) -> Result<Self> {
+        Ok(match threads {
+            None => Probes::Auto(Auto::new(SLOW_PROBE)),
+            Some(0) => Probes::InTurn,
+            Some(n) => Probes::Threads(pool(n)?),
+        })
+    }
+
+    /// Reads `spans` through `snap`, handing every entry to `each` in span order (a span
+    /// read on a thread is read to its end; `each` may stop it earlier).
+    pub(super) fn scan<S: Snapshot + Sync + ?Sized>(
+        &self,
+        snap: &S,
+        spans: &[Span],
+        each: &mut Each<'_>,
+    ) -> Result<()> {
+        match self {
+            _ if spans.len() < 2 => scan_spans_in_turn(snap, spans, each),
+            Probes::InTurn => scan_spans_in_turn(snap, spans, each),
+            Probes::Threads(pool) => at_once(pool, snap, spans, 0, Duration::MAX, each).map(drop),
+            Probes::Auto(auto) => auto.scan(snap, spans, each),
+        }
+    }
+}
+
+impl Auto {
+    fn new(slow: Duration) -> Self {
+        Auto {
+            pool: OnceLock::new(),
+            cold: AtomicBool::new(false),
+            slow,
+        }
+    }
+
+    fn pool(&self) -> Option<&rayon::ThreadPool> {
+        self.pool
+            .get_or_init(|| pool(AUTO_PROBE_THREADS).ok())
+            .as_ref()
+    }
+
+    fn scan<S: Snapshot + Sync + ?Sized>(
+        &self,
+        snap: &S,
+        spans: &[Span],
+        each: &mut Each<'_>,
+    ) -> Result<()> {
+        if self.cold.load(Ordering::Relaxed)
+            && let Some(pool) = self.pool()
+        {
+            let slow = at_once(pool, snap, spans, 0, self.slow, each)?;
+            self.cold.store(slow, Ordering::Relaxed);
+            return Ok(());
+        }
+        for (i, s) in spans.iter().enumerate() {
+            let start = Instant::now();
+            snap.scan_table(s.table, s.lo, s.hi, &mut |e| each(i, e))?;
+            if start.elapsed() < self.slow {
+                continue;
+            }
+            self.cold.store(true, Ordering::Relaxed);
+            let rest = &spans[i + 1..];
+            if let Some(pool) = self.pool().filter(|_| !rest.is_empty()) {
+                at_once(pool, snap, rest, i + 1, self.slow, each)?;
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A pool of `n` probe threads.
+fn pool(n: usize) -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .thread_name(|i| format!("simstore-probe-{i}"))
+        .build()
+        .map_err(|e| Error::Storage(format!("cannot start probe threads: {e}")))
+}
+
+/// Reads `spans` at once on `pool`, each to its end, then hands their entries to `each` in
+/// order (span `i` as `first + i`); whether any of the probes took `slow` or longer.
+fn at_once<S: Snapshot + Sync + ?Sized>(
+    pool: &rayon::ThreadPool,
+    snap: &S,
+    spans: &[Span],
+    first: usize,
+    slow: Duration,
+    each: &mut Each<'_>,
+) -> Result<bool> {
+    let found: Vec<Result<(Vec<Entry>, Duration)>> = pool.install(|| {
+        spans
+            .par_iter()
+            .map(|s| {
+                let start = Instant::now();
+                let mut entries = Vec::new();
+                snap.scan_table(s.table, s.lo, s.hi, &mut |e| {
+                    entries.push(e);
+                    Ok(true)
+                })?;
+                Ok((entries, start.elapsed()))
+            })
+            .collect()
+    });
+    let mut any_slow = false;
+    for (i, read) in found.into_iter().enumerate() {
+        let (entries, took) = read?;
+        any_slow |= took >= slow;
+        for e in entries {
+            if !each(first + i, e)? {
+                break;
+            }
+        }
+    }
+    Ok(any_slow)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::backend::Backend;
+    use crate::store::codec;
+    use crate::store::rocks::RocksBackend;
+
+    /// A store of one table holding the keys `0, 1 << 60, 2 << 60, ...` (16 of them), and
+    /// spans that cover 4 of them each.
+    fn fixture() -> (tempfile::TempDir, RocksBackend, Vec<Span>) {
+        let dir = tempfile::tempdir().unwrap();
+        let b = super::super::open::create(&dir.path().join("s"), 1, 8 << 20, |_| Ok(())).unwrap();
+        let cf = b.space_cf(crate::store::backend::Space::Table(0)).unwrap();
+        for i in 0..16u64 {
+            b.db.put_cf(cf, codec::table_key(i << 60, i).as_ref(), [])
+                .unwrap();
+        }
+        let spans = (0..4u64)
+            .map(|q| Span {
+                table: 0,
+                lo: (q * 4) << 60,
+                hi: (q < 3).then(|| ((q + 1) * 4) << 60),
+            })
+            .collect();
+        (dir, b, spans)
+    }
+
+    /// Every entry as `(span, seq)`, in the order `scan` hands them on.
+    fn read(b: &RocksBackend, auto: &Auto, spans: &[Span]) -> Vec<(usize, u64)> {
+        let snap = b.probe_view();
+        let mut got = Vec::new();
+        auto.scan(snap.as_ref(), spans, &mut |i, e| {
+            got.push((i, e?.1));
+            Ok(true)
+        })
+        .unwrap();
+        got
+    }
+
+    fn expected() -> Vec<(usize, u64)> {
+        (0..16u64).map(|s| ((s / 4) as usize, s)).collect()
+    }
+
+    /// Fast probes: read in turn, no thread started, the next query in turn too.
+    #[test]
+    fn fast_probes_stay_on_the_calling_thread() {
+        let (_dir, b, spans) = fixture();
+        let auto = Auto::new(Duration::MAX);
+        assert_eq!(read(&b, &auto, &spans), expected());
+        assert!(auto.pool.get().is_none(), "threads started for fast probes");
+        assert!(!auto.cold.load(Ordering::Relaxed));
+    }
+
+    /// A slow first probe: the other spans are read at once on threads, handed on in span
+    /// order, and the next query reads all of its spans at once; a query whose probes are
+    /// all fast goes back to reading in turn.
+    #[test]
+    fn a_slow_probe_reads_the_rest_at_once_until_probes_are_fast_again() {
+        let (_dir, b, spans) = fixture();
+        let mut auto = Auto::new(Duration::ZERO);
+        assert_eq!(read(&b, &auto, &spans), expected());
+        assert!(auto.pool.get().is_some_and(Option::is_some));
+        assert!(auto.cold.load(Ordering::Relaxed));
+        // Still cold: all spans at once, the same answer.
+        assert_eq!(read(&b, &auto, &spans), expected());
+        assert!(auto.cold.load(Ordering::Relaxed));
+        // Probes fast again: the flag clears after one query read at once.
+        auto.slow = Duration::MAX;
+        assert_eq!(read(&b, &auto, &spans), expected());
+        assert!(!auto.cold.load(Ordering::Relaxed));
+    }
+
+    /// A span whose reader stops early stops only that span, on either path.
+    #[test]
+    fn a_stopped_span_does_not_stop_the_others() {
+        let (_dir, b, spans) = fixture();
+        for slow in [Duration::MAX, Duration::ZERO] {
+            let auto = Auto::new(slow);
+            auto.cold.store(slow == Duration::ZERO, Ordering::Relaxed);
+            let snap = b.probe_view();
+            let mut got = Vec::new();
+            auto.scan(snap.as_ref(), &spans, &mut |i, e| {
+                got.push((i, e?.1));
+                Ok(got.last().is_some_and(|&(_, seq)| seq % 4 != 1))
+            })
+            .unwrap();
+            let want: Vec<(usize, u64)> =
+                expected().into_iter().filter(|(_, s)| s % 4 < 2).collect();
+            assert_eq!(got, want, "slow = {slow:?}");
+        }
+    }
+}
