@@ -144,20 +144,35 @@ fn at_once<S: Snapshot + Sync + ?Sized>(
     slow: Duration,
     each: &mut Each<'_>,
 ) -> Result<bool> {
-    let found: Vec<Result<(Vec<Entry>, Duration)>> = pool.install(|| {
-        spans
-            .par_iter()
-            .map(|s| {
-                let start = Instant::now();
-                let mut entries = Vec::new();
-                snap.scan_table(s.table, s.lo, s.hi, &mut |e| {
-                    entries.push(e);
-                    Ok(true)
-                })?;
-                Ok((entries, start.elapsed()))
+    let Some((head, tail)) = spans.split_first() else {
+        return Ok(false);
+    };
+    let read = |s: &Span| -> Result<(Vec<Entry>, Duration)> {
+        let start = Instant::now();
+        let mut entries = Vec::new();
+        snap.scan_table(s.table, s.lo, s.hi, &mut |e| {
+            entries.push(e);
+            Ok(true)
+        })?;
+        Ok((entries, start.elapsed()))
+    };
+    let found: Vec<Result<(Vec<Entry>, Duration)>> =
+        if rayon::current_thread_index().is_some() && pool.current_thread_index().is_none() {
+            // A worker of another rayon pool (a caller's parallel loop of queries) waiting
+            // for `pool` runs other jobs of its own pool meanwhile — more queries, each
+            // waiting in turn, until its stack overflows. Scoped threads are waited for.
+            std::thread::scope(|scope| {
+                let others: Vec<_> = tail.iter().map(|s| scope.spawn(move || read(s))).collect();
+                let mut found = vec![read(head)];
+                found.extend(others.into_iter().map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(Error::Storage("a probe thread panicked".into())))
+                }));
+                found
             })
-            .collect()
-    });
+        } else {
+            pool.install(|| spans.par_iter().map(read).collect())
+        };
     let mut any_slow = false;
     for (i, read) in found.into_iter().enumerate() {
         let (entries, took) = read?;
@@ -261,5 +276,36 @@ mod tests {
                 expected().into_iter().filter(|(_, s)| s % 4 < 2).collect();
             assert_eq!(got, want, "slow = {slow:?}");
         }
+    }
+
+    /// Queries run by a parallel loop on another rayon pool (a caller's `par_iter`), every
+    /// one reading at once: a worker waiting for the probe pool would run the loop's other
+    /// queries meanwhile, nested until its stack overflowed (a `simstore bench` of 2M
+    /// aborted so); now each answers as in turn.
+    #[test]
+    fn queries_from_another_rayon_pool_read_at_once_without_nesting() {
+        use rayon::prelude::*;
+        let (_dir, b, spans) = fixture();
+        let auto = Auto::new(Duration::ZERO);
+        let outer = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let answers: Vec<Vec<(usize, u64)>> = outer.install(|| {
+            (0..5000)
+                .into_par_iter()
+                .map(|_| {
+                    // Each job works a while before its query, as a caller's loop does (it
+                    // fingerprints, checks): a waiting worker then has jobs to take.
+                    let work = Instant::now();
+                    while work.elapsed() < Duration::from_micros(100) {
+                        std::hint::spin_loop();
+                    }
+                    read(&b, &auto, &spans)
+                })
+                .collect()
+        });
+        assert!(answers.iter().all(|a| *a == expected()));
+        assert!(auto.cold.load(Ordering::Relaxed));
     }
 }
