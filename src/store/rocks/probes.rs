@@ -144,10 +144,10 @@ fn at_once<S: Snapshot + Sync + ?Sized>(
     slow: Duration,
     each: &mut Each<'_>,
 ) -> Result<bool> {
-    let Some((head, tail)) = spans.split_first() else {
+    if spans.is_empty() {
         return Ok(false);
-    };
-    let read = |s: &Span| -> Result<(Vec<Entry>, Duration)> {
+    }
+    let read = |s: &Span| -> Read {
         let start = Instant::now();
         let mut entries = Vec::new();
         snap.scan_table(s.table, s.lo, s.hi, &mut |e| {
@@ -156,20 +156,12 @@ fn at_once<S: Snapshot + Sync + ?Sized>(
         })?;
         Ok((entries, start.elapsed()))
     };
-    let found: Vec<Result<(Vec<Entry>, Duration)>> =
+    let found: Vec<Read> =
         if rayon::current_thread_index().is_some() && pool.current_thread_index().is_none() {
             // A worker of another rayon pool (a caller's parallel loop of queries) waiting
             // for `pool` runs other jobs of its own pool meanwhile — more queries, each
             // waiting in turn, until its stack overflows. Scoped threads are waited for.
-            std::thread::scope(|scope| {
-                let others: Vec<_> = tail.iter().map(|s| scope.spawn(move || read(s))).collect();
-                let mut found = vec![read(head)];
-                found.extend(others.into_iter().map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(Error::Storage("a probe thread panicked".into())))
-                }));
-                found
-            })
+            on_scoped_threads(pool.current_num_threads(), spans, read)
         } else {
             pool.install(|| spans.par_iter().map(read).collect())
         };
@@ -184,6 +176,34 @@ fn at_once<S: Snapshot + Sync + ?Sized>(
         }
     }
     Ok(any_slow)
+}
+
+/// A span read to its end, and how long it took.
+type Read = Result<(Vec<Entry>, Duration)>;
+
+/// `read` of every span, on at most `threads` scoped threads (the calling one among them),
+/// each reading a run of the spans; in span order.
+fn on_scoped_threads(
+    threads: usize,
+    spans: &[Span],
+    read: impl Fn(&Span) -> Read + Copy + Send,
+) -> Vec<Read> {
+    let run = spans.len().div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|scope| {
+        let mut runs = spans.chunks(run);
+        let first = runs.next().unwrap_or_default();
+        let others: Vec<_> = runs
+            .map(|r| scope.spawn(move || r.iter().map(read).collect::<Vec<_>>()))
+            .collect();
+        let mut found: Vec<Read> = first.iter().map(read).collect();
+        for h in others {
+            match h.join() {
+                Ok(part) => found.extend(part),
+                Err(_) => found.push(Err(Error::Storage("a probe thread panicked".into()))),
+            }
+        }
+        found
+    })
 }
 
 #[cfg(test)]
