@@ -7,8 +7,13 @@
 //! development machine's disk), and a query that reads its t spans in turn waits t reads
 //! where it could wait about one. The automatic mode times each probe: after one slower
 //! than [`SLOW_PROBE`] it reads the rest of the query's spans at once, and so every query
-//! after it, until a query's probes are all fast again.
+//! after it, until a query's probes are all fast again. Slow alone is not enough: on a
+//! machine short of CPU a probe is slow when its thread is preempted, and threads would only
+//! make that worse; so a slow probe counts only when its thread read from disk (a major
+//! page fault: the tables are read through mmap) since the thread last looked — one
+//! `getrusage` call per slow probe, none per fast one.
 
+use std::cell::Cell;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -21,8 +26,8 @@ use crate::store::backend::{Snapshot, Span, scan_spans_in_turn};
 /// Threads of the automatic mode's pool (started at its first slow probe).
 const AUTO_PROBE_THREADS: usize = 8;
 
-/// A probe that took this long waited for the disk: a warm probe takes 3–6 µs (10M
-/// fingerprints, docs/benchmarks.md), a read of a block from disk ≥ 50 µs on an SSD.
+/// A probe that took this long and read from disk waited for it: a warm probe takes 3–6 µs
+/// (10M fingerprints, docs/benchmarks.md), a read of a block from disk ≥ 50 µs on an SSD.
 const SLOW_PROBE: Duration = Duration::from_micros(50);
 
 /// A table entry as a scan passes it on.
@@ -51,6 +56,9 @@ pub(super) struct Auto {
     cold: AtomicBool,
     /// A probe at least this long is slow.
     slow: Duration,
+    /// Whether the calling thread read from disk since it last asked ([`read_from_disk`];
+    /// `None`: unknown, and then a slow probe counts as one that did).
+    read_from_disk: fn() -> Option<bool>,
 }
 
 impl Probes {
@@ -74,7 +82,7 @@ impl Probes {
         match self {
             _ if spans.len() < 2 => scan_spans_in_turn(snap, spans, each),
             Probes::InTurn => scan_spans_in_turn(snap, spans, each),
-            Probes::Threads(pool) => at_once(pool, snap, spans, 0, Duration::MAX, each).map(drop),
+            Probes::Threads(pool) => at_once(pool, snap, spans, 0, &NEVER_COLD, each).map(drop),
             Probes::Auto(auto) => auto.scan(snap, spans, each),
         }
     }
@@ -86,7 +94,13 @@ impl Auto {
             pool: OnceLock::new(),
             cold: AtomicBool::new(false),
             slow,
+            read_from_disk,
         }
+    }
+
+    /// Whether a probe that started at `start` (and has just ended) waited for the disk.
+    fn waited(&self, start: Instant) -> bool {
+        start.elapsed() >= self.slow && (self.read_from_disk)().unwrap_or(true)
     }
 
     fn pool(&self) -> Option<&rayon::ThreadPool> {
@@ -104,20 +118,20 @@ impl Auto {
         if self.cold.load(Ordering::Relaxed)
             && let Some(pool) = self.pool()
         {
-            let slow = at_once(pool, snap, spans, 0, self.slow, each)?;
+            let slow = at_once(pool, snap, spans, 0, self, each)?;
             self.cold.store(slow, Ordering::Relaxed);
             return Ok(());
         }
         for (i, s) in spans.iter().enumerate() {
             let start = Instant::now();
             snap.scan_table(s.table, s.lo, s.hi, &mut |e| each(i, e))?;
-            if start.elapsed() < self.slow {
+            if !self.waited(start) {
                 continue;
             }
             self.cold.store(true, Ordering::Relaxed);
             let rest = &spans[i + 1..];
             if let Some(pool) = self.pool().filter(|_| !rest.is_empty()) {
-                at_once(pool, snap, rest, i + 1, self.slow, each)?;
+                at_once(pool, snap, rest, i + 1, self, each)?;
                 return Ok(());
             }
         }
@@ -135,13 +149,14 @@ fn pool(n: usize) -> Result<rayon::ThreadPool> {
 }
 
 /// Reads `spans` at once on `pool`, each to its end, then hands their entries to `each` in
-/// order (span `i` as `first + i`); whether any of the probes took `slow` or longer.
+/// order (span `i` as `first + i`); whether any of the probes waited for the disk, as
+/// `auto` judges it.
 fn at_once<S: Snapshot + Sync + ?Sized>(
     pool: &rayon::ThreadPool,
     snap: &S,
     spans: &[Span],
     first: usize,
-    slow: Duration,
+    auto: &Auto,
     each: &mut Each<'_>,
 ) -> Result<bool> {
     if spans.is_empty() {
@@ -154,7 +169,7 @@ fn at_once<S: Snapshot + Sync + ?Sized>(
             entries.push(e);
             Ok(true)
         })?;
-        Ok((entries, start.elapsed()))
+        Ok((entries, auto.waited(start)))
     };
     let found: Vec<Read> =
         if rayon::current_thread_index().is_some() && pool.current_thread_index().is_none() {
@@ -167,8 +182,8 @@ fn at_once<S: Snapshot + Sync + ?Sized>(
         };
     let mut any_slow = false;
     for (i, read) in found.into_iter().enumerate() {
-        let (entries, took) = read?;
-        any_slow |= took >= slow;
+        let (entries, waited) = read?;
+        any_slow |= waited;
         for e in entries {
             if !each(first + i, e)? {
                 break;
@@ -178,8 +193,46 @@ fn at_once<S: Snapshot + Sync + ?Sized>(
     Ok(any_slow)
 }
 
-/// A span read to its end, and how long it took.
-type Read = Result<(Vec<Entry>, Duration)>;
+/// A span read to its end, and whether its probe waited for the disk.
+type Read = Result<(Vec<Entry>, bool)>;
+
+/// The judge of [`Probes::Threads`], which never changes course.
+static NEVER_COLD: Auto = Auto {
+    pool: OnceLock::new(),
+    cold: AtomicBool::new(false),
+    slow: Duration::MAX,
+    read_from_disk: || Some(false),
+};
+
+thread_local! {
+    /// This thread's major page faults when it last asked [`read_from_disk`].
+    static FAULTS_SEEN: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Whether this thread read from disk since it last asked: its major page faults grew
+/// (Linux, `getrusage(RUSAGE_THREAD)`); `None` where that is not known.
+fn read_from_disk() -> Option<bool> {
+    let now = thread_major_faults()?;
+    Some(FAULTS_SEEN.with(|seen| seen.replace(now)) < now)
+}
+
+#[cfg(target_os = "linux")]
+#[expect(
+    unsafe_code,
+    reason = "getrusage(RUSAGE_THREAD): the one source of a thread's major page faults"
+)]
+fn thread_major_faults() -> Option<u64> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the rusage it is given a pointer to, or fails.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) };
+    // SAFETY: on success the struct is filled (and it was zeroed before).
+    (rc == 0).then(|| unsafe { usage.assume_init() }.ru_majflt as u64)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn thread_major_faults() -> Option<u64> {
+    None
+}
 
 /// `read` of every span, on at most `threads` scoped threads (the calling one among them),
 /// each reading a run of the spans; in span order.
@@ -245,6 +298,15 @@ mod tests {
         got
     }
 
+    /// The automatic mode judging every probe by `slow`, its threads always having read
+    /// from disk.
+    fn reading_disk(slow: Duration) -> Auto {
+        Auto {
+            read_from_disk: || Some(true),
+            ..Auto::new(slow)
+        }
+    }
+
     fn expected() -> Vec<(usize, u64)> {
         (0..16u64).map(|s| ((s / 4) as usize, s)).collect()
     }
@@ -259,13 +321,37 @@ mod tests {
         assert!(!auto.cold.load(Ordering::Relaxed));
     }
 
+    /// Slow probes whose thread read nothing from disk (it was preempted, on a machine short
+    /// of CPU) stay in turn: threads would not help them.
+    #[test]
+    fn slow_probes_that_read_nothing_from_disk_stay_in_turn() {
+        let (_dir, b, spans) = fixture();
+        let auto = Auto {
+            read_from_disk: || Some(false),
+            ..Auto::new(Duration::ZERO)
+        };
+        assert_eq!(read(&b, &auto, &spans), expected());
+        assert!(
+            auto.pool.get().is_none(),
+            "threads started for probes that read nothing"
+        );
+        assert!(!auto.cold.load(Ordering::Relaxed));
+        // Where reads from disk cannot be counted, a slow probe counts as one.
+        let unknown = Auto {
+            read_from_disk: || None,
+            ..Auto::new(Duration::ZERO)
+        };
+        assert_eq!(read(&b, &unknown, &spans), expected());
+        assert!(unknown.cold.load(Ordering::Relaxed));
+    }
+
     /// A slow first probe: the other spans are read at once on threads, handed on in span
     /// order, and the next query reads all of its spans at once; a query whose probes are
     /// all fast goes back to reading in turn.
     #[test]
     fn a_slow_probe_reads_the_rest_at_once_until_probes_are_fast_again() {
         let (_dir, b, spans) = fixture();
-        let mut auto = Auto::new(Duration::ZERO);
+        let mut auto = reading_disk(Duration::ZERO);
         assert_eq!(read(&b, &auto, &spans), expected());
         assert!(auto.pool.get().is_some_and(Option::is_some));
         assert!(auto.cold.load(Ordering::Relaxed));
@@ -283,7 +369,7 @@ mod tests {
     fn a_stopped_span_does_not_stop_the_others() {
         let (_dir, b, spans) = fixture();
         for slow in [Duration::MAX, Duration::ZERO] {
-            let auto = Auto::new(slow);
+            let auto = reading_disk(slow);
             auto.cold.store(slow == Duration::ZERO, Ordering::Relaxed);
             let snap = b.probe_view();
             let mut got = Vec::new();
@@ -306,7 +392,7 @@ mod tests {
     fn queries_from_another_rayon_pool_read_at_once_without_nesting() {
         use rayon::prelude::*;
         let (_dir, b, spans) = fixture();
-        let auto = Auto::new(Duration::ZERO);
+        let auto = reading_disk(Duration::ZERO);
         let outer = rayon::ThreadPoolBuilder::new()
             .num_threads(2)
             .build()
