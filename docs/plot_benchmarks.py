@@ -7,14 +7,16 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-# simstore bench --n N --queries 10000, 2026-11-25 (docs/benchmarks.md, "Performance II";
-# a loaded machine: load 4-10; the 100M p99 is the page cache not holding the store)
+# simstore bench --n N, 2026-11-25 afternoon (docs/benchmarks.md, "Performance II,
+# continued"; a quiet 2-core AMD EPYC VM)
 n = [1e6, 1e7, 1e8]
-p50 = [21.1, 27.8, 50.2]  # µs
-p99 = [30.4, 45.5, 3507.0]  # µs
-mem_p50 = [6.7, 14.5, None]  # in-memory sorted tables of the same layout
-brute_p50 = [1173.3, 15944.4, 316067.2]  # brute force Vec<u64>
-import_s = [1.40, 24.95, 699.26]  # bulk load, durable
+p50 = [24.7, 35.3, @P50]  # µs
+p99 = [58.8, 67.9, @P99]  # µs
+mem_p50 = [5.8, 15.8, None]  # in-memory sorted tables of the same layout
+brute_p50 = [1657.8, 16518.3, @BRUTE]  # brute force Vec<u64>
+import_s = [0.97, 15.14, @IMPORT]  # bulk load, durable
+cold_auto_p50 = [302.0, 636.4, @COLDA]  # cold page cache, automatic probes (default)
+cold_turn_p50 = [475.0, 1066.1, @COLDT]  # cold page cache, probes in turn
 # 2026-11-23, before this work (quiet machine)
 p50_before = [24.3, 53.7, 63.1]
 
@@ -24,10 +26,12 @@ a.loglog(n, p99, "o--", label="simstore p99")
 a.loglog(n, p50_before, "x:", color="gray", label="p50 before (2026-11-23)")
 a.loglog(n[:2], mem_p50[:2], "s-", label="in-memory sorted tables p50")
 a.loglog(n, brute_p50, "^-", label="brute force p50")
+a.loglog(n, cold_auto_p50, "D-", label="cold page cache p50 (automatic probes)")
+a.loglog(n, cold_turn_p50, "d:", label="cold page cache p50 (probes in turn)")
 a.axhline(20, color="gray", lw=0.8, ls=":")
 a.text(1.1e6, 22, "target p50 20 µs (10M)", fontsize=8, color="gray")
 a.set_xlabel("stored fingerprints N")
-a.set_ylabel("k = 3 query latency, µs (single thread, warm)")
+a.set_ylabel("k = 3 query latency, µs (single thread)")
 a.set_title("Query latency against N")
 a.legend(fontsize=8)
 a.grid(True, which="both", lw=0.3)
@@ -39,6 +43,6 @@ b.set_ylabel("seconds")
 b.set_title("Import time against N")
 b.legend(fontsize=8)
 b.grid(True, which="both", lw=0.3)
-fig.suptitle("simstore bench, 2 cores (AMD EPYC, shared: load 4-10), 2026-11-25", fontsize=10)
+fig.suptitle("simstore bench, 2 cores (AMD EPYC, quiet), 2026-11-25", fontsize=10)
 fig.tight_layout()
 fig.savefig("docs/benchmarks.png", dpi=110)

@@ -5,13 +5,14 @@
 //! On a warm page cache a probe takes a few microseconds and handing it to another thread
 //! costs more than it saves; on a cold one every probe waits for a read (~0.15 ms on the
 //! development machine's disk), and a query that reads its t spans in turn waits t reads
-//! where it could wait about one. The automatic mode times each probe: after one slower
-//! than [`SLOW_PROBE`] it reads the rest of the query's spans at once, and so every query
-//! after it, until a query's probes are all fast again. Slow alone is not enough: on a
-//! machine short of CPU a probe is slow when its thread is preempted, and threads would only
-//! make that worse; so a slow probe counts only when its thread read from disk (a major
-//! page fault: the tables are read through mmap) since the thread last looked — one
-//! `getrusage` call per slow probe, none per fast one.
+//! where it could wait about one. The automatic mode times each probe read in turn: after
+//! one slower than [`SLOW_PROBE`] that read from disk it reads the rest of the query's spans
+//! at once, and so every query after it, until a query none of whose probes read from disk.
+//! Slow alone is not enough: on a machine short of CPU a probe is slow when its thread is
+//! preempted, and threads would only make that worse; so a probe counts only when its
+//! thread read from disk (a major page fault: the tables are read through mmap) since the
+//! thread last looked — one `getrusage` call per slow probe read in turn and per probe read
+//! at once, none per fast one.
 
 use std::cell::Cell;
 use std::sync::OnceLock;
@@ -26,9 +27,10 @@ use crate::store::backend::{Snapshot, Span, scan_spans_in_turn};
 /// Threads of the automatic mode's pool (started at its first slow probe).
 const AUTO_PROBE_THREADS: usize = 8;
 
-/// A probe that took this long and read from disk waited for it: a warm probe takes 3–6 µs
-/// (10M fingerprints, docs/benchmarks.md), a read of a block from disk ≥ 50 µs on an SSD.
-const SLOW_PROBE: Duration = Duration::from_micros(50);
+/// A probe read in turn that took this long is asked whether it read from disk: a warm
+/// probe takes 3–6 µs (10M fingerprints, docs/benchmarks.md), a read of a block from disk
+/// tens of µs or more. Faster probes are not asked (a system call each).
+const SLOW_PROBE: Duration = Duration::from_micros(20);
 
 /// A table entry as a scan passes it on.
 type Entry = Result<(u64, u64)>;
@@ -82,7 +84,7 @@ impl Probes {
         match self {
             _ if spans.len() < 2 => scan_spans_in_turn(snap, spans, each),
             Probes::InTurn => scan_spans_in_turn(snap, spans, each),
-            Probes::Threads(pool) => at_once(pool, snap, spans, 0, &NEVER_COLD, each).map(drop),
+            Probes::Threads(pool) => at_once(pool, snap, spans, 0, &|_| false, each).map(drop),
             Probes::Auto(auto) => auto.scan(snap, spans, each),
         }
     }
@@ -98,9 +100,17 @@ impl Auto {
         }
     }
 
-    /// Whether a probe that started at `start` (and has just ended) waited for the disk.
+    /// Whether a probe read in turn that started at `start` (and has just ended) waited
+    /// for the disk: it was slow, and read from disk (or that is unknown).
     fn waited(&self, start: Instant) -> bool {
         start.elapsed() >= self.slow && (self.read_from_disk)().unwrap_or(true)
+    }
+
+    /// Whether a probe read at once (while cold) waited for the disk: it read from disk
+    /// (where that is unknown: it was slow). Every such probe asks, so that a cold store
+    /// stays cold however fast its disk.
+    fn read_disk(&self, start: Instant) -> bool {
+        (self.read_from_disk)().unwrap_or_else(|| start.elapsed() >= self.slow)
     }
 
     fn pool(&self) -> Option<&rayon::ThreadPool> {
@@ -118,7 +128,7 @@ impl Auto {
         if self.cold.load(Ordering::Relaxed)
             && let Some(pool) = self.pool()
         {
-            let slow = at_once(pool, snap, spans, 0, self, each)?;
+            let slow = at_once(pool, snap, spans, 0, &|t| self.read_disk(t), each)?;
             self.cold.store(slow, Ordering::Relaxed);
             return Ok(());
         }
@@ -131,7 +141,7 @@ impl Auto {
             self.cold.store(true, Ordering::Relaxed);
             let rest = &spans[i + 1..];
             if let Some(pool) = self.pool().filter(|_| !rest.is_empty()) {
-                at_once(pool, snap, rest, i + 1, self, each)?;
+                at_once(pool, snap, rest, i + 1, &|t| self.read_disk(t), each)?;
                 return Ok(());
             }
         }
@@ -150,13 +160,13 @@ fn pool(n: usize) -> Result<rayon::ThreadPool> {
 
 /// Reads `spans` at once on `pool`, each to its end, then hands their entries to `each` in
 /// order (span `i` as `first + i`); whether any of the probes waited for the disk, as
-/// `auto` judges it.
+/// `waited` (given the probe's start, called on its thread when it ends) judges it.
 fn at_once<S: Snapshot + Sync + ?Sized>(
     pool: &rayon::ThreadPool,
     snap: &S,
     spans: &[Span],
     first: usize,
-    auto: &Auto,
+    waited: &(dyn Fn(Instant) -> bool + Sync),
     each: &mut Each<'_>,
 ) -> Result<bool> {
     if spans.is_empty() {
@@ -169,7 +179,7 @@ fn at_once<S: Snapshot + Sync + ?Sized>(
             entries.push(e);
             Ok(true)
         })?;
-        Ok((entries, auto.waited(start)))
+        Ok((entries, waited(start)))
     };
     let found: Vec<Read> =
         if rayon::current_thread_index().is_some() && pool.current_thread_index().is_none() {
@@ -195,14 +205,6 @@ fn at_once<S: Snapshot + Sync + ?Sized>(
 
 /// A span read to its end, and whether its probe waited for the disk.
 type Read = Result<(Vec<Entry>, bool)>;
-
-/// The judge of [`Probes::Threads`], which never changes course.
-static NEVER_COLD: Auto = Auto {
-    pool: OnceLock::new(),
-    cold: AtomicBool::new(false),
-    slow: Duration::MAX,
-    read_from_disk: || Some(false),
-};
 
 thread_local! {
     /// This thread's major page faults when it last asked [`read_from_disk`].
@@ -346,8 +348,8 @@ mod tests {
     }
 
     /// A slow first probe: the other spans are read at once on threads, handed on in span
-    /// order, and the next query reads all of its spans at once; a query whose probes are
-    /// all fast goes back to reading in turn.
+    /// order, and the next query reads all of its spans at once; after a query none of
+    /// whose probes read from disk, in turn again.
     #[test]
     fn a_slow_probe_reads_the_rest_at_once_until_probes_are_fast_again() {
         let (_dir, b, spans) = fixture();
@@ -358,8 +360,8 @@ mod tests {
         // Still cold: all spans at once, the same answer.
         assert_eq!(read(&b, &auto, &spans), expected());
         assert!(auto.cold.load(Ordering::Relaxed));
-        // Probes fast again: the flag clears after one query read at once.
-        auto.slow = Duration::MAX;
+        // Probes no longer reading from disk: the flag clears after one query read at once.
+        auto.read_from_disk = || Some(false);
         assert_eq!(read(&b, &auto, &spans), expected());
         assert!(!auto.cold.load(Ordering::Relaxed));
     }
