@@ -24,8 +24,9 @@ use super::{Code, open_for_reading_with, output, rule};
 pub struct Args {
     /// Probe each query's tables on N threads at once (0: one after another). Default:
     /// automatic — one after another while the probes are fast (a warm page cache), on 8
-    /// threads from the first probe that waits for the disk until they are fast again, so
-    /// a cold query waits about one disk read instead of one per table.
+    /// threads from the first probe that waits for the disk until a query's probes no
+    /// longer read from it, so a cold query waits about one disk read instead of one per
+    /// table.
     #[arg(long, value_name = "N")]
     probe_threads: Option<usize>,
     /// Largest Hamming distance to report (at most the store's k_max unless --exhaustive;

@@ -16,7 +16,7 @@ use simstore::Store;
 use super::Plan;
 use super::measure::{percentiles, us};
 
-/// The probe threads of the second cold pass.
+/// The probe threads of the last cold pass.
 pub(super) const COLD_PROBE_THREADS: usize = 8;
 
 /// Latency of one cold pass.

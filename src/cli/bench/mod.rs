@@ -80,7 +80,7 @@ pub struct Args {
     #[arg(long)]
     no_mem_index: bool,
     /// Queries timed with a cold page cache (the store's files dropped from it, the store
-    /// reopened), with the probes in turn and on threads; 0 skips.
+    /// reopened): with the automatic probes (the default), in turn, and on threads; 0 skips.
     #[arg(long, default_value_t = 1000)]
     cold: usize,
     /// RNG seed.
