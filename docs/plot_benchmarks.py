@@ -10,13 +10,13 @@ import matplotlib.pyplot as plt
 # simstore bench --n N, 2026-11-25 afternoon (docs/benchmarks.md, "Performance II,
 # continued"; a quiet 2-core AMD EPYC VM)
 n = [1e6, 1e7, 1e8]
-p50 = [24.7, 32.9, 52.8]  # µs
-p99 = [58.8, 57.2, 94.1]  # µs
-mem_p50 = [5.8, 16.6, None]  # in-memory sorted tables of the same layout
-brute_p50 = [1657.8, 16510.0, 165582.9]  # brute force Vec<u64>
-import_s = [0.97, 14.93, 211.70]  # bulk load, durable
-cold_auto_p50 = [302.0, 570.8, 710.7]  # cold page cache, automatic probes (default)
-cold_turn_p50 = [475.0, 940.5, 1456.8]  # cold page cache, probes in turn
+p50 = [26.0, 32.9, 52.8]  # µs
+p99 = [118.1, 57.2, 94.1]  # µs
+mem_p50 = [6.2, 16.6, None]  # in-memory sorted tables of the same layout
+brute_p50 = [1647.1, 16510.0, 165582.9]  # brute force Vec<u64>
+import_s = [1.05, 14.93, 211.70]  # bulk load, durable
+cold_auto_p50 = [251.4, 570.8, 710.7]  # cold page cache, automatic probes (default)
+cold_turn_p50 = [511.8, 940.5, 1456.8]  # cold page cache, probes in turn
 # 2026-11-23, before this work (quiet machine)
 p50_before = [24.3, 53.7, 63.1]
 
