@@ -44,17 +44,17 @@ pub(super) enum Probes {
     InTurn,
     /// All at once on a pool of threads.
     Threads(rayon::ThreadPool),
-    /// In turn, or at once after a slow probe.
+    /// In turn, or at once after a probe that waited for the disk.
     Auto(Auto),
 }
 
 /// The state of the automatic mode.
 pub(super) struct Auto {
-    /// Started at the first slow probe; `None` inside when threads could not be started
-    /// (the spans are then read in turn).
+    /// Started at the first probe that waited for the disk; `None` inside when threads
+    /// could not be started (the spans are then read in turn).
     pool: OnceLock<Option<rayon::ThreadPool>>,
-    /// Set by a slow probe, cleared by a query whose probes were all fast: the next query
-    /// reads its spans at once.
+    /// Set by a probe that waited for the disk, cleared by a query none of whose probes
+    /// read from disk: while set, a query reads its spans at once.
     cold: AtomicBool,
     /// A probe at least this long is slow.
     slow: Duration,
@@ -128,8 +128,8 @@ impl Auto {
         if self.cold.load(Ordering::Relaxed)
             && let Some(pool) = self.pool()
         {
-            let slow = at_once(pool, snap, spans, 0, &|t| self.read_disk(t), each)?;
-            self.cold.store(slow, Ordering::Relaxed);
+            let waited = at_once(pool, snap, spans, 0, &|t| self.read_disk(t), each)?;
+            self.cold.store(waited, Ordering::Relaxed);
             return Ok(());
         }
         for (i, s) in spans.iter().enumerate() {
@@ -190,17 +190,17 @@ fn at_once<S: Snapshot + Sync + ?Sized>(
         } else {
             pool.install(|| spans.par_iter().map(read).collect())
         };
-    let mut any_slow = false;
+    let mut any_waited = false;
     for (i, read) in found.into_iter().enumerate() {
         let (entries, waited) = read?;
-        any_slow |= waited;
+        any_waited |= waited;
         for e in entries {
             if !each(first + i, e)? {
                 break;
             }
         }
     }
-    Ok(any_slow)
+    Ok(any_waited)
 }
 
 /// A span read to its end, and whether its probe waited for the disk.
