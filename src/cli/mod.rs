@@ -34,8 +34,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use simstore::Store;
 use simstore::index::layout::MAX_K;
+use simstore::{Store, StoreBuilder};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -212,13 +212,17 @@ fn open_for_reading(db: &Path) -> Result<Store> {
 /// [`open_for_reading`] with a query's probes on `probe_threads` threads at once (0: in
 /// turn; `None`: the automatic default, `StoreBuilder::probe_threads`).
 fn open_for_reading_with(db: &Path, probe_threads: Option<usize>) -> Result<Store> {
-    let mut builder = Store::builder(db).read_only(true);
-    if let Some(n) = probe_threads {
-        builder = builder.probe_threads(n);
-    }
-    builder
+    with_probe_threads(Store::builder(db).read_only(true), probe_threads)
         .open()
         .with_context(|| format!("cannot open {}", db.display()))
+}
+
+/// `builder` with `--probe-threads N` when given (else the store's automatic default).
+fn with_probe_threads(builder: StoreBuilder, probe_threads: Option<usize>) -> StoreBuilder {
+    match probe_threads {
+        Some(n) => builder.probe_threads(n),
+        None => builder,
+    }
 }
 
 #[cfg(test)]

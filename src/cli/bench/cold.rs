@@ -11,7 +11,6 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use simstore::Store;
 
 use super::Plan;
 use super::measure::{percentiles, us};
@@ -51,13 +50,7 @@ fn cold_pass(
     probe_threads: Option<usize>,
 ) -> Result<Cold> {
     evict(db)?;
-    let mut builder = Store::builder(db).create_if_missing(false);
-    if let Some(n) = probe_threads {
-        builder = builder.probe_threads(n);
-    }
-    let store = builder
-        .open()
-        .context("cannot reopen the benchmark store")?;
+    let store = super::super::open_for_reading_with(db, probe_threads)?;
     let faults = major_faults();
     let lat: Vec<Duration> = queries
         .iter()

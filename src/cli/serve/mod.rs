@@ -149,11 +149,8 @@ pub struct Args {
 pub fn run(db: &Path, args: Args) -> Result<Code> {
     let access = Arc::new(Access::new(args.addr, args.token_file.as_deref())?);
     let limit = fds::raise_limit();
-    let mut builder = Store::builder(db).sync_writes(!args.no_sync);
-    if let Some(n) = args.probe_threads {
-        builder = builder.probe_threads(n);
-    }
-    let store = builder
+    let builder = Store::builder(db).sync_writes(!args.no_sync);
+    let store = super::with_probe_threads(builder, args.probe_threads)
         .open()
         .with_context(|| format!("cannot open or create {}", db.display()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
