@@ -6,7 +6,9 @@
 //! (2) `docs` is streamed into a run in sequence order while `(id, seq, fp, hash)` rows go
 //! to an external sort ([`sort`]: bounded memory, sorted runs spilled to temporary files);
 //! (3) the merged rows give the `ids` run (the last entry of an id wins) and feed the
-//! external sorts of `exact` and every table, whose merges are written as runs; (4)
+//! external sort of `exact` and the table keys — kept in memory when every winner's
+//! `(fingerprint, seq)` fits in the budget, each table then permuted, sorted and written
+//! in turn, else an external sort per table — which are written as runs; (4)
 //! `docs`, then `ids`, then the tables are ingested (so a concurrent query never meets a
 //! table entry without its document); (5) one fsynced change set deletes the `docs`
 //! records of ids repeated in the input, sets the counters and removes the marker. A store

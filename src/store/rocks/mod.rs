@@ -48,6 +48,8 @@ pub(crate) struct RocksBackend {
     sst_options: [rocksdb::Options; 4],
     /// The staged SST files of a bulk load being read into the page cache.
     warming: ingest::Warming,
+    /// Staged SST files started so far, which names each one (a space may have several).
+    staged_files: std::sync::atomic::AtomicUsize,
 }
 
 impl RocksBackend {

@@ -254,7 +254,7 @@ fn assemble(
         options::IDS,
         options::EXACT,
     ]
-    .map(|name| options::cf_options(name, &cache));
+    .map(|name| options::sst_options(name, &cache));
     RocksBackend {
         iters: IterPool::new(true),
         probes: super::probes::Probes::InTurn,
@@ -267,6 +267,7 @@ fn assemble(
         secondary,
         catch_up: RwLock::new(()),
         warming: Default::default(),
+        staged_files: Default::default(),
     }
 }
 

@@ -56,7 +56,21 @@ pub(super) fn db_options(cache: &Cache) -> Options {
     opts
 }
 
-/// The options of column family `name`; also used to write its SST files in bulk loads.
+/// The options of column family `name`: those of [`sst_options`], and for a table the
+/// collector that marks a file for compaction when deletions crowd it.
+pub(super) fn cf_options(name: &str, cache: &Cache) -> Options {
+    let mut opts = sst_options(name, cache);
+    if is_table_cf(name) {
+        // Replacements and deletes leave tombstones under a prefix that every query of that
+        // prefix steps over; compact a file as soon as 50 of any 1,000 consecutive entries
+        // are deletions.
+        opts.add_compact_on_deletion_collector_factory(1000, 50, 0.0);
+    }
+    opts
+}
+
+/// The options bulk loads write column family `name`'s SST files with (no collector of
+/// deletions: a bulk load writes none, and the collector costs ~5 % of writing a table).
 ///
 /// Measured with `simstore bench --n 10000000` (docs/benchmarks.md):
 /// - Table CFs: uncompressed, no block cache, read through mmap: a probe costs ~5 µs
@@ -64,16 +78,12 @@ pub(super) fn db_options(cache: &Cache) -> Options {
 ///   10 tables), for 1.65x the disk space. Index blocks stay in the table readers.
 /// - `docs`, `ids`, `meta`: LZ4 with the shared block cache (records compress well and are
 ///   read once per match).
-pub(super) fn cf_options(name: &str, cache: &Cache) -> Options {
+pub(super) fn sst_options(name: &str, cache: &Cache) -> Options {
     let mut opts = Options::default();
     let mut bbo = BlockBasedOptions::default();
     if is_table_cf(name) {
         opts.set_compression_type(DBCompressionType::None);
         bbo.disable_cache();
-        // Replacements and deletes leave tombstones under a prefix that every query of that
-        // prefix steps over; compact a file as soon as 50 of any 1,000 consecutive entries
-        // are deletions.
-        opts.add_compact_on_deletion_collector_factory(1000, 50, 0.0);
     } else {
         opts.set_compression_type(DBCompressionType::Lz4);
         bbo.set_block_cache(cache);
