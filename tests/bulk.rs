@@ -95,9 +95,11 @@ fn a_load_with_a_tiny_or_a_large_memory_budget_equals_insert_batch_and_brute_for
             flip(&mut r, *fp, d)
         })
         .collect();
-    // A tiny budget sorts the table keys externally; the default one holds them in memory
-    // and writes each table as several runs.
-    for (blocks, budget) in [(4, TINY), (6, TINY), (4, 256 << 20), (6, 256 << 20)] {
+    // A tiny budget sorts the table keys externally; 100 KiB holds one copy of the 5,000
+    // keys in memory (one table at a time); the default holds a copy per thread (tables
+    // made in parallel).
+    let budgets = [TINY, 100 << 10, 256 << 20];
+    for (blocks, budget) in [4, 6].into_iter().flat_map(|b| budgets.map(|m| (b, m))) {
         let dir = tempfile::tempdir().unwrap();
         let open = |name: &str| {
             StoreBuilder::new(dir.path().join(name))

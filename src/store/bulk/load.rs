@@ -104,7 +104,7 @@ impl<'a> SortedLoad<'a> {
                 self.ingest,
                 &self.spill,
                 rows,
-                self.entries,
+                (self.base, self.entries),
                 self.store.options.bulk_budget(),
             )?,
         };

@@ -26,6 +26,7 @@
 mod load;
 mod sort;
 mod stage;
+mod tables;
 #[cfg(test)]
 mod tests;
 
