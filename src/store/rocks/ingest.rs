@@ -10,6 +10,7 @@ use std::thread::JoinHandle;
 
 use rocksdb::{IngestExternalFileOptions, SstFileWriter};
 
+use super::docs_run::DocsRun;
 use super::options::cf_name;
 use super::{RocksBackend, storage};
 use crate::error::Result;
@@ -33,6 +34,9 @@ impl BulkIngest for RocksBackend {
         let name = cf_name(space);
         let n = self.staged_files.fetch_add(1, Ordering::Relaxed);
         let file = dir.join(format!("{name}-{n}.sst"));
+        if space == Space::Docs {
+            return Ok(Box::new(DocsRun::start(file, &self.warming)?));
+        }
         let opts = match space {
             Space::Table(_) => &self.sst_options[0],
             Space::Ids => &self.sst_options[2],
@@ -98,7 +102,7 @@ pub(super) struct Warming(Mutex<Vec<JoinHandle<()>>>);
 
 impl Warming {
     /// Starts reading `file` (on this thread if no thread can be started).
-    fn start(&self, file: PathBuf) {
+    pub(super) fn start(&self, file: PathBuf) {
         let reader = std::thread::Builder::new().name("simstore-warm".into());
         let handle = match reader.spawn({
             let file = file.clone();
@@ -111,7 +115,7 @@ impl Warming {
     }
 
     /// Waits until every file started is read.
-    fn wait(&self) {
+    pub(super) fn wait(&self) {
         let handles = std::mem::take(&mut *self.lock());
         for handle in handles {
             let _ = handle.join();

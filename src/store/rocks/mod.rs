@@ -3,6 +3,7 @@
 //! bulk loads and secondary instances for following a writer. The only module that names
 //! `rocksdb::`.
 
+mod docs_run;
 mod ingest;
 mod open;
 mod options;
