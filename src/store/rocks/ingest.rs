@@ -10,8 +10,8 @@ use std::thread::JoinHandle;
 
 use rocksdb::{IngestExternalFileOptions, SstFileWriter};
 
-use super::docs_run::DocsRun;
 use super::options::cf_name;
+use super::threaded_run::ThreadedRun;
 use super::{RocksBackend, storage};
 use crate::error::Result;
 use crate::store::backend::{BulkIngest, SortedRun, SortedWriter, Space};
@@ -34,8 +34,8 @@ impl BulkIngest for RocksBackend {
         let name = cf_name(space);
         let n = self.staged_files.fetch_add(1, Ordering::Relaxed);
         let file = dir.join(format!("{name}-{n}.sst"));
-        if space == Space::Docs {
-            return Ok(Box::new(DocsRun::start(file, &self.warming)?));
+        if let Some(run) = ThreadedRun::start(space, file.clone(), &self.warming)? {
+            return Ok(Box::new(run));
         }
         let opts = match space {
             Space::Table(_) => &self.sst_options[0],

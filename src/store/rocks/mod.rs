@@ -3,13 +3,13 @@
 //! bulk loads and secondary instances for following a writer. The only module that names
 //! `rocksdb::`.
 
-mod docs_run;
 mod ingest;
 mod open;
 mod options;
 mod pool;
 mod probes;
 mod snapshot;
+mod threaded_run;
 
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
