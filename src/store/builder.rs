@@ -163,7 +163,9 @@ impl StoreBuilder {
 
     /// Memory the sorts of a bulk load ([`Store::bulk_load`]) may use, in bytes; beyond it
     /// they spill sorted runs to temporary files (RocksDB: under the store's directory) and
-    /// merge them. Default: 256 MiB.
+    /// merge them. The table keys (12 bytes a document) skip the external sort when they
+    /// fit, and the tables are made side by side when a copy per core fits: at the default,
+    /// 256 MiB, up to ~18M and ~11M documents.
     pub fn bulk_memory_bytes(mut self, bytes: usize) -> Self {
         self.bulk_memory = bytes;
         self
