@@ -17,10 +17,10 @@ brute_p50 = [1647.1, 16510.0, 165582.9]  # brute force Vec<u64>
 import_s = [1.05, 14.93, 211.70]  # bulk load, durable
 cold_auto_p50 = [251.4, 570.8, 710.7]  # cold page cache, automatic probes (default)
 cold_turn_p50 = [511.8, 940.5, 1456.8]  # cold page cache, probes in turn
-# 2026-11-26 (docs/benchmarks.md, "Bulk import: the table keys in memory"; a slower, noisier
-# day: the 11-25 binary took 1.30 and 17.46-20.71 s in the same runs; 100M not rerun)
-import_new_s = [1.14, 14.18]
-import_base_same_runs_s = [1.30, 17.46]
+# 2026-11-26 (docs/benchmarks.md, "Bulk import: the table keys in memory"; a noisier day:
+# the final build against the 11-25 binary in alternating runs; 100M not rerun)
+import_new_s = [0.94, 11.14]
+import_base_same_runs_s = [1.68, 19.07]
 # 2026-11-23, before this work (quiet machine)
 p50_before = [24.3, 53.7, 63.1]
 
