@@ -17,6 +17,7 @@ use rayon::slice::ParallelSliceMut;
 use tempfile::{TempDir, TempPath};
 
 use crate::error::{Error, Result};
+use crate::store::backend::{BulkIngest, SortedRun, SortedWriter, Space};
 use crate::store::codec::spill::{self, LoadRow};
 
 /// Runs merged into one once this many of one level have accumulated.
@@ -325,6 +326,22 @@ impl<T: Spill> Iterator for Merge<T> {
 
     fn next(&mut self) -> Option<Result<T>> {
         self.next_item().transpose()
+    }
+}
+
+impl<T: Spill> Merge<T> {
+    /// Writes the merged items as the run of `space`, each through `put`.
+    pub(super) fn write_to(
+        self,
+        ingest: &dyn BulkIngest,
+        space: Space,
+        put: impl Fn(&mut dyn SortedWriter, T) -> Result<()>,
+    ) -> Result<Option<SortedRun>> {
+        let mut w = ingest.sorted_writer(space)?;
+        for item in self {
+            put(w.as_mut(), item?)?;
+        }
+        w.finish()
     }
 }
 

@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
-use super::sort::{Merge, Sorter, Spill, SpillDir};
+use super::sort::{Merge, Sorter, SpillDir};
 use super::tables::TableKeys;
 use crate::error::Result;
 use crate::index::layout::Layout;
 use crate::store::Store;
-use crate::store::backend::{BulkIngest, SortedRun, SortedWriter, Space};
+use crate::store::backend::{BulkIngest, SortedRun, Space};
 use crate::store::codec::IdValue;
 use crate::store::codec::spill::LoadRow;
 
@@ -54,9 +54,8 @@ pub(super) fn derived(
     let mut staged = Staged::default();
     stage_ids(ingest, rows.finish()?, layout, &mut keys, &mut staged)?;
     if !keys.exact.is_empty() {
-        let run = write_run(ingest, Space::Exact, keys.exact.finish()?, |w, (h, seq)| {
-            w.put_exact(h, seq)
-        })?;
+        let exact = keys.exact.finish()?;
+        let run = exact.write_to(ingest, Space::Exact, |w, (h, seq)| w.put_exact(h, seq))?;
         staged.runs.extend(run);
     }
     // `exact` is written: its share is free again.
@@ -97,18 +96,4 @@ fn stage_ids(
     }
     staged.runs.extend(ids.finish()?);
     Ok(())
-}
-
-/// Writes the merged `items` as the run of `space`.
-pub(super) fn write_run<T: Spill>(
-    ingest: &dyn BulkIngest,
-    space: Space,
-    items: Merge<T>,
-    put: impl Fn(&mut dyn SortedWriter, T) -> Result<()>,
-) -> Result<Option<SortedRun>> {
-    let mut w = ingest.sorted_writer(space)?;
-    for item in items {
-        put(w.as_mut(), item?)?;
-    }
-    w.finish()
 }

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::sort::{Sorter, SpillDir};
-use super::stage::write_run;
 use crate::error::Result;
 use crate::index::layout::Layout;
 use crate::store::backend::{BulkIngest, SortedRun, SortedWriter, Space};
@@ -91,13 +90,15 @@ impl TableKeys {
         layout: &Layout,
         room: usize,
     ) -> Result<Vec<SortedRun>> {
-        let put = |w: &mut dyn SortedWriter, (p, seq)| w.put_table(p, seq);
         let runs = match self {
             TableKeys::Memory { keys, base } => in_memory(ingest, layout, keys, base, room)?,
             TableKeys::External(sorters) => sorters
                 .into_par_iter()
                 .enumerate()
-                .map(|(t, keys)| write_run(ingest, Space::Table(t), keys.finish()?, put))
+                .map(|(t, keys)| {
+                    let put = |w: &mut dyn SortedWriter, (p, seq)| w.put_table(p, seq);
+                    keys.finish()?.write_to(ingest, Space::Table(t), put)
+                })
                 .collect::<Result<Vec<_>>>()?,
         };
         Ok(runs.into_iter().flatten().collect())
@@ -116,8 +117,8 @@ fn in_memory(
     room: usize,
 ) -> Result<Vec<Option<SortedRun>>> {
     let tables = layout.tables().len();
-    let copies = room / (keys.len() * size_of::<MemKey>()).max(1);
-    let lanes = rayon::current_num_threads().min(tables).min(copies).max(1);
+    let fit = room / (keys.len() * size_of::<MemKey>()).max(1);
+    let lanes = rayon::current_num_threads().min(tables).min(fit).max(1);
     let mut copies = vec![keys];
     for _ in 1..lanes {
         copies.push(copies[0].clone());

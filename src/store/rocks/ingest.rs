@@ -1,16 +1,15 @@
-//! Sorted bulk ingest of the RocksDB backend: SST files written in key order under
-//! `bulk-load.tmp/` in the store's directory (one per run; a column family may get several
-//! runs of disjoint key ranges, written in parallel), then ingested (moved). The external
-//! sorts of a load spill their runs there too (`bulk-load.tmp/spill-*/`).
+//! Sorted bulk ingest of the RocksDB backend: one SST file per column family, written in
+//! key order under `bulk-load.tmp/` in the store's directory (`docs` and `ids` each by a
+//! thread of its own, `threaded_run`), then ingested (moved). The external sorts of a load
+//! spill their runs there too (`bulk-load.tmp/spill-*/`).
 
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
 
 use rocksdb::{IngestExternalFileOptions, SstFileWriter};
 
-use super::options::cf_name;
+use super::options::{cf_name, write_options};
 use super::threaded_run::ThreadedRun;
 use super::{RocksBackend, storage};
 use crate::error::Result;
@@ -32,18 +31,11 @@ impl BulkIngest for RocksBackend {
         let dir = self.staging();
         std::fs::create_dir_all(&dir)?;
         let name = cf_name(space);
-        let n = self.staged_files.fetch_add(1, Ordering::Relaxed);
-        let file = dir.join(format!("{name}-{n}.sst"));
+        let file = dir.join(format!("{name}.sst"));
         if let Some(run) = ThreadedRun::start(space, file.clone(), &self.warming)? {
             return Ok(Box::new(run));
         }
-        let opts = match space {
-            Space::Table(_) => &self.sst_options[0],
-            Space::Ids => &self.sst_options[2],
-            Space::Exact => &self.sst_options[3],
-            Space::Docs | Space::Meta => &self.sst_options[1],
-        };
-        let writer = SstFileWriter::create(opts);
+        let writer = SstFileWriter::create(write_options(space));
         writer.open(&file).map_err(storage)?;
         Ok(Box::new(SstRun {
             writer,
@@ -66,13 +58,10 @@ impl BulkIngest for RocksBackend {
         let mut ingest = IngestExternalFileOptions::default();
         ingest.set_move_files(true);
         self.warming.wait();
-        // The runs of one space at once: their key ranges are disjoint, so all of them go
-        // to the bottom level.
-        for same in runs.chunk_by(|a, b| a.space == b.space) {
-            let cf = self.space_cf(same[0].space)?;
-            let files = same.iter().map(|r| r.file.clone()).collect();
+        for run in runs {
+            let cf = self.space_cf(run.space)?;
             self.db
-                .ingest_external_file_cf_opts(cf, &ingest, files)
+                .ingest_external_file_cf_opts(cf, &ingest, vec![run.file])
                 .map_err(storage)?;
         }
         Ok(())

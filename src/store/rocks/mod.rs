@@ -44,13 +44,8 @@ pub(crate) struct RocksBackend {
     catch_up: RwLock<()>,
     /// How a query's spans are read ([`crate::StoreBuilder::probe_threads`]).
     probes: probes::Probes,
-    /// The column-family options bulk loads write SST files with: tables, `docs`, `ids`,
-    /// `exact`.
-    sst_options: [rocksdb::Options; 4],
     /// The staged SST files of a bulk load being read into the page cache.
     warming: ingest::Warming,
-    /// Staged SST files started so far, which names each one (a space may have several).
-    staged_files: std::sync::atomic::AtomicUsize,
 }
 
 impl RocksBackend {

@@ -248,18 +248,10 @@ fn assemble(
         .into_iter()
         .filter(|n| options::is_table_cf(n))
         .collect();
-    let sst_options = [
-        &options::table_cf_name(0),
-        options::DOCS,
-        options::IDS,
-        options::EXACT,
-    ]
-    .map(|name| options::sst_options(name, &cache));
     RocksBackend {
         iters: IterPool::new(true),
         probes: super::probes::Probes::InTurn,
         db,
-        sst_options,
         cache,
         path: path.to_path_buf(),
         table_cfs: present_tables.clone(),
@@ -267,7 +259,6 @@ fn assemble(
         secondary,
         catch_up: RwLock::new(()),
         warming: Default::default(),
-        staged_files: Default::default(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Column-family names and tuning of the RocksDB backend.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType, Options, SliceTransform,
@@ -78,7 +79,7 @@ pub(super) fn cf_options(name: &str, cache: &Cache) -> Options {
 ///   10 tables), for 1.65x the disk space. Index blocks stay in the table readers.
 /// - `docs`, `ids`, `meta`: LZ4 with the shared block cache (records compress well and are
 ///   read once per match).
-pub(super) fn sst_options(name: &str, cache: &Cache) -> Options {
+fn sst_options(name: &str, cache: &Cache) -> Options {
     let mut opts = Options::default();
     let mut bbo = BlockBasedOptions::default();
     if is_table_cf(name) {
@@ -100,6 +101,22 @@ pub(super) fn sst_options(name: &str, cache: &Cache) -> Options {
     }
     opts.set_block_based_table_factory(&bbo);
     opts
+}
+
+/// The options a bulk load writes `space`'s SST files with ([`sst_options`]), made once per
+/// process: the block cache, which only reads use, aside, they do not depend on the store,
+/// and a writer holding them can move to a thread of its own (`threaded_run`).
+pub(super) fn write_options(space: Space) -> &'static Options {
+    static OPTIONS: LazyLock<[Options; 4]> = LazyLock::new(|| {
+        let cache = Cache::new_lru_cache(1 << 20);
+        [&table_cf_name(0), DOCS, IDS, EXACT].map(|name| sst_options(name, &cache))
+    });
+    match space {
+        Space::Table(_) => &OPTIONS[0],
+        Space::Docs | Space::Meta => &OPTIONS[1],
+        Space::Ids => &OPTIONS[2],
+        Space::Exact => &OPTIONS[3],
+    }
 }
 
 /// The descriptor of column family `name`.

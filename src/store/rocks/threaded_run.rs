@@ -5,11 +5,10 @@
 //! Memory: at most [`QUEUE`] batches of about [`BATCH_BYTES`] in flight.
 
 use std::path::PathBuf;
-use std::sync::LazyLock;
 use std::sync::mpsc::{SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
-use rocksdb::{Cache, Options, SstFileWriter};
+use rocksdb::SstFileWriter;
 
 use super::ingest::Warming;
 use super::{options, storage};
@@ -24,14 +23,6 @@ const BATCH_BYTES: usize = 1 << 20;
 
 /// Batches waiting for the thread at most.
 const QUEUE: usize = 4;
-
-/// The options the files of `docs` and `ids` are written with: those of the column
-/// families (the cache, which only reads use, aside), made once per process so that a
-/// writer can outlive any store handle's borrow and move to its thread.
-static WRITE_OPTIONS: LazyLock<[Options; 2]> = LazyLock::new(|| {
-    let cache = Cache::new_lru_cache(1 << 20);
-    [options::DOCS, options::IDS].map(|name| options::sst_options(name, &cache))
-});
 
 /// Encoded entries, one after another in `bytes`: `(end of its key, end of its value)`.
 #[derive(Default)]
@@ -63,12 +54,10 @@ impl<'a> ThreadedRun<'a> {
     /// Opens `file` for `space` (`Docs` or `Ids`) and starts the thread; `None` for another
     /// space.
     pub(super) fn start(space: Space, file: PathBuf, warming: &'a Warming) -> Result<Option<Self>> {
-        let options = match space {
-            Space::Docs => &WRITE_OPTIONS[0],
-            Space::Ids => &WRITE_OPTIONS[1],
-            _ => return Ok(None),
-        };
-        let mut writer = SstFileWriter::create(options);
+        if !matches!(space, Space::Docs | Space::Ids) {
+            return Ok(None);
+        }
+        let mut writer = SstFileWriter::create(options::write_options(space));
         writer.open(&file).map_err(storage)?;
         let (tx, rx) = sync_channel::<Batch>(QUEUE);
         let worker = std::thread::Builder::new()
