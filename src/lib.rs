@@ -58,4 +58,6 @@ pub use store::{
     Store, StoreBuilder,
 };
 pub use text::fingerprint::{Analysis, FingerprintSpec, Fingerprinter};
-pub use types::{DocMeta, Document, Entry, Fingerprint, Match, Sketch, StoredDoc};
+pub use types::{
+    DocMeta, Document, Entry, Fingerprint, Match, QueryKey, Sketch, StoredDoc, WeakBits,
+};

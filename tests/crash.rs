@@ -299,6 +299,7 @@ fn execute(store: &Store, op: &Op, url: &str) {
         length: 0,
         content_hash: None,
         sketch: None,
+        weak_bits: None,
     };
     match op {
         Op::Batch(entries) => {

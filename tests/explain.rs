@@ -133,7 +133,7 @@ fn copy_apart() -> String {
     let f = Fingerprinter::new();
     let layout = simstore::Layout::for_expected_docs(1_000_000, 3).unwrap();
     let original = f.fingerprint(None, ARTICLE).unwrap().0;
-    let sketch = f.sketch(ARTICLE).unwrap();
+    let sketch = f.sketch(None, ARTICLE).unwrap();
     let words: Vec<&str> = ARTICLE.split(' ').collect();
     for n in 1..=8 {
         for start in 0..words.len() {
@@ -144,7 +144,7 @@ fn copy_apart() -> String {
             let text = edited.join(" ");
             let fp = f.fingerprint(None, &text).unwrap().0;
             let d = (fp ^ original).count_ones();
-            let similar = f.sketch(&text).unwrap().similarity(&sketch) >= 0.2;
+            let similar = f.sketch(None, &text).unwrap().similarity(&sketch) >= 0.2;
             if (4..=8).contains(&d) && similar && !layout.finds(3, fp, original) {
                 return text;
             }

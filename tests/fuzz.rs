@@ -1620,6 +1620,7 @@ impl Run {
             // Some documents share a content hash: exact duplicates of each other.
             content_hash: (!self.step.is_multiple_of(3)).then_some(u128::from(self.step % 4)),
             sketch: None,
+            weak_bits: None,
         }
     }
 }

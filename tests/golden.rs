@@ -184,4 +184,4 @@ fn manifest_bytes_are_stable() {
     );
 }
 
-const MANIFEST_HASH: &str = "304622615304a4ac";
+const MANIFEST_HASH: &str = "f852d20d4e28bb07";

@@ -63,7 +63,7 @@ fn the_copy_lies_beyond_k_max_and_the_decoy_at_zero() {
     let d = fp(ARTICLE).distance(fp(&copy()));
     assert!((4..=8).contains(&d), "the copy is {d} bits away");
     assert_eq!(fp(ARTICLE).distance(fp(&reversed())), 0);
-    let s = |t: &str| f.sketch(t).unwrap();
+    let s = |t: &str| f.sketch(None, t).unwrap();
     assert!(s(ARTICLE).similarity(&s(&copy())) >= 0.5);
     assert!(s(ARTICLE).similarity(&s(&reversed())) < 0.2);
 }
@@ -77,18 +77,18 @@ fn init_quality_records_the_mode_and_its_k_max() {
     let o = t.run(&["stats"]);
     assert!(
         stdout(&o)
-            .contains("quality:        high (exact within 4; candidates within 8 verified at 0.2)"),
+            .contains("quality:        high (exact within 3; candidates within 12 verified at 0.25, 28 probes of weak bits)"),
         "{}",
         stdout(&o)
     );
     let v = &json_lines(&t.run(&["stats", "--json"]))[0];
     assert_eq!(
         (v["quality"].as_str(), v["k_max"].as_u64()),
-        (Some("high"), Some(4))
+        (Some("high"), Some(3))
     );
     assert_eq!(
         v["quality_rule"],
-        json!({"k": 4, "reach": 8, "min_similarity": 0.2})
+        json!({"k": 3, "reach": 12, "min_similarity": 0.25, "probes": 28})
     );
     // The default is standard (k_max 3); --k-max overrides the mode's k_max.
     let standard = t.path("standard.db");

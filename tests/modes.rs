@@ -4,8 +4,12 @@
 
 use rand::Rng;
 use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use simstore::index::probing;
+use simstore::types::weak_bits::WEAK_BITS;
 use simstore::{
-    CheckOutcome, DocMeta, Fingerprint, Layout, MatchRule, Quality, Sketch, Store, StoreBuilder,
+    CheckOutcome, DocMeta, Fingerprint, Layout, MatchRule, Quality, QueryKey, Sketch, Store,
+    StoreBuilder, WeakBits,
 };
 
 use crate::util::{BACKENDS, Backend, flip, rng};
@@ -17,6 +21,7 @@ struct Doc {
     fp: u64,
     sketch: Option<Sketch>,
     hash: Option<u128>,
+    weak_bits: Option<WeakBits>,
 }
 
 impl Doc {
@@ -24,9 +29,32 @@ impl Doc {
         DocMeta {
             content_hash: self.hash,
             sketch: self.sketch,
+            weak_bits: self.weak_bits,
             ..DocMeta::default()
         }
     }
+
+    fn key(&self) -> QueryKey {
+        QueryKey {
+            fp: Fingerprint(self.fp),
+            sketch: self.sketch,
+            weak_bits: self.weak_bits,
+        }
+    }
+}
+
+/// Weak bits as a text's would be: mostly the bits where the document drifted from its
+/// cluster's centre (`drift`), the rest at random, in random order of random margins.
+fn weak_bits(r: &mut StdRng, drift: u64) -> WeakBits {
+    let mut bits: Vec<u8> = (0..64u8).filter(|&b| drift >> b & 1 == 1).collect();
+    bits.shuffle(r);
+    let mut rest: Vec<u8> = (0..64u8).filter(|&b| drift >> b & 1 == 0).collect();
+    rest.shuffle(r);
+    bits.extend(rest);
+    let bits: [u8; WEAK_BITS] = std::array::from_fn(|i| bits[i]);
+    let mut margins: [u16; WEAK_BITS] = std::array::from_fn(|_| r.random());
+    margins.sort_unstable();
+    WeakBits::from_parts(bits, margins).unwrap()
 }
 
 /// A sketch of family `f` with `noise` of its 64 slots changed: equal families agree on
@@ -58,26 +86,39 @@ fn documents(r: &mut StdRng, clusters: usize, size: usize, prefix: &str) -> Vec<
             };
             let noise = r.random_range(0..40);
             let sketch = (!r.random_bool(0.1)).then(|| sketch(r, family, noise));
-            let spread = r.random_range(0..=10);
+            let spread = r.random_range(0..=12);
+            let fp = flip(r, centre, spread);
+            let weak_bits = sketch.is_some().then(|| weak_bits(r, fp ^ centre));
             out.push(Doc {
                 id: format!("{prefix}{c:03}-{i:02}"),
-                fp: flip(r, centre, spread),
+                fp,
                 sketch,
                 hash: r.random_bool(0.1).then_some(c as u128),
+                weak_bits,
             });
         }
     }
     out
 }
 
+/// The flips a query with `weak` bits probes under `rule` (none without).
+fn model_flips(layout: &Layout, rule: &MatchRule, weak: Option<&WeakBits>) -> Vec<probing::Flip> {
+    let tables = layout.tables_for_k(rule.k).unwrap();
+    weak.map_or_else(Vec::new, |w| {
+        probing::flips(layout, tables, w, rule.probes as usize)
+    })
+}
+
 /// The model's answer to a query: every stored document the layout's probe for `rule.k`
-/// finds and the rule accepts, sorted by distance, then id.
+/// (with the rule's query-directed probes of the query's weak bits) finds and the rule
+/// accepts, sorted by distance, then id.
 fn model_query(layout: &Layout, rule: &MatchRule, stored: &[Doc], q: &Doc) -> Vec<(u32, String)> {
+    let flips = model_flips(layout, rule, q.weak_bits.as_ref());
     let mut out: Vec<(u32, String)> = stored
         .iter()
         .map(|d| ((d.fp ^ q.fp).count_ones(), d))
         .filter(|(dist, d)| {
-            layout.finds(rule.k, q.fp, d.fp)
+            probing::finds(layout, rule.k, &flips, q.fp, d.fp)
                 && rule.accepts(*dist, q.sketch.as_ref(), d.sketch.as_ref())
         })
         .map(|(dist, d)| (dist, d.id.clone()))
@@ -117,16 +158,13 @@ pub fn check_mode_queries(store: &Store, what: &str) {
             .insert_fingerprint(&d.id, Fingerprint(d.fp), d.meta())
             .unwrap();
     }
-    let (mut beyond_k, mut answers) = (0, 0);
+    let (mut beyond_k, mut answers, mut by_flips) = (0, 0, 0);
     let queries: Vec<Doc> = documents(&mut r, 40, 3, "q")
         .into_iter()
         .chain(docs.clone())
         .collect();
     // The batch form, from one view.
-    let batch: Vec<(Fingerprint, Option<Sketch>)> = queries
-        .iter()
-        .map(|q| (Fingerprint(q.fp), q.sketch))
-        .collect();
+    let batch: Vec<QueryKey> = queries.iter().map(Doc::key).collect();
     let batch = store.query_batch_rule(&batch, &rule).unwrap();
     for (q, found) in queries.iter().zip(batch) {
         let got: Vec<(u32, String)> = found.into_iter().map(|m| (m.distance, m.doc.id)).collect();
@@ -137,17 +175,26 @@ pub fn check_mode_queries(store: &Store, what: &str) {
         );
     }
     for q in &queries {
-        let got = store
-            .query_rule(Fingerprint(q.fp), q.sketch.as_ref(), &rule)
-            .unwrap();
+        let got = store.query_key(&q.key(), &rule).unwrap();
         let got: Vec<(u32, String)> = got.into_iter().map(|m| (m.distance, m.doc.id)).collect();
         let want = model_query(store.layout(), &rule, &docs, q);
         assert_eq!(got, want, "{what} {quality} query {q:?}");
+        let no_weak = Doc {
+            weak_bits: None,
+            ..q.clone()
+        };
+        by_flips += want.len() - model_query(store.layout(), &rule, &docs, &no_weak).len();
         beyond_k += want.iter().filter(|(d, _)| *d > rule.k).count();
         answers += want.len();
     }
-    // The test is not vacuous: the rule matched beyond k_max.
+    // The test is not vacuous: the rule matched beyond k_max, and (with probes) matched
+    // documents that only its query-directed probes found.
     assert!(beyond_k > 0 && answers > 0, "{beyond_k} {answers}");
+    assert_eq!(
+        by_flips > 0,
+        rule.probes > 0,
+        "{what} {quality}: {by_flips}"
+    );
 }
 
 #[test]

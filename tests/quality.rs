@@ -58,7 +58,7 @@ fn eval_counts_a_small_labelled_set() {
         report.to_str().unwrap(),
     ]));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.starts_with("spec v6\n"), "{stdout}");
+    assert!(stdout.starts_with("spec v7\n"), "{stdout}");
     assert!(
         stdout.contains("unlabelled: pairs of the 2 base documents"),
         "{stdout}"
@@ -68,7 +68,7 @@ fn eval_counts_a_small_labelled_set() {
         "{stdout}"
     );
     let r: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
-    assert_eq!(r["spec_version"], 6);
+    assert_eq!(r["spec_version"], 7);
     // The base documents (the two articles: the copies are variants) are unrelated and far
     // apart.
     assert_eq!(r["base_collisions"]["documents"], 2);
@@ -110,7 +110,7 @@ fn edited_copy(in_span: bool) -> String {
     let f = simstore::Fingerprinter::new();
     let layout = simstore::Layout::for_expected_docs(1_000_000, 3).unwrap();
     let original = f.fingerprint(None, ARTICLE).unwrap().0;
-    let sketch = f.sketch(ARTICLE).unwrap();
+    let sketch = f.sketch(None, ARTICLE).unwrap();
     let words: Vec<&str> = ARTICLE.split(' ').collect();
     for n in 1..=8 {
         for start in 0..words.len() {
@@ -121,7 +121,7 @@ fn edited_copy(in_span: bool) -> String {
             let text = edited.join(" ");
             let fp = f.fingerprint(None, &text).unwrap().0;
             let d = (fp ^ original).count_ones();
-            let similar = f.sketch(&text).unwrap().similarity(&sketch) >= 0.2;
+            let similar = f.sketch(None, &text).unwrap().similarity(&sketch) >= 0.2;
             if (4..=8).contains(&d) && similar && layout.finds(3, fp, original) == in_span {
                 return text;
             }
@@ -260,13 +260,13 @@ fn bench_quality_measures_the_mode_rule_exactly() {
     let high = bench("high", &["--quality", "high"]);
     assert!(
         high.contains(
-            "quality mode high (the tables for k = 4 probed, candidates within 8 fetched"
+            "quality mode high (the tables for k = 3 probed and 28 spans of weak bits, candidates within 12 fetched"
         ),
         "{high}"
     );
-    assert!(high.contains("layout k_max = 4,"), "{high}");
+    assert!(high.contains("layout k_max = 3,"), "{high}");
     assert!(high.contains(" = 1.000000, extra hits 0;"), "{high}");
-    assert!(high.contains("fetched beyond k = 4:"), "{high}");
+    assert!(high.contains("fetched beyond k = 3:"), "{high}");
     // The planted neighbours at distance 4 are beyond the standard mode's k: some share a
     // span with their query and are fetched.
     let standard = bench(
@@ -436,7 +436,7 @@ fn verified_query_keeps_copies_and_rejects_decoys() {
                 id: "decoy-other-text".into(),
                 fp,
                 meta: DocMeta {
-                    sketch: f.sketch(other),
+                    sketch: f.sketch(None, other),
                     ..DocMeta::default()
                 },
             },
@@ -461,7 +461,7 @@ fn verified_query_keeps_copies_and_rejects_decoys() {
     );
     // A stricter threshold than the copy's similarity rejects it too.
     let stored = store.get("article").unwrap().unwrap().sketch.unwrap();
-    let sim = stored.similarity(&f.sketch(&copy.text).unwrap());
+    let sim = stored.similarity(&f.sketch(copy.title.as_deref(), &copy.text).unwrap());
     assert!((0.4..1.0).contains(&sim), "similarity {sim}");
     assert!(
         store

@@ -18,6 +18,7 @@ fn meta(title: &str) -> DocMeta {
         length: 10,
         content_hash: None,
         sketch: None,
+        weak_bits: None,
     }
 }
 
@@ -210,8 +211,17 @@ fn another_spec_is_refused_with_what_to_do() {
         version: 99,
         ..FingerprintSpec::current()
     };
+    // Spec v6: v7's fingerprints, with a sketch of the body's words alone.
+    let v6 = FingerprintSpec {
+        version: 6,
+        features: "token unigrams; Han words of 2+ characters weigh 0.5 and also count their \
+                   characters"
+            .into(),
+        ..FingerprintSpec::current()
+    };
     for (spec, name) in [
         (v99, "v99"),
+        (v6, "v6 ("),
         (v5, "v5 ("),
         (v4, "v4 ("),
         (v3, "v3 ("),
@@ -229,7 +239,7 @@ fn another_spec_is_refused_with_what_to_do() {
         assert!(matches!(err, Error::SpecMismatch { .. }), "{err:?}");
         let msg = err.to_string();
         assert!(
-            msg.contains(name) && msg.contains("v6 (") && msg.contains("re-import"),
+            msg.contains(name) && msg.contains("v7 (") && msg.contains("re-import"),
             "{msg}"
         );
     }

@@ -139,6 +139,7 @@ fn worker(store: &Store, t: usize, ops: usize, seed: u64) -> ThreadLog {
                     length: i as u64,
                     content_hash: None,
                     sketch: None,
+                    weak_bits: None,
                 };
                 let want = if log.own.contains_key(&id) {
                     InsertOutcome::Replaced
@@ -172,6 +173,7 @@ fn worker(store: &Store, t: usize, ops: usize, seed: u64) -> ThreadLog {
                         length: 0,
                         content_hash: None,
                         sketch: None,
+                        weak_bits: None,
                     };
                     if log.own.insert(id.clone(), (fp, meta.clone())).is_some() {
                         replaced += 1;
@@ -199,6 +201,7 @@ fn worker(store: &Store, t: usize, ops: usize, seed: u64) -> ThreadLog {
                     length: 0,
                     content_hash: None,
                     sketch: None,
+                    weak_bits: None,
                 };
                 let out = store
                     .insert_fingerprint(&shared_id(s), Fingerprint(fp), meta)

@@ -10,8 +10,8 @@ stored and the item passes on; a page with the same words as a stored one (an ex
 duplicate) or a near duplicate of one is dropped (:class:`scrapy.exceptions.DropItem`,
 naming the page it repeats). What counts as a near duplicate is, by default, the store's
 quality mode (``simstore init --quality``, or ``SIMSTORE_QUALITY`` for a store the pipeline
-creates): every stored page within the tables' k_max, and pages up to 8 bits away whose
-texts' shingle sketches agree — the answer ``simstore query`` and ``simstore serve`` give.
+creates): every stored page within the tables' k_max, and pages up to 8 bits away (high:
+12) whose texts' shingle sketches agree — the answer ``simstore query`` and ``simstore serve`` give.
 ``SIMSTORE_K`` and ``SIMSTORE_VERIFY`` override it, as ``k`` and ``verify`` of
 ``check_and_insert`` do. Settings:
 

@@ -6,7 +6,7 @@ use std::sync::{Arc, RwLock};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use rayon::prelude::*;
-use simstore::{DocMeta, Document, Fingerprint, InsertOutcome, Quality};
+use simstore::{DocMeta, Document, InsertOutcome, Quality, QueryKey};
 
 use crate::convert::{Query, fingerprint_arg, query_arg};
 use crate::errors::{closed, invalid_argument, to_py};
@@ -17,8 +17,9 @@ use crate::results::{CheckResult, Match, StoredDocument};
 ///
 /// `quality` ("standard", the default, or "high") is the store's quality mode: what
 /// `check_and_insert` and `query` count as a near duplicate when given no `k` or `verify`
-/// (candidates up to 8 bits away whose texts' shingle sketches agree, besides every stored
-/// document within k_max). `k_max` (default: the mode's, 3 or 4) is the largest Hamming
+/// (candidates up to 8 bits away — high: 12, and spans of the text's weak bits besides the
+/// tables' — whose texts' shingle sketches agree, besides every stored document within
+/// k_max). `k_max` (default: the mode's, 3) is the largest Hamming
 /// distance the tables answer exactly and `expected_docs` (default 1,000,000) picks the
 /// table layout. All three only matter when the store is created. `read_only=True` opens an existing store for queries beside a writer
 /// process (seeing the data as of opening; no lock is taken). `sync_writes=True` fsyncs
@@ -222,7 +223,7 @@ impl Store {
     /// The near duplicates of a text (with its title) or of a fingerprint `fp`, nearest
     /// first (ties: by id), at most `limit`. Given neither `k` nor `verify`: by the store's
     /// quality mode (a text: every stored document within k_max, and those up to 8 bits away
-    /// whose shingle sketch agrees; `fp`, which has no sketch: within k_max). `k` alone:
+    /// — high: 12 — whose shingle sketch agrees; `fp`, which has no sketch: within k_max). `k` alone:
     /// every stored document within Hamming distance `k`, exact for k <= k_max
     /// (`KTooLargeError` above). `verify` (0..1, with a text only) keeps only the matches
     /// within `k` (default k_max) whose shingle sketch is at least that similar (e.g. k=8,
@@ -463,14 +464,14 @@ fn batch(
         .par_iter()
         .enumerate()
         .map(|(i, q)| match q {
-            Query::Fp(fp) => Ok((*fp, None)),
+            Query::Fp(fp) => Ok(QueryKey::from(*fp)),
             Query::Text { title, text } => store
                 .fingerprinter()
                 .analyze(title.as_deref(), text)
-                .map(|a| (a.fingerprint, a.sketch))
+                .map(|a| QueryKey::from(&a))
                 .map_err(|e| (Some(i), e)),
         })
-        .collect::<Result<Vec<(Fingerprint, Option<simstore::Sketch>)>, _>>()?;
+        .collect::<Result<Vec<QueryKey>, _>>()?;
     store
         .query_batch_rule(&analyzed, &rule)
         .map_err(|e| (None, e))

@@ -64,6 +64,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
                     length: doc.length,
                     content_hash: doc.content_hash,
                     sketch: doc.sketch,
+                    weak_bits: None,
                 },
             });
             if chunk.len() == CHUNK {

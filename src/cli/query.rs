@@ -8,7 +8,7 @@ use anyhow::Result;
 use rayon::prelude::*;
 use serde_json::{Value, json};
 use simstore::input::reader;
-use simstore::{Fingerprint, Match, MatchRule, Sketch, Store};
+use simstore::{Fingerprint, Match, MatchRule, QueryKey, Sketch, Store};
 
 use super::input::{self, Inputs, Place, Raw};
 use super::{Code, open_for_reading_with, output, rule};
@@ -100,12 +100,12 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     // The sketch only when the rule verifies, from the same analysis as the fingerprint.
     let analyze = |title: Option<&str>, text: &str| -> simstore::Result<_> {
         match rule.min_similarity {
-            Some(_) => f.analyze(title, text).map(|a| (a.fingerprint, a.sketch)),
-            None => Ok((f.fingerprint(title, text)?, None)),
+            Some(_) => f.analyze(title, text).map(|a| QueryKey::from(&a)),
+            None => Ok(QueryKey::from(f.fingerprint(title, text)?)),
         }
     };
-    let (fp, sketch) = match (&args.fp, &args.file, &args.text) {
-        (Some(hex), _, _) => (hex.parse::<Fingerprint>()?, None),
+    let key = match (&args.fp, &args.file, &args.text) {
+        (Some(hex), _, _) => QueryKey::from(hex.parse::<Fingerprint>()?),
         (_, Some(file), _) => {
             let (title, text) = input::read_document(file)?;
             analyze(args.title.as_deref().or(title.as_deref()), &text)?
@@ -113,15 +113,10 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         (_, _, Some(text)) => analyze(args.title.as_deref(), text)?,
         _ => unreachable!("clap requires one of text, --file, --fp, --batch"),
     };
-    let matches = refine(
-        accepted(&store, fp, sketch.as_ref(), &ask)?,
-        sketch,
-        &ask,
-        None,
-    );
-    print_matches(&matches, &ask, sketch.is_some())?;
+    let matches = refine(accepted(&store, &key, &ask)?, key.sketch, &ask, None);
+    print_matches(&matches, &ask, key.sketch.is_some())?;
     if !args.json && matches.is_empty() {
-        eprintln!("{}", nothing_found(&rule, fp, sketch.is_some()));
+        eprintln!("{}", nothing_found(&rule, key.fp, key.sketch.is_some()));
     }
     Ok(if matches.is_empty() { 1 } else { 0 })
 }
@@ -184,19 +179,15 @@ fn verified_json(m: &Match, similarity: Option<f64>) -> Value {
     v
 }
 
-/// The matches of `fp` (with its `sketch`) that the rule accepts: from the tables, or with
-/// `--exhaustive` from every stored document within the rule's reach.
-fn accepted(
-    store: &Store,
-    fp: Fingerprint,
-    sketch: Option<&Sketch>,
-    ask: &Ask,
-) -> simstore::Result<Vec<Match>> {
+/// The matches of `key` that the rule accepts: from the tables (and the rule's probes), or
+/// with `--exhaustive` from every stored document within the rule's reach.
+fn accepted(store: &Store, key: &QueryKey, ask: &Ask) -> simstore::Result<Vec<Match>> {
     let rule = &ask.rule;
     if !ask.args.exhaustive {
-        return store.query_rule(fp, sketch, rule);
+        return store.query_key(key, rule);
     }
-    let mut all = store.query_exhaustive(fp, rule.reach.max(rule.k))?;
+    let mut all = store.query_exhaustive(key.fp, rule.reach.max(rule.k))?;
+    let sketch = key.sketch.as_ref();
     all.retain(|m| rule.accepts(m.distance, sketch, m.doc.sketch.as_ref()));
     Ok(all)
 }
@@ -223,9 +214,9 @@ fn refine(
     matches
 }
 
-/// One batch item's query: its name in the output, its id, its fingerprint and (for texts)
-/// its sketch.
-type Item = (Value, Option<String>, Fingerprint, Option<Sketch>);
+/// One batch item's query: its name in the output, its id, and its fingerprint with (for
+/// texts) its sketch and weak bits.
+type Item = (Value, Option<String>, QueryKey);
 
 /// Whether a batch query's text gets a shingle sketch (only a verifying rule compares
 /// sketches).
@@ -245,7 +236,7 @@ fn parse_item(store: &Store, line: u64, raw: Raw, sketch: SketchMode) -> Result<
         if !trimmed.starts_with(b"{") {
             let text = reader::as_text(trimmed).map_err(|e| e.to_string())?;
             return match text.parse::<Fingerprint>() {
-                Ok(fp) => Ok((json!(line), None, fp, None)),
+                Ok(fp) => Ok((json!(line), None, QueryKey::from(fp))),
                 Err(e) => Err(format!(
                     "neither a JSON record ({{\"id\", \"text\"...}}) nor a fingerprint: {e}"
                 )),
@@ -254,12 +245,12 @@ fn parse_item(store: &Store, line: u64, raw: Raw, sketch: SketchMode) -> Result<
     }
     let record = input::to_record(raw)?;
     let f = store.fingerprinter();
-    let (fp, sketch) = match sketch {
-        SketchMode::Compute => record.fingerprint_and_sketch(f),
-        SketchMode::Skip => record.fingerprint(f).map(|fp| (fp, None)),
+    let key = match sketch {
+        SketchMode::Compute => record.query_key(f),
+        SketchMode::Skip => record.fingerprint(f).map(QueryKey::from),
     }
     .map_err(|e| e.to_string())?;
-    Ok((json!(record.id), Some(record.id), fp, sketch))
+    Ok((json!(record.id), Some(record.id), key))
 }
 
 /// A batch item's answer: the query's name and its matches, or an error message.
@@ -276,7 +267,8 @@ fn answer_chunk(
     let rule = &ask.rule;
     // `matches`: those the rule accepted.
     let answer = |item: Item, matches: Vec<Match>| {
-        let (query, id, _, sketch) = item;
+        let (query, id, key) = item;
+        let sketch = key.sketch;
         let self_id = id.as_deref().filter(|_| ask.args.exclude_self);
         (query, refine(matches, sketch, ask, self_id))
     };
@@ -285,16 +277,16 @@ fn answer_chunk(
             .into_par_iter()
             .map(|(place, item)| {
                 let answer = item.and_then(|item| {
-                    let matches = accepted(store, item.2, item.3.as_ref(), ask);
+                    let matches = accepted(store, &item.2, ask);
                     Ok(answer(item, matches.map_err(|e| e.to_string())?))
                 });
                 (place, answer)
             })
             .collect();
     }
-    let queries: Vec<(Fingerprint, Option<Sketch>)> = items
+    let queries: Vec<QueryKey> = items
         .iter()
-        .filter_map(|(_, item)| item.as_ref().ok().map(|i| (i.2, i.3)))
+        .filter_map(|(_, item)| item.as_ref().ok().map(|i| i.2))
         .collect();
     let mut found = store
         .query_batch_rule(&queries, rule)

@@ -22,26 +22,34 @@ pub fn similarity(
 }
 
 /// The rule in words: "within k = 3", "within k = 8, verified at 0.4", or for a mode's rule
-/// "exact within 3; candidates within 8 verified at 0.2".
+/// "exact within 3; candidates within 8 verified at 0.2" (", 28 probes of weak bits" when
+/// it has query-directed probes).
 pub fn describe(rule: &MatchRule) -> String {
+    let probes = match rule.probes {
+        0 => String::new(),
+        n => format!(", {n} probes of weak bits"),
+    };
     match rule.min_similarity {
-        None => format!("within k = {}", rule.k),
+        None => format!("within k = {}{probes}", rule.k),
         Some(t) if rule.reach <= rule.k && !rule.unverifiable_within_k => {
-            format!("within k = {}, verified at {t}", rule.k)
+            format!("within k = {}, verified at {t}{probes}", rule.k)
         }
         Some(t) => format!(
-            "exact within {}; candidates within {} verified at {t}",
+            "exact within {}; candidates within {} verified at {t}{probes}",
             rule.k, rule.reach
         ),
     }
 }
 
-/// The rule as JSON fields (for `stats --json`, `/stats` and the summaries): `k`, `reach`
-/// and, when it verifies, `min_similarity`.
+/// The rule as JSON fields (for `stats --json`, `/stats` and the summaries): `k`, `reach`,
+/// when it verifies `min_similarity`, and when it has query-directed probes `probes`.
 pub fn rule_json(rule: &MatchRule) -> serde_json::Value {
     let mut v = serde_json::json!({ "k": rule.k, "reach": rule.reach });
     if let Some(t) = rule.min_similarity {
         v["min_similarity"] = t.into();
+    }
+    if rule.probes > 0 {
+        v["probes"] = rule.probes.into();
     }
     v
 }
@@ -63,10 +71,14 @@ mod tests {
             describe(&Quality::Standard.rule(3)),
             "exact within 3; candidates within 8 verified at 0.2"
         );
-        let json = rule_json(&Quality::High.rule(4));
+        assert_eq!(
+            describe(&Quality::High.rule(3)),
+            "exact within 3; candidates within 12 verified at 0.25, 28 probes of weak bits"
+        );
+        let json = rule_json(&Quality::High.rule(3));
         assert_eq!(
             json,
-            serde_json::json!({"k": 4, "reach": 8, "min_similarity": 0.2})
+            serde_json::json!({"k": 3, "reach": 12, "min_similarity": 0.25, "probes": 28})
         );
         assert!(
             rule_json(&MatchRule::within(2))

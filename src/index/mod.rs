@@ -3,4 +3,5 @@
 
 pub mod cluster;
 pub mod layout;
+pub mod probing;
 pub mod quality;

@@ -25,11 +25,21 @@ pub enum Quality {
     High,
 }
 
-/// Sketch similarity a mode's candidates must reach (both modes).
+/// Sketch similarity the standard mode's candidates must reach.
 pub const MODE_MIN_SIMILARITY: f64 = 0.2;
 
-/// Candidate distance of both modes.
+/// Sketch similarity the high mode's candidates must reach: its reach is longer, so it
+/// meets more unrelated documents with close fingerprints.
+pub const HIGH_MIN_SIMILARITY: f64 = 0.25;
+
+/// Candidate distance of the standard mode (and of the tables' share, [`reach_share`]).
 pub const MODE_REACH: u32 = 8;
+
+/// Candidate distance of the high mode.
+pub const HIGH_REACH: u32 = 12;
+
+/// Query-directed probes of the high mode ([`MatchRule::probes`]).
+pub const HIGH_PROBES: u32 = 28;
 
 impl Quality {
     /// Every mode, in order of cost.
@@ -37,10 +47,41 @@ impl Quality {
 
     /// The `k_max` of a store created in this mode (the tables answer it exactly).
     pub fn k_max(self) -> u32 {
+        3
+    }
+
+    /// What [`Quality::layout`] maximizes: the standard mode, the share of the reach the
+    /// tables see ([`reach_share`]); the high mode, the share of its longer reach that the
+    /// tables see with one flipped prefix bit ([`probed_reach_share`]).
+    fn share(self, layout: &Layout) -> f64 {
         match self {
-            Quality::Standard => 3,
-            Quality::High => 4,
+            Quality::Standard => reach_share(layout, MODE_REACH),
+            Quality::High => probed_reach_share(layout, HIGH_REACH, 1),
         }
+    }
+
+    /// The query-directed probes of the mode's rule ([`MatchRule::probes`]).
+    pub fn probes(self) -> u32 {
+        match self {
+            Quality::Standard => 0,
+            Quality::High => HIGH_PROBES,
+        }
+    }
+
+    /// The sketch similarity the mode's candidates must reach.
+    pub fn min_similarity(self) -> f64 {
+        match self {
+            Quality::Standard => MODE_MIN_SIMILARITY,
+            Quality::High => HIGH_MIN_SIMILARITY,
+        }
+    }
+
+    /// A query's estimated time on `layout` over `n` fingerprints with the mode's probes:
+    /// each extra probe costs about what one of the tables' own does
+    /// ([`Layout::expected_query_us`]).
+    pub fn expected_query_us(self, layout: &Layout, n: f64) -> f64 {
+        let tables = layout.tables().len() as f64;
+        layout.expected_query_us(n) * (tables + f64::from(self.probes())) / tables
     }
 
     /// The layout a store of this mode gets for `expected_docs` documents: of the
@@ -58,12 +99,12 @@ impl Quality {
         let k_max = self.k_max();
         // Another layout than the plain one (when it has the mode's k_max) must see at least
         // 5 % more of the reach: a layout of odd block widths for a sliver is not worth it.
-        let mut best: Option<(f64, Layout)> = (plain.k_max() == k_max)
-            .then(|| (reach_share(&plain, MODE_REACH) * 1.05, plain.clone()));
+        let mut best: Option<(f64, Layout)> =
+            (plain.k_max() == k_max).then(|| (self.share(&plain) * 1.05, plain.clone()));
         let affordable = Layout::coverings(k_max)
-            .filter(|l| l.tables().len() <= max_tables && l.expected_query_us(n) <= max_us);
+            .filter(|l| l.tables().len() <= max_tables && self.expected_query_us(l, n) <= max_us);
         for layout in affordable {
-            let share = reach_share(&layout, MODE_REACH);
+            let share = self.share(&layout);
             let better = best.as_ref().is_none_or(|(s, l)| {
                 share > *s || (share == *s && layout.tables().len() < l.tables().len())
             });
@@ -97,17 +138,22 @@ impl Quality {
     pub fn cost_factors(self) -> (f64, f64) {
         match self {
             Quality::Standard => (1.4, 1.5),
-            Quality::High => (5.0, 3.0),
+            Quality::High => (9.0, 3.0),
         }
     }
 
     /// The mode's rule on a store whose layout answers `k_max` exactly.
     pub fn rule(self, k_max: u32) -> MatchRule {
+        let (reach, probes) = match self {
+            Quality::Standard => (MODE_REACH, 0),
+            Quality::High => (HIGH_REACH, HIGH_PROBES),
+        };
         MatchRule {
             k: k_max,
-            reach: MODE_REACH.max(k_max),
-            min_similarity: Some(MODE_MIN_SIMILARITY),
+            reach: reach.max(k_max),
+            min_similarity: Some(self.min_similarity()),
             unverifiable_within_k: true,
+            probes,
         }
     }
 
@@ -141,10 +187,22 @@ const REACH_SAMPLES: u64 = 512;
 /// the same for every layout) that a probe of `layout`'s tables finds: how much of a
 /// mode's reach beyond the exact `k_max` the layout sees. 1 when `reach ≤ k_max`.
 pub fn reach_share(layout: &Layout, reach: u32) -> f64 {
+    probed_reach_share(layout, reach, 0)
+}
+
+/// [`reach_share`] when a table also finds the pairs whose prefixes differ in up to `slack`
+/// bits: what the tables see with query-directed probes that flip the right bits (the
+/// model by which the high mode picks its layout).
+pub fn probed_reach_share(layout: &Layout, reach: u32, slack: u32) -> f64 {
     let k_max = layout.k_max();
     if reach <= k_max {
         return 1.0;
     }
+    let tables = layout.tables_for_k(k_max).unwrap_or(&[]);
+    let masks: Vec<u64> = tables
+        .iter()
+        .map(|&t| crate::index::probing::prefix_mask(layout, t))
+        .collect();
     let mut state = 0x5EED_u64;
     let mut found = 0u64;
     for d in (k_max + 1)..=reach {
@@ -154,7 +212,7 @@ pub fn reach_share(layout: &Layout, reach: u32) -> f64 {
                 state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
                 x |= 1 << (splitmix(state) % 64);
             }
-            found += u64::from(layout.finds(k_max, 0, x));
+            found += u64::from(masks.iter().any(|m| (x & m).count_ones() <= slack));
         }
     }
     found as f64 / (REACH_SAMPLES * u64::from(reach - k_max)) as f64
@@ -198,6 +256,10 @@ pub struct MatchRule {
     /// With verification, what happens when either side has no sketch (a fingerprint-only
     /// document or query): `true` — it matches when within `k`; `false` — it never does.
     pub unverifiable_within_k: bool,
+    /// Query-directed probes ([`crate::index::probing`]): how many extra spans a query
+    /// that knows its fingerprint's weak bits (one made from text) reads beyond the tables'
+    /// own. 0: none.
+    pub probes: u32,
 }
 
 impl MatchRule {
@@ -208,6 +270,7 @@ impl MatchRule {
             reach: k,
             min_similarity: None,
             unverifiable_within_k: true,
+            probes: 0,
         }
     }
 
@@ -219,6 +282,7 @@ impl MatchRule {
             reach: k,
             min_similarity: Some(min_similarity),
             unverifiable_within_k: false,
+            probes: 0,
         }
     }
 
@@ -264,7 +328,10 @@ mod tests {
         assert!(rule.accepts(3, None, Some(&a)) && rule.accepts(3, Some(&a), None));
         assert!(!rule.accepts(4, None, None), "unverifiable beyond k");
         assert_eq!(rule.without_sketch(), Some(MatchRule::within(3)));
-        assert_eq!(Quality::High.rule(4).k, 4);
+        assert_eq!(Quality::High.rule(3).k, 3);
+        assert_eq!(Quality::High.rule(3).reach, HIGH_REACH);
+        assert_eq!(Quality::High.rule(3).probes, HIGH_PROBES);
+        assert_eq!(Quality::Standard.rule(3).probes, 0);
         assert_eq!(Quality::Standard.rule(10).reach, 10);
     }
 
@@ -282,24 +349,26 @@ mod tests {
         assert_eq!(verified.without_sketch(), None);
     }
 
-    /// The modes' layouts stay within their budgets beside the plain layout and see more
-    /// of the reach than it does; the high mode more than the standard one.
+    /// The modes' layouts stay within their budgets beside the plain layout (the high
+    /// mode's probes counted) and see more of their reach than it does.
     #[test]
     fn mode_layouts_keep_their_budgets_and_widen_the_reach() {
         for n in [1_000_000u64, 10_000_000, 100_000_000] {
             let plain = Layout::for_expected_docs(n, 3).unwrap();
-            let plain_share = reach_share(&plain, MODE_REACH);
-            let mut shares = Vec::new();
             for q in Quality::ALL {
                 let l = q.layout(n).unwrap();
                 let (time, tables) = q.cost_factors();
                 assert_eq!(l.k_max(), q.k_max());
-                assert!(l.expected_query_us(n as f64) <= plain.expected_query_us(n as f64) * time);
+                let us = q.expected_query_us(&l, n as f64);
+                assert!(us <= plain.expected_query_us(n as f64) * time, "{q} at {n}");
                 assert!(l.tables().len() as f64 <= plain.tables().len() as f64 * tables);
-                assert!(reach_share(&l, MODE_REACH) >= plain_share, "{q} at {n}");
-                shares.push(reach_share(&l, MODE_REACH));
+                assert!(q.share(&l) >= q.share(&plain), "{q} at {n}");
             }
-            assert!(shares[1] > shares[0], "{n}: {shares:?}");
+            let high = Quality::High.layout(n).unwrap();
+            assert!(
+                probed_reach_share(&high, HIGH_REACH, 1) > reach_share(&high, HIGH_REACH),
+                "a flipped bit widens what the tables see"
+            );
         }
         assert_eq!(reach_share(&Layout::new(3, 4).unwrap(), 3), 1.0);
     }

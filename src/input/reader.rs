@@ -15,7 +15,7 @@ use crate::input::gzip::GzipError;
 use crate::input::limit::{DEFAULT_MAX_DOC_BYTES, human};
 use crate::text::fingerprint::Fingerprinter;
 use crate::types::{DocMeta, Document, Entry};
-use crate::types::{Fingerprint, Sketch};
+use crate::types::{Fingerprint, QueryKey};
 
 /// The longest line (one record) accepted by default, in bytes: 256 MiB
 /// ([`DEFAULT_MAX_DOC_BYTES`]; [`Lines::with_limit`] sets another).
@@ -309,17 +309,14 @@ impl Record {
     }
 
     /// The record's fingerprint and, when it is computed from title and text, the text's
-    /// shingle sketch, in one analysis (for verified queries); a record with a given `fp`
-    /// has no sketch.
-    pub fn fingerprint_and_sketch(
-        &self,
-        f: &Fingerprinter,
-    ) -> Result<(Fingerprint, Option<Sketch>), RecordError> {
+    /// shingle sketch and weak bits, in one analysis (for a rule's verification and
+    /// probes); a record with a given `fp` has neither.
+    pub fn query_key(&self, f: &Fingerprinter) -> Result<QueryKey, RecordError> {
         match self.fp {
-            Some(fp) => Ok((fp, None)),
+            Some(fp) => Ok(QueryKey::from(fp)),
             None => f
                 .analyze(self.title.as_deref(), self.text.as_deref().unwrap_or(""))
-                .map(|a| (a.fingerprint, a.sketch))
+                .map(|a| QueryKey::from(&a))
                 .map_err(fingerprint_error),
         }
     }
@@ -328,13 +325,13 @@ impl Record {
     /// fingerprinted from its text also gets its content hash (the exact-duplicate key) and
     /// its shingle sketch (for verified queries); a record with a given `fp` has neither.
     pub fn into_entry(self, f: &Fingerprinter) -> Result<Entry, RecordError> {
-        let (fp, content_hash, sketch) = match self.fp {
-            Some(fp) => (fp, None, None),
+        let (fp, content_hash, sketch, weak_bits) = match self.fp {
+            Some(fp) => (fp, None, None, None),
             None => {
                 let a = f
                     .analyze(self.title.as_deref(), self.text.as_deref().unwrap_or(""))
                     .map_err(fingerprint_error)?;
-                (a.fingerprint, Some(a.content_hash), a.sketch)
+                (a.fingerprint, Some(a.content_hash), a.sketch, a.weak_bits)
             }
         };
         let length = self.text.as_deref().map_or(0, |t| t.chars().count() as u64);
@@ -347,6 +344,7 @@ impl Record {
                 length,
                 content_hash,
                 sketch,
+                weak_bits,
             },
         })
     }
@@ -447,23 +445,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fingerprint_and_sketch_are_those_of_the_text() {
+    fn query_keys_are_those_of_the_text() {
         let f = Fingerprinter::new();
         let r = parse_jsonl(br#"{"id":"a","title":"T","text":"one two three four"}"#).unwrap();
+        let key = r.query_key(&f).unwrap();
+        assert_eq!(key.fp, r.fingerprint(&f).unwrap());
+        assert_eq!(key.sketch, f.sketch(Some("T"), "one two three four"));
         assert_eq!(
-            r.fingerprint_and_sketch(&f).unwrap(),
-            (r.fingerprint(&f).unwrap(), f.sketch("one two three four"))
+            key.weak_bits,
+            f.analyze(Some("T"), "one two three four")
+                .unwrap()
+                .weak_bits
         );
+        assert!(key.weak_bits.is_some());
         let given = parse_jsonl(br#"{"id":"b","text":"x","fp":"00000000000000ff"}"#).unwrap();
         assert_eq!(
-            given.fingerprint_and_sketch(&f).unwrap(),
-            (Fingerprint(255), None)
+            given.query_key(&f).unwrap(),
+            QueryKey::from(Fingerprint(255))
         );
         let empty = parse_jsonl(br#"{"id":"c","text":"..."}"#).unwrap();
-        assert!(matches!(
-            empty.fingerprint_and_sketch(&f),
-            Err(RecordError::Empty)
-        ));
+        assert!(matches!(empty.query_key(&f), Err(RecordError::Empty)));
     }
 
     #[test]

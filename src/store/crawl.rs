@@ -8,7 +8,7 @@ use super::group::{Answer, Ask};
 use super::{InsertOutcome, Store, validate_id};
 use crate::error::Result;
 use crate::index::quality::MatchRule;
-use crate::types::{DocMeta, Document, Entry, Fingerprint, Match};
+use crate::types::{DocMeta, Document, Entry, Fingerprint, Match, QueryKey};
 
 /// How long a claim on a content hash may wait for its document's record before it is
 /// taken to be the claim of a process that died.
@@ -301,7 +301,12 @@ impl Store {
         if rule.min_similarity.is_none() {
             return self.nearest_within(snap, e.fp, rule.k);
         }
-        let found = self.matches_by_rule(snap, e.fp, e.meta.sketch.as_ref(), &rule)?;
+        let query = QueryKey {
+            fp: e.fp,
+            sketch: e.meta.sketch,
+            weak_bits: e.meta.weak_bits,
+        };
+        let found = self.matches_by_rule(snap, &query, &rule)?;
         Ok(found.into_iter().next())
     }
 

@@ -23,6 +23,7 @@ use super::crawl::CheckOutcome;
 use super::{Counters, InsertOutcome, Store};
 use crate::error::{Error, Result};
 use crate::index::layout::Layout;
+use crate::index::probing;
 use crate::index::quality::MatchRule;
 use crate::types::Entry;
 
@@ -330,7 +331,8 @@ fn answer(t: &Ticket, fate: Fate, wrote: &Result<Vec<InsertOutcome>>) -> Option<
 
 /// A duplicate of entry `e` among the entries an earlier request of the group writes: the
 /// first with its content hash (`exact`), and the nearest that `rule` accepts among those
-/// a probe of `layout`'s tables would find (ties: smallest id).
+/// a probe of `layout`'s tables, and the rule's query-directed probes, would find (ties:
+/// smallest id).
 struct InGroup {
     exact: Option<CheckOutcome>,
     near: Option<CheckOutcome>,
@@ -346,11 +348,13 @@ fn in_group(written: &[&Entry], e: &Entry, rule: &MatchRule, layout: &Layout) ->
         })
     });
     let sketch = e.meta.sketch.as_ref();
+    let flips = probing::query_flips(layout, rule.k, rule.probes, e.meta.weak_bits.as_ref());
     let near = written
         .iter()
         .map(|w| ((w.fp.0 ^ fp.0).count_ones(), w))
         .filter(|&(d, w)| {
-            rule.accepts(d, sketch, w.meta.sketch.as_ref()) && layout.finds(rule.k, fp.0, w.fp.0)
+            rule.accepts(d, sketch, w.meta.sketch.as_ref())
+                && probing::finds(layout, rule.k, &flips, fp.0, w.fp.0)
         })
         .map(|(d, w)| (d, &w.id))
         .min()
@@ -961,5 +965,50 @@ mod tests {
             ]
         );
         assert_eq!(g.store.len(), 4);
+    }
+
+    /// Under the high mode's rule a group finds, as a sequential check would, a copy that
+    /// no table's prefix holds but a query-directed probe of its weak bits does: four bits
+    /// apart, one in each block, the weakest of them in a table's prefix.
+    #[test]
+    fn a_group_applies_the_query_directed_probes() {
+        use crate::types::weak_bits::{WEAK_BITS, WeakBits};
+        let g = gated(usize::MAX);
+        let rule = crate::index::quality::Quality::High.rule(3);
+        let one_per_block = (1 << 0) | (1 << 16) | (1 << 32) | (1 << 48);
+        assert!(!g.store.layout().finds(3, 0, one_per_block));
+        let bits: [u8; WEAK_BITS] = std::array::from_fn(|i| [0, 16, 32, 48][i % 4] + (i / 4) as u8);
+        let margins: [u16; WEAK_BITS] = std::array::from_fn(|i| i as u16);
+        let weak = WeakBits::from_parts(bits, margins).unwrap();
+        let ask =
+            |id: &'static str, fp: u64, weak: Option<WeakBits>| -> Request<Result<CheckOutcome>> {
+                Box::new(move |s: &Store| {
+                    let meta = DocMeta {
+                        sketch: Some(crate::types::Sketch([1; crate::types::Sketch::BYTES])),
+                        weak_bits: weak,
+                        ..DocMeta::default()
+                    };
+                    s.check_and_insert_fingerprint_rule(id, Fingerprint(fp), meta, &rule)
+                })
+            };
+        let answers = g.pile_up(
+            u64::MAX,
+            vec![
+                ask("y", 0, None),
+                ask("x", one_per_block, Some(weak)),
+                ask("z", one_per_block ^ (1 << 5), None),
+            ],
+        );
+        let shapes: Vec<(bool, Option<String>)> = answers
+            .into_iter()
+            .map(|a| a.unwrap())
+            .map(|o| (o.is_new(), o.duplicate_of().map(str::to_owned)))
+            .collect();
+        // x: y found by a probe of x's weakest bit. z, without weak bits, is new: no table
+        // puts y in its spans (and x, a duplicate, was not stored).
+        assert_eq!(
+            shapes,
+            [(true, None), (false, Some("y".into())), (true, None)]
+        );
     }
 }

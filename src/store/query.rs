@@ -4,8 +4,9 @@
 use super::backend::{Atomicity, MetaKey, Snapshot, Span};
 use super::{CandidateStats, Store, codec};
 use crate::error::{Error, Result};
+use crate::index::probing::{self, Flip};
 use crate::index::quality::MatchRule;
-use crate::types::{Document, Fingerprint, Match, Sketch, StoredDoc};
+use crate::types::{Document, Fingerprint, Match, QueryKey, Sketch, StoredDoc, WeakBits};
 
 impl Store {
     /// Every stored document within Hamming distance `k` of `fp`, sorted by distance, then
@@ -43,53 +44,68 @@ impl Store {
         k: u32,
         mut each: impl FnMut(u64, u32),
     ) -> Result<()> {
-        self.probe_many(snap, &[fp], k, |_, seq, d| each(seq, d))
+        self.probe_many(snap, &[(fp, Vec::new())], k, |_, seq, d| each(seq, d))
     }
 
-    /// Probes the tables for `k` and calls `each(seq, distance)` for the candidates within
-    /// `reach` (every stored document within `k`, and those of the spans up to `reach`).
-    pub(super) fn probe_within(
+    /// Probes the tables for `rule.k` (and the rule's query-directed probes, where the
+    /// query's weak bits are known) and calls `each(seq, distance)` for the candidates
+    /// within `rule.reach` (every stored document within `k`, and those of the spans up to
+    /// the reach).
+    fn probe_within(
         &self,
         snap: &dyn Snapshot,
-        fp: u64,
-        k: u32,
-        reach: u32,
+        query: &QueryKey,
+        rule: &MatchRule,
         mut each: impl FnMut(u64, u32),
     ) -> Result<()> {
-        self.probe(snap, fp, k, |seq, d| {
-            if d <= reach.max(k) {
+        let flips = self.flips(query.weak_bits.as_ref(), rule)?;
+        let reach = rule.reach.max(rule.k);
+        self.probe_many(snap, &[(query.fp.0, flips)], rule.k, |_, seq, d| {
+            if d <= reach {
                 each(seq, d)
             }
         })
     }
 
-    /// [`Store::probe`] for many fingerprints, every span read by one
-    /// [`Snapshot::scan_spans`]: calls `each(query index, seq, distance)`.
+    /// The query-directed probes of a query with `weak` bits under `rule` (none without).
+    fn flips(&self, weak: Option<&WeakBits>, rule: &MatchRule) -> Result<Vec<Flip>> {
+        let layout = &self.manifest.layout;
+        layout.tables_for_k(rule.k)?;
+        Ok(probing::query_flips(layout, rule.k, rule.probes, weak))
+    }
+
+    /// [`Store::probe`] for many fingerprints, each with its query-directed probes, every
+    /// span read by one [`Snapshot::scan_spans`]: calls `each(query index, seq, distance)`
+    /// (a document may come more than once).
     fn probe_many(
         &self,
         snap: &dyn Snapshot,
-        fps: &[u64],
+        queries: &[(u64, Vec<Flip>)],
         k: u32,
         mut each: impl FnMut(usize, u64, u32),
     ) -> Result<()> {
         let layout = &self.manifest.layout;
         let tables = layout.tables_for_k(k)?;
-        let mut spans = Vec::with_capacity(fps.len() * tables.len());
+        let mut spans = Vec::with_capacity(queries.len() * tables.len());
         let mut probes = Vec::with_capacity(spans.capacity());
-        for (q, &fp) in fps.iter().enumerate() {
-            for &t in tables {
-                let pq = layout.permute(t, fp);
+        for (q, (fp, flips)) in queries.iter().enumerate() {
+            let own = tables.iter().map(|&t| (t, 0));
+            for (t, flip) in own.chain(flips.iter().map(|f| (f.table, f.mask))) {
+                // The candidates' distance is to the query itself; the span is that of the
+                // (flipped) prefix.
+                let pq = layout.permute(t, *fp);
+                let probed = layout.permute(t, fp ^ flip);
                 let shift = 64 - layout.tables()[t].prefix_bits();
-                let lo = (pq >> shift) << shift;
+                let lo = (probed >> shift) << shift;
                 let hi = lo.checked_add(1u64 << shift);
                 spans.push(Span { table: t, lo, hi });
-                probes.push((q, pq, shift));
+                probes.push((q, pq, probed >> shift, shift));
             }
         }
         snap.scan_spans(&spans, &mut |i, entry| {
             let (kfp, seq) = entry?;
-            let (q, pq, shift) = probes[i];
-            if kfp >> shift != pq >> shift {
+            let (q, pq, prefix, shift) = probes[i];
+            if kfp >> shift != prefix {
                 return Ok(false);
             }
             each(q, seq, (kfp ^ pq).count_ones());
@@ -101,37 +117,40 @@ impl Store {
     /// On a backend with round trips (Redis Cluster) every table span of every query is
     /// read in one pipelined round trip per node, and every record in one more.
     pub fn query_batch(&self, fps: &[Fingerprint], k: u32) -> Result<Vec<Vec<Match>>> {
-        self.query_batch_reach(fps, k, k)
+        let probes: Vec<(u64, Vec<Flip>)> = fps.iter().map(|f| (f.0, Vec::new())).collect();
+        self.query_batch_reach(&probes, k, k)
     }
 
     /// [`Store::query_rule`] for many queries (each a fingerprint and its sketch), from one
     /// view, every span read as by [`Store::query_batch`]: the answers, in order.
     pub fn query_batch_rule(
         &self,
-        queries: &[(Fingerprint, Option<Sketch>)],
+        queries: &[QueryKey],
         rule: &MatchRule,
     ) -> Result<Vec<Vec<Match>>> {
-        let fps: Vec<Fingerprint> = queries.iter().map(|q| q.0).collect();
-        let mut answers = self.query_batch_reach(&fps, rule.k, rule.reach)?;
-        for (matches, (_, sketch)) in answers.iter_mut().zip(queries) {
-            matches.retain(|m| rule.accepts(m.distance, sketch.as_ref(), m.doc.sketch.as_ref()));
+        let probes = queries
+            .iter()
+            .map(|q| Ok((q.fp.0, self.flips(q.weak_bits.as_ref(), rule)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let mut answers = self.query_batch_reach(&probes, rule.k, rule.reach)?;
+        for (matches, q) in answers.iter_mut().zip(queries) {
+            matches.retain(|m| rule.accepts(m.distance, q.sketch.as_ref(), m.doc.sketch.as_ref()));
         }
         Ok(answers)
     }
 
     /// [`Store::query_batch`] keeping the candidates within `reach` (≥ k) that the tables
-    /// for `k` put in each query's spans (before a rule accepts them).
+    /// for `k` and each query's flips put in its spans (before a rule accepts them).
     fn query_batch_reach(
         &self,
-        fps: &[Fingerprint],
+        queries: &[(u64, Vec<Flip>)],
         k: u32,
         reach: u32,
     ) -> Result<Vec<Vec<Match>>> {
         let snap = self.backend.probe_view();
-        let raw: Vec<u64> = fps.iter().map(|f| f.0).collect();
         let reach = reach.max(k);
         let mut hits: Vec<(u64, usize, u32)> = Vec::new();
-        self.probe_many(snap.as_ref(), &raw, k, |q, seq, d| {
+        self.probe_many(snap.as_ref(), queries, k, |q, seq, d| {
             if d <= reach {
                 hits.push((seq, q, d));
             }
@@ -141,7 +160,7 @@ impl Store {
         let mut seqs: Vec<u64> = hits.iter().map(|h| h.0).collect();
         seqs.dedup();
         let docs = snap.docs(&seqs)?;
-        let mut out = vec![Vec::new(); fps.len()];
+        let mut out = vec![Vec::new(); queries.len()];
         let mut next = seqs.iter().zip(docs).peekable();
         for (seq, q, distance) in hits {
             while next.peek().is_some_and(|(s, _)| **s < seq) {
@@ -212,24 +231,36 @@ impl Store {
         sketch: Option<&Sketch>,
         rule: &MatchRule,
     ) -> Result<Vec<Match>> {
-        let snap = self.backend.probe_view();
-        self.matches_by_rule(snap.as_ref(), fp, sketch, rule)
+        let query = QueryKey {
+            fp,
+            sketch: sketch.copied(),
+            weak_bits: None,
+        };
+        self.query_key(&query, rule)
     }
 
-    /// [`Store::query_rule`] read through `snap`: the candidates within the rule's reach
+    /// [`Store::query_rule`] of a query that may know its fingerprint's weak bits (one made
+    /// from text, [`QueryKey::from`] a [`crate::Analysis`]): a rule with query-directed probes
+    /// ([`MatchRule::probes`], the high quality mode's) reads their spans too.
+    pub fn query_key(&self, query: &QueryKey, rule: &MatchRule) -> Result<Vec<Match>> {
+        let snap = self.backend.probe_view();
+        self.matches_by_rule(snap.as_ref(), query, rule)
+    }
+
+    /// [`Store::query_key`] read through `snap`: the candidates within the rule's reach
     /// (each document once), their records, and those the rule accepts.
     pub(super) fn matches_by_rule(
         &self,
         snap: &dyn Snapshot,
-        fp: Fingerprint,
-        sketch: Option<&Sketch>,
+        query: &QueryKey,
         rule: &MatchRule,
     ) -> Result<Vec<Match>> {
         let mut hits: Vec<(u64, u32)> = Vec::new();
-        self.probe_within(snap, fp.0, rule.k, rule.reach, |seq, d| hits.push((seq, d)))?;
+        self.probe_within(snap, query, rule, |seq, d| hits.push((seq, d)))?;
         hits.sort_unstable();
         hits.dedup_by_key(|h| h.0);
         let mut out = self.fetch(snap, hits)?;
+        let sketch = query.sketch.as_ref();
         out.retain(|m| rule.accepts(m.distance, sketch, m.doc.sketch.as_ref()));
         Ok(out)
     }
@@ -241,11 +272,7 @@ impl Store {
         let analysis = self
             .fingerprinter
             .analyze(doc.title.as_deref(), &doc.text)?;
-        self.query_rule(
-            analysis.fingerprint,
-            analysis.sketch.as_ref(),
-            &self.mode_rule(),
-        )
+        self.query_key(&QueryKey::from(&analysis), &self.mode_rule())
     }
 
     /// Fingerprints `doc` and queries with it.
@@ -280,7 +307,11 @@ impl Store {
             return Ok(Vec::new());
         };
         let rule = MatchRule::verified(k, min_similarity);
-        self.query_rule(analysis.fingerprint, Some(&sketch), &rule)
+        let query = QueryKey {
+            sketch: Some(sketch),
+            ..QueryKey::from(&analysis)
+        };
+        self.query_key(&query, &rule)
     }
 
     /// Calls `f` with every stored document, in insertion order, from one consistent snapshot.

@@ -40,6 +40,7 @@ impl Store {
         let mut meta = doc.meta();
         meta.content_hash = Some(a.content_hash);
         meta.sketch = a.sketch;
+        meta.weak_bits = a.weak_bits;
         Ok((a.fingerprint, meta))
     }
 

@@ -17,10 +17,10 @@ use crate::text::idf::IdfSource;
 use crate::text::simhash;
 use crate::text::sketch::SketchBuilder;
 use crate::text::spec::TITLE_CAP;
-use crate::text::tokens::{HanChars, TokenKind, for_each_token};
+use crate::text::tokens::{HanChars, TokenKind, for_each_token, for_each_token_with_digits};
 use crate::text::weight;
 use crate::types::Document;
-use crate::types::{Fingerprint, Sketch};
+use crate::types::{Fingerprint, QueryKey, Sketch, WeakBits};
 
 pub use crate::text::spec::{FingerprintSpec, SPEC_V1_SEED};
 
@@ -80,6 +80,19 @@ pub struct Analysis {
     pub content_hash: u128,
     /// The shingle sketch ([`Fingerprinter::sketch`]); `None` when the body has no token.
     pub sketch: Option<Sketch>,
+    /// The fingerprint's least certain bits, for a quality mode's query-directed probes.
+    pub weak_bits: Option<WeakBits>,
+}
+
+impl From<&Analysis> for QueryKey {
+    /// A query by a text's analysis: fingerprint, sketch and weak bits.
+    fn from(a: &Analysis) -> Self {
+        QueryKey {
+            fp: a.fingerprint,
+            sketch: a.sketch,
+            weak_bits: a.weak_bits,
+        }
+    }
 }
 
 /// Feature hash → the feature's index in [`Tally::features`].
@@ -377,12 +390,12 @@ impl Fingerprinter {
         tally.clear(text.len() / 4);
         let mut content = ContentStream::new(content, self.spec.seed);
         let mut sketch = SketchBuilder::new();
-        self.tally_tokens(tally, title, text, |token, part| {
+        self.tally_tokens(tally, title, text, |token, part, kind| {
             if output == Output::All {
-                content.push(token, part);
-                if part == Part::Body {
-                    sketch.push(token);
+                if kind == TokenKind::Word {
+                    content.push(token, part);
                 }
+                sketch.push(token);
             }
         });
         if tally.tokens == 0 {
@@ -396,9 +409,13 @@ impl Fingerprinter {
         }
         let features = &tally.features;
         let votes = weight::votes(|| features.iter().map(|f| (f.hash, f.weight(title_scale))));
-        let fingerprint = simhash::simhash(&votes);
+        let sums = simhash::projection_sums(&votes);
         Ok(Analysis {
-            fingerprint: Fingerprint(fingerprint),
+            fingerprint: Fingerprint(simhash::signs(&sums)),
+            weak_bits: match output {
+                Output::All => Some(WeakBits::from_sums(&sums)),
+                Output::FingerprintOnly => None,
+            },
             content_hash: content.finish(),
             sketch: match output {
                 Output::All => sketch.finish(),
@@ -408,23 +425,26 @@ impl Fingerprinter {
     }
 
     /// Adds every token of the title and the body to `tally` (Han words followed by their
-    /// characters, [`HanChars::Split`]), and passes the words (not the characters) to
-    /// `on_word` with the part they are from.
+    /// characters, [`HanChars::Split`]), and passes the words and the digit runs (which the
+    /// tally leaves out), not the characters, to `on_word` with the part they are from and
+    /// their kind.
     fn tally_tokens(
         &self,
         tally: &mut Tally,
         title: Option<&str>,
         text: &str,
-        mut on_word: impl FnMut(&str, Part),
+        mut on_word: impl FnMut(&str, Part, TokenKind),
     ) {
         let mut add = |token: &str, hash: u64, weight: f32, part: Part, kind: TokenKind| {
-            if kind == TokenKind::Word {
-                on_word(token, part);
+            match kind {
+                TokenKind::Word => on_word(token, part, kind),
+                TokenKind::DigitRun => return on_word(token, part, kind),
+                TokenKind::HanChar => {}
             }
             tally.add(token, hash, weight, part);
         };
         if let Some(title) = title {
-            for_each_token(
+            for_each_token_with_digits(
                 self.spec.seed,
                 Some(title),
                 "",
@@ -432,7 +452,7 @@ impl Fingerprinter {
                 |t, h, w, k| add(t, h, w, Part::Title, k),
             );
         }
-        for_each_token(self.spec.seed, None, text, HanChars::Split, |t, h, w, k| {
+        for_each_token_with_digits(self.spec.seed, None, text, HanChars::Split, |t, h, w, k| {
             add(t, h, w, Part::Body, k)
         });
     }
@@ -493,13 +513,15 @@ impl Fingerprinter {
         Ok(hasher.digest128())
     }
 
-    /// A [`Sketch`] of the cleaned text's 3-token shingles (title excluded), for verifying
-    /// SimHash candidates found with a larger k. `None` when the text has no token.
-    pub fn sketch(&self, text: &str) -> Option<Sketch> {
+    /// A [`Sketch`] of the 3-token shingles of a title (optional) and the cleaned text,
+    /// digit runs included, for verifying SimHash candidates found beyond k (the title
+    /// counts: two short texts under different titles are different pages). `None` when
+    /// neither has a token.
+    pub fn sketch(&self, title: Option<&str>, text: &str) -> Option<Sketch> {
         let mut b = SketchBuilder::new();
-        for_each_token(
+        for_each_token_with_digits(
             self.spec.seed,
-            None,
+            title,
             text,
             HanChars::Whole,
             |token, _, _, _| b.push(token),
@@ -574,7 +596,7 @@ mod tests {
                 f.content_hash(title, text).unwrap(),
                 "{title:?} {text}"
             );
-            assert_eq!(a.sketch, f.sketch(text));
+            assert_eq!(a.sketch, f.sketch(title, text));
         }
         assert_ne!(
             f.analyze(Some("ab"), "c").unwrap().content_hash,
@@ -628,10 +650,10 @@ mod tests {
         assert_eq!(a.content_hash, 0x05ba7bbd5fb9a9d03a75d867d0c3d104);
         assert_eq!(a.content_hash, f.content_hash(title, &text).unwrap());
         assert_eq!(a.fingerprint, f.fingerprint(title, &text).unwrap());
-        assert_eq!(a.sketch, f.sketch(&text));
+        assert_eq!(a.sketch, f.sketch(title, &text));
         assert_eq!(
             xxhash_rust::xxh3::xxh3_64(&a.sketch.unwrap().0),
-            16_128_234_652_349_374_151
+            15_335_839_624_318_237_078
         );
     }
 

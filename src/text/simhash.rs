@@ -106,7 +106,7 @@ fn fold_into(totals: &mut [i64; 64], sums: &[f64; 64]) {
 }
 
 /// The fingerprint of 64 projection sums: bit `i` set where sum `i` is positive.
-fn signs(sums: &[i64; 64]) -> u64 {
+pub fn signs(sums: &[i64; 64]) -> u64 {
     sums.iter().enumerate().fold(
         0u64,
         |fp, (bit, &s)| if s > 0 { fp | (1u64 << bit) } else { fp },
@@ -163,6 +163,12 @@ impl SimHasher {
 /// integer below 2^52 and each operation is exact: the result is the integer one, whatever
 /// the order of the features.
 pub fn simhash(features: &[(u64, u32)]) -> u64 {
+    signs(&projection_sums(features))
+}
+
+/// The 64 projection sums behind [`simhash`] (bit `i` is set where sum `i` is positive):
+/// how certain each bit is ([`crate::WeakBits`]).
+pub fn projection_sums(features: &[(u64, u32)]) -> [i64; 64] {
     let mut totals = [0i64; 64];
     for chunk in features.chunks(CHUNK) {
         let mut sums = [0f64; 64];
@@ -171,7 +177,7 @@ pub fn simhash(features: &[(u64, u32)]) -> u64 {
         }
         fold_into(&mut totals, &sums);
     }
-    signs(&totals)
+    totals
 }
 
 #[cfg(test)]

@@ -50,17 +50,20 @@ pub(crate) const TITLE_WEIGHT: f32 = 2.0;
 pub(crate) const TITLE_CAP: f32 = 0.2;
 
 impl FingerprintSpec {
-    /// The spec this build computes (v6).
+    /// The spec this build computes (v7: v6 with the title and digit runs in the shingle sketch).
     pub fn current() -> Self {
         Self {
-            version: 6,
+            version: 7,
             normalizer: "unicode NFKC + lowercase; lines weighted by simstore::clean v3 \
                          (boilerplate 0, short 0.25, content 1; v3 fallbacks; short lines outside the \
                          content span 0; two-item navigation; function-word density only without clause \
                          marks); URLs, digit runs and stop words dropped; site names cut from titles"
                 .into(),
             tokenizer: "jieba-rs 0.11 default dictionary, HMM off, for Han runs; alphanumeric runs elsewhere".into(),
-            features: "token unigrams; Han words of 2+ characters weigh 0.5 and also count their characters".into(),
+            features: "token unigrams; Han words of 2+ characters weigh 0.5 and also count their \
+                       characters; sketch: 64 one-byte minima of the title's and body's 3-token \
+                       shingles, digit runs included"
+                .into(),
             weighting: "(body tf^3 + title tf) x idf^2 (resources/idf-zh.txt from jieba, \
                         resources/idf-en.txt from wordfreq; unknown 11.95 Han / 14.0 other); title \
                         tokens 2x, title total <= 20% of body tf x idf; votes in 2^20 fixed point of the \

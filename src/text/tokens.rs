@@ -26,6 +26,9 @@ pub(crate) enum TokenKind {
     Word,
     /// One character of the Han word before it ([`HanChars::Split`]).
     HanChar,
+    /// A run of ASCII digits: only [`for_each_token_with_digits`] passes them (the sketch
+    /// counts them; the fingerprint and the content hash do not).
+    DigitRun,
 }
 
 /// Calls `emit(token, token_hash, weight, kind)` for every token that counts: the title's,
@@ -40,6 +43,21 @@ pub(crate) fn for_each_token(
     han_chars: HanChars,
     mut emit: impl FnMut(&str, u64, f32, TokenKind),
 ) {
+    for_each_token_with_digits(seed, title, text, han_chars, |t, h, w, kind| {
+        if kind != TokenKind::DigitRun {
+            emit(t, h, w, kind)
+        }
+    })
+}
+
+/// [`for_each_token`] with the digit runs too, in their places ([`TokenKind::DigitRun`]).
+pub(crate) fn for_each_token_with_digits(
+    seed: u64,
+    title: Option<&str>,
+    text: &str,
+    han_chars: HanChars,
+    mut emit: impl FnMut(&str, u64, f32, TokenKind),
+) {
     #[cfg(test)]
     if !text.is_empty() {
         BODY_PASSES.set(BODY_PASSES.get() + 1);
@@ -48,6 +66,8 @@ pub(crate) fn for_each_token(
         let line = clean::strip_urls(line);
         analyze::tokenize_runs(&line, |token, han| {
             if !han && token.bytes().all(|b| b.is_ascii_digit()) {
+                let hash = xxh3_64_with_seed(token.as_bytes(), seed);
+                emit(token, hash, weight, TokenKind::DigitRun);
                 return;
             }
             // A Han word of two or more characters weighs HAN_WORD_WEIGHT and also counts

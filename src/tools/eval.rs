@@ -22,11 +22,12 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::index::layout::Layout;
+use crate::index::probing;
 use crate::index::quality::{MatchRule, Quality};
 use crate::input::html;
 use crate::text::fingerprint::Fingerprinter;
 use crate::types::Fingerprint;
-use crate::types::Sketch;
+use crate::types::{Sketch, WeakBits};
 
 /// A labelled document (a base document or a variant of one).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -89,6 +90,9 @@ pub struct Signature {
     pub fp: Fingerprint,
     /// The shingle sketch, when asked for and the text has words.
     pub sketch: Option<Sketch>,
+    /// The fingerprint's weak bits, when sketches are asked for (for the query-directed
+    /// probes of a mode's rule).
+    pub weak_bits: Option<WeakBits>,
 }
 
 /// Fingerprints (and with `sketches`, sketches) every document in parallel. A document that
@@ -109,13 +113,21 @@ pub fn fingerprint_all(
                 }
                 _ => (d.title.clone().filter(|t| !t.is_empty()), d.text.clone()),
             };
-            let sig = f
-                .fingerprint(title.as_deref(), &text)
-                .ok()
-                .map(|fp| Signature {
-                    fp,
-                    sketch: if sketches { f.sketch(&text) } else { None },
-                });
+            let sig = if sketches {
+                f.analyze(title.as_deref(), &text).ok().map(|a| Signature {
+                    fp: a.fingerprint,
+                    sketch: a.sketch,
+                    weak_bits: a.weak_bits,
+                })
+            } else {
+                f.fingerprint(title.as_deref(), &text)
+                    .ok()
+                    .map(|fp| Signature {
+                        fp,
+                        sketch: None,
+                        weak_bits: None,
+                    })
+            };
             (d.id.clone(), sig)
         })
         .collect()
@@ -282,8 +294,16 @@ impl Predictor {
                 (distance <= *max_k && verified(*verify, a, b)).then_some(distance as usize)
             }
             Predictor::Rule { layout, rule } => {
+                // `b` queries a store holding `a` (with its weak bits, when known).
+                let flips = match (&b.weak_bits, rule.probes) {
+                    (Some(w), probes) if probes > 0 => {
+                        let tables = layout.tables_for_k(rule.k.min(layout.k_max())).ok()?;
+                        probing::flips(layout, tables, w, probes as usize)
+                    }
+                    _ => Vec::new(),
+                };
                 let found = distance <= rule.reach.max(rule.k)
-                    && layout.finds(rule.k, a.fp.0, b.fp.0)
+                    && probing::finds(layout, rule.k, &flips, b.fp.0, a.fp.0)
                     && rule.accepts(distance, a.sketch.as_ref(), b.sketch.as_ref());
                 found.then_some(0)
             }
@@ -582,6 +602,7 @@ mod tests {
             let sig = Signature {
                 fp: Fingerprint(fp),
                 sketch: None,
+                weak_bits: None,
             };
             (id.to_owned(), Some(sig))
         })
@@ -611,6 +632,7 @@ mod tests {
             let sig = fp.map(|fp| Signature {
                 fp: Fingerprint(fp),
                 sketch: None,
+                weak_bits: None,
             });
             (id.to_owned(), sig)
         })
@@ -653,6 +675,7 @@ mod tests {
         Signature {
             fp: Fingerprint(fp),
             sketch: sketch.map(|b| Sketch([b; Sketch::BYTES])),
+            weak_bits: None,
         }
     }
 

@@ -4,6 +4,7 @@
 
 use crate::types::fingerprint::Fingerprint;
 use crate::types::sketch::Sketch;
+use crate::types::weak_bits::WeakBits;
 
 /// A document to fingerprint and store.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -68,6 +69,7 @@ impl Document {
             length: self.text.chars().count() as u64,
             content_hash: None,
             sketch: None,
+            weak_bits: None,
         }
     }
 }
@@ -89,6 +91,10 @@ pub struct DocMeta {
     /// [`crate::Store::query_verified`] compares; `None` when only a fingerprint is known.
     /// [`crate::Store::insert`] fills it in; [`Document::meta`] leaves it `None`.
     pub sketch: Option<Sketch>,
+    /// The fingerprint's least certain bits, which a check by a quality mode's rule probes
+    /// beyond the tables' spans ([`crate::MatchRule::probes`]); not stored. `None` when only
+    /// a fingerprint is known; [`crate::Store::check_and_insert`] fills it in.
+    pub weak_bits: Option<WeakBits>,
 }
 
 /// A stored document, as returned by [`crate::Store::get`].
@@ -137,4 +143,28 @@ pub struct Entry {
     pub fp: Fingerprint,
     /// Title, URL and length to keep with it.
     pub meta: DocMeta,
+}
+
+/// What a query knows of its document: the fingerprint, and where it was made from text,
+/// the sketch (for a rule's verification) and the weak bits (for a rule's query-directed
+/// probes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueryKey {
+    /// The fingerprint.
+    pub fp: Fingerprint,
+    /// The shingle sketch, if known.
+    pub sketch: Option<Sketch>,
+    /// The fingerprint's least certain bits, if known.
+    pub weak_bits: Option<WeakBits>,
+}
+
+impl From<Fingerprint> for QueryKey {
+    /// A query by fingerprint alone.
+    fn from(fp: Fingerprint) -> Self {
+        QueryKey {
+            fp,
+            sketch: None,
+            weak_bits: None,
+        }
+    }
 }

@@ -4,7 +4,9 @@
 pub mod document;
 pub mod fingerprint;
 pub mod sketch;
+pub mod weak_bits;
 
-pub use document::{DocMeta, Document, Entry, MAX_ID_BYTES, Match, StoredDoc, check_id};
+pub use document::{DocMeta, Document, Entry, MAX_ID_BYTES, Match, QueryKey, StoredDoc, check_id};
 pub use fingerprint::Fingerprint;
 pub use sketch::Sketch;
+pub use weak_bits::WeakBits;

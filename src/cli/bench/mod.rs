@@ -9,8 +9,10 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use rayon::prelude::*;
+use simstore::types::weak_bits::WEAK_BITS;
 use simstore::{
-    BatchOutcome, DocMeta, Entry, Fingerprint, Layout, Match, MatchRule, Quality, Store,
+    BatchOutcome, DocMeta, Entry, Fingerprint, Layout, Match, MatchRule, Quality, QueryKey, Store,
+    WeakBits,
 };
 
 use super::Code;
@@ -27,10 +29,11 @@ use measure::{Figures, measure, print_table, throughput, us};
 #[command(after_help = "\
 With --quality MODE the store is created in that quality mode (its layout for --n documents)
 and queried with the mode's rule (Store::query_rule): the tables probed for the mode's k, the
-candidates within its reach (8) fetched. The benchmark's fingerprints have no text, so no
-sketch: the rule keeps the candidates within k, which brute force checks; the ones beyond k
-that the store fetched are counted on the recall line. A query with a sketch costs the same
-plus one sketch comparison per fetched candidate.
+candidates within its reach (8; high: 12) fetched, and the high mode's query-directed probes
+(28 more spans, of 16 weak bits drawn per query, as a text's would be). The benchmark's
+fingerprints have no text, so no sketch: the rule keeps the candidates within k, which brute
+force checks; the ones beyond k that the store fetched are counted on the recall line. A query
+with a sketch costs the same plus one sketch comparison per fetched candidate.
 
 Examples:
   simstore bench --n 10000000   (needs ~3 GB of memory and ~1 GB of disk per 10M)
@@ -255,7 +258,14 @@ impl Plan {
     /// candidate within reach: the cost of the mode's query.
     fn query(&self, store: &Store, q: u64) -> simstore::Result<Vec<Match>> {
         match &self.rule {
-            Some(rule) => store.query_rule(Fingerprint(q), None, rule),
+            Some(rule) => {
+                let key = QueryKey {
+                    fp: Fingerprint(q),
+                    sketch: None,
+                    weak_bits: Some(synthetic_weak_bits(q)),
+                };
+                store.query_key(&key, rule)
+            }
             None => store.query(Fingerprint(q), self.k),
         }
     }
@@ -264,12 +274,35 @@ impl Plan {
     fn describe(&self, quality: Option<Quality>) -> String {
         match (quality, &self.rule) {
             (Some(q), Some(r)) => format!(
-                "quality mode {q} (the tables for k = {} probed, candidates within {} fetched; no sketches, so the answers are those within {})",
-                r.k, r.reach, r.k
+                "quality mode {q} (the tables for k = {} probed{}, candidates within {} fetched; no sketches, so the answers are those within {})",
+                r.k,
+                match r.probes {
+                    0 => String::new(),
+                    n => format!(" and {n} spans of weak bits"),
+                },
+                r.reach,
+                r.k
             ),
             _ => format!("k = {}", self.k),
         }
     }
+}
+
+/// Weak bits for a query without text: 16 of the 64 bits drawn from `q`, in rising
+/// margins, so that a mode's query-directed probes read as many spans as a text's would.
+fn synthetic_weak_bits(q: u64) -> WeakBits {
+    let mut order: [u8; 64] = std::array::from_fn(|i| i as u8);
+    let mut state = q;
+    for i in (1..64).rev() {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        order.swap(i, ((z ^ (z >> 31)) % (i as u64 + 1)) as usize);
+    }
+    let bits: [u8; WEAK_BITS] = std::array::from_fn(|i| order[i]);
+    let margins: [u16; WEAK_BITS] = std::array::from_fn(|i| (i as u16 + 1) * 4_000);
+    WeakBits::from_parts(bits, margins).expect("distinct bits, rising margins")
 }
 
 /// `n` uniform fingerprints from `seed`, then planted neighbours: for each of `count`

@@ -138,7 +138,8 @@ fn fingerprint(
     }
     let r = input::to_record_with(raw, &opts.fields, place.number())?;
     let (fp, sketch) = if opts.sketch {
-        r.fingerprint_and_sketch(f).map_err(|e| e.to_string())?
+        let key = r.query_key(f).map_err(|e| e.to_string())?;
+        (key.fp, key.sketch)
     } else {
         (r.fingerprint(f).map_err(|e| e.to_string())?, None)
     };

@@ -109,8 +109,16 @@ pub(super) fn mode(
     writeln!(
         out,
         "quality mode {quality}, a store created for {scale} documents: layout {layout}\n\
-         rule: candidates within {} that the tables for k = {} put in the query's spans, kept when both sketches reach similarity {similarity} (a side without a sketch: within {})",
-        rule.reach, rule.k, rule.k
+         rule: candidates within {} that the tables for k = {} put in the query's spans{}, kept when both sketches reach similarity {similarity} (a side without a sketch: within {})",
+        rule.reach,
+        rule.k,
+        match rule.probes {
+            0 => String::new(),
+            n => format!(
+                " (and {n} spans of the second document's weak bits, querying a store that holds the first)"
+            ),
+        },
+        rule.k
     )?;
     header(out, set, &report)?;
     let c = report.overall[0];

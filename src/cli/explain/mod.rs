@@ -176,7 +176,7 @@ fn side(f: &Fingerprinter, arg: &str, is_file: bool) -> Result<Side> {
     Ok(Side {
         name,
         fp: explained.fingerprint,
-        sketch: f.sketch(&text),
+        sketch: f.sketch(title.as_deref(), &text),
         explained: Some(explained),
     })
 }

@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use simstore::input::reader;
-use simstore::{Fingerprint, Store};
+use simstore::{Fingerprint, QueryKey, Store};
 
 use super::error::{ApiError, ApiResult};
 use super::handlers::body;
@@ -95,14 +95,14 @@ fn run_query(store: &Store, q: &QueryRequest, budget: &mut MatchBudget) -> Resul
         )));
     }
     let rule = store.rule(q.k, q.verify);
-    let (fp, sketch) = match (&q.fp, &q.text, &q.title) {
+    let key = match (&q.fp, &q.text, &q.title) {
         (Some(_), _, _) if q.verify.is_some() => {
             return Err(ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "\"verify\" compares texts: give \"text\" (or \"title\"), not \"fp\"",
             ));
         }
-        (Some(hex), _, _) => (hex.parse::<Fingerprint>()?, None),
+        (Some(hex), _, _) => QueryKey::from(hex.parse::<Fingerprint>()?),
         (None, None, None) => {
             return Err(ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
@@ -112,15 +112,12 @@ fn run_query(store: &Store, q: &QueryRequest, budget: &mut MatchBudget) -> Resul
         (None, text, title) => {
             let (title, text) = (title.as_deref(), text.as_deref().unwrap_or(""));
             match rule.min_similarity {
-                Some(_) => {
-                    let a = store.fingerprinter().analyze(title, text)?;
-                    (a.fingerprint, a.sketch)
-                }
-                None => (store.fingerprinter().fingerprint(title, text)?, None),
+                Some(_) => QueryKey::from(&store.fingerprinter().analyze(title, text)?),
+                None => QueryKey::from(store.fingerprinter().fingerprint(title, text)?),
             }
         }
     };
-    let mut matches = store.query_rule(fp, sketch.as_ref(), &rule)?;
+    let mut matches = store.query_key(&key, &rule)?;
     if let Some(limit) = q.limit {
         matches.truncate(limit);
     }
@@ -129,13 +126,13 @@ fn run_query(store: &Store, q: &QueryRequest, budget: &mut MatchBudget) -> Resul
         .iter()
         .map(|m| {
             let mut v = output::match_json(m);
-            if let Some(s) = rule::similarity(&rule, sketch.as_ref(), m.doc.sketch.as_ref()) {
+            if let Some(s) = rule::similarity(&rule, key.sketch.as_ref(), m.doc.sketch.as_ref()) {
                 v["similarity"] = json!(s);
             }
             v
         })
         .collect();
-    Ok(json!({ "fp": fp.to_string(), "k": rule.k, "matches": matches }))
+    Ok(json!({ "fp": key.fp.to_string(), "k": rule.k, "matches": matches }))
 }
 
 fn parse_json(bytes: &[u8]) -> Result<Value, ApiError> {
