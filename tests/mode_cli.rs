@@ -363,3 +363,34 @@ fn http_defaults_follow_the_mode() {
     let (_, v) = crate::util::answer(h.get(s.at("/stats")).call());
     assert_eq!(v["quality"], "standard", "{v}");
 }
+
+/// A high-mode store of the former k_max 4 gets the mode's layout of today with
+/// `relayout --k-max 3` (the mode's k_max); another k_max keeps the plain rule.
+#[test]
+fn relayout_to_the_modes_k_max_takes_the_modes_layout() {
+    let t = TestCommand::new();
+    let init = ["init", "--quality", "high", "--k-max", "4"];
+    assert_eq!(
+        code(&t.run(&[&init[..], &["--expected-docs", "10000000"]].concat())),
+        0
+    );
+    let layout = |t: &TestCommand| {
+        let v = &json_lines(&t.run(&["stats", "--json"]))[0];
+        (
+            v["k_max"].as_u64(),
+            v["tables"].as_u64(),
+            v["blocks"].clone(),
+        )
+    };
+    assert_eq!(layout(&t).0, Some(4));
+    let o = t.run(&["relayout", "--k-max", "3", "--expected-docs", "10000000"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        layout(&t),
+        (Some(3), Some(5), json!([10, 9, 9, 9, 9, 9, 9])),
+        "the high mode's layout for 10M"
+    );
+    let o = t.run(&["relayout", "--k-max", "4", "--expected-docs", "10000000"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(layout(&t).0, Some(4));
+}

@@ -101,19 +101,11 @@ fn documents(r: &mut StdRng, clusters: usize, size: usize, prefix: &str) -> Vec<
     out
 }
 
-/// The flips a query with `weak` bits probes under `rule` (none without).
-fn model_flips(layout: &Layout, rule: &MatchRule, weak: Option<&WeakBits>) -> Vec<probing::Flip> {
-    let tables = layout.tables_for_k(rule.k).unwrap();
-    weak.map_or_else(Vec::new, |w| {
-        probing::flips(layout, tables, w, rule.probes as usize)
-    })
-}
-
 /// The model's answer to a query: every stored document the layout's probe for `rule.k`
 /// (with the rule's query-directed probes of the query's weak bits) finds and the rule
 /// accepts, sorted by distance, then id.
 fn model_query(layout: &Layout, rule: &MatchRule, stored: &[Doc], q: &Doc) -> Vec<(u32, String)> {
-    let flips = model_flips(layout, rule, q.weak_bits.as_ref());
+    let flips = probing::query_flips(layout, rule.k, rule.probes, q.weak_bits.as_ref());
     let mut out: Vec<(u32, String)> = stored
         .iter()
         .map(|d| ((d.fp ^ q.fp).count_ones(), d))

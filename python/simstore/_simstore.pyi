@@ -30,7 +30,7 @@ SPEC: str
 K_MAX_DEFAULT: int
 
 QUALITY_K_MAX: dict[str, int]
-"""The k_max of a store created in each quality mode: {"standard": 3, "high": 4}."""
+"""The k_max of a store created in each quality mode: {"standard": 3, "high": 3}."""
 
 @final
 class Match:

@@ -23,8 +23,8 @@ creates): every stored page within the tables' k_max, and pages up to 8 bits awa
                                               k_max) and sketch similarity >= T (0..1)
 ``SIMSTORE_QUALITY``              standard    the quality mode of a store the pipeline
                                               creates: ``standard`` or ``high``
-``SIMSTORE_K_MAX``                the mode's  k_max of a store it creates (standard 3, high
-                                              4; raised to ``SIMSTORE_K`` if that is larger)
+``SIMSTORE_K_MAX``                the mode's  k_max of a store it creates (3 in either
+                                              mode; raised to ``SIMSTORE_K`` if larger)
 ``SIMSTORE_EXPECTED_DOCS``        1,000,000   sizes the tables of a store it creates
 ``SIMSTORE_TEXT_FIELD``           "text"      the item field with the page's main text
 ``SIMSTORE_TITLE_FIELD``          "title"     the field with its title (optional)

@@ -81,7 +81,7 @@ fn _simstore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_parse_fingerprint, m)?)?;
     m.add("SPEC", simstore::FingerprintSpec::current().to_string())?;
     m.add("K_MAX_DEFAULT", 3)?;
-    // The k_max of a store created in each quality mode ({"standard": 3, "high": 4}).
+    // The k_max of a store created in each quality mode ({"standard": 3, "high": 3}).
     let k_max = pyo3::types::PyDict::new(m.py());
     for q in simstore::Quality::ALL {
         k_max.set_item(q.name(), q.k_max())?;

@@ -360,6 +360,9 @@ impl Store {
         rule.set_item("k", mode.k)?;
         rule.set_item("reach", mode.reach)?;
         rule.set_item("min_similarity", mode.min_similarity)?;
+        if mode.probes > 0 {
+            rule.set_item("probes", mode.probes)?;
+        }
         d.set_item("quality_rule", rule)?;
         Ok(d)
     }

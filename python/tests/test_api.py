@@ -143,7 +143,8 @@ def test_defaults_follow_the_quality_mode(tmp_path: Path) -> None:
         with pytest.raises(simstore.InvalidArgumentError, match="between 0 and 1"):
             store.check_and_insert("e", DECOY, verify=1.5)
     with simstore.Store(tmp_path / "high.db", quality="high") as store:
-        assert (store.quality, store.k_max, store.stats()["quality"]) == ("high", 4, "high")
+        assert (store.quality, store.k_max, store.stats()["quality"]) == ("high", 3, "high")
+        assert store.stats()["quality_rule"] == {"k": 3, "reach": 12, "min_similarity": 0.25, "probes": 28}
     with simstore.Store(tmp_path / "wide.db", quality="high", k_max=6) as store:
         assert (store.quality, store.k_max) == ("high", 6)
     with pytest.raises(ValueError, match="use standard or high"):

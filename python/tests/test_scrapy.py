@@ -123,7 +123,7 @@ def test_a_default_crawl_applies_the_stores_quality_mode(tmp_path: Path, site_ur
     check_crawl(high, site_url, "link", k=8)
     assert high["dropped"][repost] == ("near", original, 4)
     with simstore.Store(high["db"], read_only=True) as store:
-        assert (store.quality, store.k_max) == ("high", 4)
+        assert (store.quality, store.k_max) == ("high", 3)
 
 
 def test_crawl_with_selector_fields_at_k_4(tmp_path: Path, site_url: str) -> None:
@@ -164,7 +164,8 @@ def test_settings_default_to_the_stores_mode() -> None:
     p = pipeline(SIMSTORE_K="3", SIMSTORE_VERIFY="0.4", SIMSTORE_QUALITY="high")
     assert (p.k, p.verify, p.quality, p.k_max) == (3, 0.4, "high", None)
     assert pipeline(SIMSTORE_K=4).k_max == 4  # above standard's 3: the store is made for it
-    assert pipeline(SIMSTORE_K=4, SIMSTORE_QUALITY="high").k_max is None  # high's k_max is 4
+    assert pipeline(SIMSTORE_K=3, SIMSTORE_QUALITY="high").k_max is None  # high's k_max is 3
+    assert pipeline(SIMSTORE_K=4, SIMSTORE_QUALITY="high").k_max == 4
     assert pipeline(SIMSTORE_K=2, SIMSTORE_K_MAX=5).k_max == 5
     assert pipeline(SIMSTORE_K=6, SIMSTORE_K_MAX=5).k_max == 6
     for bad, match in [({"SIMSTORE_QUALITY": "best"}, "standard or high"),

@@ -13,12 +13,14 @@ use super::Code;
 pub struct Args {
     /// The quality mode, recorded in the store: what a query or check given no --k or
     /// --verify counts as a near duplicate. standard: tables exact within 3, candidates
-    /// within 8 kept when their texts' shingle sketches agree (≥ 0.2); high: the same with
-    /// the tables of k_max 4 (about twice as many; more copies found). See docs/quality.md.
+    /// within 8 kept when their texts' shingle sketches agree (≥ 0.2); high: candidates
+    /// within 12 (≥ 0.25), read also from 28 spans of the query's least certain bits, in
+    /// tables laid out for it (more copies found, ~7× the reads a query). See
+    /// docs/quality.md.
     #[arg(long, value_name = "MODE", default_value = "standard", value_parser = quality_parser())]
     quality: Quality,
     /// Largest Hamming distance the tables answer exactly (1 to 16) [default: the quality
-    /// mode's: 3 for standard, 4 for high].
+    /// mode's: 3].
     #[arg(long, value_parser = super::k_max_parser())]
     k_max: Option<u32>,
     /// Expected number of documents; picks the number of blocks (see docs/design.md).

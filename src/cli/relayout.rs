@@ -30,11 +30,16 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     let store = open_existing(db)?;
     let old = store.layout().clone();
     // Without --k-max or --blocks, a store with its mode's k_max keeps to the mode's own
-    // layout for the new size (Quality::layout); otherwise the plain rule of Layout::choose
-    // at the given or current k_max.
+    // layout for the new size (Quality::layout), and so does one given its mode's k_max (a
+    // high-mode store of the former k_max 4 with --k-max 3); otherwise the plain rule of
+    // Layout::choose at the given or current k_max.
     let quality = store.quality();
-    let own = args.blocks.is_none() && old.k_max() == quality.k_max();
-    let k_max = args.k_max.or((!own).then_some(old.k_max()));
+    let mode_k_max = args.k_max.unwrap_or(old.k_max()) == quality.k_max();
+    let own = args.blocks.is_none() && args.lead.is_none() && mode_k_max;
+    let k_max = match own {
+        true => None,
+        false => Some(args.k_max.unwrap_or(old.k_max())),
+    };
     let expected = args.expected_docs.unwrap_or(store.len());
     let layout = quality.choose_layout(k_max, args.blocks, args.lead, expected)?;
     if layout == old {

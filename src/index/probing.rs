@@ -64,8 +64,12 @@ pub fn flips(layout: &Layout, tables: &[usize], weak: &WeakBits, budget: usize) 
             all.push((cost, Flip { table: t, mask }));
         }
     }
-    all.sort_by_key(|&(cost, f)| (cost, f.table, f.mask));
-    all.truncate(budget);
+    let key = |&(cost, f): &(u64, Flip)| (cost, f.table, f.mask);
+    if budget < all.len() {
+        all.select_nth_unstable_by_key(budget, key);
+        all.truncate(budget);
+    }
+    all.sort_unstable_by_key(key);
     all.into_iter().map(|(_, f)| f).collect()
 }
 

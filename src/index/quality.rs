@@ -21,7 +21,8 @@ pub enum Quality {
     /// The default: the k_max = 3 tables, candidates within 8 verified by the sketch.
     #[default]
     Standard,
-    /// Twice the tables of [`Quality::Standard`] (k_max = 4), candidates within 8 verified.
+    /// The k_max = 3 tables laid out for query-directed probes, 28 extra spans a query made
+    /// from text, candidates within 12 verified.
     High,
 }
 
@@ -134,7 +135,7 @@ impl Quality {
 
     /// The mode's budget beside the plain k_max = 3 layout of the same size: at most
     /// `(time, tables)` times its estimated query time and its number of tables (standard:
-    /// 1.4× and 1.5×; high: 5× and 3×).
+    /// 1.4× and 1.5×; high: 9× and 3×, its probes counted: [`Quality::expected_query_us`]).
     pub fn cost_factors(self) -> (f64, f64) {
         match self {
             Quality::Standard => (1.4, 1.5),

@@ -295,13 +295,7 @@ impl Predictor {
             }
             Predictor::Rule { layout, rule } => {
                 // `b` queries a store holding `a` (with its weak bits, when known).
-                let flips = match (&b.weak_bits, rule.probes) {
-                    (Some(w), probes) if probes > 0 => {
-                        let tables = layout.tables_for_k(rule.k.min(layout.k_max())).ok()?;
-                        probing::flips(layout, tables, w, probes as usize)
-                    }
-                    _ => Vec::new(),
-                };
+                let flips = probing::query_flips(layout, rule.k, rule.probes, b.weak_bits.as_ref());
                 let found = distance <= rule.reach.max(rule.k)
                     && probing::finds(layout, rule.k, &flips, b.fp.0, a.fp.0)
                     && rule.accepts(distance, a.sketch.as_ref(), b.sketch.as_ref());

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use rayon::prelude::*;
+use simstore::index::probing::{self, Flip};
 use simstore::types::weak_bits::WEAK_BITS;
 use simstore::{
     BatchOutcome, DocMeta, Entry, Fingerprint, Layout, Match, MatchRule, Quality, QueryKey, Store,
@@ -17,11 +18,13 @@ use simstore::{
 
 use super::Code;
 
+mod baseline;
 mod check_insert;
 mod cluster;
 mod cold;
 mod measure;
 
+use baseline::{MemIndex, brute, brute_near};
 use measure::{Figures, measure, print_table, throughput, us};
 
 /// Arguments of `simstore bench`.
@@ -129,59 +132,6 @@ impl Rng {
     }
 }
 
-/// An in-memory index of the same layout: one sorted `Vec` of permuted fingerprints per
-/// table, probed by binary search.
-struct MemIndex<'a> {
-    layout: &'a Layout,
-    tables: Vec<Vec<(u64, u32)>>,
-}
-
-impl<'a> MemIndex<'a> {
-    fn build(layout: &'a Layout, fps: &[u64]) -> Self {
-        let tables = (0..layout.tables().len())
-            .into_par_iter()
-            .map(|t| {
-                let mut v: Vec<(u64, u32)> = fps
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &f)| (layout.permute(t, f), i as u32))
-                    .collect();
-                v.sort_unstable();
-                v
-            })
-            .collect();
-        Self { layout, tables }
-    }
-
-    fn query(&self, q: u64, k: u32) -> Vec<u32> {
-        let mut out = Vec::new();
-        for &t in self.layout.tables_for_k(k).expect("k <= k_max") {
-            let pq = self.layout.permute(t, q);
-            let shift = 64 - self.layout.tables()[t].prefix_bits();
-            let lo = (pq >> shift) << shift;
-            let table = &self.tables[t];
-            let mut i = table.partition_point(|&(key, _)| key < lo);
-            while i < table.len() && table[i].0 >> shift == pq >> shift {
-                if (table[i].0 ^ pq).count_ones() <= k {
-                    out.push(table[i].1);
-                }
-                i += 1;
-            }
-        }
-        out.sort_unstable();
-        out.dedup();
-        out
-    }
-}
-
-fn brute(fps: &[u64], q: u64, k: u32) -> Vec<u32> {
-    fps.iter()
-        .enumerate()
-        .filter(|(_, f)| (*f ^ q).count_ones() <= k)
-        .map(|(i, _)| i as u32)
-        .collect()
-}
-
 /// Runs the benchmark; see [`Args`].
 pub fn run(args: Args) -> Result<Code> {
     if args.check_insert {
@@ -245,6 +195,16 @@ impl Plan {
                 k: args.k,
                 rule: None,
             },
+        }
+    }
+
+    /// The query-directed probes of the store's query of `q` (none without a mode's rule).
+    fn flips(&self, layout: &Layout, q: u64) -> Vec<Flip> {
+        match &self.rule {
+            Some(rule) => {
+                probing::query_flips(layout, rule.k, rule.probes, Some(&synthetic_weak_bits(q)))
+            }
+            None => Vec::new(),
         }
     }
 
@@ -471,20 +431,11 @@ fn check_query(store: &Store, mem: Option<&MemIndex>, fps: &[u64], q: u64, plan:
         expected: want.len(),
         found: hits,
         extra: got.len() - hits,
-        mem_wrong: usize::from(mem.is_some_and(|m| m.query(q, k) != want)),
+        mem_wrong: usize::from(mem.is_some_and(|m| m.query(q, k, &[]) != want)),
         beyond,
         queries: 1,
         time: Duration::ZERO,
     }
-}
-
-/// The stored fingerprints within `reach` of `q`: (index, distance), by index.
-fn brute_near(fps: &[u64], q: u64, reach: u32) -> Vec<(u32, u32)> {
-    fps.iter()
-        .enumerate()
-        .map(|(i, f)| (i as u32, (f ^ q).count_ones()))
-        .filter(|&(_, d)| d <= reach)
-        .collect()
 }
 
 /// The index in `fps` of a match (its id is `d<index>`).
@@ -512,7 +463,10 @@ fn measure_all(
     let brute_force = measure(few, args.seconds, |q| brute(fps, q, k));
     let mut figures = vec![("simstore (RocksDB)", simstore)];
     if let Some(mem) = mem {
-        let in_memory = measure(queries, args.seconds, |q| mem.query(q, k));
+        let layout = store.layout();
+        let in_memory = measure(queries, args.seconds, |q| {
+            mem.query(q, k, &plan.flips(layout, q))
+        });
         figures.push(("in-memory sorted tables", in_memory));
     }
     figures.push(("brute force Vec<u64>", brute_force));
