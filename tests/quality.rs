@@ -306,24 +306,28 @@ fn bench_quality_measures_the_mode_rule_exactly() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// `simstore eval` of the development set with `extra` arguments: its JSON report, or `None`
+/// (said on stderr) when the set is absent (it is never part of the repository).
+fn dev_eval(extra: &[&str]) -> Option<Value> {
+    let dev = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/dev");
+    if !dev.join("pairs.jsonl.gz").is_file() {
+        eprintln!("skipped: {} is absent", dev.display());
+        return None;
+    }
+    let t = TestCommand::new();
+    let report = t.path("dev.json");
+    let mut args = vec!["eval", dev.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--json", report.to_str().unwrap()]);
+    checked(t.run(&args));
+    Some(serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap())
+}
+
 /// Spec v6 on the development set, k = 3: the figures of docs/quality.md must not regress.
 /// Skips when the development set is not there (it is never part of the repository).
 #[test]
 fn dev_set_quality_holds_when_present() {
-    let dev = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/dev");
-    if !dev.join("pairs.jsonl.gz").is_file() {
-        eprintln!("skipped: {} is absent", dev.display());
-        return;
-    }
-    let t = TestCommand::new();
-    let report = t.path("dev.json");
-    checked(t.run(&[
-        "eval",
-        dev.to_str().unwrap(),
-        "--json",
-        report.to_str().unwrap(),
-    ]));
-    let r: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let Some(r) = dev_eval(&[]) else { return };
     let k3 = &r["overall"][3];
     let (p, f1) = (
         k3["precision"].as_f64().unwrap(),
@@ -366,22 +370,9 @@ fn dev_set_quality_holds_when_present() {
 /// must hold. Skips when the development set is not there.
 #[test]
 fn dev_set_high_mode_holds_when_present() {
-    let dev = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/dev");
-    if !dev.join("pairs.jsonl.gz").is_file() {
-        eprintln!("skipped: {} is absent", dev.display());
+    let Some(r) = dev_eval(&["--quality", "high"]) else {
         return;
-    }
-    let t = TestCommand::new();
-    let report = t.path("high.json");
-    checked(t.run(&[
-        "eval",
-        dev.to_str().unwrap(),
-        "--quality",
-        "high",
-        "--json",
-        report.to_str().unwrap(),
-    ]));
-    let r: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    };
     let f = |v: &Value, key: &str| v[key].as_f64().unwrap();
     assert!(f(&r["overall"], "precision") >= 0.999, "{}", r["overall"]);
     assert!(f(&r["overall"], "f1") >= 0.95, "{}", r["overall"]);

@@ -81,8 +81,7 @@ impl Quality {
     /// each extra probe costs about what one of the tables' own does
     /// ([`Layout::expected_query_us`]).
     pub fn expected_query_us(self, layout: &Layout, n: f64) -> f64 {
-        let tables = layout.tables().len() as f64;
-        layout.expected_query_us(n) * (tables + f64::from(self.probes())) / tables
+        layout.expected_query_us(n) * spans_per_table_span(layout, self.probes())
     }
 
     /// The layout a store of this mode gets for `expected_docs` documents: of the
@@ -178,6 +177,14 @@ impl Quality {
     pub fn from_code(code: u8) -> Option<Self> {
         Quality::ALL.into_iter().find(|q| q.code() == code)
     }
+}
+
+/// The spans a query with `probes` query-directed probes reads on `layout`, per span of the
+/// tables' own: the factor by which the probes multiply a query's cost (each extra span
+/// costs about what one of the tables' own does).
+pub fn spans_per_table_span(layout: &Layout, probes: u32) -> f64 {
+    let tables = layout.tables().len() as f64;
+    (tables + f64::from(probes)) / tables
 }
 
 /// Samples per distance in [`reach_share`].

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::index::layout::Layout;
-use crate::index::quality::{MatchRule, Quality};
+use crate::index::quality::{MatchRule, Quality, spans_per_table_span};
 use crate::tools::eval::{BasePairs, Collisions, Counts, Pair, Predictor, Signature, evaluate};
 
 /// Estimated bytes on disk per stored table entry (a RocksDB store): the slope of a
@@ -59,8 +59,7 @@ impl ModeFigures {
 
     /// Spans read per query over the tables' own.
     fn probe_factor(&self) -> f64 {
-        let tables = self.layout.tables().len() as f64;
-        (tables + f64::from(self.rule.probes)) / tables
+        spans_per_table_span(&self.layout, self.rule.probes)
     }
 
     /// [`estimated_bytes_per_fingerprint`] of the layout.
