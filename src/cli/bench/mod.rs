@@ -252,13 +252,9 @@ impl Plan {
 /// margins, so that a mode's query-directed probes read as many spans as a text's would.
 fn synthetic_weak_bits(q: u64) -> WeakBits {
     let mut order: [u8; 64] = std::array::from_fn(|i| i as u8);
-    let mut state = q;
+    let mut rng = Rng(q);
     for i in (1..64).rev() {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        order.swap(i, ((z ^ (z >> 31)) % (i as u64 + 1)) as usize);
+        order.swap(i, (rng.next() % (i as u64 + 1)) as usize);
     }
     let bits: [u8; WEAK_BITS] = std::array::from_fn(|i| order[i]);
     let margins: [u16; WEAK_BITS] = std::array::from_fn(|i| (i as u16 + 1) * 4_000);
