@@ -294,10 +294,12 @@ impl Predictor {
                 (distance <= *max_k && verified(*verify, a, b)).then_some(distance as usize)
             }
             Predictor::Rule { layout, rule } => {
+                if distance > rule.reach.max(rule.k) {
+                    return None;
+                }
                 // `b` queries a store holding `a` (with its weak bits, when known).
                 let flips = probing::query_flips(layout, rule.k, rule.probes, b.weak_bits.as_ref());
-                let found = distance <= rule.reach.max(rule.k)
-                    && probing::finds(layout, rule.k, &flips, b.fp.0, a.fp.0)
+                let found = probing::finds(layout, rule.k, &flips, b.fp.0, a.fp.0)
                     && rule.accepts(distance, a.sketch.as_ref(), b.sketch.as_ref());
                 found.then_some(0)
             }
