@@ -243,4 +243,54 @@ mod tests {
         assert_eq!(live_versions(&b), 1);
         assert_eq!(b.iters.lock()[0].kept.len(), 1);
     }
+
+    /// A live view's probes of one table share one iterator, leased (and refreshed) once;
+    /// it goes back to the pool with the view, and the next view sees later writes.
+    #[test]
+    fn a_views_probes_of_a_table_share_one_leased_iterator() {
+        use crate::store::backend::{Backend, Snapshot};
+        let dir = tempfile::tempdir().unwrap();
+        let b = super::super::open::create(&dir.path().join("s"), 1, 8 << 20, |_| Ok(())).unwrap();
+        put_and_flush(&b, 1);
+        let scan = |view: &dyn Snapshot| {
+            let mut seen = Vec::new();
+            for (lo, hi) in [(0, Some(2)), (2, None), (0, None)] {
+                view.scan_table(0, lo, hi, &mut |e| {
+                    seen.push(e?.1);
+                    Ok(true)
+                })
+                .unwrap();
+            }
+            seen
+        };
+        // A first view leaves an iterator in the pool.
+        assert_eq!(scan(b.probe_view().as_ref()), [1, 1]);
+        let before = b.iters.lock()[0].probes;
+        let view = b.probe_view();
+        assert_eq!(scan(view.as_ref()), [1, 1]);
+        assert_eq!(
+            b.iters.lock()[0].probes,
+            before + 1,
+            "one lease for the view's three spans"
+        );
+        assert!(
+            b.iters.lock()[0].kept.is_empty(),
+            "the view holds the iterator"
+        );
+        drop(view);
+        assert_eq!(
+            b.iters.lock()[0].kept.len(),
+            1,
+            "back in the pool with the view"
+        );
+        // A write acknowledged after that view: the next one sees it.
+        put_and_flush(&b, 2);
+        b.db.put_cf(
+            b.space_cf(Space::Table(0)).unwrap(),
+            codec::table_key(3, 3).as_ref(),
+            [],
+        )
+        .unwrap();
+        assert_eq!(scan(b.probe_view().as_ref()), [1, 2, 3, 1, 2, 3]);
+    }
 }

@@ -1,6 +1,6 @@
 //! Reads of the RocksDB backend from one consistent view.
 
-use std::sync::RwLockReadGuard;
+use std::sync::{Mutex, RwLockReadGuard};
 
 use rocksdb::{DBRawIterator, ReadOptions};
 
@@ -17,6 +17,12 @@ use crate::types::StoredDoc;
 /// in a catch-up) a shared hold on the catch-up lock; or, for queries
 /// ([`RocksSnapshot::live`]), the latest state, tables read through kept iterators.
 pub(super) struct RocksSnapshot<'a> {
+    /// On a live view, the kept iterator of each table this view has read, held until the
+    /// view is dropped: a query's spans of one table share one iterator, leased from the
+    /// pool and refreshed once (not once per span). Declared first: the iterators go back
+    /// to the pool before a secondary's catch-up lock is released (a catch-up empties the
+    /// pool, and must not find them put back after it).
+    held: Mutex<Vec<Option<Lease<'a>>>>,
     backend: &'a RocksBackend,
     snap: Option<rocksdb::Snapshot<'a>>,
     _guard: Option<RwLockReadGuard<'a, ()>>,
@@ -29,12 +35,14 @@ impl<'a> RocksSnapshot<'a> {
                 backend,
                 snap: None,
                 _guard: Some(backend.catch_up.read().unwrap_or_else(|e| e.into_inner())),
+                held: Mutex::default(),
             }
         } else {
             RocksSnapshot {
                 backend,
                 snap: Some(backend.db.snapshot()),
                 _guard: None,
+                held: Mutex::default(),
             }
         }
     }
@@ -50,7 +58,36 @@ impl<'a> RocksSnapshot<'a> {
             _guard: backend
                 .secondary
                 .then(|| backend.catch_up.read().unwrap_or_else(|e| e.into_inner())),
+            held: Mutex::default(),
         }
+    }
+
+    /// Table `t`'s iterator for a probe of this live view: the one an earlier probe of
+    /// the view held, else one leased from the pool (refreshed: it sees every write
+    /// acknowledged before this call). Probes of the view on other threads at the same
+    /// time lease their own.
+    fn lease(&self, t: usize) -> Result<Lease<'a>> {
+        let held = self.held().get_mut(t).and_then(Option::take);
+        match held {
+            Some(lease) => Ok(lease),
+            None => self.backend.table_iter(t),
+        }
+    }
+
+    /// Holds `lease` (of table `t`) for the view's next probe of the table; a second one
+    /// goes back to the pool.
+    fn hold(&self, t: usize, lease: Lease<'a>) {
+        let mut held = self.held();
+        if held.len() <= t {
+            held.resize_with(t + 1, || None);
+        }
+        if held[t].is_none() {
+            held[t] = Some(lease);
+        }
+    }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, Vec<Option<Lease<'a>>>> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Read options that read from this view, in total order (`exact` has a prefix
@@ -96,7 +133,8 @@ fn drain(
 }
 
 /// [`Snapshot::scan_table`] through a kept iterator: no upper bound is set (that would
-/// allocate one per probe), the scan stops at `hi` itself.
+/// allocate one per probe), the scan stops at `hi` itself; keys only (a table entry's
+/// value is empty, and each read of one is a call into RocksDB).
 fn scan_kept(
     lease: &mut Lease<'_>,
     lo: u64,
@@ -105,13 +143,14 @@ fn scan_kept(
 ) -> Result<()> {
     let it = lease.iter();
     it.seek(codec::table_bound(lo));
-    drain(it, |k, _| {
+    while let Some(k) = it.key() {
         let entry = codec::decode_table_key(k);
-        if matches!((&entry, hi), (Ok((p, _)), Some(hi)) if *p >= hi) {
-            return Ok(false);
+        if matches!((&entry, hi), (Ok((p, _)), Some(hi)) if *p >= hi) || !each(entry)? {
+            break;
         }
-        each(entry)
-    })
+        it.next();
+    }
+    it.status().map_err(storage)
 }
 
 impl Snapshot for RocksSnapshot<'_> {
@@ -157,7 +196,10 @@ impl Snapshot for RocksSnapshot<'_> {
         each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
     ) -> Result<()> {
         if self.snap.is_none() {
-            return scan_kept(&mut self.backend.table_iter(t)?, lo, hi, each);
+            let mut lease = self.lease(t)?;
+            scan_kept(&mut lease, lo, hi, each)?;
+            self.hold(t, lease);
+            return Ok(());
         }
         let mut ro = self.ro();
         if let Some(hi) = hi {
