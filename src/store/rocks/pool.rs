@@ -6,7 +6,9 @@
 //! keeps, per table, the iterators of finished probes; the next probe of that table takes
 //! one and refreshes it (`Iterator::Refresh`: when no flush or compaction came in between,
 //! only its read sequence number moves on), so a query sees every write acknowledged
-//! before it started, as a new iterator would.
+//! before it started, as a new iterator would. A query's view (`RocksSnapshot::live`)
+//! holds the iterator it leased for a table until the query ends, so its other spans of
+//! that table seek the same one without another lease or refresh.
 
 use std::sync::Mutex;
 
