@@ -82,6 +82,58 @@ pub fn query_flips(layout: &Layout, k: u32, probes: u32, weak: Option<&WeakBits>
     }
 }
 
+/// One span a query reads: the keys of table `table` whose top bits are `prefix` (the
+/// query's prefix, flipped for a [`Flip`]), each candidate's distance taken to `permuted`
+/// (the query itself, permuted for the table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProbeSpan {
+    /// The table.
+    pub table: usize,
+    /// The query permuted for the table.
+    pub permuted: u64,
+    /// The span's prefix: its keys shifted right by `shift`.
+    pub prefix: u64,
+    /// 64 minus the table's prefix bits.
+    pub shift: u32,
+}
+
+impl ProbeSpan {
+    /// The first key of the span.
+    pub fn lo(&self) -> u64 {
+        self.prefix << self.shift
+    }
+
+    /// The first key past the span (`None`: the span runs to the end of the table).
+    pub fn hi(&self) -> Option<u64> {
+        self.lo().checked_add(1u64 << self.shift)
+    }
+
+    /// Whether `key` (a permuted fingerprint of the table) lies in the span.
+    pub fn holds(&self, key: u64) -> bool {
+        key >> self.shift == self.prefix
+    }
+}
+
+/// The spans a query of `q` reads: each of `tables`' own, then each flip's.
+pub fn spans<'a>(
+    layout: &'a Layout,
+    tables: &'a [usize],
+    flips: &'a [Flip],
+    q: u64,
+) -> impl Iterator<Item = ProbeSpan> + 'a {
+    let own = tables.iter().map(|&t| (t, 0));
+    own.chain(flips.iter().map(|f| (f.table, f.mask)))
+        .map(move |(t, flip)| {
+            let shift = 64 - layout.tables()[t].prefix_bits();
+            ProbeSpan {
+                table: t,
+                permuted: layout.permute(t, q),
+                prefix: layout.permute(t, q ^ flip) >> shift,
+                shift,
+            }
+        })
+}
+
 /// Whether a query for `k` with `flips` puts fingerprints `a` and `b` in one span: the
 /// tables for `k` do ([`Layout::finds`]), or a flip's span does (its table's prefix of
 /// `a` with the flip's bits changed is `b`'s).
@@ -125,6 +177,31 @@ mod tests {
         for f in &got {
             assert_eq!(f.mask & !prefix_mask(&layout, f.table), 0);
             assert!(f.mask.count_ones() <= MAX_FLIP_BITS);
+        }
+    }
+
+    #[test]
+    fn a_span_holds_its_prefix_and_measures_to_the_query() {
+        let layout = Layout::new(3, 6).unwrap();
+        let tables = layout.tables_for_k(3).unwrap();
+        let q = 0x0123_4567_89AB_CDEFu64;
+        let fl = flips(&layout, tables, &weak(), 4);
+        let got: Vec<ProbeSpan> = spans(&layout, tables, &fl, q).collect();
+        assert_eq!(got.len(), tables.len() + fl.len());
+        let targets = tables
+            .iter()
+            .map(|&t| (t, 0))
+            .chain(fl.iter().map(|f| (f.table, f.mask)));
+        for (s, (t, mask)) in got.iter().zip(targets) {
+            assert_eq!((s.table, s.permuted), (t, layout.permute(t, q)));
+            let key = layout.permute(t, q ^ mask);
+            assert!(s.holds(key) && s.lo() <= key && s.hi().is_none_or(|hi| key < hi));
+            assert_eq!(
+                s.holds(layout.permute(t, q)),
+                mask == 0,
+                "a flip leaves the own span"
+            );
+            assert_eq!(s.hi(), Some(s.lo() + (1 << s.shift)));
         }
     }
 

@@ -89,26 +89,22 @@ impl Store {
         let mut spans = Vec::with_capacity(queries.len() * tables.len());
         let mut probes = Vec::with_capacity(spans.capacity());
         for (q, (fp, flips)) in queries.iter().enumerate() {
-            let own = tables.iter().map(|&t| (t, 0));
-            for (t, flip) in own.chain(flips.iter().map(|f| (f.table, f.mask))) {
-                // The candidates' distance is to the query itself; the span is that of the
-                // (flipped) prefix.
-                let pq = layout.permute(t, *fp);
-                let probed = layout.permute(t, fp ^ flip);
-                let shift = 64 - layout.tables()[t].prefix_bits();
-                let lo = (probed >> shift) << shift;
-                let hi = lo.checked_add(1u64 << shift);
-                spans.push(Span { table: t, lo, hi });
-                probes.push((q, pq, probed >> shift, shift));
+            for probe in probing::spans(layout, tables, flips, *fp) {
+                spans.push(Span {
+                    table: probe.table,
+                    lo: probe.lo(),
+                    hi: probe.hi(),
+                });
+                probes.push((q, probe));
             }
         }
         snap.scan_spans(&spans, &mut |i, entry| {
             let (kfp, seq) = entry?;
-            let (q, pq, prefix, shift) = probes[i];
-            if kfp >> shift != prefix {
+            let (q, probe) = probes[i];
+            if !probe.holds(kfp) {
                 return Ok(false);
             }
-            each(q, seq, (kfp ^ pq).count_ones());
+            each(q, seq, (kfp ^ probe.permuted).count_ones());
             Ok(true)
         })
     }

@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 use simstore::Layout;
-use simstore::index::probing::Flip;
+use simstore::index::probing::{self, Flip};
 
 /// An in-memory index of the same layout: one sorted `Vec` of permuted fingerprints per
 /// table, probed by binary search.
@@ -34,19 +34,11 @@ impl<'a> MemIndex<'a> {
     pub(super) fn query(&self, q: u64, k: u32, flips: &[Flip]) -> Vec<u32> {
         let mut out = Vec::new();
         let own = self.layout.tables_for_k(k).expect("k <= k_max");
-        let spans = own
-            .iter()
-            .map(|&t| (t, 0))
-            .chain(flips.iter().map(|f| (f.table, f.mask)));
-        for (t, flip) in spans {
-            let pq = self.layout.permute(t, q);
-            let probed = self.layout.permute(t, q ^ flip);
-            let shift = 64 - self.layout.tables()[t].prefix_bits();
-            let lo = (probed >> shift) << shift;
-            let table = &self.tables[t];
-            let mut i = table.partition_point(|&(key, _)| key < lo);
-            while i < table.len() && table[i].0 >> shift == probed >> shift {
-                if (table[i].0 ^ pq).count_ones() <= k {
+        for probe in probing::spans(self.layout, own, flips, q) {
+            let table = &self.tables[probe.table];
+            let mut i = table.partition_point(|&(key, _)| key < probe.lo());
+            while i < table.len() && probe.holds(table[i].0) {
+                if (table[i].0 ^ probe.permuted).count_ones() <= k {
                     out.push(table[i].1);
                 }
                 i += 1;
