@@ -15,6 +15,8 @@
 use std::path::Path;
 use std::time::Instant;
 
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 use rocksdb::{
     BlockBasedOptions, BottommostLevelCompaction, CompactOptions, DB, DBCompressionType,
     IngestExternalFileOptions, KeyEncodingType, Options, PlainTableFactoryOptions, ReadOptions,
@@ -28,20 +30,6 @@ fn table_key(permuted: u64, seq: u64) -> Vec<u8> {
     k.push(n as u8);
     k.extend_from_slice(&seq.to_be_bytes()[8 - n..]);
     k
-}
-
-/// splitmix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // splitmix64
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
 }
 
 /// The table's options: the store's block-based ones, or PlainTable's.
@@ -82,10 +70,10 @@ fn main() {
     let n = args.first().copied().unwrap_or(10_000_000);
     let bits = args.get(1).copied().unwrap_or(22) as u32;
     let probes = args.get(2).copied().unwrap_or(1_000_000);
-    let mut rng = Rng(7);
-    let mut keys: Vec<(u64, u64)> = (0..n).map(|seq| (rng.next(), seq)).collect();
+    let mut rng = StdRng::seed_from_u64(7);
+    let mut keys: Vec<(u64, u64)> = (0..n).map(|seq| (rng.random(), seq)).collect();
     keys.sort_unstable();
-    let queries: Vec<u64> = (0..probes).map(|_| rng.next()).collect();
+    let queries: Vec<u64> = (0..probes).map(|_| rng.random()).collect();
     let rounds = args.get(3).copied().unwrap_or(2) as u32;
     for round in 0..rounds {
         for plain in [false, true] {
