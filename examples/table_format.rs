@@ -3,10 +3,13 @@
 //! through mmap) against its PlainTable format (a hash index of a 2-byte key prefix, keys
 //! prefix-encoded, the 8-byte internal trailer of a bulk-loaded key stored as 1 byte).
 //!
-//! One table of N keys shaped like the store's (8-byte permuted fingerprint, then the
-//! sequence number in shortest form) is written by `SstFileWriter`, ingested into a new
-//! database, read through once (warm page cache), then probed as a query probes a table:
-//! a kept iterator seeks to a random `prefix_bits`-bit prefix and steps to its end.
+//! One table of N keys as the store's codec writes them (8-byte permuted fingerprint, then
+//! the sequence number in shortest form) goes into a new database — block-based: written by
+//! `SstFileWriter` and ingested, as a bulk load does; PlainTable: through the memtable and
+//! a compaction, as its files cannot be ingested — is read through once (warm page
+//! cache), then probed as a query probes a table: a kept iterator seeks to a random
+//! `prefix_bits`-bit prefix and steps to its end. Every probe's keys are checked against
+//! a binary search of the sorted keys.
 //!
 //! ```sh
 //! cargo run --release --example table_format -- 10000000 22 1000000 3   # N, prefix bits, probes, rounds
@@ -22,15 +25,7 @@ use rocksdb::{
     IngestExternalFileOptions, KeyEncodingType, Options, PlainTableFactoryOptions, ReadOptions,
     SliceTransform, SstFileWriter, WriteBatch, WriteOptions,
 };
-
-/// A table key as the store's codec writes it.
-fn table_key(permuted: u64, seq: u64) -> Vec<u8> {
-    let n = 8 - seq.leading_zeros() as usize / 8;
-    let mut k = permuted.to_be_bytes().to_vec();
-    k.push(n as u8);
-    k.extend_from_slice(&seq.to_be_bytes()[8 - n..]);
-    k
-}
+use simstore::store::codec::table_key;
 
 /// The table's options: the store's block-based ones, or PlainTable's.
 fn options(plain: bool) -> Options {
@@ -65,7 +60,10 @@ fn options(plain: bool) -> Options {
 fn main() {
     let args: Vec<u64> = std::env::args()
         .skip(1)
-        .map(|a| a.parse().expect("numbers: N prefix_bits probes"))
+        .map(|a| {
+            a.parse()
+                .expect("arguments: N, prefix bits, probes, rounds (numbers)")
+        })
         .collect();
     let n = args.first().copied().unwrap_or(10_000_000);
     let bits = args.get(1).copied().unwrap_or(22) as u32;
@@ -128,7 +126,7 @@ fn ingest(db: &DB, opts: &Options, sst: &Path, keys: &[(u64, u64)]) {
     let mut w = SstFileWriter::create(opts);
     w.open(sst).unwrap();
     for &(fp, seq) in keys {
-        w.put(table_key(fp, seq), []).unwrap();
+        w.put(table_key(fp, seq).as_ref(), []).unwrap();
     }
     w.finish().unwrap();
     db.ingest_external_file_opts(&IngestExternalFileOptions::default(), vec![sst])
@@ -141,7 +139,7 @@ fn write_through_memtable(db: &DB, keys: &[(u64, u64)]) {
     for chunk in keys.chunks(100_000) {
         let mut batch = WriteBatch::default();
         for &(fp, seq) in chunk {
-            batch.put(table_key(fp, seq), []);
+            batch.put(table_key(fp, seq).as_ref(), []);
         }
         let mut wo = WriteOptions::default();
         wo.disable_wal(true);
