@@ -125,10 +125,17 @@ pub fn spans<'a>(
     own.chain(flips.iter().map(|f| (f.table, f.mask)))
         .map(move |(t, flip)| {
             let shift = 64 - layout.tables()[t].prefix_bits();
+            let permuted = layout.permute(t, q);
+            // A table's own span (no flip) is the query's prefix: one permutation, not two.
+            let flipped = match flip {
+                0 => permuted,
+                _ => layout.permute(t, q ^ flip),
+            };
+            let prefix = flipped >> shift;
             ProbeSpan {
                 table: t,
-                permuted: layout.permute(t, q),
-                prefix: layout.permute(t, q ^ flip) >> shift,
+                permuted,
+                prefix,
                 shift,
             }
         })
