@@ -132,9 +132,23 @@ fn drain(
     it.status().map_err(storage)
 }
 
+/// [`drain`] for a space whose keys say everything (tables, `exact`: empty values): the
+/// values are not read, each read of one being a call into RocksDB.
+fn drain_keys(
+    it: &mut DBRawIterator<'_>,
+    mut each: impl FnMut(&[u8]) -> Result<bool>,
+) -> Result<()> {
+    while let Some(k) = it.key() {
+        if !each(k)? {
+            break;
+        }
+        it.next();
+    }
+    it.status().map_err(storage)
+}
+
 /// [`Snapshot::scan_table`] through a kept iterator: no upper bound is set (that would
-/// allocate one per probe), the scan stops at `hi` itself; keys only (a table entry's
-/// value is empty, and each read of one is a call into RocksDB).
+/// allocate one per probe), the scan stops at `hi` itself.
 fn scan_kept(
     lease: &mut Lease<'_>,
     lo: u64,
@@ -143,14 +157,13 @@ fn scan_kept(
 ) -> Result<()> {
     let it = lease.iter();
     it.seek(codec::table_bound(lo));
-    while let Some(k) = it.key() {
+    drain_keys(it, |k| {
         let entry = codec::decode_table_key(k);
-        if matches!((&entry, hi), (Ok((p, _)), Some(hi)) if *p >= hi) || !each(entry)? {
-            break;
+        if matches!((&entry, hi), (Ok((p, _)), Some(hi)) if *p >= hi) {
+            return Ok(false);
         }
-        it.next();
-    }
-    it.status().map_err(storage)
+        each(entry)
+    })
 }
 
 impl Snapshot for RocksSnapshot<'_> {
@@ -207,7 +220,7 @@ impl Snapshot for RocksSnapshot<'_> {
         }
         let mut it = self.iter(Space::Table(t), ro)?;
         it.seek(codec::table_bound(lo));
-        drain(&mut it, |k, _| each(codec::decode_table_key(k)))
+        drain_keys(&mut it, |k| each(codec::decode_table_key(k)))
     }
 
     fn scan_spans(
@@ -240,7 +253,7 @@ impl Snapshot for RocksSnapshot<'_> {
     fn scan_exact(&self, each: &mut dyn FnMut(Result<(u128, u64)>) -> Result<bool>) -> Result<()> {
         let mut it = self.iter(Space::Exact, self.ro())?;
         it.seek_to_first();
-        drain(&mut it, |k, _| each(codec::decode_exact_key(k)))
+        drain_keys(&mut it, |k| each(codec::decode_exact_key(k)))
     }
 
     fn scan_docs(
