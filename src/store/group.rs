@@ -16,6 +16,8 @@
 //! front of the queue), where the store holds that write: so within a group every written
 //! id is distinct and every answer names a document as the group leaves it.
 
+mod recent;
+
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
@@ -107,6 +109,8 @@ impl Ticket {
 #[derive(Default)]
 pub(super) struct GroupQueue {
     state: Mutex<Queue>,
+    /// The last groups' writes (locked by leaders, who hold the writer lock).
+    recent: Mutex<recent::Recent>,
 }
 
 #[derive(Default)]
@@ -258,28 +262,46 @@ impl Store {
             let refuse = || Some(Err(Error::BulkLoadFailed(cause.clone())));
             return tickets.iter().map(|_| refuse()).collect();
         }
+        let mut recent = lock(&self.group.recent);
+        let now = self.backend.version();
         let mut written: Vec<&Entry> = Vec::new();
+        let mut writers = Vec::new();
         let mut ids: HashSet<&str> = HashSet::new();
         let mut fates = Vec::with_capacity(tickets.len());
         for t in tickets {
-            let fate = self.fate(t, &written, &ids);
+            let fate = self.fate(t, &written, &ids, (&recent, now));
             if let Fate::Written(_) = fate {
                 written.push(&t.entry);
+                writers.push(Arc::clone(t));
                 ids.insert(&t.entry.id);
             }
             fates.push(fate);
         }
         let wrote = match written.is_empty() {
             true => Ok(Vec::new()),
-            false => self.write_entries(counters, &written, None),
+            false => {
+                let before = self.backend.version();
+                let wrote = self.write_entries(counters, &written, None);
+                if wrote.is_ok() {
+                    recent.record(before, self.backend.version(), writers);
+                }
+                wrote
+            }
         };
         let answers = tickets.iter().zip(fates);
         answers.map(|(t, fate)| answer(t, fate, &wrote)).collect()
     }
 
     /// The fate of request `t`, given the entries the group writes before it (`written`,
-    /// with their `ids`). A `Written` fate's index is `written.len()`.
-    fn fate(&self, t: &Ticket, written: &[&Entry], ids: &HashSet<&str>) -> Fate {
+    /// with their `ids`) and the last groups' writes up to the backend's version `now`. A
+    /// `Written` fate's index is `written.len()`.
+    fn fate(
+        &self,
+        t: &Ticket,
+        written: &[&Entry],
+        ids: &HashSet<&str>,
+        (recent, now): (&recent::Recent, u64),
+    ) -> Fate {
         let e = &t.entry;
         if ids.contains(e.id.as_str()) {
             return Fate::Carried;
@@ -288,20 +310,25 @@ impl Store {
             return Fate::Written(written.len());
         };
         // The lock-free check saw the store as of `before`; only a write since then (some
-        // earlier group) can have stored a duplicate.
-        let stored = match self.backend.version() == before {
-            true => None,
-            false => match self.find_duplicate(e, &rule) {
+        // earlier group) can have stored a duplicate: the entries of those writes where
+        // they are known, else the store is checked again.
+        let layout = &self.manifest.layout;
+        let stored = if now == before {
+            None
+        } else if let Some(since) = recent.since(before, now) {
+            let found = in_group(&since, e, &rule, layout);
+            found.exact.or(found.near)
+        } else {
+            match self.find_duplicate(e, &rule) {
                 Ok(found) => found,
                 Err(err) => return Fate::Answered(Err(err)),
-            },
+            }
         };
         if let Some(of) = stored.as_ref().and_then(|d| d.duplicate_of())
             && ids.contains(of)
         {
             return Fate::Carried;
         }
-        let layout = &self.manifest.layout;
         match first_duplicate(stored, in_group(written, e, &rule, layout)) {
             Some((dup, false)) => Fate::Answered(Ok(Answer::Checked(dup))),
             Some((dup, true)) => Fate::AfterWrite(dup),
@@ -874,6 +901,45 @@ mod tests {
             assert_eq!(g.store.get(&m.id).unwrap().map(|d| d.fp), Some(m.fp));
         }
         assert_eq!(g.writes.load(Ordering::SeqCst), 2);
+    }
+
+    /// A check whose lock-free look is older than a write that was not a group's (a batch
+    /// insert here) is checked against the store again, not only against the group writes
+    /// recorded since: the near duplicate the batch stored is found.
+    #[test]
+    fn a_write_outside_the_groups_since_a_check_sends_it_back_to_the_store() {
+        let store = StoreBuilder::in_memory().k_max(3).open().unwrap();
+        let before = store.backend.version();
+        // A recorded group write, then a batch write the groups did not record.
+        store
+            .insert_fingerprint("far", Fingerprint(!0), meta(None))
+            .unwrap();
+        let batch = [crate::types::Entry {
+            id: "near".into(),
+            fp: Fingerprint(0b111),
+            meta: meta(None),
+        }];
+        store.insert_batch(batch).unwrap();
+        let entry = crate::types::Entry {
+            id: "copy".into(),
+            fp: Fingerprint(0),
+            meta: meta(None),
+        };
+        let ask = super::Ask::Check {
+            rule: crate::index::quality::MatchRule::within(3),
+            before,
+        };
+        let answer = store.submit(entry, ask).unwrap();
+        let expected = CheckOutcome::NearDuplicate {
+            of: "near".into(),
+            distance: 3,
+            fp: Fingerprint(0),
+        };
+        assert!(
+            matches!(answer, super::Answer::Checked(ref got) if *got == expected),
+            "{answer:?}"
+        );
+        assert_eq!(store.len(), 2, "the copy is not stored");
     }
 
     /// A page stored (by another caller) between a check's exact lookup and its probe, on

@@ -1,4 +1,4 @@
-//! Table iterators kept between queries.
+//! Table iterators (and `exact`'s) kept between queries.
 //!
 //! A probe used to create a RocksDB iterator, seek it once or twice and drop it: creating
 //! one takes a reference on the column family's current state and builds a merging
@@ -8,7 +8,9 @@
 //! only its read sequence number moves on), so a query sees every write acknowledged
 //! before it started, as a new iterator would. A query's view (`RocksSnapshot::live`)
 //! holds the iterator it leased for a table until the query ends, so its other spans of
-//! that table seek the same one without another lease or refresh.
+//! that table seek the same one without another lease or refresh. A crawler's check looks
+//! its content hash up in `exact` the same way ([`Kind::Exact`]): creating an iterator for
+//! that one seek cost as much as the seek.
 
 use std::sync::Mutex;
 
@@ -17,6 +19,28 @@ use rocksdb::DBRawIterator;
 use super::RocksBackend;
 use super::storage;
 use crate::error::Result;
+use crate::store::backend::Space;
+
+/// What a kept iterator reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// Table `t`, in total order, for probes.
+    Table(usize),
+    /// `exact`, by its 16-byte prefix (the content hash), for [`Snapshot::first_exact`].
+    ///
+    /// [`Snapshot::first_exact`]: crate::store::backend::Snapshot::first_exact
+    Exact,
+}
+
+impl Kind {
+    /// The pool's slot of the kind.
+    fn slot(self) -> usize {
+        match self {
+            Kind::Exact => 0,
+            Kind::Table(t) => t + 1,
+        }
+    }
+}
 
 /// Iterators kept per table; more concurrent probes of a table than this create and drop
 /// their own.
@@ -47,7 +71,8 @@ struct Kept(DBRawIterator<'static>, u64);
 )]
 unsafe impl Send for Kept {}
 
-/// The iterators of finished probes of one table, the most recently used last.
+/// The iterators of finished probes of one table (or of `exact`), the most recently used
+/// last.
 #[derive(Default)]
 struct Table {
     kept: Vec<Kept>,
@@ -56,7 +81,7 @@ struct Table {
     probes: u64,
 }
 
-/// The iterators of finished probes, per table.
+/// The iterators of finished probes, per [`Kind`].
 pub(super) struct IterPool {
     tables: Mutex<Vec<Table>>,
     /// Refresh a kept iterator before reuse: set for the writer; a read-only instance
@@ -83,9 +108,9 @@ impl IterPool {
         self.tables.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn take(&self, t: usize) -> Option<Kept> {
+    fn take(&self, kind: Kind) -> Option<Kept> {
         let mut tables = self.lock();
-        let table = tables.get_mut(t)?;
+        let table = tables.get_mut(kind.slot())?;
         table.probes += 1;
         table.kept.pop()
     }
@@ -93,9 +118,10 @@ impl IterPool {
     /// Keeps `it` (unless the table has enough) and lets go of the iterators its table's
     /// last [`IDLE_PROBES`] probes did not use; they are dropped after the lock is
     /// released (dropping one may delete the files it was the last to hold).
-    fn give(&self, t: usize, mut it: Kept) {
+    fn give(&self, kind: Kind, mut it: Kept) {
         let mut idle = Vec::new();
         {
+            let t = kind.slot();
             let mut tables = self.lock();
             if tables.len() <= t {
                 tables.resize_with(t + 1, Table::default);
@@ -118,10 +144,10 @@ impl IterPool {
     }
 }
 
-/// A table iterator leased from the pool for one probe; goes back when dropped.
+/// An iterator leased from the pool for one probe; goes back when dropped.
 pub(super) struct Lease<'a> {
     backend: &'a RocksBackend,
-    table: usize,
+    kind: Kind,
     it: Option<Kept>,
 }
 
@@ -137,16 +163,16 @@ impl Drop for Lease<'_> {
         if let Some(it) = self.it.take()
             && it.0.status().is_ok()
         {
-            self.backend.iters.give(self.table, it);
+            self.backend.iters.give(self.kind, it);
         }
     }
 }
 
 impl RocksBackend {
-    /// An iterator over table `t` that sees every write acknowledged before this call:
-    /// a kept one, refreshed, or a new one.
-    pub(super) fn table_iter(&self, t: usize) -> Result<Lease<'_>> {
-        let it = match self.iters.take(t) {
+    /// An iterator of `kind` that sees every write acknowledged before this call: a kept
+    /// one, refreshed, or a new one.
+    pub(super) fn kept_iter(&self, kind: Kind) -> Result<Lease<'_>> {
+        let it = match self.iters.take(kind) {
             Some(mut kept) => {
                 if self.iters.refresh {
                     kept.0.refresh().map_err(storage)?;
@@ -154,16 +180,16 @@ impl RocksBackend {
                 kept
             }
             None => {
-                let cf = self.space_cf(crate::store::backend::Space::Table(t))?;
-                Kept(
-                    extend(self.db.raw_iterator_cf_opt(cf, probe_read_options())),
-                    0,
-                )
+                let (cf, ro) = match kind {
+                    Kind::Table(t) => (self.space_cf(Space::Table(t))?, probe_read_options()),
+                    Kind::Exact => (self.space_cf(Space::Exact)?, exact_read_options()),
+                };
+                Kept(extend(self.db.raw_iterator_cf_opt(cf, ro)), 0)
             }
         };
         Ok(Lease {
             backend: self,
-            table: t,
+            kind,
             it: Some(it),
         })
     }
@@ -189,10 +215,20 @@ fn probe_read_options() -> rocksdb::ReadOptions {
     ro
 }
 
+/// Read options of `exact` iterators: by prefix (the bloom of the content hash skips the
+/// memtables and files without it; the iterator ends after the prefix's keys), no
+/// snapshot, no readahead.
+fn exact_read_options() -> rocksdb::ReadOptions {
+    let mut ro = rocksdb::ReadOptions::default();
+    ro.set_total_order_seek(false);
+    ro.set_prefix_same_as_start(true);
+    ro.set_readahead_size(0);
+    ro
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::backend::Space;
     use crate::store::codec;
 
     /// Versions of table 0's column family still alive (the current one and any that an
@@ -212,7 +248,7 @@ mod tests {
     }
 
     fn probe(b: &RocksBackend) {
-        let mut lease = b.table_iter(0).unwrap();
+        let mut lease = b.kept_iter(Kind::Table(0)).unwrap();
         lease.iter().seek_to_first();
         assert!(lease.iter().valid());
     }
@@ -223,7 +259,9 @@ mod tests {
         let b = super::super::open::create(&dir.path().join("s"), 1, 8 << 20, |_| Ok(())).unwrap();
         put_and_flush(&b, 1);
         // A burst of 4 concurrent probes leaves 4 iterators kept.
-        let burst: Vec<_> = (0..4).map(|_| b.table_iter(0).unwrap()).collect();
+        let burst: Vec<_> = (0..4)
+            .map(|_| b.kept_iter(Kind::Table(0)).unwrap())
+            .collect();
         drop(burst);
         // A flush replaces the table's state; one probe at a time from here on.
         put_and_flush(&b, 2);
@@ -243,7 +281,7 @@ mod tests {
         put_and_flush(&b, 3);
         probe(&b);
         assert_eq!(live_versions(&b), 1);
-        assert_eq!(b.iters.lock()[0].kept.len(), 1);
+        assert_eq!(b.iters.lock()[Kind::Table(0).slot()].kept.len(), 1);
     }
 
     /// A live view's probes of one table share one iterator, leased (and refreshed) once;
@@ -267,21 +305,21 @@ mod tests {
         };
         // A first view leaves an iterator in the pool.
         assert_eq!(scan(b.probe_view().as_ref()), [1, 1]);
-        let before = b.iters.lock()[0].probes;
+        let before = b.iters.lock()[Kind::Table(0).slot()].probes;
         let view = b.probe_view();
         assert_eq!(scan(view.as_ref()), [1, 1]);
         assert_eq!(
-            b.iters.lock()[0].probes,
+            b.iters.lock()[Kind::Table(0).slot()].probes,
             before + 1,
             "one lease for the view's three spans"
         );
         assert!(
-            b.iters.lock()[0].kept.is_empty(),
+            b.iters.lock()[Kind::Table(0).slot()].kept.is_empty(),
             "the view holds the iterator"
         );
         drop(view);
         assert_eq!(
-            b.iters.lock()[0].kept.len(),
+            b.iters.lock()[Kind::Table(0).slot()].kept.len(),
             1,
             "back in the pool with the view"
         );

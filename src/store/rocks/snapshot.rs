@@ -5,7 +5,7 @@ use std::sync::{Mutex, RwLockReadGuard};
 use rocksdb::{DBRawIterator, ReadOptions};
 
 use super::options::{DOCS, IDS, META};
-use super::pool::Lease;
+use super::pool::{Kind, Lease};
 use super::{RocksBackend, meta_key, storage};
 use crate::error::Result;
 use crate::store::backend::{DocItem, IdItem, MetaKey, Snapshot, Space, Span};
@@ -70,7 +70,7 @@ impl<'a> RocksSnapshot<'a> {
         let held = self.held().get_mut(t).and_then(Option::take);
         match held {
             Some(lease) => Ok(lease),
-            None => self.backend.table_iter(t),
+            None => self.backend.kept_iter(Kind::Table(t)),
         }
     }
 
@@ -145,6 +145,17 @@ fn drain_keys(
         it.next();
     }
     it.status().map_err(storage)
+}
+
+/// The sequence number of the first `exact` key under `prefix` (a content hash).
+fn first_with_prefix(it: &mut DBRawIterator<'_>, prefix: &[u8]) -> Result<Option<u64>> {
+    it.seek(prefix);
+    let found = match it.key() {
+        Some(key) if key.starts_with(prefix) => Some(codec::decode_exact_key(key)?.1),
+        _ => None,
+    };
+    it.status().map_err(storage)?;
+    Ok(found)
 }
 
 /// [`Snapshot::scan_table`] through a kept iterator: no upper bound is set (that would
@@ -233,6 +244,11 @@ impl Snapshot for RocksSnapshot<'_> {
 
     fn first_exact(&self, hash: u128) -> Result<Option<u64>> {
         let prefix = codec::exact_prefix(hash);
+        if self.snap.is_none() {
+            // A live view: a kept iterator in prefix mode (no upper bound to allocate).
+            let mut lease = self.backend.kept_iter(Kind::Exact)?;
+            return first_with_prefix(lease.iter(), &prefix);
+        }
         let mut ro = self.ro();
         // By prefix: the bloom of the content hash skips the files without it.
         ro.set_total_order_seek(false);
@@ -241,13 +257,7 @@ impl Snapshot for RocksSnapshot<'_> {
             ro.set_iterate_upper_bound(codec::exact_prefix(next));
         }
         let mut it = self.iter(Space::Exact, ro)?;
-        it.seek(prefix);
-        let found = match it.key() {
-            Some(key) if key.starts_with(&prefix) => Some(codec::decode_exact_key(key)?.1),
-            _ => None,
-        };
-        it.status().map_err(storage)?;
-        Ok(found)
+        first_with_prefix(&mut it, &prefix)
     }
 
     fn scan_exact(&self, each: &mut dyn FnMut(Result<(u128, u64)>) -> Result<bool>) -> Result<()> {
