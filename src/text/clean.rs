@@ -158,7 +158,7 @@ pub fn classify(line: &str) -> LineKind {
 }
 
 /// What [`classify`] counts of a (trimmed) line, in one pass.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Eq)]
 struct LineCounts {
     /// Non-space characters.
     chars: usize,
@@ -258,6 +258,28 @@ impl LineScan {
         }
     }
 
+    /// Counts the ASCII letters and digits from byte `i` on, inside a run of them (the
+    /// word, item and run are open: each only adds to the counts, as [`LineScan::ascii`]
+    /// would one by one); returns the byte after them.
+    #[inline]
+    fn alnum_run(&mut self, line: &[u8], i: usize) -> usize {
+        let (mut end, mut digits) = (i, 0);
+        while let Some(&b) = line.get(end) {
+            let class = ASCII_CLASS[usize::from(b & 0x7f)];
+            if b >= 0x80 || class & ALNUM == 0 {
+                break;
+            }
+            digits += usize::from(class & DIGIT != 0);
+            end += 1;
+        }
+        let run = end - i;
+        self.n.len += run;
+        self.n.chars += run;
+        self.n.alnum += run;
+        self.n.digits += digits;
+        end
+    }
+
     /// Counts a non-ASCII character.
     #[inline]
     fn other(&mut self, line: &[u8], i: usize, c: char) {
@@ -343,6 +365,9 @@ impl LineCounts {
             if b.is_ascii() {
                 scan.ascii(bytes, i, b);
                 i += 1;
+                if scan.in_alnum {
+                    i = scan.alnum_run(bytes, i);
+                }
             } else {
                 let c = line[i..].chars().next().unwrap_or_default();
                 scan.other(bytes, i, c);
@@ -615,8 +640,9 @@ mod tests {
         (function, all)
     }
 
-    #[test]
-    fn one_pass_counts_english_function_words_as_splitting_did() {
+    /// Sample lines, then random mixes of stop words, other words, spaces, punctuation and
+    /// other scripts.
+    fn mixed_lines() -> Vec<String> {
         let mut lines: Vec<String> = [
             "The city council approved a new budget on Tuesday, adding funds for parks.",
             "Home | News | Sport | the and of",
@@ -631,7 +657,6 @@ mod tests {
         .iter()
         .map(|l| normalize(l))
         .collect();
-        // Random mixes of stop words, other words, spaces, punctuation and other scripts.
         let pieces = [
             "the",
             "of",
@@ -666,13 +691,44 @@ mod tests {
                 .collect();
             lines.push(normalize(&line));
         }
-        for line in &lines {
+        lines
+    }
+
+    #[test]
+    fn one_pass_counts_english_function_words_as_splitting_did() {
+        for line in &mixed_lines() {
             let n = LineCounts::of(line);
             assert_eq!(
                 (n.function_words, n.alnum_words),
                 english_function_words_by_split(line),
                 "{line:?}"
             );
+        }
+    }
+
+    /// The counts of a line with runs of ASCII letters and digits taken at once
+    /// (`LineScan::alnum_run`) are those of a pass one character at a time.
+    #[test]
+    fn alnum_runs_count_as_one_character_at_a_time() {
+        let mut lines = mixed_lines();
+        lines.extend(
+            [
+                "abc", "a1b2 3c", "x", "9", "é1a", "中a1", "a中", "ab|cd", "ab,cd",
+            ]
+            .map(String::from),
+        );
+        for line in &lines {
+            let mut scan = LineScan::default();
+            let bytes = line.as_bytes();
+            for (i, c) in line.char_indices() {
+                match u8::try_from(c) {
+                    Ok(b) if b.is_ascii() => scan.ascii(bytes, i, b),
+                    _ => scan.other(bytes, i, c),
+                }
+            }
+            scan.end_alnum(bytes, bytes.len());
+            scan.end_item();
+            assert_eq!(LineCounts::of(line), scan.n, "{line:?}");
         }
     }
 
