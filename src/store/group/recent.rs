@@ -92,6 +92,7 @@ mod tests {
             ask: Ask::Insert,
             slot: Mutex::new(Slot::Queued),
             ready: Condvar::new(),
+            changed: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
