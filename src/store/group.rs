@@ -82,6 +82,17 @@ struct Ticket {
 }
 
 impl Ticket {
+    /// A queued request for `entry`.
+    fn new(entry: Entry, ask: Ask) -> Self {
+        Ticket {
+            entry,
+            ask,
+            slot: Mutex::new(Slot::Queued),
+            ready: Condvar::new(),
+            changed: AtomicBool::new(false),
+        }
+    }
+
     fn set(&self, slot: Slot) {
         *lock(&self.slot) = slot;
         self.changed.store(true, Ordering::Release);
@@ -237,13 +248,7 @@ impl Store {
     /// Queues a one-entry write (id already validated, store writable, not a shared
     /// backend) and returns its answer once the group holding it is written.
     pub(super) fn submit(&self, entry: Entry, ask: Ask) -> Result<Answer> {
-        let own = Arc::new(Ticket {
-            entry,
-            ask,
-            slot: Mutex::new(Slot::Queued),
-            ready: Condvar::new(),
-            changed: AtomicBool::new(false),
-        });
+        let own = Arc::new(Ticket::new(entry, ask));
         let mut leads = self.group.join(&own);
         loop {
             if leads {

@@ -77,23 +77,17 @@ impl Recent {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Ask, Slot};
+    use super::super::Ask;
     use super::*;
     use crate::types::{DocMeta, Fingerprint};
-    use std::sync::{Condvar, Mutex};
 
     fn ticket(id: &str, fp: u64) -> Arc<Ticket> {
-        Arc::new(Ticket {
-            entry: Entry {
-                id: id.to_owned(),
-                fp: Fingerprint(fp),
-                meta: DocMeta::default(),
-            },
-            ask: Ask::Insert,
-            slot: Mutex::new(Slot::Queued),
-            ready: Condvar::new(),
-            changed: std::sync::atomic::AtomicBool::new(false),
-        })
+        let entry = Entry {
+            id: id.to_owned(),
+            fp: Fingerprint(fp),
+            meta: DocMeta::default(),
+        };
+        Arc::new(Ticket::new(entry, Ask::Insert))
     }
 
     fn ids(entries: Option<Vec<&Entry>>) -> Option<Vec<(String, u64)>> {
