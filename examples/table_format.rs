@@ -1,7 +1,8 @@
 //! The permutation tables' SST format, measured side by side (issue 19): RocksDB's
-//! block-based format as the store writes its tables (uncompressed, no block cache, read
-//! through mmap) against its PlainTable format (a hash index of a 2-byte key prefix, keys
-//! prefix-encoded, the 8-byte internal trailer of a bulk-loaded key stored as 1 byte).
+//! block-based format as the store writes its tables (uncompressed 4 KiB blocks, no block
+//! cache, read through mmap), the same with LZ4 blocks or other block sizes, and RocksDB's
+//! PlainTable format (a hash index of a 2-byte key prefix, keys prefix-encoded, the 8-byte
+//! internal trailer of a bulk-loaded key stored as 1 byte).
 //!
 //! One table of N keys as the store's codec writes them (8-byte permuted fingerprint, then
 //! the sequence number in shortest form) goes into a new database — block-based: written by
@@ -12,8 +13,13 @@
 //! a binary search of the sorted keys.
 //!
 //! ```sh
-//! cargo run --release --example table_format -- 10000000 22 1000000 3   # N, prefix bits, probes, rounds
+//! # N, prefix bits, probes, rounds[, formats]
+//! cargo run --release --example table_format -- 10000000 22 1000000 3
+//! cargo run --release --example table_format -- 10000000 22 1000000 3 lz4-1024,none-4096,lz4-512
 //! ```
+//!
+//! A format is `plain` (PlainTable) or `COMPRESSION-BLOCKBYTES` with COMPRESSION `none` or
+//! `lz4`; the default is `none-4096,lz4-1024,plain`.
 
 use std::path::Path;
 use std::time::Instant;
@@ -27,13 +33,63 @@ use rocksdb::{
 };
 use simstore::store::codec::table_key;
 
-/// The table's options: the store's block-based ones, or PlainTable's.
-fn options(plain: bool) -> Options {
+/// A table format to measure.
+#[derive(Clone, Copy)]
+enum Format {
+    /// Block-based: LZ4 or not, the block size in bytes.
+    Blocks { lz4: bool, block: usize },
+    /// PlainTable.
+    Plain,
+}
+
+impl Format {
+    fn parse(s: &str) -> Format {
+        if s == "plain" {
+            return Format::Plain;
+        }
+        let (codec, block) = s
+            .split_once('-')
+            .expect("a format is plain, none-BYTES or lz4-BYTES");
+        let block = block.parse().expect("a block size in bytes");
+        match codec {
+            "lz4" => Format::Blocks { lz4: true, block },
+            "none" => Format::Blocks { lz4: false, block },
+            _ => panic!("a format is plain, none-BYTES or lz4-BYTES"),
+        }
+    }
+
+    fn name(self) -> String {
+        match self {
+            Format::Plain => "PlainTable".into(),
+            Format::Blocks { lz4, block } => {
+                format!("{} {block} B", if lz4 { "LZ4" } else { "uncompressed" })
+            }
+        }
+    }
+}
+
+/// The table's options: block-based ones as a bulk load writes them, or PlainTable's.
+fn options(format: Format) -> Options {
     let mut opts = Options::default();
     opts.create_if_missing(true);
     opts.set_allow_mmap_reads(true);
     opts.set_compression_type(DBCompressionType::None);
-    if plain {
+    if let Format::Blocks { lz4, block } = format {
+        let mut bbo = BlockBasedOptions::default();
+        bbo.disable_cache();
+        bbo.set_block_size(block);
+        opts.set_block_based_table_factory(&bbo);
+        if lz4 {
+            // The last level compressed: where an ingested file goes, and what
+            // `SstFileWriter` writes with. RocksDB's implicit readahead off: on an mmap'd
+            // file it copies up to 256 KiB into a buffer once an iterator reads a third
+            // block in a row, which spans over small blocks keep doing.
+            opts.set_bottommost_compression_type(DBCompressionType::Lz4);
+            opts = opts
+                .get_options_from_string("block_based_table_factory={max_auto_readahead_size=0}")
+                .unwrap();
+        }
+    } else {
         // One file, as a bulk load writes a table.
         opts.set_target_file_size_base(1 << 34);
         opts.set_max_compaction_bytes(1 << 36);
@@ -49,10 +105,6 @@ fn options(plain: bool) -> Options {
             full_scan_mode: false,
             store_index_in_file: true,
         });
-    } else {
-        let mut bbo = BlockBasedOptions::default();
-        bbo.disable_cache();
-        opts.set_block_based_table_factory(&bbo);
     }
     opts
 }
@@ -60,6 +112,7 @@ fn options(plain: bool) -> Options {
 fn main() {
     let args: Vec<u64> = std::env::args()
         .skip(1)
+        .take(4)
         .map(|a| {
             a.parse()
                 .expect("arguments: N, prefix bits, probes, rounds (numbers)")
@@ -73,26 +126,32 @@ fn main() {
     keys.sort_unstable();
     let queries: Vec<u64> = (0..probes).map(|_| rng.random()).collect();
     let rounds = args.get(3).copied().unwrap_or(2) as u32;
+    let formats: Vec<Format> = std::env::args()
+        .nth(5)
+        .unwrap_or_else(|| "none-4096,lz4-1024,plain".into())
+        .split(',')
+        .map(Format::parse)
+        .collect();
     for round in 0..rounds {
-        for plain in [false, true] {
-            if plain && bits < 16 {
+        for &format in &formats {
+            if matches!(format, Format::Plain) && bits < 16 {
                 // A prefix-mode seek looks in the target's 2-byte bucket only: a shorter
                 // span would miss the keys of the other buckets it covers.
                 println!("PlainTable skipped: its 2-byte prefix needs spans of 16 bits or more");
                 continue;
             }
-            run(round, plain, &keys, &queries, bits);
+            run(round, format, &keys, &queries, bits);
         }
     }
 }
 
 /// One round of one format: writes the table into a new database, reads it through, probes.
-fn run(round: u32, plain: bool, keys: &[(u64, u64)], queries: &[u64], bits: u32) {
+fn run(round: u32, format: Format, keys: &[(u64, u64)], queries: &[u64], bits: u32) {
     let dir = tempfile::tempdir().unwrap();
-    let opts = options(plain);
+    let opts = options(format);
     let db = DB::open(&opts, dir.path().join("db")).unwrap();
     let t = Instant::now();
-    if plain {
+    if matches!(format, Format::Plain) {
         write_through_memtable(&db, keys);
     } else {
         ingest(&db, &opts, &dir.path().join("t.sst"), keys);
@@ -112,8 +171,8 @@ fn run(round: u32, plain: bool, keys: &[(u64, u64)], queries: &[u64], bits: u32)
     let brute = keys_in_spans(keys, queries, bits);
     assert_eq!(found, brute, "the probes found what the sorted keys hold");
     println!(
-        "round {round} {:>11}: {:6.2} B/key, written in {:5.2} s, {:6.3} µs/probe, {:.2} keys/probe",
-        if plain { "PlainTable" } else { "block-based" },
+        "round {round} {:>19}: {:6.2} B/key, written in {:5.2} s, {:6.3} µs/probe, {:.2} keys/probe",
+        format.name(),
         size as f64 / keys.len() as f64,
         write.as_secs_f64(),
         elapsed / queries.len() as f64 * 1e6,
@@ -167,7 +226,10 @@ fn read_through(db: &DB) -> usize {
     count
 }
 
-/// Seeks to each query's `bits`-bit prefix and steps to its end: keys found, seconds.
+/// Seeks to each query's `bits`-bit prefix and steps to its end: keys found, seconds. Not
+/// inlined, so that `valgrind --tool=callgrind --toggle-collect='table_format::probe'`
+/// counts a probe's instructions.
+#[inline(never)]
 fn probe(it: &mut rocksdb::DBRawIterator<'_>, queries: &[u64], bits: u32) -> (usize, f64) {
     let shift = 64 - bits;
     let mut found = 0usize;
