@@ -8,6 +8,9 @@
 //! every fingerprint within `k_max`, and for `k < k_max` a smaller set of tables suffices
 //! ([`Layout::tables_for_k`]).
 
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
 use crate::error::{Error, Result};
 
 /// The most tables a layout may have (each is a RocksDB column family).
@@ -423,6 +426,37 @@ fn covering_leads(b: usize, lead: usize, k: usize) -> Result<Vec<Vec<usize>>> {
             "{b} blocks leading with {lead} are too many to search for a covering"
         )));
     }
+    let mut chosen = searched_cover(b, lead, clean);
+    if chosen.len() > MAX_TABLES {
+        return Err(too_many(chosen.len() as u64));
+    }
+    chosen.sort_unstable_by_key(|&m| (0..64).filter(|i| m >> i & 1 == 1).collect::<Vec<_>>());
+    Ok(chosen
+        .into_iter()
+        .map(|m| (0..b).filter(|&i| m >> i & 1 == 1).collect())
+        .collect())
+}
+
+/// The greedy covering of `b` blocks' sets of `clean` by sets of `lead` (block masks), from
+/// the process's memo when searched before: the search is deterministic, and choosing a
+/// new store's layout searches every candidate (~200M instructions), which a process that
+/// creates many stores (a test run, an evaluation) would otherwise repeat for each.
+fn searched_cover(b: usize, lead: usize, clean: usize) -> Vec<u64> {
+    type Memo = HashMap<(usize, usize, usize), Vec<u64>>;
+    static MEMO: LazyLock<Mutex<Memo>> = LazyLock::new(Mutex::default);
+    // Not held during a search: two threads may search the same covering, to one result.
+    let memo = || MEMO.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(cover) = memo().get(&(b, lead, clean)) {
+        return cover.clone();
+    }
+    let cover = search_cover(b, lead, clean);
+    memo().insert((b, lead, clean), cover.clone());
+    cover
+}
+
+/// [`searched_cover`]'s search: greedy (most sets covered first), the smallest of a few
+/// deterministic tie-break orders.
+fn search_cover(b: usize, lead: usize, clean: usize) -> Vec<u64> {
     let sets: Vec<u64> = combinations(b, clean).iter().map(|s| set_mask(s)).collect();
     let mut cands: Vec<u64> = combinations(b, lead).iter().map(|s| set_mask(s)).collect();
     let mut best: Option<Vec<u64>> = None;
@@ -440,15 +474,7 @@ fn covering_leads(b: usize, lead: usize, k: usize) -> Result<Vec<Vec<usize>>> {
             cands.swap(i, (x % (i as u64 + 1)) as usize);
         }
     }
-    let mut chosen = best.unwrap_or_default();
-    if chosen.len() > MAX_TABLES {
-        return Err(too_many(chosen.len() as u64));
-    }
-    chosen.sort_unstable_by_key(|&m| (0..64).filter(|i| m >> i & 1 == 1).collect::<Vec<_>>());
-    Ok(chosen
-        .into_iter()
-        .map(|m| (0..b).filter(|&i| m >> i & 1 == 1).collect())
-        .collect())
+    best.unwrap_or_default()
 }
 
 /// Greedy set cover of `sets` by candidates (a candidate covers a set it is a subset of):
@@ -621,6 +647,18 @@ mod tests {
             l.tables_for_k(4),
             Err(Error::KTooLarge { k: 4, k_max: 3 })
         ));
+    }
+
+    #[test]
+    fn a_remembered_covering_is_the_one_searched() {
+        for (b, lead, clean) in [(6, 2, 3), (9, 3, 6), (10, 2, 7)] {
+            let first = searched_cover(b, lead, clean);
+            assert_eq!(first, search_cover(b, lead, clean));
+            assert_eq!(searched_cover(b, lead, clean), first, "from the memo");
+        }
+        // The layout for a size is the same however often it is chosen.
+        let chosen = Layout::for_expected_docs(10_000_000, 3).unwrap();
+        assert_eq!(Layout::for_expected_docs(10_000_000, 3).unwrap(), chosen);
     }
 
     #[test]

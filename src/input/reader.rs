@@ -7,9 +7,13 @@
 //! Every way a record can be bad is a [`RecordError`] that says what is wrong and how to
 //! fix it; callers add the file name and line number.
 
+mod own;
+
 use std::io::{self, BufRead, Read};
 
 use serde_json::{Map, Value};
+
+use own::Slot;
 
 use crate::input::gzip::GzipError;
 use crate::input::limit::{DEFAULT_MAX_DOC_BYTES, human};
@@ -128,17 +132,14 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-fn opt_string(
-    obj: &mut Map<String, Value>,
-    field: &'static str,
-) -> Result<Option<String>, RecordError> {
-    match obj.remove(field) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(other) => Err(RecordError::WrongType {
+fn opt_string(slot: Slot, field: &'static str) -> Result<Option<String>, RecordError> {
+    match slot {
+        Slot::Missing | Slot::Null => Ok(None),
+        Slot::Str(s) => Ok(Some(s)),
+        Slot::Other(found) => Err(RecordError::WrongType {
             field,
             expected: "a string",
-            found: type_name(&other),
+            found,
         }),
     }
 }
@@ -186,15 +187,34 @@ pub fn parse_jsonl(line: &[u8]) -> Result<Record, RecordError> {
 }
 
 /// Parses one JSONL line (without its newline), line `line_no` of its input, into a
-/// record, reading the fields `fields` names.
+/// record, reading the fields `fields` names. Records in simstore's own shape (the default
+/// `fields`) are read in one pass ([`own`]); other shapes through a `Value`.
 pub fn parse_jsonl_fields(
     line: &[u8],
     fields: &Fields,
     line_no: u64,
 ) -> Result<Record, RecordError> {
     let text = as_text(line)?;
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| RecordError::InvalidJson(e.to_string()))?;
+    match *fields == Fields::default() {
+        true => own_record(text),
+        false => value_record(text, fields, line_no),
+    }
+}
+
+/// A record in simstore's own shape, read in one pass.
+fn own_record(text: &str) -> Result<Record, RecordError> {
+    let mut own = match serde_json::from_str(text).map_err(invalid_json)? {
+        own::Parsed::Object(own) => own,
+        own::Parsed::NotAnObject(found) => return Err(RecordError::NotAnObject(found)),
+    };
+    let id = string_id(std::mem::take(&mut own.id))?;
+    crate::types::document::check_id(&id).map_err(RecordError::InvalidId)?;
+    own_fields(own, id)
+}
+
+/// A record read through a `Value`, its fields where `fields` says.
+fn value_record(text: &str, fields: &Fields, line_no: u64) -> Result<Record, RecordError> {
+    let value: Value = serde_json::from_str(text).map_err(invalid_json)?;
     let mut obj = match value {
         Value::Object(o) => o,
         other => return Err(RecordError::NotAnObject(type_name(&other))),
@@ -202,7 +222,7 @@ pub fn parse_jsonl_fields(
     let id = record_id(&mut obj, fields, line_no)?;
     crate::types::document::check_id(&id).map_err(RecordError::InvalidId)?;
     match &fields.text {
-        None => own_fields(obj, id),
+        None => own_fields(own::OwnFields::of(obj), id),
         Some(field) => match obj.remove(field) {
             Some(Value::String(text)) => Ok(Record {
                 id,
@@ -225,6 +245,23 @@ pub fn parse_jsonl_fields(
     }
 }
 
+fn invalid_json(e: serde_json::Error) -> RecordError {
+    RecordError::InvalidJson(e.to_string())
+}
+
+/// The id of a record that must have a string one.
+fn string_id(slot: Slot) -> Result<String, RecordError> {
+    match slot {
+        Slot::Missing | Slot::Null => Err(RecordError::MissingId),
+        Slot::Str(s) => Ok(s),
+        Slot::Other(found) => Err(RecordError::WrongType {
+            field: "id",
+            expected: "a string",
+            found,
+        }),
+    }
+}
+
 /// The id of a record, as [`Fields`] says.
 fn record_id(
     obj: &mut Map<String, Value>,
@@ -233,15 +270,7 @@ fn record_id(
 ) -> Result<String, RecordError> {
     let found = obj.remove(&fields.id);
     if !fields.optional_id {
-        return match found {
-            None | Some(Value::Null) => Err(RecordError::MissingId),
-            Some(Value::String(s)) => Ok(s),
-            Some(other) => Err(RecordError::WrongType {
-                field: "id",
-                expected: "a string",
-                found: type_name(&other),
-            }),
-        };
+        return string_id(Slot::of(found));
     }
     match found {
         None | Some(Value::Null) => Ok(line_no.to_string()),
@@ -256,10 +285,10 @@ fn record_id(
 }
 
 /// A record from its own fields (`title`, `text`, `html`, `url`, `fp`).
-fn own_fields(mut obj: Map<String, Value>, id: String) -> Result<Record, RecordError> {
-    let mut title = opt_string(&mut obj, "title")?;
-    let mut text = opt_string(&mut obj, "text")?;
-    if let Some(html) = opt_string(&mut obj, "html")? {
+fn own_fields(own: own::OwnFields, id: String) -> Result<Record, RecordError> {
+    let mut title = opt_string(own.title, "title")?;
+    let mut text = opt_string(own.text, "text")?;
+    if let Some(html) = opt_string(own.html, "html")? {
         // A web page: its main text stands for "text" unless that is given, its title for
         // "title" unless that is given.
         if text.is_none() {
@@ -270,8 +299,8 @@ fn own_fields(mut obj: Map<String, Value>, id: String) -> Result<Record, RecordE
             }
         }
     }
-    let url = opt_string(&mut obj, "url")?;
-    let fp = match opt_string(&mut obj, "fp")? {
+    let url = opt_string(own.url, "url")?;
+    let fp = match opt_string(own.fp, "fp")? {
         None => None,
         Some(s) => Some(
             s.parse::<Fingerprint>()
@@ -443,6 +472,50 @@ impl<R: BufRead> Lines<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_one_pass_read_answers_as_the_value_read() {
+        let lines = [
+            r#"{"id":"a","title":"T","text":"one two","url":"https://e.com/a","fp":"00000000000000ff"}"#,
+            r#"{"id":"a\u00e9\n","text":"caf\u00e9 \"quoted\"","extra":{"x":[1,2,{"y":null}]},"n":1.5e3}"#,
+            r#"{"id":"a","id":"b","text":"first","text":"second"}"#,
+            r#"{"text":"no id"}"#,
+            r#"{"id":null,"text":"null id"}"#,
+            r#"{"id":7,"text":"numeric id"}"#,
+            r#"{"id":["a"],"text":"array id"}"#,
+            r#"{"id":"a","title":3}"#,
+            r#"{"id":"a","text":{"x":1}}"#,
+            r#"{"id":"a","html":true}"#,
+            r#"{"id":"a","url":[]}"#,
+            r#"{"id":"a","fp":"xyz"}"#,
+            r#"{"id":"a","title":null,"text":null,"html":null,"url":null,"fp":null}"#,
+            r#"{"id":"a","html":"<html><title>P</title><body><p>Body text here.</p></body></html>"}"#,
+            r#"{"id":"a","text":"t","html":"<p>ignored</p>"}"#,
+            r#"{"id":""}"#,
+            r#"{"id":"a","ID":"b","Text":"case matters"}"#,
+            r#"[1,{"id":"a"}]"#,
+            r#""a string""#,
+            "42",
+            "-1.5",
+            "true",
+            "null",
+            r#"{"id":"a","text":"x"} trailing"#,
+            r#"{"id":"a","text":"x""#,
+            r#"{"id":"a",}"#,
+            r#"{"id":"a","n":1e400}"#,
+            "",
+        ];
+        for line in lines {
+            let one_pass = own_record(line);
+            let via_value = value_record(line, &Fields::default(), 0);
+            assert_eq!(one_pass, via_value, "{line}");
+        }
+        // And the default fields take the one-pass read.
+        assert_eq!(
+            parse_jsonl(br#"{"id":"a","text":"x","k":3}"#),
+            own_record(r#"{"id":"a","text":"x","k":3}"#)
+        );
+    }
 
     #[test]
     fn query_keys_are_those_of_the_text() {
