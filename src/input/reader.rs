@@ -171,6 +171,14 @@ pub struct Fields {
     pub text: Option<String>,
 }
 
+impl Fields {
+    /// True for simstore's own shape (the default: a string `id`, the record's own fields),
+    /// checked without building a default to compare with.
+    fn is_own(&self) -> bool {
+        self.id == "id" && !self.optional_id && self.text.is_none()
+    }
+}
+
 impl Default for Fields {
     fn default() -> Self {
         Fields {
@@ -195,7 +203,7 @@ pub fn parse_jsonl_fields(
     line_no: u64,
 ) -> Result<Record, RecordError> {
     let text = as_text(line)?;
-    match *fields == Fields::default() {
+    match fields.is_own() {
         true => own_record(text),
         false => value_record(text, fields, line_no),
     }
@@ -511,6 +519,28 @@ mod tests {
             assert_eq!(one_pass, via_value, "{line}");
         }
         // And the default fields take the one-pass read.
+        assert!(Fields::default().is_own());
+        assert!(
+            !Fields {
+                optional_id: true,
+                ..Fields::default()
+            }
+            .is_own()
+        );
+        assert!(
+            !Fields {
+                id: "url".into(),
+                ..Fields::default()
+            }
+            .is_own()
+        );
+        assert!(
+            !Fields {
+                text: Some("text".into()),
+                ..Fields::default()
+            }
+            .is_own()
+        );
         assert_eq!(
             parse_jsonl(br#"{"id":"a","text":"x","k":3}"#),
             own_record(r#"{"id":"a","text":"x","k":3}"#)
