@@ -22,15 +22,29 @@ impl WeakBits {
     /// The weak bits of a fingerprint from its 64 projection sums (bit `i` set where
     /// `sums[i] > 0`). Ties: the lower bit first.
     pub fn from_sums(sums: &[i64; 64]) -> Self {
-        let mut order: [u8; 64] = std::array::from_fn(|i| i as u8);
-        order.sort_by_key(|&b| (sums[usize::from(b)].unsigned_abs(), b));
         let max = sums
             .iter()
             .map(|s| s.unsigned_abs())
             .max()
             .unwrap_or(0)
             .max(1);
-        let bits: [u8; WEAK_BITS] = std::array::from_fn(|i| order[i]);
+        // Each bit's key is `|sum|` then the bit (so keys are distinct); in a `u64` when
+        // every `|sum|` leaves it 8 bits, as all but absurdly long texts' do.
+        let bits: [u8; WEAK_BITS] = if max < 1 << 56 {
+            let keys = sums.iter().enumerate();
+            smallest(
+                keys.map(|(b, s)| s.unsigned_abs() << 8 | b as u64),
+                u64::MAX,
+            )
+            .map(|key| key as u8)
+        } else {
+            let keys = sums.iter().enumerate();
+            smallest(
+                keys.map(|(b, s)| u128::from(s.unsigned_abs()) << 8 | b as u128),
+                u128::MAX,
+            )
+            .map(|key| key as u8)
+        };
         let margins = bits.map(|b| {
             let m = u128::from(sums[usize::from(b)].unsigned_abs()) * 65_535 / u128::from(max);
             m as u16
@@ -57,9 +71,61 @@ impl WeakBits {
     }
 }
 
+/// The [`WEAK_BITS`] smallest of `keys` (at least that many, distinct, all below `above`),
+/// ascending: kept in a sorted array as they pass, the first [`WEAK_BITS`] of a full sort.
+fn smallest<K: Copy + Ord>(keys: impl Iterator<Item = K>, above: K) -> [K; WEAK_BITS] {
+    let mut kept = [above; WEAK_BITS];
+    for key in keys {
+        if key < kept[WEAK_BITS - 1] {
+            let mut at = WEAK_BITS - 1;
+            while at > 0 && kept[at - 1] > key {
+                kept[at] = kept[at - 1];
+                at -= 1;
+            }
+            kept[at] = key;
+        }
+    }
+    kept
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The definition: all 64 bits sorted by `|sum|`, ties by the lower bit.
+    fn sorted_weakest_first(sums: &[i64; 64]) -> Vec<u8> {
+        let mut order: Vec<u8> = (0..64).collect();
+        order.sort_by_key(|&b| (sums[usize::from(b)].unsigned_abs(), b));
+        order.truncate(WEAK_BITS);
+        order
+    }
+
+    #[test]
+    fn the_weak_bits_are_the_first_of_the_full_order() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for round in 0..2_000 {
+            let sums: [i64; 64] = std::array::from_fn(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // Few distinct magnitudes in some rounds, so that ties are common.
+                let spread = if round % 2 == 0 { 7 } else { 1 << 40 };
+                (x % spread) as i64 - (spread / 2) as i64
+            });
+            let got: Vec<u8> = WeakBits::from_sums(&sums)
+                .iter()
+                .map(|(b, _)| b as u8)
+                .collect();
+            assert_eq!(got, sorted_weakest_first(&sums), "round {round}");
+        }
+        let extremes: [i64; 64] =
+            std::array::from_fn(|i| if i % 2 == 0 { i64::MIN } else { i64::MAX });
+        let got: Vec<u8> = WeakBits::from_sums(&extremes)
+            .iter()
+            .map(|(b, _)| b as u8)
+            .collect();
+        assert_eq!(got, sorted_weakest_first(&extremes));
+    }
 
     #[test]
     fn the_bits_nearest_zero_come_first_with_relative_margins() {

@@ -65,19 +65,40 @@ struct DocFields {
 
 /// What a check-and-insert request counts as a near duplicate (the other fields are the
 /// document's): neither field, the store's quality mode; see [`simstore::Store::rule`].
+/// Read in the same pass that refuses unknown fields.
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(
+    dead_code,
+    reason = "the document's fields are only checked by name here"
+)]
 struct CheckRule {
     #[serde(default)]
     k: Option<u32>,
     #[serde(default)]
     verify: Option<f64>,
+    id: Option<IgnoredAny>,
+    title: Option<IgnoredAny>,
+    text: Option<IgnoredAny>,
+    html: Option<IgnoredAny>,
+    url: Option<IgnoredAny>,
+    fp: Option<IgnoredAny>,
 }
 
 impl CheckRule {
-    /// The rule of the request's body `bytes`, or 400 naming the field.
+    /// The rule of the request's body `bytes`, or 400 naming the field (an unknown field,
+    /// or a `k` or `verify` of the wrong type or range).
     fn of(store: &simstore::Store, bytes: &[u8]) -> Result<MatchRule, ApiError> {
-        let r = serde_json::from_slice::<CheckRule>(bytes)
-            .map_err(|e| ApiError::bad_request(format!("invalid \"k\" or \"verify\": {e}")))?;
+        let r = match serde_json::from_slice::<CheckRule>(bytes) {
+            Ok(r) => r,
+            // Which of the two is wrong, in the words of a read of each alone.
+            Err(e) => {
+                fields(bytes, true)?;
+                return Err(ApiError::bad_request(format!(
+                    "invalid \"k\" or \"verify\": {e}"
+                )));
+            }
+        };
         if let Some(t) = r.verify
             && !rule::is_similarity(t)
         {
@@ -114,7 +135,6 @@ pub(super) async fn check_and_insert(
         let store = &app.store;
         let record = reader::parse_jsonl(bytes.trim_ascii())?;
         // The record parsed, so the body is a JSON object.
-        fields(&bytes, true)?;
         let rule = CheckRule::of(store, &bytes)?;
         let entry = record.into_entry(store.fingerprinter())?;
         let id = entry.id.clone();
