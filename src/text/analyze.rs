@@ -10,6 +10,8 @@ use std::sync::LazyLock;
 use jieba_rs::Jieba;
 use unicode_normalization::UnicodeNormalization;
 
+use crate::text::ascii::{AsciiMasks, low_bits};
+
 static JIEBA: LazyLock<Jieba> = LazyLock::new(Jieba::new);
 
 /// Forces the jieba dictionary to load now rather than on first use (it takes ~0.1–0.3 s).
@@ -182,20 +184,51 @@ pub fn is_word_char(c: char) -> bool {
 /// `text`, in order: a run of Han characters ([`is_han`]) with `true`, a run of other
 /// letters and digits with `false`. Any other character ends a run and is not emitted.
 ///
-/// ASCII is classified by byte, without decoding; other characters one by one.
+/// ASCII is classified 64 bytes at a time where they are all ASCII (the runs' bounds from
+/// a bitmap of letters and digits), else by byte, without decoding; other characters one
+/// by one.
 pub fn for_each_run(text: &str, mut emit: impl FnMut(&str, bool)) {
-    #[derive(PartialEq, Clone, Copy)]
-    enum Run {
-        None,
-        Han,
-        Word,
-    }
     let bytes = text.as_bytes();
-    let mut run = Run::None;
-    let mut start = 0;
+    let mut runs = RunSplit {
+        run: Run::None,
+        start: 0,
+    };
     let mut i = 0;
     while i < bytes.len() {
-        let b = bytes[i];
+        let end = (i + 64).min(bytes.len());
+        if let Some(masks) = AsciiMasks::of(&bytes[i..end]) {
+            runs.ascii_chunk(text, i, end - i, masks.alnum, &mut emit);
+            i = end;
+            continue;
+        }
+        while i < end {
+            i = runs.step(text, i, &mut emit);
+        }
+    }
+    if runs.run != Run::None {
+        emit(&text[runs.start..], runs.run == Run::Han);
+    }
+}
+
+/// The kind of run [`for_each_run`] is in.
+#[derive(PartialEq, Clone, Copy)]
+enum Run {
+    None,
+    Han,
+    Word,
+}
+
+/// [`for_each_run`]'s state: the run it is in and the byte it started at.
+struct RunSplit {
+    run: Run,
+    start: usize,
+}
+
+impl RunSplit {
+    /// Takes the character at byte `i` of `text`; returns the byte after it.
+    #[inline]
+    fn step(&mut self, text: &str, i: usize, emit: &mut impl FnMut(&str, bool)) -> usize {
+        let b = text.as_bytes()[i];
         let (kind, len) = if b.is_ascii() {
             let kind = if b.is_ascii_alphanumeric() {
                 Run::Word
@@ -214,17 +247,50 @@ pub fn for_each_run(text: &str, mut emit: impl FnMut(&str, bool)) {
             };
             (kind, c.len_utf8())
         };
-        if kind != run {
-            if run != Run::None {
-                emit(&text[start..i], run == Run::Han);
+        if kind != self.run {
+            if self.run != Run::None {
+                emit(&text[self.start..i], self.run == Run::Han);
             }
-            run = kind;
-            start = i;
+            self.run = kind;
+            self.start = i;
         }
-        i += len;
+        i + len
     }
-    if run != Run::None {
-        emit(&text[start..], run == Run::Han);
+
+    /// Takes the `n` (1..=64) ASCII bytes of `text` from byte `base` on, whose letters and
+    /// digits are the bits of `alnum`: what [`RunSplit::step`] does one by one, a step per
+    /// run.
+    #[inline]
+    fn ascii_chunk(
+        &mut self,
+        text: &str,
+        base: usize,
+        n: usize,
+        alnum: u64,
+        emit: &mut impl FnMut(&str, bool),
+    ) {
+        if self.run == Run::Han {
+            emit(&text[self.start..base], true);
+            self.run = Run::None;
+        }
+        let before = alnum << 1 | u64::from(self.run == Run::Word);
+        let mut starts = alnum & !before;
+        let mut ends = !alnum & low_bits(n) & before;
+        while ends != 0 {
+            if self.run != Run::Word {
+                self.start = base + starts.trailing_zeros() as usize;
+                starts &= starts - 1;
+            }
+            emit(
+                &text[self.start..base + ends.trailing_zeros() as usize],
+                false,
+            );
+            self.run = Run::None;
+            ends &= ends - 1;
+        }
+        if starts != 0 {
+            (self.run, self.start) = (Run::Word, base + starts.trailing_zeros() as usize);
+        }
     }
 }
 
@@ -307,6 +373,73 @@ mod tests {
     fn word_chars_are_alphanumeric_chars() {
         for c in (0..0x11_0000).filter_map(char::from_u32) {
             assert_eq!(is_word_char(c), c.is_alphanumeric(), "{c:?}");
+        }
+    }
+
+    /// Runs split one character at a time, as before the 64-byte chunks.
+    fn runs_one_at_a_time(text: &str) -> Vec<(String, bool)> {
+        let mut runs: Vec<(String, bool)> = Vec::new();
+        let mut last: Option<bool> = None;
+        for c in text.chars() {
+            let kind = if is_han(c) {
+                Some(true)
+            } else if is_word_char(c) {
+                Some(false)
+            } else {
+                None
+            };
+            match (kind, last) {
+                (Some(k), Some(l)) if k == l => runs.last_mut().unwrap().0.push(c),
+                (Some(k), _) => runs.push((c.to_string(), k)),
+                (None, _) => {}
+            }
+            last = kind;
+        }
+        runs
+    }
+
+    #[test]
+    fn runs_split_in_chunks_as_one_character_at_a_time() {
+        let pieces = [
+            "the",
+            "x",
+            "9",
+            "2026",
+            "a1b2",
+            " ",
+            "  ",
+            ".",
+            ",",
+            "-",
+            "中文",
+            "的",
+            "é",
+            "café",
+            "ｶ",
+            "\u{a0}",
+            "。",
+            "thethethethethethethethethethe",
+            "北京天气很好",
+        ];
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for round in 0..20_000 {
+            let mut next = || {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            };
+            let target = (next() % 300) as usize;
+            let mut text = String::new();
+            while text.len() < target {
+                let piece = pieces[(next() % pieces.len() as u64) as usize];
+                if round % 2 == 1 || piece.is_ascii() {
+                    text.push_str(piece);
+                }
+            }
+            let mut got = Vec::new();
+            for_each_run(&text, |run, han| got.push((run.to_owned(), han)));
+            assert_eq!(got, runs_one_at_a_time(&text), "{text:?}");
         }
     }
 

@@ -1,6 +1,7 @@
 //! Text to fingerprint, stage by stage, all under one versioned spec:
 //!
 //! - [`analyze`]: normalize and tokenize;
+//! - `ascii` (internal): ASCII character classes, 64 bytes at a time;
 //! - [`clean`]: weigh lines and drop boilerplate;
 //! - [`stop_words`]: the function words that carry no topic;
 //! - [`tokens`]: the tokens of a document that count, with their hashes and weights;
@@ -13,6 +14,7 @@
 //! - [`explain`]: what drove one fingerprint (kept lines, features, votes), in the open.
 
 pub mod analyze;
+pub(crate) mod ascii;
 pub mod clean;
 pub mod explain;
 pub mod fingerprint;

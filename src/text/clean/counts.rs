@@ -1,7 +1,12 @@
 //! What line classification ([`super::classify`]) counts of a line, in one pass over its
-//! characters: a table-driven step per ASCII byte, runs of ASCII letters and digits at once.
+//! characters: 64 bytes at a time from class bitmaps where they are all ASCII (English
+//! text, mostly), else a table-driven step per ASCII byte and runs of ASCII letters and
+//! digits at once.
 
 use super::{CLAUSE_MARKS, SEPARATORS, Script, is_function_index};
+use crate::text::ascii::{
+    ALNUM, ASCII_CLASS, AsciiMasks, CLAUSE, DIGIT, SEPARATOR, SPACE, low_bits,
+};
 use crate::text::stop_words::is_english_stop_word;
 
 /// What [`classify`] counts of a (trimmed) line, in one pass.
@@ -30,35 +35,6 @@ pub(super) struct LineCounts {
     /// Those of them that are English [`STOP_WORDS`].
     pub(super) function_words: usize,
 }
-
-/// ASCII character classes of [`LineScan::ascii`], by byte.
-const SPACE: u8 = 1;
-const SEPARATOR: u8 = 2;
-const CLAUSE: u8 = 4;
-const ALNUM: u8 = 8;
-const DIGIT: u8 = 16;
-static ASCII_CLASS: [u8; 128] = {
-    let mut table = [0u8; 128];
-    let mut b = 0;
-    while b < 128 {
-        let c = b as u8 as char;
-        table[b] = if c.is_whitespace() {
-            SPACE
-        } else if c == '|' || c == '>' {
-            SEPARATOR
-        } else if c == ',' || c == ';' || c == '!' || c == '?' {
-            CLAUSE
-        } else if c.is_ascii_digit() {
-            ALNUM | DIGIT
-        } else if c.is_ascii_alphanumeric() {
-            ALNUM
-        } else {
-            0
-        };
-        b += 1;
-    }
-    table
-};
 
 /// The state of [`LineCounts::of`]'s pass over a line.
 #[derive(Default)]
@@ -125,6 +101,86 @@ impl LineScan {
         self.n.alnum += run;
         self.n.digits += digits;
         end
+    }
+
+    /// Counts the character at byte `i` of `line` (with the ASCII letters and digits after
+    /// it, in a run of them); returns the byte after what it counted.
+    #[inline]
+    fn step(&mut self, line: &str, i: usize) -> usize {
+        let bytes = line.as_bytes();
+        let b = bytes[i];
+        if b.is_ascii() {
+            self.ascii(bytes, i, b);
+            if self.in_alnum {
+                return self.alnum_run(bytes, i + 1);
+            }
+            i + 1
+        } else {
+            let c = line[i..].chars().next().unwrap_or_default();
+            self.other(bytes, i, c);
+            i + c.len_utf8()
+        }
+    }
+
+    /// Counts the `n` (1..=64) ASCII bytes of `line` from byte `base` on, whose classes are
+    /// `m`: the counts and the state that [`LineScan::ascii`] leaves after them one by one,
+    /// from popcounts of the bitmaps, with a step only per separator and per run of letters
+    /// and digits.
+    #[inline]
+    fn ascii_chunk(&mut self, line: &[u8], base: usize, n: usize, m: &AsciiMasks) {
+        let valid = low_bits(n);
+        let nonspace = !m.space & valid;
+        self.n.len += n;
+        self.n.chars += nonspace.count_ones() as usize;
+        self.n.words +=
+            (nonspace & !(nonspace << 1 | u64::from(self.in_word))).count_ones() as usize;
+        self.in_word = nonspace >> (n - 1) & 1 == 1;
+        self.n.clause_marks += m.clause.count_ones() as usize;
+        self.n.alnum += m.alnum.count_ones() as usize;
+        self.n.digits += m.digit.count_ones() as usize;
+        self.chunk_items(nonspace & !m.sep, m.sep);
+        self.chunk_runs(line, base, m.alnum, valid);
+    }
+
+    /// [`LineScan::ascii_chunk`]'s items: each separator (bits of `seps`) closes the item
+    /// before it if a character of an item (bits of `item_chars`) came since the previous
+    /// separator.
+    #[inline]
+    fn chunk_items(&mut self, item_chars: u64, mut seps: u64) {
+        let mut from = 0;
+        while seps != 0 {
+            let at = seps.trailing_zeros() as usize;
+            self.item_open |= item_chars & low_bits(at) & !low_bits(from) != 0;
+            self.end_item();
+            from = at + 1;
+            seps &= seps - 1;
+        }
+        self.item_open |= item_chars & !low_bits(from) != 0;
+    }
+
+    /// [`LineScan::ascii_chunk`]'s runs of letters and digits (bits of `alnum`): each one
+    /// that ends in the chunk is counted (and looked up as a stop word) where the byte after
+    /// it is, as [`LineScan::end_alnum`] counts it; one still open at the chunk's end stays
+    /// open.
+    #[inline]
+    fn chunk_runs(&mut self, line: &[u8], base: usize, alnum: u64, valid: u64) {
+        let before = alnum << 1 | u64::from(self.in_alnum);
+        let mut starts = alnum & !before;
+        let mut ends = !alnum & valid & before;
+        while ends != 0 {
+            if !self.in_alnum {
+                (self.alnum_start, self.alnum_ascii) =
+                    (base + starts.trailing_zeros() as usize, true);
+                starts &= starts - 1;
+            }
+            self.in_alnum = true;
+            self.end_alnum(line, base + ends.trailing_zeros() as usize);
+            ends &= ends - 1;
+        }
+        if starts != 0 {
+            (self.in_alnum, self.alnum_start, self.alnum_ascii) =
+                (true, base + starts.trailing_zeros() as usize, true);
+        }
     }
 
     /// Counts a non-ASCII character.
@@ -208,17 +264,16 @@ impl LineCounts {
         let bytes = line.as_bytes();
         let mut i = 0;
         while i < bytes.len() {
-            let b = bytes[i];
-            if b.is_ascii() {
-                scan.ascii(bytes, i, b);
-                i += 1;
-                if scan.in_alnum {
-                    i = scan.alnum_run(bytes, i);
-                }
-            } else {
-                let c = line[i..].chars().next().unwrap_or_default();
-                scan.other(bytes, i, c);
-                i += c.len_utf8();
+            let end = (i + 64).min(bytes.len());
+            if let Some(masks) = AsciiMasks::of(&bytes[i..end]) {
+                scan.ascii_chunk(bytes, i, end - i, &masks);
+                i = end;
+                continue;
+            }
+            // A non-ASCII character in these 64 bytes: one character (or ASCII run) at a
+            // time to their end, or just past it.
+            while i < end {
+                i = scan.step(line, i);
             }
         }
         scan.end_alnum(bytes, bytes.len());
@@ -232,6 +287,87 @@ impl LineCounts {
             Script::Han
         } else {
             Script::Other
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The counts of one character at a time: [`LineScan::ascii`] and [`LineScan::other`]
+    /// alone, no ASCII runs nor chunks.
+    fn one_at_a_time(line: &str) -> LineCounts {
+        let mut scan = LineScan::default();
+        let bytes = line.as_bytes();
+        for (i, c) in line.char_indices() {
+            match u8::try_from(c) {
+                Ok(b) if b.is_ascii() => scan.ascii(bytes, i, b),
+                _ => scan.other(bytes, i, c),
+            }
+        }
+        scan.end_alnum(bytes, bytes.len());
+        scan.end_item();
+        scan.n
+    }
+
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
+    /// Lines of every length around the 64-byte chunks, from words (stop words among them),
+    /// separators, clause marks, spaces and non-ASCII characters (Han, accented, a
+    /// full-width bar, a no-break space), count as one character at a time.
+    #[test]
+    fn chunks_count_as_one_character_at_a_time() {
+        let pieces = [
+            "the",
+            "of",
+            "and",
+            "budget",
+            "x",
+            "9",
+            "2026",
+            "a1b2",
+            " ",
+            " ",
+            "  ",
+            "\t",
+            "|",
+            ">",
+            " | ",
+            ",",
+            ";",
+            "!",
+            "?",
+            ".",
+            "-",
+            "中",
+            "的",
+            "é",
+            "｜",
+            "\u{a0}",
+            "»",
+            "。",
+            "thethethethethethethe",
+        ];
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
+        for round in 0..20_000 {
+            let target = (next() % 300) as usize;
+            let ascii_only = round % 2 == 0;
+            let mut line = String::new();
+            while line.len() < target {
+                let piece = pieces[(next() % pieces.len() as u64) as usize];
+                if !ascii_only || piece.is_ascii() {
+                    line.push_str(piece);
+                }
+            }
+            assert_eq!(LineCounts::of(&line), one_at_a_time(&line), "{line:?}");
         }
     }
 }
