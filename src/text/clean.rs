@@ -39,6 +39,7 @@ use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use aho_corasick::AhoCorasick;
+use memchr::memmem;
 
 use counts::LineCounts;
 
@@ -356,10 +357,7 @@ pub fn title(title: &str) -> String {
 /// `line` without URLs (`http://…`, `https://…`, `www.…`), which are cut at whitespace or
 /// the first non-ASCII character.
 pub fn strip_urls(line: &str) -> Cow<'_, str> {
-    static STARTS: LazyLock<AhoCorasick> = LazyLock::new(|| {
-        AhoCorasick::new(["http://", "https://", "www."]).expect("valid patterns")
-    });
-    let starts = |s: &str| STARTS.find(s).map(|m| m.start());
+    let starts = url_start;
     let Some(mut at) = starts(line) else {
         return Cow::Borrowed(line);
     };
@@ -380,6 +378,39 @@ pub fn strip_urls(line: &str) -> Cow<'_, str> {
     }
     out.push_str(rest);
     Cow::Owned(out)
+}
+
+/// Where the first URL of `s` starts: the first `http://`, `https://` or `www.` (they
+/// cannot overlap, so the first to start is the first to end). Found with `memmem` for the
+/// rare `://` and `www.` rather than an automaton, whose start-byte prefilter (`h`, `w`)
+/// stops at every other English word.
+fn url_start(s: &str) -> Option<usize> {
+    static SCHEME: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new("://"));
+    static WWW: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new("www."));
+    let bytes = s.as_bytes();
+    let www = WWW.find(bytes);
+    let mut from = 0;
+    // The first `://` after "http" or "https" (before the first `www.`, if any).
+    let scheme = loop {
+        let Some(at) = SCHEME.find(&bytes[from..]).map(|i| from + i) else {
+            break None;
+        };
+        if www.is_some_and(|w| w < at) {
+            break None;
+        }
+        let head = &bytes[..at];
+        if head.ends_with(b"https") {
+            break Some(at - 5);
+        }
+        if head.ends_with(b"http") {
+            break Some(at - 4);
+        }
+        from = at + 1;
+    };
+    match (scheme, www) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 #[cfg(test)]
@@ -501,6 +532,49 @@ mod tests {
             scan.end_alnum(bytes, bytes.len());
             scan.end_item();
             assert_eq!(LineCounts::of(line), scan.n, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn url_starts_are_the_automatons() {
+        let automaton = AhoCorasick::new(["http://", "https://", "www."]).unwrap();
+        let pieces = [
+            "http://",
+            "https://",
+            "www.",
+            "http",
+            "https",
+            "://",
+            "ftp://",
+            "ww",
+            "w",
+            "h",
+            "s",
+            ":",
+            "/",
+            ".",
+            " ",
+            "a",
+            "中",
+            "httpss://",
+        ];
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..50_000 {
+            let mut next = || {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            };
+            let n = (next() % 8) as usize;
+            let s: String = (0..n)
+                .map(|_| pieces[(next() % pieces.len() as u64) as usize])
+                .collect();
+            assert_eq!(
+                url_start(&s),
+                automaton.find(&s).map(|m| m.start()),
+                "{s:?}"
+            );
         }
     }
 
