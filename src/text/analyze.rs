@@ -196,7 +196,12 @@ pub fn for_each_run(text: &str, mut emit: impl FnMut(&str, bool)) {
     let mut i = 0;
     while i < bytes.len() {
         let end = (i + 64).min(bytes.len());
-        if let Some(masks) = AsciiMasks::of(&bytes[i..end]) {
+        // (Bytes that start with a non-ASCII one, as Chinese text's do, are not tried.)
+        if let Some(masks) = bytes[i]
+            .is_ascii()
+            .then(|| AsciiMasks::of(&bytes[i..end]))
+            .flatten()
+        {
             runs.ascii_chunk(text, i, end - i, masks.alnum, &mut emit);
             i = end;
             continue;
@@ -226,7 +231,7 @@ struct RunSplit {
 
 impl RunSplit {
     /// Takes the character at byte `i` of `text`; returns the byte after it.
-    #[inline]
+    #[inline(always)]
     fn step(&mut self, text: &str, i: usize, emit: &mut impl FnMut(&str, bool)) -> usize {
         let b = text.as_bytes()[i];
         let (kind, len) = if b.is_ascii() {

@@ -105,7 +105,7 @@ impl LineScan {
 
     /// Counts the character at byte `i` of `line` (with the ASCII letters and digits after
     /// it, in a run of them); returns the byte after what it counted.
-    #[inline]
+    #[inline(always)]
     fn step(&mut self, line: &str, i: usize) -> usize {
         let bytes = line.as_bytes();
         let b = bytes[i];
@@ -265,7 +265,12 @@ impl LineCounts {
         let mut i = 0;
         while i < bytes.len() {
             let end = (i + 64).min(bytes.len());
-            if let Some(masks) = AsciiMasks::of(&bytes[i..end]) {
+            // (Bytes that start with a non-ASCII one, as Chinese text's do, are not tried.)
+            if let Some(masks) = bytes[i]
+                .is_ascii()
+                .then(|| AsciiMasks::of(&bytes[i..end]))
+                .flatten()
+            {
                 scan.ascii_chunk(bytes, i, end - i, &masks);
                 i = end;
                 continue;
