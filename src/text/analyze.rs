@@ -333,6 +333,7 @@ pub fn tokens(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::test_input::texts;
 
     #[test]
     fn normalizes_width_and_case() {
@@ -426,22 +427,7 @@ mod tests {
             "thethethethethethethethethethe",
             "北京天气很好",
         ];
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        for round in 0..20_000 {
-            let mut next = || {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x
-            };
-            let target = (next() % 300) as usize;
-            let mut text = String::new();
-            while text.len() < target {
-                let piece = pieces[(next() % pieces.len() as u64) as usize];
-                if round % 2 == 1 || piece.is_ascii() {
-                    text.push_str(piece);
-                }
-            }
+        for text in texts(&pieces, 0x2545_F491_4F6C_DD1D, 20_000) {
             let mut got = Vec::new();
             for_each_run(&text, |run, han| got.push((run.to_owned(), han)));
             assert_eq!(got, runs_one_at_a_time(&text), "{text:?}");

@@ -76,8 +76,8 @@ impl AsciiMasks {
     }
 
     /// The bitmaps of `chunk` one byte at a time, from [`ASCII_CLASS`]: the definition
-    /// [`block_masks`] is tested against.
-    #[cfg(test)]
+    /// [`block_masks`] is tested against, and its code where there is no SSE2.
+    #[cfg(any(test, not(target_arch = "x86_64")))]
     fn by_table(chunk: &[u8]) -> Option<Self> {
         let mut m = Self::default();
         for (i, &b) in chunk.iter().enumerate() {
@@ -153,37 +153,20 @@ fn block_masks(block: &[u8]) -> Option<BlockMasks> {
 #[cfg(not(target_arch = "x86_64"))]
 #[inline]
 fn block_masks(block: &[u8]) -> Option<BlockMasks> {
-    let mut m = BlockMasks {
-        space: 0,
-        sep: 0,
-        clause: 0,
-        alnum: 0,
-        digit: 0,
-    };
-    for (i, &b) in block.iter().enumerate() {
-        let class = *ASCII_CLASS.get(usize::from(b))?;
-        let bit = |flag: u8| u16::from(class & flag != 0) << i;
-        m.space |= bit(SPACE);
-        m.sep |= bit(SEPARATOR);
-        m.clause |= bit(CLAUSE);
-        m.alnum |= bit(ALNUM);
-        m.digit |= bit(DIGIT);
-    }
-    Some(m)
+    let m = AsciiMasks::by_table(block)?;
+    Some(BlockMasks {
+        space: m.space as u16,
+        sep: m.sep as u16,
+        clause: m.clause as u16,
+        alnum: m.alnum as u16,
+        digit: m.digit as u16,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        }
-    }
+    use crate::text::test_input::xorshift;
 
     #[test]
     fn block_masks_are_the_class_table() {

@@ -415,7 +415,7 @@ fn url_start(s: &str) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::counts::LineScan;
+    use super::counts::tests::one_at_a_time;
     use super::*;
     use crate::text::analyze::normalize;
 
@@ -521,17 +521,7 @@ mod tests {
             .map(String::from),
         );
         for line in &lines {
-            let mut scan = LineScan::default();
-            let bytes = line.as_bytes();
-            for (i, c) in line.char_indices() {
-                match u8::try_from(c) {
-                    Ok(b) if b.is_ascii() => scan.ascii(bytes, i, b),
-                    _ => scan.other(bytes, i, c),
-                }
-            }
-            scan.end_alnum(bytes, bytes.len());
-            scan.end_item();
-            assert_eq!(LineCounts::of(line), scan.n, "{line:?}");
+            assert_eq!(LineCounts::of(line), one_at_a_time(line), "{line:?}");
         }
     }
 

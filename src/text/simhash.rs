@@ -183,15 +183,7 @@ pub fn projection_sums(features: &[(u64, u32)]) -> [i64; 64] {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        }
-    }
+    use crate::text::test_input::xorshift;
 
     #[test]
     fn batch_equals_one_by_one_in_any_order() {

@@ -297,12 +297,13 @@ impl LineCounts {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+    use crate::text::test_input::texts;
 
     /// The counts of one character at a time: [`LineScan::ascii`] and [`LineScan::other`]
     /// alone, no ASCII runs nor chunks.
-    fn one_at_a_time(line: &str) -> LineCounts {
+    pub(in crate::text::clean) fn one_at_a_time(line: &str) -> LineCounts {
         let mut scan = LineScan::default();
         let bytes = line.as_bytes();
         for (i, c) in line.char_indices() {
@@ -314,15 +315,6 @@ mod tests {
         scan.end_alnum(bytes, bytes.len());
         scan.end_item();
         scan.n
-    }
-
-    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        }
     }
 
     /// Lines of every length around the 64-byte chunks, from words (stop words among them),
@@ -361,17 +353,7 @@ mod tests {
             "。",
             "thethethethethethethe",
         ];
-        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
-        for round in 0..20_000 {
-            let target = (next() % 300) as usize;
-            let ascii_only = round % 2 == 0;
-            let mut line = String::new();
-            while line.len() < target {
-                let piece = pieces[(next() % pieces.len() as u64) as usize];
-                if !ascii_only || piece.is_ascii() {
-                    line.push_str(piece);
-                }
-            }
+        for line in texts(&pieces, 0x9E37_79B9_7F4A_7C15, 20_000) {
             assert_eq!(LineCounts::of(&line), one_at_a_time(&line), "{line:?}");
         }
     }
