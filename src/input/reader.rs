@@ -194,6 +194,14 @@ pub fn parse_jsonl(line: &[u8]) -> Result<Record, RecordError> {
     parse_jsonl_fields(line, &Fields::default(), 0)
 }
 
+/// [`parse_jsonl`], also telling whether the object had fields besides simstore's own
+/// (`id`, `title`, `text`, `html`, `url`, `fp`), which the record leaves out: a caller
+/// that gives other fields a meaning (or refuses them) reads the line again only then.
+pub fn parse_jsonl_with_others(line: &[u8]) -> Result<(Record, bool), RecordError> {
+    let (record, others) = own_record_with_others(as_text(line)?)?;
+    Ok((record, others))
+}
+
 /// Parses one JSONL line (without its newline), line `line_no` of its input, into a
 /// record, reading the fields `fields` names. Records in simstore's own shape (the default
 /// `fields`) are read in one pass ([`own`]); other shapes through a `Value`.
@@ -211,13 +219,19 @@ pub fn parse_jsonl_fields(
 
 /// A record in simstore's own shape, read in one pass.
 fn own_record(text: &str) -> Result<Record, RecordError> {
+    own_record_with_others(text).map(|(record, _)| record)
+}
+
+/// [`own_record`], and whether the object had other fields.
+fn own_record_with_others(text: &str) -> Result<(Record, bool), RecordError> {
     let mut own = match serde_json::from_str(text).map_err(invalid_json)? {
         own::Parsed::Object(own) => own,
         own::Parsed::NotAnObject(found) => return Err(RecordError::NotAnObject(found)),
     };
     let id = string_id(std::mem::take(&mut own.id))?;
     crate::types::document::check_id(&id).map_err(RecordError::InvalidId)?;
-    own_fields(own, id)
+    let others = own.others;
+    Ok((own_fields(own, id)?, others))
 }
 
 /// A record read through a `Value`, its fields where `fields` says.
@@ -545,6 +559,25 @@ mod tests {
             parse_jsonl(br#"{"id":"a","text":"x","k":3}"#),
             own_record(r#"{"id":"a","text":"x","k":3}"#)
         );
+    }
+
+    #[test]
+    fn other_fields_are_told_apart_from_own_ones() {
+        for (line, others) in [
+            (r#"{"id":"a","text":"x"}"#, false),
+            (
+                r#"{"id":"a","title":null,"text":"x","html":null,"url":"u","fp":null}"#,
+                false,
+            ),
+            (r#"{"id":"a","text":"x","k":3}"#, true),
+            (r#"{"k":null,"id":"a","text":"x"}"#, true),
+            (r#"{"id":"a","text":"x","verify":{"nested":[1,2]}}"#, true),
+        ] {
+            let (record, got) = parse_jsonl_with_others(line.as_bytes()).unwrap();
+            assert_eq!(got, others, "{line}");
+            assert_eq!(Ok(record), parse_jsonl(line.as_bytes()), "{line}");
+        }
+        assert!(parse_jsonl_with_others(b"[1]").is_err());
     }
 
     #[test]

@@ -27,8 +27,10 @@ pub(super) async fn insert(
     let bytes = body(bytes)?;
     state::write(&app, move |app| {
         let store = &app.store;
-        let record = reader::parse_jsonl(bytes.trim_ascii())?;
-        fields(&bytes, false)?;
+        let (record, others) = reader::parse_jsonl_with_others(bytes.trim_ascii())?;
+        if others {
+            fields(&bytes, false)?;
+        }
         let entry = record.into_entry(store.fingerprinter())?;
         let (id, fp) = (entry.id.clone(), entry.fp);
         let outcome = store
@@ -133,9 +135,13 @@ pub(super) async fn check_and_insert(
     let bytes = body(bytes)?;
     state::write(&app, move |app| {
         let store = &app.store;
-        let record = reader::parse_jsonl(bytes.trim_ascii())?;
-        // The record parsed, so the body is a JSON object.
-        let rule = CheckRule::of(store, &bytes)?;
+        let (record, others) = reader::parse_jsonl_with_others(bytes.trim_ascii())?;
+        // The record parsed, so the body is a JSON object; without fields besides the
+        // document's, there is no `k` or `verify` to read and none to refuse.
+        let rule = match others {
+            true => CheckRule::of(store, &bytes)?,
+            false => store.rule(None, None),
+        };
         let entry = record.into_entry(store.fingerprinter())?;
         let id = entry.id.clone();
         let outcome = store

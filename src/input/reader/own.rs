@@ -44,6 +44,8 @@ pub(super) struct OwnFields {
     pub html: Slot,
     pub url: Slot,
     pub fp: Slot,
+    /// Whether the object had a field besides these (skipped).
+    pub others: bool,
 }
 
 impl OwnFields {
@@ -58,6 +60,7 @@ impl OwnFields {
             html: take("html"),
             url: take("url"),
             fp: take("fp"),
+            others: !obj.is_empty(),
         }
     }
 }
@@ -118,6 +121,7 @@ impl<'de> Visitor<'de> for ParsedVisitor {
                 Key::Fp => &mut own.fp,
                 Key::Other => {
                     map.next_value::<Skip>()?;
+                    own.others = true;
                     continue;
                 }
             };
