@@ -355,6 +355,13 @@ fn http_bodies_with_unknown_fields_are_refused_naming_the_field() {
             "{path}: {v}"
         );
     }
+    // A document's field given twice is refused too, by both writes.
+    for path in ["/insert", "/check_and_insert"] {
+        let (st, v) = post(path, r#"{"id": "a", "text": "one", "text": "two"}"#);
+        assert_eq!(st, 400, "{path}: {v}");
+        let error = v["error"].as_str().unwrap_or("");
+        assert!(error.contains("duplicate field `text`"), "{path}: {v}");
+    }
     // Nothing was stored; the documented fields still work.
     let (st, v) = post(
         "/insert",

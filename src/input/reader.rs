@@ -195,8 +195,9 @@ pub fn parse_jsonl(line: &[u8]) -> Result<Record, RecordError> {
 }
 
 /// [`parse_jsonl`], also telling whether the object had fields besides simstore's own
-/// (`id`, `title`, `text`, `html`, `url`, `fp`), which the record leaves out: a caller
-/// that gives other fields a meaning (or refuses them) reads the line again only then.
+/// (`id`, `title`, `text`, `html`, `url`, `fp`), which the record leaves out, or one of
+/// those twice (the record has the last): a caller that gives other fields a meaning, or
+/// refuses them or repeated ones, reads the line again only then.
 pub fn parse_jsonl_with_others(line: &[u8]) -> Result<(Record, bool), RecordError> {
     let (record, others) = own_record_with_others(as_text(line)?)?;
     Ok((record, others))
@@ -572,6 +573,11 @@ mod tests {
             (r#"{"id":"a","text":"x","k":3}"#, true),
             (r#"{"k":null,"id":"a","text":"x"}"#, true),
             (r#"{"id":"a","text":"x","verify":{"nested":[1,2]}}"#, true),
+            (r#"{"id":"a","text":"x","text":"y"}"#, true),
+            (
+                r#"{"id":"a","text":"x","title":"t","url":null,"url":"u"}"#,
+                true,
+            ),
         ] {
             let (record, got) = parse_jsonl_with_others(line.as_bytes()).unwrap();
             assert_eq!(got, others, "{line}");

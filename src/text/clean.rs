@@ -548,14 +548,8 @@ mod tests {
             "中",
             "httpss://",
         ];
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = crate::text::test_input::xorshift(0x2545_F491_4F6C_DD1D);
         for _ in 0..50_000 {
-            let mut next = || {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x
-            };
             let n = (next() % 8) as usize;
             let s: String = (0..n)
                 .map(|_| pieces[(next() % pieces.len() as u64) as usize])

@@ -44,7 +44,8 @@ pub(super) struct OwnFields {
     pub html: Slot,
     pub url: Slot,
     pub fp: Slot,
-    /// Whether the object had a field besides these (skipped).
+    /// Whether the object had a field besides these (skipped), or one of these twice (the
+    /// last kept).
     pub others: bool,
 }
 
@@ -125,6 +126,7 @@ impl<'de> Visitor<'de> for ParsedVisitor {
                     continue;
                 }
             };
+            own.others |= !matches!(slot, Slot::Missing);
             *slot = map.next_value()?;
         }
         Ok(Parsed::Object(own))
