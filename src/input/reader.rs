@@ -199,8 +199,7 @@ pub fn parse_jsonl(line: &[u8]) -> Result<Record, RecordError> {
 /// those twice (the record has the last): a caller that gives other fields a meaning, or
 /// refuses them or repeated ones, reads the line again only then.
 pub fn parse_jsonl_with_others(line: &[u8]) -> Result<(Record, bool), RecordError> {
-    let (record, others) = own_record_with_others(as_text(line)?)?;
-    Ok((record, others))
+    own_record_with_others(as_text(line)?)
 }
 
 /// Parses one JSONL line (without its newline), line `line_no` of its input, into a

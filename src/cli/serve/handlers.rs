@@ -47,47 +47,38 @@ pub(super) async fn insert(
     .await
 }
 
-/// The fields of a document sent to /insert or /check_and_insert (which also takes `k` and
-/// `verify`):
-/// any other is refused (400 naming it), never silently ignored. Their values are checked
-/// by [`reader::parse_jsonl`].
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code, reason = "only the field names are checked here")]
-struct DocFields {
-    id: Option<IgnoredAny>,
-    title: Option<IgnoredAny>,
-    text: Option<IgnoredAny>,
-    html: Option<IgnoredAny>,
-    url: Option<IgnoredAny>,
-    fp: Option<IgnoredAny>,
-    k: Option<IgnoredAny>,
-    verify: Option<IgnoredAny>,
-}
-
-/// What a check-and-insert request counts as a near duplicate (the other fields are the
-/// document's): neither field, the store's quality mode; see [`simstore::Store::rule`].
-/// Read in the same pass that refuses unknown fields.
+/// A write's body (/insert, /check_and_insert): the fields of a document, checked here by
+/// name only (their values by [`reader::parse_jsonl`]), and check-and-insert's `k` and
+/// `verify`, read as `K` and `V`. Any other field is refused (400 naming it), never
+/// silently ignored.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[allow(
     dead_code,
     reason = "the document's fields are only checked by name here"
 )]
-struct CheckRule {
-    #[serde(default)]
-    k: Option<u32>,
-    #[serde(default)]
-    verify: Option<f64>,
+struct Body<K, V> {
     id: Option<IgnoredAny>,
     title: Option<IgnoredAny>,
     text: Option<IgnoredAny>,
     html: Option<IgnoredAny>,
     url: Option<IgnoredAny>,
     fp: Option<IgnoredAny>,
+    #[serde(default)]
+    k: Option<K>,
+    #[serde(default)]
+    verify: Option<V>,
 }
 
-impl CheckRule {
+/// A body's field names alone (`k` and `verify` skipped, only seen).
+type DocFields = Body<IgnoredAny, IgnoredAny>;
+
+/// What a check-and-insert request counts as a near duplicate (the other fields are the
+/// document's): neither field, the store's quality mode; see [`simstore::Store::rule`].
+/// Read in the same pass that refuses unknown fields.
+type CheckRule = Body<u32, f64>;
+
+impl Body<u32, f64> {
     /// The rule of the request's body `bytes`, or 400 naming the field (an unknown field,
     /// or a `k` or `verify` of the wrong type or range).
     fn of(store: &simstore::Store, bytes: &[u8]) -> Result<MatchRule, ApiError> {
