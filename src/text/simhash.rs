@@ -19,6 +19,9 @@
 //! per bit). All arithmetic is on integers, so the result is exact, the same on every
 //! platform and independent of the order in which features are added.
 
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+
 /// Magnitudes of the coefficients: `round(4096 · Φ⁻¹((128 + i + 0.5) / 256))` for `i` in
 /// `0..128`, with Φ the standard normal distribution function (Python:
 /// `round(statistics.NormalDist().inv_cdf((128 + i + 0.5) / 256) * 4096)`). The negative half
@@ -169,6 +172,16 @@ pub fn simhash(features: &[(u64, u32)]) -> u64 {
 /// The 64 projection sums behind [`simhash`] (bit `i` is set where sum `i` is positive):
 /// how certain each bit is ([`crate::WeakBits`]).
 pub fn projection_sums(features: &[(u64, u32)]) -> [i64; 64] {
+    #[cfg(target_arch = "x86_64")]
+    if avx512::available() {
+        return avx512::projection_sums(features);
+    }
+    scalar_projection_sums(features)
+}
+
+/// [`projection_sums`] one coefficient at a time: where the CPU lacks AVX-512, and the
+/// model its vector form is tested against.
+fn scalar_projection_sums(features: &[(u64, u32)]) -> [i64; 64] {
     let mut totals = [0i64; 64];
     for chunk in features.chunks(CHUNK) {
         let mut sums = [0f64; 64];
@@ -199,6 +212,34 @@ mod tests {
             assert_eq!(simhash(&features), h.finish(), "{n} features");
             features.reverse();
             assert_eq!(simhash(&features), h.finish(), "{n} features reversed");
+        }
+    }
+
+    /// The vector form gives the scalar loop's sums to the bit, over weights up to and past
+    /// [`MAX_WEIGHT`] and past one chunk of features.
+    #[test]
+    fn vector_sums_equal_scalar_sums() {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if !avx512::available() {
+                eprintln!("skipped: this CPU lacks AVX-512 F/BW/DQ/VBMI; the scalar loop runs");
+                return;
+            }
+            let mut next = xorshift(0xA076_1D64_78BD_642F);
+            for n in [0usize, 1, 2, 7, 64, 1000, CHUNK + 5] {
+                let features: Vec<(u64, u32)> = (0..n)
+                    .map(|i| {
+                        let weight = match i % 4 {
+                            0 => MAX_WEIGHT,
+                            1 => u32::MAX,
+                            _ => (next() % 5000) as u32,
+                        };
+                        (next(), weight)
+                    })
+                    .collect();
+                let want = scalar_projection_sums(&features);
+                assert_eq!(avx512::projection_sums(&features), want, "{n} features");
+            }
         }
     }
 
