@@ -219,10 +219,14 @@ mod tests {
     /// [`MAX_WEIGHT`] and past one chunk of features.
     #[test]
     fn vector_sums_equal_scalar_sums() {
+        #[cfg(not(target_arch = "x86_64"))]
+        eprintln!("skipped: the vector form is x86-64's; the scalar loop runs");
         #[cfg(target_arch = "x86_64")]
         {
             if !avx512::available() {
-                eprintln!("skipped: this CPU lacks AVX-512 F/BW/DQ/VBMI; the scalar loop runs");
+                eprintln!(
+                    "skipped: this CPU lacks AVX-512 F/BW/DQ/VBMI/VNNI; the scalar loop runs"
+                );
                 return;
             }
             let mut next = xorshift(0xA076_1D64_78BD_642F);
