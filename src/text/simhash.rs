@@ -65,11 +65,16 @@ pub const MAX_WEIGHT: u32 = 1 << 20;
 /// the seed `hash`. Byte `b` of word `j` is the coefficient index of bit `8j + b`.
 #[inline(always)]
 fn stream_word(hash: u64, j: u64) -> u64 {
-    let mut z = hash.wrapping_add((j + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    let mut z = hash.wrapping_add((j + 1).wrapping_mul(SPLITMIX_GAMMA));
+    z = (z ^ (z >> 30)).wrapping_mul(SPLITMIX_MIX[0]);
+    z = (z ^ (z >> 27)).wrapping_mul(SPLITMIX_MIX[1]);
     z ^ (z >> 31)
 }
+
+/// splitmix64's increment (γ) and its two mixing multipliers: the coefficient stream of
+/// [`stream_word`] and of its vector form.
+const SPLITMIX_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+const SPLITMIX_MIX: [u64; 2] = [0xBF58_476D_1CE4_E5B9, 0x94D0_49BB_1331_11EB];
 
 /// [`COEFFICIENTS`] as `f64`, the values `project` multiplies.
 static COEFFICIENTS_F64: [f64; 256] = {

@@ -17,7 +17,7 @@ use std::arch::x86_64::{
     _mm512_unpackhi_epi8, _mm512_unpacklo_epi8, _mm512_xor_si512,
 };
 
-use super::{COEFFICIENTS, MAX_WEIGHT};
+use super::{COEFFICIENTS, MAX_WEIGHT, SPLITMIX_GAMMA, SPLITMIX_MIX};
 
 /// Whether this CPU runs [`projection_sums`].
 pub(super) fn available() -> bool {
@@ -47,7 +47,7 @@ const STEPS: [u64; 8] = {
     let mut steps = [0u64; 8];
     let mut j = 0;
     while j < 8 {
-        steps[j] = (j as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        steps[j] = (j as u64 + 1).wrapping_mul(SPLITMIX_GAMMA);
         j += 1;
     }
     steps
@@ -141,9 +141,9 @@ fn bit_of(register: usize, n: usize) -> usize {
 fn stream(hash: u64, steps: __m512i) -> __m512i {
     let z = _mm512_add_epi64(_mm512_set1_epi64(hash as i64), steps);
     let z = _mm512_xor_si512(z, _mm512_srli_epi64::<30>(z));
-    let z = _mm512_mullo_epi64(z, _mm512_set1_epi64(0xBF58_476D_1CE4_E5B9u64 as i64));
+    let z = _mm512_mullo_epi64(z, _mm512_set1_epi64(SPLITMIX_MIX[0] as i64));
     let z = _mm512_xor_si512(z, _mm512_srli_epi64::<27>(z));
-    let z = _mm512_mullo_epi64(z, _mm512_set1_epi64(0x94D0_49BB_1331_11EBu64 as i64));
+    let z = _mm512_mullo_epi64(z, _mm512_set1_epi64(SPLITMIX_MIX[1] as i64));
     _mm512_xor_si512(z, _mm512_srli_epi64::<31>(z))
 }
 
