@@ -34,12 +34,14 @@ pub enum Error {
 
     /// The store was written with an on-disk format this build cannot read.
     #[error(
-        "store format version {found} is not supported by this build (it reads versions 3 to {expected}); {hint}"
+        "store format version {found} is not supported by this build (it reads {}); {hint}", readable(.oldest, .expected)
     )]
     FormatVersion {
         /// The format version found in the store.
         found: u32,
-        /// The format version this build writes (the newest it reads; it reads 3 and up).
+        /// The oldest format version this build reads on the store's backend.
+        oldest: u32,
+        /// The format version this build writes (the newest it reads).
         expected: u32,
         /// What to do about it.
         hint: &'static str,
@@ -172,5 +174,14 @@ pub enum Error {
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
         Error::Io(e)
+    }
+}
+
+/// The format versions a build reads, in words: "version 5", "versions 3 to 5".
+fn readable(oldest: &u32, newest: &u32) -> String {
+    if oldest == newest {
+        format!("version {newest}")
+    } else {
+        format!("versions {oldest} to {newest}")
     }
 }

@@ -349,8 +349,7 @@ fn concurrent_checks_admit_exactly_one() {
 
 /// Deletes one `exact` key straight in RocksDB (the store closed).
 fn drop_exact_key(path: &Path, hash: u128) {
-    let cfs = DB::list_cf(&Options::default(), path).unwrap();
-    let db = DB::open_cf(&Options::default(), path, &cfs).unwrap();
+    let db = crate::util::raw_db(path);
     let exact = db.cf_handle("exact").unwrap();
     let mut it = db.raw_iterator_cf(exact);
     it.seek(codec::exact_prefix(hash));

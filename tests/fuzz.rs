@@ -860,10 +860,20 @@ fn check_codec(bytes: &[u8]) -> u64 {
             Err(e) => assert!(bytes.len() != 16 && matches!(e, Error::Corrupt(_))),
         }
     }
-    // A table key decodes only from its one (shortest) encoding.
-    match codec::decode_table_key(bytes) {
-        Ok((p, seq)) => assert_eq!(codec::table_key(p, seq).as_ref(), bytes),
+    // A table bucket: read in place or merged, never a panic; what reads back in order
+    // re-encodes to the same bytes.
+    let key = codec::bucket::bucket_key(u64::from(bytes.first().copied().unwrap_or(0)) << 56, 16);
+    match codec::bucket::Bucket::decode(key.as_ref(), bytes, 16) {
+        Ok(b) => {
+            let entries: Vec<(u64, u64)> = b.entries().collect();
+            if let Ok(merged) = codec::bucket::merge_bucket(key.as_ref(), Some(bytes), []) {
+                assert_eq!(merged, codec::bucket::encode_bucket(16, &entries));
+            }
+        }
         Err(e) => assert!(matches!(e, Error::Corrupt(_))),
+    }
+    if let Err(e) = codec::bucket::merge_bucket(key.as_ref(), None, [bytes]) {
+        assert!(matches!(e, Error::Corrupt(_)));
     }
     match codec::decode_doc_key(bytes) {
         Ok(seq) => assert_eq!(seq, be(bytes)),
@@ -1224,16 +1234,28 @@ fn codec_round_trips() {
                 codec::decode_exact_key(&codec::exact_key(h, a)).unwrap(),
                 (h, a)
             );
-            assert_eq!(
-                codec::decode_table_key(codec::table_key(a, b).as_ref()).unwrap(),
-                (a, b)
-            );
             assert_eq!(codec::decode_doc_key(&codec::doc_key(a)).unwrap(), a);
-            // Table keys sort like (permuted, seq).
-            let (x, y) = (codec::table_key(a, b), codec::table_key(b, a));
-            assert_eq!(x.as_ref().cmp(y.as_ref()), (a, b).cmp(&(b, a)));
-            let (x, y) = (codec::table_key(a, b), codec::table_key(a, b >> (a % 64)));
-            assert_eq!(x.as_ref().cmp(y.as_ref()), b.cmp(&(b >> (a % 64))));
+            // Bucket keys sort like the prefixes; a bucket of two entries reads back.
+            use codec::bucket::{Bucket, bucket_key, bucket_op, merge_bucket};
+            let bits = (a % 64) as u32 + 1;
+            let (x, y) = (bucket_key(a, bits), bucket_key(b, bits));
+            let prefix = |v: u64| v.checked_shr(64 - bits).unwrap_or(0);
+            let prefix = |v: u64| if bits == 64 { v } else { prefix(v) };
+            assert_eq!(x.as_ref().cmp(y.as_ref()), prefix(a).cmp(&prefix(b)));
+            let second = a ^ (b & (u64::MAX.checked_shr(bits).unwrap_or(0)));
+            let ops = [
+                bucket_op(bits, true, a, b),
+                bucket_op(bits, true, second, a),
+            ];
+            let value = merge_bucket(x.as_ref(), None, ops.iter().map(|o| o.as_slice())).unwrap();
+            let mut want = vec![(a, b), (second, a)];
+            want.sort();
+            want.dedup();
+            let got: Vec<_> = Bucket::decode(x.as_ref(), &value, bits)
+                .unwrap()
+                .entries()
+                .collect();
+            assert_eq!(got, want);
             Ok(())
         },
     );

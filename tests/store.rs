@@ -24,8 +24,7 @@ fn meta(title: &str) -> DocMeta {
 
 /// Rewrites the manifest of a closed store with `f` applied to its bytes.
 fn rewrite_manifest(path: &std::path::Path, f: impl FnOnce(Vec<u8>) -> Vec<u8>) {
-    let cfs = DB::list_cf(&Options::default(), path).unwrap();
-    let db = DB::open_cf(&Options::default(), path, &cfs).unwrap();
+    let db = crate::util::raw_db(path);
     let meta = db.cf_handle("meta").unwrap();
     let bytes = db.get_cf(meta, codec::MANIFEST_KEY).unwrap().unwrap();
     db.put_cf(meta, codec::MANIFEST_KEY, f(bytes)).unwrap();
@@ -245,45 +244,47 @@ fn another_spec_is_refused_with_what_to_do() {
     }
 }
 
-/// Opens `path` expecting `Error::FormatVersion { found, expected: 3 }`; returns the error.
+/// Opens `path` expecting `Error::FormatVersion { found, expected: 5 }`; returns the error.
 fn refused_format(path: &std::path::Path, found: u32) -> Error {
     let err = Store::open(path).unwrap_err();
     assert!(
-        matches!(err, Error::FormatVersion { found: f, expected: 4, .. } if f == found),
+        matches!(err, Error::FormatVersion { found: f, expected: 5, .. } if f == found),
         "{err:?}"
     );
     err
 }
 
-/// A format-3 store (written before the quality mode was recorded) opens, in the standard
-/// mode, with its documents; a relayout rewrites its manifest as format 4.
+/// A RocksDB store of format 3 or 4 (one table key per entry, before the buckets of
+/// format 5) is refused with what to do, its files untouched; a format-3 manifest still
+/// decodes (in the standard mode), for the Redis stores whose layout did not change.
 #[test]
-fn a_format_3_store_opens_in_the_standard_mode() {
+fn a_format_3_or_4_rocksdb_store_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
-    let store = Store::builder(&path)
-        .quality(simstore::Quality::High)
-        .open()
-        .unwrap();
+    let store = Store::open(&path).unwrap();
     store.insert_batch(spread(100)).unwrap();
     drop(store);
+    for old in [3u32, 4] {
+        rewrite_manifest(&path, |mut bytes| {
+            bytes[8..12].copy_from_slice(&old.to_be_bytes());
+            bytes
+        });
+        let err = refused_format(&path, old);
+        assert!(
+            matches!(err, Error::FormatVersion { oldest: 5, .. }),
+            "{err:?}"
+        );
+        let msg = err.to_string();
+        assert!(
+            msg.contains("it reads version 5") && msg.contains("re-import"),
+            "{msg}"
+        );
+    }
     rewrite_manifest(&path, |mut bytes| {
-        assert_eq!(bytes.pop(), Some(1), "format 4 ends with the mode (high)");
-        bytes[8..12].copy_from_slice(&3u32.to_be_bytes());
+        bytes[8..12].copy_from_slice(&5u32.to_be_bytes());
         bytes
     });
-    let store = Store::open(&path).unwrap();
-    assert_eq!(store.quality(), simstore::Quality::Standard);
-    assert_eq!(store.len(), 100);
-    let d7 = store.get("d7").unwrap().unwrap();
-    let got = store.query(Fingerprint(d7.fp), 0).unwrap();
-    assert_eq!(got.first().map(|m| m.doc.id.as_str()), Some("d7"));
-    let layout = store.layout().clone();
-    drop(store.relayout(layout).unwrap());
-    rewrite_manifest(&path, |bytes| {
-        assert_eq!(&bytes[8..12], &4u32.to_be_bytes(), "rewritten as format 4");
-        bytes
-    });
+    assert_eq!(Store::open(&path).unwrap().len(), 100);
 }
 
 #[test]
@@ -292,10 +293,10 @@ fn another_format_version_is_refused_with_what_to_do() {
     let path = dir.path().join("db");
     drop(Store::open(&path).unwrap());
     rewrite_manifest(&path, |mut bytes| {
-        bytes[8..12].copy_from_slice(&5u32.to_be_bytes());
+        bytes[8..12].copy_from_slice(&6u32.to_be_bytes());
         bytes
     });
-    let err = refused_format(&path, 5);
+    let err = refused_format(&path, 6);
     assert!(err.to_string().contains("upgrade simstore"), "{err}");
     // An older format (1, before the `exact` column family): re-import.
     rewrite_manifest(&path, |mut bytes| {
@@ -491,27 +492,26 @@ fn check_finds_damage_and_repair_mends_it() {
             (499, 499, vec![499; 4])
         );
     }
-    // Damage it behind the store's back: drop a table entry, add a stray one, drop an id.
-    {
-        let cfs = DB::list_cf(&Options::default(), &path).unwrap();
-        let db = DB::open_cf(&Options::default(), &path, &cfs).unwrap();
-        let t2 = db.cf_handle("t02").unwrap();
-        let first = db
-            .iterator_cf(t2, rocksdb::IteratorMode::Start)
-            .next()
-            .unwrap()
-            .unwrap()
-            .0;
-        db.delete_cf(t2, &first).unwrap();
-        db.put_cf(
-            db.cf_handle("t00").unwrap(),
-            codec::table_key(42, 999_999),
-            b"",
-        )
-        .unwrap();
-        db.delete_cf(db.cf_handle("ids").unwrap(), b"d3").unwrap();
-    }
+    // Damage it behind the logic's back, through the backend: drop a table entry, add a
+    // stray one, drop an id.
     let store = Store::open(&path).unwrap();
+    {
+        use simstore::store::backend::{Change, ChangeSet, Durability};
+        let mut first = None;
+        let snap = store.backend().snapshot();
+        snap.scan_table(2, 0, None, &mut |e| {
+            first = Some(e?);
+            Ok(false)
+        })
+        .unwrap();
+        drop(snap);
+        let (permuted, seq) = first.unwrap();
+        let mut damage = ChangeSet::new();
+        damage.push(Change::DeleteTable(2, permuted, seq));
+        damage.push(Change::PutTable(0, 42, 999_999));
+        damage.push(Change::DeleteId("d3".into()));
+        store.backend().write(&damage, Durability::Synced).unwrap();
+    }
     let report = store.check().unwrap();
     assert_eq!(report.problem_count, 3, "{:?}", report.problems);
     let all = report.problems.join("\n");
@@ -638,8 +638,7 @@ fn interrupted_bulk_load_is_recovered_on_open() {
     Store::open(&path).unwrap().bulk_load(entries).unwrap();
     // Simulate a crash after ingestion but before the final batch: marker present, counters stale.
     {
-        let cfs = DB::list_cf(&Options::default(), &path).unwrap();
-        let db = DB::open_cf(&Options::default(), &path, &cfs).unwrap();
+        let db = crate::util::raw_db(&path);
         let meta = db.cf_handle("meta").unwrap();
         db.put_cf(meta, codec::BULK_PENDING_KEY, b"").unwrap();
         db.put_cf(meta, codec::COUNTERS_KEY, codec::encode_counters(0, 0))
@@ -715,8 +714,7 @@ fn relayout_rebuilds_tables_for_another_layout() {
     drop(store);
     // An interrupted relayout (the pending manifest written, nothing else) finishes on open.
     {
-        let cfs = DB::list_cf(&Options::default(), &path).unwrap();
-        let db = DB::open_cf(&Options::default(), &path, &cfs).unwrap();
+        let db = crate::util::raw_db(&path);
         let pending = Manifest {
             layout: simstore::Layout::new(2, 3).unwrap(),
             spec: FingerprintSpec::current(),

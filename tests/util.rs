@@ -395,3 +395,24 @@ pub fn run_measured(mut cmd: Command) -> (Output, u64) {
     }
     (checked(child.wait_with_output().unwrap()), peak_kb * 1024)
 }
+
+/// A store's RocksDB database opened straight through RocksDB (to damage or rewrite it
+/// behind the store's back), with the tables' merge operator, without which RocksDB could
+/// not recover their merge records from the write-ahead log.
+pub fn raw_db(path: &std::path::Path) -> rocksdb::DB {
+    use simstore::store::codec::bucket;
+    let mut opts = rocksdb::Options::default();
+    opts.set_merge_operator(
+        bucket::MERGE_OPERATOR,
+        |key: &[u8], existing: Option<&[u8]>, ops: &rocksdb::MergeOperands| {
+            bucket::merge_bucket(key, existing, ops).ok()
+        },
+        |_: &[u8], _: Option<&[u8]>, ops: &rocksdb::MergeOperands| Some(bucket::concat_ops(ops)),
+    );
+    // `open_cf` would give every column family default options (no merge operator).
+    let cfs = rocksdb::DB::list_cf(&opts, path).unwrap();
+    let descriptors = cfs
+        .iter()
+        .map(|name| rocksdb::ColumnFamilyDescriptor::new(name, opts.clone()));
+    rocksdb::DB::open_cf_descriptors(&opts, path, descriptors).unwrap()
+}

@@ -268,6 +268,11 @@ impl Layout {
         &self.tables
     }
 
+    /// Each table's prefix length in bits, in table order.
+    pub fn prefix_bits(&self) -> Vec<u32> {
+        self.tables.iter().map(Table::prefix_bits).collect()
+    }
+
     /// The tables a query with distance `k ≤ k_max` must probe to be exact. For `k = k_max`
     /// that is every table; for smaller `k`, a greedy cover: for every set of `k` blocks
     /// that may differ, some chosen table leads with none of them.

@@ -175,12 +175,15 @@ pub trait Backend: Send + Sync {
     /// between.
     fn version(&self) -> u64;
 
-    /// Checks that the backend holds tables `0..tables` (the manifest's layout) and
-    /// addresses those from now on. A missing table is [`crate::Error::Corrupt`].
-    fn attach_tables(&mut self, tables: usize) -> Result<()>;
+    /// Checks that the backend holds the manifest's tables, one for each of
+    /// `prefix_bits` (table `t`'s prefix length in bits, which a backend may group its
+    /// entries by), and addresses those from now on. A missing table is
+    /// [`crate::Error::Corrupt`].
+    fn attach_tables(&mut self, prefix_bits: &[u32]) -> Result<()>;
 
-    /// Drops every table and creates `tables` empty ones (the first half of a relayout).
-    fn reset_tables(&mut self, tables: usize) -> Result<()>;
+    /// Drops every table and creates empty ones, one for each of `prefix_bits` (the first
+    /// half of a relayout).
+    fn reset_tables(&mut self, prefix_bits: &[u32]) -> Result<()>;
 
     /// Moves buffered writes to their durable home (memtables to files, say). Never needed
     /// for durability.
@@ -192,6 +195,12 @@ pub trait Backend: Send + Sync {
     /// Memory the backend's servers use, when it keeps the store in their memory (Redis).
     fn memory_bytes(&self) -> Option<u64> {
         None
+    }
+
+    /// The oldest store format ([`crate::store::codec::FORMAT_VERSION`]) this backend
+    /// reads: its own layout of the spaces changed then. Default: the oldest manifest.
+    fn oldest_format(&self) -> u32 {
+        crate::store::codec::OLDEST_READABLE
     }
 
     /// Sorted bulk ingest, if the backend has it.

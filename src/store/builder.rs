@@ -321,12 +321,14 @@ impl Store {
         }
     }
 
-    /// Writes the manifest and zero counters of a new store (fsynced).
+    /// Attaches the tables of `layout` and writes the manifest and zero counters of a new
+    /// store (fsynced).
     pub(super) fn create(
-        backend: Box<dyn Backend>,
+        mut backend: Box<dyn Backend>,
         options: StoreBuilder,
         layout: Layout,
     ) -> Result<Store> {
+        backend.attach_tables(&layout.prefix_bits())?;
         let manifest = Store::new_manifest(layout, options.quality);
         backend.write(&Store::creation(&manifest), Durability::Synced)?;
         Ok(Store::assemble(backend, options, manifest, (0, 0)))
@@ -378,6 +380,7 @@ impl Store {
                 });
             }
         };
+        codec::check_format(codec::manifest_format(bytes)?, backend.oldest_format())?;
         let manifest = codec::decode_manifest(bytes)?;
         let current = FingerprintSpec::current();
         if manifest.spec != current {
@@ -387,7 +390,7 @@ impl Store {
             });
         }
         if meta.relayout.is_none() {
-            backend.attach_tables(manifest.layout.tables().len())?;
+            backend.attach_tables(&manifest.layout.prefix_bits())?;
         }
         let counters = match &meta.counters {
             Some(b) => codec::decode_counters(b)?,
@@ -437,7 +440,7 @@ impl Store {
     /// rebuilds the tables from `docs` and removes the marker.
     fn finish_relayout(&mut self) -> Result<()> {
         self.backend
-            .reset_tables(self.manifest.layout.tables().len())?;
+            .reset_tables(&self.manifest.layout.prefix_bits())?;
         self.write_meta(
             MetaKey::Manifest,
             Some(codec::encode_manifest(&self.manifest)),

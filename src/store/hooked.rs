@@ -69,11 +69,14 @@ impl Backend for Hooked {
     fn version(&self) -> u64 {
         self.inner.version()
     }
-    fn attach_tables(&mut self, tables: usize) -> Result<()> {
-        self.inner.attach_tables(tables)
+    fn oldest_format(&self) -> u32 {
+        self.inner.oldest_format()
     }
-    fn reset_tables(&mut self, tables: usize) -> Result<()> {
-        self.inner.reset_tables(tables)
+    fn attach_tables(&mut self, prefix_bits: &[u32]) -> Result<()> {
+        self.inner.attach_tables(prefix_bits)
+    }
+    fn reset_tables(&mut self, prefix_bits: &[u32]) -> Result<()> {
+        self.inner.reset_tables(prefix_bits)
     }
     fn flush(&self, scope: FlushScope) -> Result<()> {
         (self.on_flush)();

@@ -141,7 +141,8 @@ impl Backend for MemoryBackend {
         self.current().version
     }
 
-    fn attach_tables(&mut self, tables: usize) -> Result<()> {
+    fn attach_tables(&mut self, prefix_bits: &[u32]) -> Result<()> {
+        let tables = prefix_bits.len();
         let have = self.current().tables.len();
         if have < tables {
             return Err(Error::Corrupt(format!(
@@ -151,7 +152,8 @@ impl Backend for MemoryBackend {
         Ok(())
     }
 
-    fn reset_tables(&mut self, tables: usize) -> Result<()> {
+    fn reset_tables(&mut self, prefix_bits: &[u32]) -> Result<()> {
+        let tables = prefix_bits.len();
         let mut guard = self.state.write().unwrap_or_else(|e| e.into_inner());
         let spaces = Arc::make_mut(&mut guard);
         spaces.tables = vec![BTreeSet::new(); tables];

@@ -11,7 +11,7 @@
 //! | `docs` | seq (u64 BE) | record version (u8 = 2) ++ bincode([`StoredDoc`]; the content hash and the 64-byte sketch are the last two fields, each `Option`) |
 //! | `ids` | external id (UTF-8 bytes) | seq (u64 BE) ++ fingerprint (u64 BE) [++ content hash (u128 BE)] |
 //! | `exact` | content hash (u128 BE) ++ seq (u64 BE) | empty |
-//! | `t00`.. | π(fingerprint) (u64 BE) ++ seq: its byte count n (u8) ++ its n low bytes BE, the shortest form ([`TableKey`]) | empty |
+//! | `t00`.. | the top `p` bits of π(fingerprint), ⌈p/8⌉ bytes BE (a bucket: [`bucket`]) | every entry under that prefix, packed ([`bucket`]); writes are merge records |
 //!
 //! The temporary sorted runs of a bulk load (never part of a store) are laid out in
 //! [`spill`].
@@ -19,12 +19,15 @@
 //! Format version 2 added the `exact` column family, the content hash in `docs` records
 //! and `ids` values. Format version 3 shortened the sequence number in table keys (8 bytes
 //! to its shortest form) and added the number of leading blocks to the manifest (layouts
-//! whose tables lead with fewer blocks than Manku's). Stores of other versions are refused
-//! (re-import them).
+//! whose tables lead with fewer blocks than Manku's). Format 4 added the quality mode to
+//! the manifest. Format 5 packs a RocksDB table's entries in one bucket per prefix
+//! ([`bucket`]); the Redis layout is unchanged, so a Redis store of format 3 or 4 still
+//! opens. Stores of other versions are refused (re-import them).
 //!
 //! bincode uses its `standard` configuration (little-endian varints) with a size limit,
 //! so a damaged length prefix cannot make a decoder allocate without bound.
 
+pub mod bucket;
 pub mod redis;
 pub mod spill;
 
@@ -37,12 +40,18 @@ use crate::types::{Sketch, StoredDoc};
 /// The first bytes of every manifest.
 pub const MAGIC: [u8; 8] = *b"SIMSTORE";
 
-/// The on-disk format version this build writes. It also reads format 3 (the same but for
-/// the quality mode in the manifest: a format-3 store is in the standard mode).
-pub const FORMAT_VERSION: u32 = 4;
+/// The on-disk format version this build writes. Its manifests read back to format 3 (the
+/// same but for the quality mode: a format-3 store is in the standard mode), which a
+/// backend whose layout did not change since (Redis) still opens; RocksDB stores need
+/// [`BUCKET_FORMAT`].
+pub const FORMAT_VERSION: u32 = 5;
 
-/// The oldest format version this build reads.
-const OLDEST_READABLE: u32 = 3;
+/// The oldest format version whose manifest this build reads.
+pub const OLDEST_READABLE: u32 = 3;
+
+/// The first format whose RocksDB tables hold one bucket per prefix ([`bucket`]); a
+/// RocksDB store of an older format is refused.
+pub const BUCKET_FORMAT: u32 = 5;
 
 /// Key of the manifest in the `meta` column family.
 pub const MANIFEST_KEY: &[u8] = b"manifest";
@@ -198,19 +207,8 @@ pub fn encode_manifest(m: &Manifest) -> Vec<u8> {
 /// Decodes and validates a manifest. A wrong magic is [`Error::Corrupt`]; another format
 /// version is [`Error::FormatVersion`] with what to do.
 pub fn decode_manifest(bytes: &[u8]) -> Result<Manifest> {
-    if bytes.len() < 12 || bytes[..8] != MAGIC {
-        return Err(Error::Corrupt(
-            "the manifest does not start with the simstore magic bytes".into(),
-        ));
-    }
-    let version = u32::from_be_bytes(bytes[8..12].try_into().expect("4 bytes"));
-    if !(OLDEST_READABLE..=FORMAT_VERSION).contains(&version) {
-        return Err(Error::FormatVersion {
-            found: version,
-            expected: FORMAT_VERSION,
-            hint: version_hint(version),
-        });
-    }
+    let version = manifest_format(bytes)?;
+    check_format(version, OLDEST_READABLE)?;
     let (body, quality) = match version {
         3 => (
             decode_body::<ManifestBodyV3>(&bytes[12..])?,
@@ -231,6 +229,32 @@ pub fn decode_manifest(bytes: &[u8]) -> Result<Manifest> {
         spec: body.spec.into(),
         created: body.created,
         quality,
+    })
+}
+
+/// The format version a manifest was written in.
+pub fn manifest_format(bytes: &[u8]) -> Result<u32> {
+    match bytes.split_first_chunk::<12>() {
+        Some((head, _)) if head[..8] == MAGIC => {
+            Ok(u32::from_be_bytes(head[8..].try_into().expect("4 bytes")))
+        }
+        _ => Err(Error::Corrupt(
+            "the manifest does not start with the simstore magic bytes".into(),
+        )),
+    }
+}
+
+/// `Ok` when a store of format `version` is read by this build on a backend that reads
+/// formats `oldest` and up; else [`Error::FormatVersion`] with what to do.
+pub fn check_format(version: u32, oldest: u32) -> Result<()> {
+    if (oldest..=FORMAT_VERSION).contains(&version) {
+        return Ok(());
+    }
+    Err(Error::FormatVersion {
+        found: version,
+        oldest,
+        expected: FORMAT_VERSION,
+        hint: version_hint(version),
     })
 }
 
@@ -407,50 +431,6 @@ pub fn decode_exact_key(bytes: &[u8]) -> Result<(u128, u64)> {
     Ok((u128::from_be_bytes(h), u64::from_be_bytes(s)))
 }
 
-/// The key of a table entry: the permuted fingerprint (u64 BE), then the sequence number
-/// as its byte count `n` (one byte, 0..=8) and its `n` low bytes big-endian (the shortest
-/// form: a sequence number below 2^24 takes 4 bytes, not 8). Byte order is numeric order
-/// (a longer shortest form is a larger number), so a fingerprint prefix is a contiguous
-/// key range and equal fingerprints sort by sequence number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TableKey {
-    bytes: [u8; 17],
-    len: u8,
-}
-
-impl AsRef<[u8]> for TableKey {
-    fn as_ref(&self) -> &[u8] {
-        &self.bytes[..self.len as usize]
-    }
-}
-
-/// Encodes a table key (see [`TableKey`]).
-#[inline]
-pub fn table_key(permuted: u64, seq: u64) -> TableKey {
-    let n = 8 - seq.leading_zeros() as usize / 8;
-    let mut bytes = [0u8; 17];
-    bytes[..8].copy_from_slice(&permuted.to_be_bytes());
-    bytes[8] = n as u8;
-    bytes[9..9 + n].copy_from_slice(&seq.to_be_bytes()[8 - n..]);
-    TableKey {
-        bytes,
-        len: 9 + n as u8,
-    }
-}
-
-/// Decodes a table key into `(permuted fingerprint, seq)`.
-#[inline]
-pub fn decode_table_key(bytes: &[u8]) -> Result<(u64, u64)> {
-    let bad = || Error::Corrupt(format!("a table key of {} bytes is malformed", bytes.len()));
-    let (head, rest) = bytes.split_first_chunk::<8>().ok_or_else(bad)?;
-    let (&n, tail) = rest.split_first().ok_or_else(bad)?;
-    if n > 8 || tail.len() != n as usize || tail.first() == Some(&0) {
-        return Err(bad());
-    }
-    let seq = tail.iter().fold(0u64, |acc, &b| acc << 8 | u64::from(b));
-    Ok((u64::from_be_bytes(*head), seq))
-}
-
 /// The 8-byte big-endian encoding of a permuted-fingerprint bound (for seeks and bounds).
 #[inline]
 pub fn table_bound(permuted: u64) -> [u8; 8] {
@@ -506,12 +486,25 @@ mod tests {
     #[test]
     fn manifest_version_and_magic_are_checked() {
         let mut bytes = encode_manifest(&manifest());
-        bytes[11] = 5;
+        assert_eq!(manifest_format(&bytes).unwrap(), 5);
+        bytes[11] = 6;
         assert!(matches!(
             decode_manifest(&bytes),
             Err(Error::FormatVersion {
-                found: 5,
-                expected: 4,
+                found: 6,
+                oldest: 3,
+                expected: 5,
+                ..
+            })
+        ));
+        // A RocksDB store checks for its buckets' format; a format-4 manifest is older.
+        bytes[11] = 4;
+        assert!(decode_manifest(&bytes).is_ok());
+        assert!(matches!(
+            check_format(4, BUCKET_FORMAT),
+            Err(Error::FormatVersion {
+                found: 4,
+                oldest: 5,
                 ..
             })
         ));
@@ -521,7 +514,7 @@ mod tests {
             err,
             Error::FormatVersion {
                 found: 1,
-                expected: 4,
+                expected: 5,
                 ..
             }
         ));
@@ -565,29 +558,6 @@ mod tests {
         assert!(decode_doc(&[1, 0]).is_err());
         assert!(decode_doc(&[3, 0]).is_err());
         assert!(decode_doc(&[2, 0xff, 0xff, 0xff, 0xff, 0xff]).is_err());
-    }
-
-    #[test]
-    fn table_keys_sort_numerically() {
-        let a = table_key(0x00ff_0000_0000_0000, 5);
-        let b = table_key(0x0100_0000_0000_0000, 1);
-        assert!(a.as_ref() < b.as_ref());
-        assert_eq!(
-            decode_table_key(a.as_ref()).unwrap(),
-            (0x00ff_0000_0000_0000, 5)
-        );
-        assert!(decode_table_key(&a.as_ref()[..a.as_ref().len() - 1]).is_err());
-        // Equal fingerprints sort by sequence number, whatever its length.
-        let seqs = [0, 1, 255, 256, 65_535, 1 << 24, u64::MAX >> 8, u64::MAX];
-        let keys: Vec<TableKey> = seqs.iter().map(|&s| table_key(7, s)).collect();
-        assert!(keys.windows(2).all(|w| w[0].as_ref() < w[1].as_ref()));
-        for (&seq, key) in seqs.iter().zip(&keys) {
-            assert_eq!(decode_table_key(key.as_ref()).unwrap(), (7, seq));
-        }
-        assert_eq!(table_key(7, 10_000_000).as_ref().len(), 12);
-        // Not the shortest form, or a length past the key: malformed.
-        assert!(decode_table_key(&[0, 0, 0, 0, 0, 0, 0, 7, 2, 0, 5]).is_err());
-        assert!(decode_table_key(&[0, 0, 0, 0, 0, 0, 0, 7, 9, 1]).is_err());
     }
 
     /// Golden bytes of the format-2 additions: `ids` values with and without a content

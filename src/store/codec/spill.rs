@@ -5,7 +5,7 @@
 //! | record | bytes |
 //! |---|---|
 //! | load row | seq (u64) ++ fingerprint (u64) ++ has hash (u8: 0 or 1) [++ content hash (u128)] ++ id length (u32) ++ id (UTF-8) |
-//! | table key | permuted fingerprint (u64 BE) ++ seq (u64 BE): 16 bytes (a store's table keys are shorter: [`super::TableKey`]) |
+//! | table key | permuted fingerprint (u64 BE) ++ seq (u64 BE): 16 bytes (a store packs a table's entries in buckets: [`super::bucket`]) |
 //! | `exact` key | content hash (u128) ++ seq (u64) (as [`super::exact_key`]) |
 //!
 //! A run is its records one after another; it ends where the file ends.

@@ -332,12 +332,13 @@ impl Backend for RedisBackend {
         self.writes.load(Ordering::SeqCst)
     }
 
-    fn attach_tables(&mut self, tables: usize) -> Result<()> {
-        self.tables.store(tables, Ordering::Relaxed);
+    fn attach_tables(&mut self, prefix_bits: &[u32]) -> Result<()> {
+        self.tables.store(prefix_bits.len(), Ordering::Relaxed);
         Ok(())
     }
 
-    fn reset_tables(&mut self, tables: usize) -> Result<()> {
+    fn reset_tables(&mut self, prefix_bits: &[u32]) -> Result<()> {
+        let tables = prefix_bits.len();
         let old = self.table_count().max(tables);
         for t in 0..old {
             self.clear(Space::Table(t))?;

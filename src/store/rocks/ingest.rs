@@ -14,7 +14,7 @@ use super::threaded_run::ThreadedRun;
 use super::{RocksBackend, storage};
 use crate::error::Result;
 use crate::store::backend::{BulkIngest, SortedRun, SortedWriter, Space};
-use crate::store::codec::{self, IdValue};
+use crate::store::codec::{self, IdValue, bucket};
 use crate::types::StoredDoc;
 
 /// The staging directory of bulk loads, inside the store's directory.
@@ -35,6 +35,13 @@ impl BulkIngest for RocksBackend {
         if let Some(run) = ThreadedRun::start(space, file.clone(), &self.warming)? {
             return Ok(Box::new(run));
         }
+        let bucket = match space {
+            Space::Table(t) => Some(BucketBuf {
+                bits: self.table(t)?.1,
+                entries: Vec::new(),
+            }),
+            _ => None,
+        };
         let writer = SstFileWriter::create(write_options(space));
         writer.open(&file).map_err(storage)?;
         Ok(Box::new(SstRun {
@@ -43,6 +50,7 @@ impl BulkIngest for RocksBackend {
             file,
             entries: 0,
             warming: &self.warming,
+            bucket,
         }))
     }
 
@@ -144,12 +152,35 @@ struct SstRun<'a> {
     file: PathBuf,
     entries: u64,
     warming: &'a Warming,
+    /// A table's bucket being gathered (`None` for the other spaces).
+    bucket: Option<BucketBuf>,
+}
+
+/// The entries of a table's current bucket (`codec::bucket`), written as one value when
+/// the next entry falls in another bucket, or the run finishes.
+struct BucketBuf {
+    bits: u32,
+    entries: Vec<(u64, u64)>,
 }
 
 impl SstRun<'_> {
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         self.entries += 1;
         self.writer.put(key, value).map_err(storage)
+    }
+
+    /// Writes the gathered bucket, if any.
+    fn put_bucket(&mut self) -> Result<()> {
+        let Some(buf) = self.bucket.as_mut() else {
+            return Ok(());
+        };
+        let Some(&(first, _)) = buf.entries.first() else {
+            return Ok(());
+        };
+        let key = bucket::bucket_key(first, buf.bits);
+        let value = bucket::encode_bucket(buf.bits, &buf.entries);
+        buf.entries.clear();
+        self.put(key.as_ref(), &value)
     }
 }
 
@@ -167,10 +198,28 @@ impl SortedWriter for SstRun<'_> {
     }
 
     fn put_table(&mut self, permuted: u64, seq: u64) -> Result<()> {
-        self.put(codec::table_key(permuted, seq).as_ref(), &[])
+        let Some(buf) = self.bucket.as_mut() else {
+            return Err(crate::error::Error::Corrupt(format!(
+                "a table entry written to the run of {:?}",
+                self.space
+            )));
+        };
+        let same = |&(p, _): &(u64, u64)| {
+            bucket::bucket_key(p, buf.bits) == bucket::bucket_key(permuted, buf.bits)
+        };
+        if !buf.entries.last().is_none_or(same) {
+            self.put_bucket()?;
+        }
+        self.bucket
+            .as_mut()
+            .expect("a table run")
+            .entries
+            .push((permuted, seq));
+        Ok(())
     }
 
     fn finish(mut self: Box<Self>) -> Result<Option<SortedRun>> {
+        self.put_bucket()?;
         if self.entries == 0 {
             return Ok(None);
         }

@@ -21,7 +21,7 @@ use crate::store::backend::{
     Atomicity, Backend, BulkIngest, Change, ChangeSet, Durability, FlushScope, Follow, MetaKey,
     Snapshot, Space,
 };
-use crate::store::codec;
+use crate::store::codec::{self, bucket};
 
 pub(crate) use open::{OpenMode, create, open};
 
@@ -34,6 +34,9 @@ pub(crate) struct RocksBackend {
     path: PathBuf,
     /// Names of the table column families of the layout, in table order.
     table_cfs: Vec<String>,
+    /// Each table's prefix length in bits: its entries are packed in one bucket per
+    /// prefix (`codec::bucket`). Empty until the manifest's tables are attached.
+    table_bits: Vec<u32>,
     /// Names of every table column family present (an interrupted relayout can leave
     /// more than the layout has).
     present_tables: Vec<String>,
@@ -59,6 +62,15 @@ impl RocksBackend {
 
     fn cf(&self, name: &str) -> Result<&ColumnFamily> {
         cf(&self.db, name)
+    }
+
+    /// Table `t`'s column family and prefix bits (its buckets' width).
+    fn table(&self, t: usize) -> Result<(&ColumnFamily, u32)> {
+        let bits =
+            self.table_bits.get(t).copied().ok_or_else(|| {
+                Error::Corrupt(format!("table {t} is not in this store's layout"))
+            })?;
+        Ok((self.space_cf(Space::Table(t))?, bits))
     }
 
     fn space_cf(&self, space: Space) -> Result<&ColumnFamily> {
@@ -95,6 +107,25 @@ impl RocksBackend {
         Ok(())
     }
 
+    /// Adds to `batch` the merge record that adds (`add`) or removes table `t`'s entry
+    /// `(permuted, seq)` in its bucket: a write never reads the bucket.
+    fn table_op(
+        &self,
+        batch: &mut WriteBatch,
+        t: usize,
+        add: bool,
+        permuted: u64,
+        seq: u64,
+    ) -> Result<()> {
+        let (cf, bits) = self.table(t)?;
+        batch.merge_cf(
+            cf,
+            bucket::bucket_key(permuted, bits),
+            bucket::bucket_op(bits, add, permuted, seq),
+        );
+        Ok(())
+    }
+
     fn batch(&self, changes: &ChangeSet) -> Result<WriteBatch> {
         let mut b = WriteBatch::default();
         let (meta, docs, ids, exact) = (
@@ -115,14 +146,8 @@ impl RocksBackend {
                 Change::DeleteId(id) => b.delete_cf(ids, id.as_bytes()),
                 Change::PutExact(h, seq) => b.put_cf(exact, codec::exact_key(*h, *seq), []),
                 Change::DeleteExact(h, seq) => b.delete_cf(exact, codec::exact_key(*h, *seq)),
-                Change::PutTable(t, p, seq) => b.put_cf(
-                    self.space_cf(Space::Table(*t))?,
-                    codec::table_key(*p, *seq),
-                    [],
-                ),
-                Change::DeleteTable(t, p, seq) => {
-                    b.delete_cf(self.space_cf(Space::Table(*t))?, codec::table_key(*p, *seq))
-                }
+                Change::PutTable(t, p, seq) => self.table_op(&mut b, *t, true, *p, *seq)?,
+                Change::DeleteTable(t, p, seq) => self.table_op(&mut b, *t, false, *p, *seq)?,
                 Change::Clear(space) => self.clear(*space, &mut b)?,
             }
         }
@@ -154,8 +179,8 @@ impl Backend for RocksBackend {
         self.db.latest_sequence_number()
     }
 
-    fn attach_tables(&mut self, tables: usize) -> Result<()> {
-        let names: Vec<String> = (0..tables).map(options::table_cf_name).collect();
+    fn attach_tables(&mut self, prefix_bits: &[u32]) -> Result<()> {
+        let names: Vec<String> = (0..prefix_bits.len()).map(options::table_cf_name).collect();
         if let Some(missing) = names.iter().find(|n| !self.present_tables.contains(n)) {
             return Err(Error::Corrupt(format!(
                 "column family `{missing}` of the manifest's layout is missing"
@@ -163,15 +188,17 @@ impl Backend for RocksBackend {
         }
         self.iters.clear();
         self.table_cfs = names;
+        self.table_bits = prefix_bits.to_vec();
         Ok(())
     }
 
-    fn reset_tables(&mut self, tables: usize) -> Result<()> {
+    fn reset_tables(&mut self, prefix_bits: &[u32]) -> Result<()> {
         self.iters.clear();
         for name in std::mem::take(&mut self.present_tables) {
             self.db.drop_cf(&name).map_err(storage)?;
         }
-        self.table_cfs = (0..tables).map(options::table_cf_name).collect();
+        self.table_cfs = (0..prefix_bits.len()).map(options::table_cf_name).collect();
+        self.table_bits = prefix_bits.to_vec();
         self.present_tables = self.table_cfs.clone();
         for name in &self.table_cfs {
             self.db
@@ -210,6 +237,10 @@ impl Backend for RocksBackend {
         dir_size(&self.path)
     }
 
+    fn oldest_format(&self) -> u32 {
+        codec::BUCKET_FORMAT
+    }
+
     fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {
         Some(self)
     }
@@ -224,6 +255,16 @@ impl Follow for RocksBackend {
         let _readers_out = self.catch_up.write().unwrap_or_else(|e| e.into_inner());
         self.iters.clear();
         self.db.try_catch_up_with_primary().map_err(storage)
+    }
+}
+
+#[cfg(test)]
+impl RocksBackend {
+    /// Adds table `t`'s entry `(permuted, seq)`, not durably (tests).
+    pub(super) fn put_table_entry(&self, t: usize, permuted: u64, seq: u64) {
+        let mut changes = ChangeSet::new();
+        changes.push(Change::PutTable(t, permuted, seq));
+        self.write(&changes, Durability::Process).unwrap();
     }
 }
 

@@ -255,6 +255,7 @@ fn assemble(
         cache,
         path: path.to_path_buf(),
         table_cfs: present_tables.clone(),
+        table_bits: Vec::new(),
         present_tables,
         secondary,
         catch_up: RwLock::new(()),

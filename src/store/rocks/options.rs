@@ -4,10 +4,12 @@ use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use rocksdb::{
-    BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType, Options, SliceTransform,
+    BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType, MergeOperands, Options,
+    SliceTransform,
 };
 
 use crate::store::backend::Space;
+use crate::store::codec::bucket;
 
 pub(super) const META: &str = "meta";
 pub(super) const DOCS: &str = "docs";
@@ -61,7 +63,7 @@ pub(super) fn db_options(cache: &Cache) -> Options {
 }
 
 /// The options of column family `name`: those of [`sst_options`], and for a table the
-/// collector that marks a file for compaction when deletions crowd it.
+/// merge operator that folds adds and removes into its buckets (`codec::bucket`).
 pub(super) fn cf_options(name: &str, cache: &Cache) -> Options {
     let mut opts = sst_options(name, cache);
     // A crawler's checks mostly miss in `ids` and `exact`: a bloom in their memtables too
@@ -73,16 +75,26 @@ pub(super) fn cf_options(name: &str, cache: &Cache) -> Options {
         opts.set_memtable_whole_key_filtering(name == IDS);
     }
     if is_table_cf(name) {
-        // Replacements and deletes leave tombstones under a prefix that every query of that
-        // prefix steps over; compact a file as soon as 50 of any 1,000 consecutive entries
-        // are deletions.
-        opts.add_compact_on_deletion_collector_factory(1000, 50, 0.0);
+        // Inserts and deletes are merge records of a bucket, folded in when it is read or
+        // compacted: a write never reads a bucket. A failed merge (a damaged bucket) is a
+        // corruption error of the read or compaction that met it.
+        opts.set_merge_operator(BUCKET_MERGE, full_merge, partial_merge);
     }
     opts
 }
 
-/// The options bulk loads write column family `name`'s SST files with (no collector of
-/// deletions: a bulk load writes none, and the collector costs ~5 % of writing a table).
+use bucket::MERGE_OPERATOR as BUCKET_MERGE;
+
+fn full_merge(key: &[u8], existing: Option<&[u8]>, ops: &MergeOperands) -> Option<Vec<u8>> {
+    bucket::merge_bucket(key, existing, ops).ok()
+}
+
+fn partial_merge(_key: &[u8], _existing: Option<&[u8]>, ops: &MergeOperands) -> Option<Vec<u8>> {
+    Some(bucket::concat_ops(ops))
+}
+
+/// The options bulk loads write column family `name`'s SST files with (whole buckets, no
+/// merge records).
 ///
 /// Measured with `simstore bench --n 10000000` (docs/benchmarks.md):
 /// - Table CFs: uncompressed, no block cache, read through mmap: a probe costs ~5 µs

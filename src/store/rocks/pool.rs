@@ -229,7 +229,6 @@ fn exact_read_options() -> rocksdb::ReadOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::codec;
 
     /// Versions of table 0's column family still alive (the current one and any that an
     /// iterator holds).
@@ -241,10 +240,17 @@ mod tests {
     }
 
     fn put_and_flush(b: &RocksBackend, i: u64) {
-        let cf = b.space_cf(Space::Table(0)).unwrap();
-        b.db.put_cf(cf, codec::table_key(i, i).as_ref(), [])
-            .unwrap();
-        b.db.flush_cf(cf).unwrap();
+        b.put_table_entry(0, i, i);
+        b.db.flush_cf(b.space_cf(Space::Table(0)).unwrap()).unwrap();
+    }
+
+    /// A store of one table of 16-bit buckets.
+    fn backend(dir: &tempfile::TempDir) -> RocksBackend {
+        use crate::store::backend::Backend;
+        let mut b =
+            super::super::open::create(&dir.path().join("s"), 1, 8 << 20, |_| Ok(())).unwrap();
+        b.attach_tables(&[16]).unwrap();
+        b
     }
 
     fn probe(b: &RocksBackend) {
@@ -256,7 +262,7 @@ mod tests {
     #[test]
     fn iterators_left_idle_after_a_burst_let_go_of_replaced_files() {
         let dir = tempfile::tempdir().unwrap();
-        let b = super::super::open::create(&dir.path().join("s"), 1, 8 << 20, |_| Ok(())).unwrap();
+        let b = backend(&dir);
         put_and_flush(&b, 1);
         // A burst of 4 concurrent probes leaves 4 iterators kept.
         let burst: Vec<_> = (0..4)
@@ -290,7 +296,7 @@ mod tests {
     fn a_views_probes_of_a_table_share_one_leased_iterator() {
         use crate::store::backend::{Backend, Snapshot};
         let dir = tempfile::tempdir().unwrap();
-        let b = super::super::open::create(&dir.path().join("s"), 1, 8 << 20, |_| Ok(())).unwrap();
+        let b = backend(&dir);
         put_and_flush(&b, 1);
         let scan = |view: &dyn Snapshot| {
             let mut seen = Vec::new();
@@ -325,12 +331,7 @@ mod tests {
         );
         // A write acknowledged after that view: the next one sees it.
         put_and_flush(&b, 2);
-        b.db.put_cf(
-            b.space_cf(Space::Table(0)).unwrap(),
-            codec::table_key(3, 3).as_ref(),
-            [],
-        )
-        .unwrap();
+        b.put_table_entry(0, 3, 3);
         assert_eq!(scan(b.probe_view().as_ref()), [1, 2, 3, 1, 2, 3]);
     }
 }

@@ -265,18 +265,17 @@ fn on_scoped_threads(
 mod tests {
     use super::*;
     use crate::store::backend::Backend;
-    use crate::store::codec;
     use crate::store::rocks::RocksBackend;
 
     /// A store of one table holding the keys `0, 1 << 60, 2 << 60, ...` (16 of them), and
     /// spans that cover 4 of them each.
     fn fixture() -> (tempfile::TempDir, RocksBackend, Vec<Span>) {
         let dir = tempfile::tempdir().unwrap();
-        let b = super::super::open::create(&dir.path().join("s"), 1, 8 << 20, |_| Ok(())).unwrap();
-        let cf = b.space_cf(crate::store::backend::Space::Table(0)).unwrap();
+        let mut b =
+            super::super::open::create(&dir.path().join("s"), 1, 8 << 20, |_| Ok(())).unwrap();
+        b.attach_tables(&[16]).unwrap();
         for i in 0..16u64 {
-            b.db.put_cf(cf, codec::table_key(i << 60, i).as_ref(), [])
-                .unwrap();
+            b.put_table_entry(0, i << 60, i);
         }
         let spans = (0..4u64)
             .map(|q| Span {

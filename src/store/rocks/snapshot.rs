@@ -10,6 +10,7 @@ use super::{RocksBackend, meta_key, storage};
 use crate::error::Result;
 use crate::store::backend::{DocItem, IdItem, MetaKey, Snapshot, Space, Span};
 
+use crate::store::codec::bucket::{self, Bucket};
 use crate::store::codec::{self, IdValue};
 use crate::types::StoredDoc;
 
@@ -132,7 +133,7 @@ fn drain(
     it.status().map_err(storage)
 }
 
-/// [`drain`] for a space whose keys say everything (tables, `exact`: empty values): the
+/// [`drain`] for a space whose keys say everything (`exact`: empty values): the
 /// values are not read, each read of one being a call into RocksDB.
 fn drain_keys(
     it: &mut DBRawIterator<'_>,
@@ -158,22 +159,34 @@ fn first_with_prefix(it: &mut DBRawIterator<'_>, prefix: &[u8]) -> Result<Option
     Ok(found)
 }
 
-/// [`Snapshot::scan_table`] through a kept iterator: no upper bound is set (that would
-/// allocate one per probe), the scan stops at `hi` itself.
-fn scan_kept(
-    lease: &mut Lease<'_>,
+/// [`Snapshot::scan_table`] over the buckets of a table of `bits` prefix bits
+/// (`codec::bucket`): seeks the bucket of `lo`, then reads bucket after bucket, each entry
+/// in place, until `hi`. No upper bound is set (that would allocate one per probe). A
+/// bucket that cannot be read is passed on as an error and the scan goes on.
+fn scan_buckets(
+    it: &mut DBRawIterator<'_>,
+    bits: u32,
     lo: u64,
     hi: Option<u64>,
     each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
 ) -> Result<()> {
-    let it = lease.iter();
-    it.seek(codec::table_bound(lo));
-    drain_keys(it, |k| {
-        let entry = codec::decode_table_key(k);
-        if matches!((&entry, hi), (Ok((p, _)), Some(hi)) if *p >= hi) {
+    let past = |p: u64| hi.is_some_and(|hi| p >= hi);
+    it.seek(bucket::bucket_key(lo, bits));
+    drain(it, |k, v| {
+        let bucket = match Bucket::decode(k, v, bits) {
+            Ok(b) => b,
+            Err(e) => return each(Err(e)),
+        };
+        if past(bucket.base()) {
             return Ok(false);
         }
-        each(entry)
+        for i in bucket.lower_bound(lo)..bucket.len() {
+            let entry = bucket.get(i);
+            if past(entry.0) || !each(Ok(entry))? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     })
 }
 
@@ -219,19 +232,15 @@ impl Snapshot for RocksSnapshot<'_> {
         hi: Option<u64>,
         each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
     ) -> Result<()> {
+        let bits = self.backend.table(t)?.1;
         if self.snap.is_none() {
             let mut lease = self.lease(t)?;
-            scan_kept(&mut lease, lo, hi, each)?;
+            scan_buckets(lease.iter(), bits, lo, hi, each)?;
             self.hold(t, lease);
             return Ok(());
         }
-        let mut ro = self.ro();
-        if let Some(hi) = hi {
-            ro.set_iterate_upper_bound(codec::table_bound(hi));
-        }
-        let mut it = self.iter(Space::Table(t), ro)?;
-        it.seek(codec::table_bound(lo));
-        drain_keys(&mut it, |k| each(codec::decode_table_key(k)))
+        let mut it = self.iter(Space::Table(t), self.ro())?;
+        scan_buckets(&mut it, bits, lo, hi, each)
     }
 
     fn scan_spans(
