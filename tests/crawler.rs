@@ -8,7 +8,6 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 
 use rand::Rng;
-use rocksdb::{DB, Options};
 use simstore::{
     CheckOutcome, DocMeta, Document, Entry, Error, Fingerprint, Store, StoreBuilder, store::codec,
 };
