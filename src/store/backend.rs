@@ -269,6 +269,16 @@ pub trait Snapshot: Sync {
         each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
     ) -> Result<()>;
 
+    /// One span of [`Snapshot::scan_spans`]: [`Snapshot::scan_table`] of its range, or
+    /// where the backend can, without the entries its [`Span::near`] filter leaves out.
+    fn scan_span(
+        &self,
+        span: &Span,
+        each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
+    ) -> Result<()> {
+        self.scan_table(span.table, span.lo, span.hi, each)
+    }
+
     /// Scans several table spans, calling `each(span index, entry)`; `false` from `each`
     /// ends that span's scan only. A backend with round trips reads them all in one.
     fn scan_spans(
@@ -308,7 +318,7 @@ pub fn scan_spans_in_turn<S: Snapshot + ?Sized>(
     each: &mut dyn FnMut(usize, Result<(u64, u64)>) -> Result<bool>,
 ) -> Result<()> {
     for (i, s) in spans.iter().enumerate() {
-        snap.scan_table(s.table, s.lo, s.hi, &mut |e| each(i, e))?;
+        snap.scan_span(s, &mut |e| each(i, e))?;
     }
     Ok(())
 }
@@ -322,6 +332,40 @@ pub struct Span {
     pub lo: u64,
     /// The first permuted fingerprint past the span.
     pub hi: Option<u64>,
+    /// The entries the reader wants, when not all: a backend may leave out those farther
+    /// from a permuted query than a distance (and one that does not filter passes them on:
+    /// the reader checks again).
+    pub near: Option<Near>,
+}
+
+impl Span {
+    /// The span `lo..hi` of table `table`, every entry wanted.
+    pub fn new(table: usize, lo: u64, hi: Option<u64>) -> Span {
+        Span {
+            table,
+            lo,
+            hi,
+            near: None,
+        }
+    }
+}
+
+/// The entries of a [`Span`] a query wants: those within `within` bits of `permuted` (the
+/// query's fingerprint in the table's permutation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Near {
+    /// The query, permuted as the table's keys are.
+    pub permuted: u64,
+    /// The largest Hamming distance wanted.
+    pub within: u32,
+}
+
+impl Near {
+    /// True when `permuted` is wanted.
+    #[inline]
+    pub fn wants(&self, permuted: u64) -> bool {
+        (permuted ^ self.permuted).count_ones() <= self.within
+    }
 }
 
 /// One entry of [`Snapshot::scan_docs`]: the raw key, and the decoded sequence number and

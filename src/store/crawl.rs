@@ -320,7 +320,7 @@ impl Store {
     ) -> Result<Option<Match>> {
         let mut best: Vec<u64> = Vec::new();
         let mut best_d = u32::MAX;
-        self.probe(snap, fp.0, k, |seq, d| {
+        self.probe(snap, fp.0, k, Some(k), |seq, d| {
             if d <= k && d <= best_d {
                 if d < best_d {
                     best.clear();

@@ -1,7 +1,7 @@
 //! Queries: the probe of the permutation tables (a prefix range per table, filtered by
 //! popcount), the merge of candidates, and the fetch of their records.
 
-use super::backend::{Atomicity, MetaKey, Snapshot, Span};
+use super::backend::{Atomicity, MetaKey, Near, Snapshot, Span};
 use super::{CandidateStats, Store, codec};
 use crate::error::{Error, Result};
 use crate::index::probing::{self, Flip};
@@ -36,15 +36,18 @@ impl Store {
 
     /// Scans, in every table that a query with distance `k` probes, the keys sharing the
     /// query's prefix, calling `each(seq, distance)` for every one (candidates, before the
-    /// distance filter).
+    /// distance filter), or with `within`, for at least those within that distance.
     pub(super) fn probe(
         &self,
         snap: &dyn Snapshot,
         fp: u64,
         k: u32,
+        within: Option<u32>,
         mut each: impl FnMut(u64, u32),
     ) -> Result<()> {
-        self.probe_many(snap, &[(fp, Vec::new())], k, |_, seq, d| each(seq, d))
+        self.probe_many(snap, &[(fp, Vec::new())], k, within, |_, seq, d| {
+            each(seq, d)
+        })
     }
 
     /// Probes the tables for `rule.k` (and the rule's query-directed probes, where the
@@ -60,11 +63,17 @@ impl Store {
     ) -> Result<()> {
         let flips = self.flips(query.weak_bits.as_ref(), rule)?;
         let reach = rule.reach.max(rule.k);
-        self.probe_many(snap, &[(query.fp.0, flips)], rule.k, |_, seq, d| {
-            if d <= reach {
-                each(seq, d)
-            }
-        })
+        self.probe_many(
+            snap,
+            &[(query.fp.0, flips)],
+            rule.k,
+            Some(reach),
+            |_, seq, d| {
+                if d <= reach {
+                    each(seq, d)
+                }
+            },
+        )
     }
 
     /// The query-directed probes of a query with `weak` bits under `rule` (none without).
@@ -76,12 +85,14 @@ impl Store {
 
     /// [`Store::probe`] for many fingerprints, each with its query-directed probes, every
     /// span read by one [`Snapshot::scan_spans`]: calls `each(query index, seq, distance)`
-    /// (a document may come more than once).
+    /// (a document may come more than once) for every candidate, or with `within`, for
+    /// at least those within that distance (the backend may leave the others out).
     fn probe_many(
         &self,
         snap: &dyn Snapshot,
         queries: &[(u64, Vec<Flip>)],
         k: u32,
+        within: Option<u32>,
         mut each: impl FnMut(usize, u64, u32),
     ) -> Result<()> {
         let layout = &self.manifest.layout;
@@ -94,6 +105,10 @@ impl Store {
                     table: probe.table,
                     lo: probe.lo(),
                     hi: probe.hi(),
+                    near: within.map(|within| Near {
+                        permuted: probe.permuted,
+                        within,
+                    }),
                 });
                 probes.push((q, probe));
             }
@@ -146,7 +161,7 @@ impl Store {
         let snap = self.backend.probe_view();
         let reach = reach.max(k);
         let mut hits: Vec<(u64, usize, u32)> = Vec::new();
-        self.probe_many(snap.as_ref(), queries, k, |q, seq, d| {
+        self.probe_many(snap.as_ref(), queries, k, Some(reach), |q, seq, d| {
             if d <= reach {
                 hits.push((seq, q, d));
             }
@@ -192,9 +207,13 @@ impl Store {
             })?;
             let Some(fp) = fp else { continue };
             let mut n = 0u64;
-            self.probe(snap.as_ref(), fp, self.manifest.layout.k_max(), |_, _| {
-                n += 1
-            })?;
+            self.probe(
+                snap.as_ref(),
+                fp,
+                self.manifest.layout.k_max(),
+                None,
+                |_, _| n += 1,
+            )?;
             stats.queries += 1;
             stats.total += n;
             stats.max = stats.max.max(n);

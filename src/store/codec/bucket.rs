@@ -169,6 +169,11 @@ impl<'a> Bucket<'a> {
         self.base
     }
 
+    /// The largest permuted fingerprint the bucket can hold.
+    pub fn last(&self) -> u64 {
+        self.base | self.mask
+    }
+
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.body.len() / (self.suffix + self.width)
@@ -183,9 +188,9 @@ impl<'a> Bucket<'a> {
     #[inline]
     pub fn get(&self, i: usize) -> (u64, u64) {
         let at = i * (self.suffix + self.width);
-        let slot = &self.body[at..at + self.suffix + self.width];
-        let (suffix, seq) = slot.split_at(self.suffix);
-        (self.base | (be(suffix) & self.mask), be(seq))
+        let suffix = be_at(self.body, at, self.suffix);
+        let seq = be_at(self.body, at + self.suffix, self.width);
+        (self.base | (suffix & self.mask), seq)
     }
 
     /// The index of the first entry whose permuted fingerprint is ≥ `permuted`.
@@ -212,6 +217,18 @@ impl<'a> Bucket<'a> {
 #[inline]
 fn be(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0u64, |acc, &b| acc << 8 | u64::from(b))
+}
+
+/// The big-endian number of `n` (≤ 8) bytes at `at` of `body`: one 8-byte load where 8
+/// bytes remain, byte by byte at the end.
+#[inline]
+fn be_at(body: &[u8], at: usize, n: usize) -> u64 {
+    match body.get(at..at + 8) {
+        Some(word) if n > 0 => {
+            u64::from_be_bytes(word.try_into().expect("8 bytes")) >> (64 - 8 * n as u32)
+        }
+        _ => be(&body[at..at + n]),
+    }
 }
 
 /// The value of a bucket of a table of `bits` prefix bits holding `entries` (sorted by

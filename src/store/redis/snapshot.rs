@@ -175,7 +175,7 @@ impl Snapshot for RedisSnapshot<'_> {
         hi: Option<u64>,
         each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
     ) -> Result<()> {
-        self.scan_spans(&[Span { table: t, lo, hi }], &mut |_, e| each(e))
+        self.scan_spans(&[Span::new(t, lo, hi)], &mut |_, e| each(e))
     }
 
     fn scan_spans(

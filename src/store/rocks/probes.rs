@@ -134,7 +134,7 @@ impl Auto {
         }
         for (i, s) in spans.iter().enumerate() {
             let start = Instant::now();
-            snap.scan_table(s.table, s.lo, s.hi, &mut |e| each(i, e))?;
+            snap.scan_span(s, &mut |e| each(i, e))?;
             if !self.waited(start) {
                 continue;
             }
@@ -175,7 +175,7 @@ fn at_once<S: Snapshot + Sync + ?Sized>(
     let read = |s: &Span| -> Read {
         let start = Instant::now();
         let mut entries = Vec::new();
-        snap.scan_table(s.table, s.lo, s.hi, &mut |e| {
+        snap.scan_span(s, &mut |e| {
             entries.push(e);
             Ok(true)
         })?;
@@ -278,11 +278,7 @@ mod tests {
             b.put_table_entry(0, i << 60, i);
         }
         let spans = (0..4u64)
-            .map(|q| Span {
-                table: 0,
-                lo: (q * 4) << 60,
-                hi: (q < 3).then(|| ((q + 1) * 4) << 60),
-            })
+            .map(|q| Span::new(0, (q * 4) << 60, (q < 3).then(|| ((q + 1) * 4) << 60)))
             .collect();
         (dir, b, spans)
     }

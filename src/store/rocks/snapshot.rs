@@ -159,17 +159,18 @@ fn first_with_prefix(it: &mut DBRawIterator<'_>, prefix: &[u8]) -> Result<Option
     Ok(found)
 }
 
-/// [`Snapshot::scan_table`] over the buckets of a table of `bits` prefix bits
+/// [`Snapshot::scan_span`] over the buckets of a table of `bits` prefix bits
 /// (`codec::bucket`): seeks the bucket of `lo`, then reads bucket after bucket, each entry
-/// in place, until `hi`. No upper bound is set (that would allocate one per probe). A
+/// in place, until the bucket that holds `hi − 1`, leaving out what the span's `near`
+/// filter does not want. No upper bound is set (that would allocate one per probe). A
 /// bucket that cannot be read is passed on as an error and the scan goes on.
 fn scan_buckets(
     it: &mut DBRawIterator<'_>,
     bits: u32,
-    lo: u64,
-    hi: Option<u64>,
+    span: &Span,
     each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
 ) -> Result<()> {
+    let Span { lo, hi, near, .. } = *span;
     let past = |p: u64| hi.is_some_and(|hi| p >= hi);
     it.seek(bucket::bucket_key(lo, bits));
     drain(it, |k, v| {
@@ -180,13 +181,27 @@ fn scan_buckets(
         if past(bucket.base()) {
             return Ok(false);
         }
-        for i in bucket.lower_bound(lo)..bucket.len() {
+        let first = if lo > bucket.base() {
+            bucket.lower_bound(lo)
+        } else {
+            0
+        };
+        for i in first..bucket.len() {
             let entry = bucket.get(i);
-            if past(entry.0) || !each(Ok(entry))? {
+            if past(entry.0) {
+                return Ok(false);
+            }
+            // The filter of a probe: most candidates end here, without a call.
+            if near.is_some_and(|n| !n.wants(entry.0)) {
+                continue;
+            }
+            if !each(Ok(entry))? {
                 return Ok(false);
             }
         }
-        Ok(true)
+        // A span that ends in this bucket (a probe's always does) needs no step to the
+        // next one, which may be in the next block.
+        Ok(bucket.last() != u64::MAX && !past(bucket.last() + 1))
     })
 }
 
@@ -232,15 +247,24 @@ impl Snapshot for RocksSnapshot<'_> {
         hi: Option<u64>,
         each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
     ) -> Result<()> {
+        self.scan_span(&Span::new(t, lo, hi), each)
+    }
+
+    fn scan_span(
+        &self,
+        span: &Span,
+        each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
+    ) -> Result<()> {
+        let t = span.table;
         let bits = self.backend.table(t)?.1;
         if self.snap.is_none() {
             let mut lease = self.lease(t)?;
-            scan_buckets(lease.iter(), bits, lo, hi, each)?;
+            scan_buckets(lease.iter(), bits, span, each)?;
             self.hold(t, lease);
             return Ok(());
         }
         let mut it = self.iter(Space::Table(t), self.ro())?;
-        scan_buckets(&mut it, bits, lo, hi, each)
+        scan_buckets(&mut it, bits, span, each)
     }
 
     fn scan_spans(
@@ -292,5 +316,68 @@ impl Snapshot for RocksSnapshot<'_> {
         let mut it = self.iter(Space::Ids, self.ro())?;
         it.seek_to_first();
         drain(&mut it, |k, v| each((k, codec::decode_id_value(v))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::store::backend::{Backend, Near, Snapshot, Span};
+
+    /// A span's `near` filter leaves out, inside the bucket scan, what is farther from the
+    /// query than its distance; a span narrower or wider than a bucket reads its range
+    /// only, on a live view and on a snapshot alike.
+    #[test]
+    fn spans_read_their_range_and_only_what_near_wants() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut b =
+            super::super::open::create(&dir.path().join("s"), 1, 8 << 20, |_| Ok(())).unwrap();
+        b.attach_tables(&[8]).unwrap();
+        let q = 0x5a00_0000_0000_00f0u64;
+        let stored = [
+            q,
+            q ^ 1,
+            q ^ 0b111,
+            q ^ 0xf,
+            q ^ (1 << 40),
+            q + (1 << 56),
+            q - 1,
+        ];
+        for (seq, &p) in stored.iter().enumerate() {
+            b.put_table_entry(0, p, seq as u64);
+        }
+        let read = |view: &dyn Snapshot, span: Span| {
+            let mut got = Vec::new();
+            view.scan_span(&span, &mut |e| {
+                got.push(e?.0);
+                Ok(true)
+            })
+            .unwrap();
+            got
+        };
+        let bucket = Span::new(0, q & !(u64::MAX >> 8), Some((q | (u64::MAX >> 8)) + 1));
+        for view in [b.probe_view(), b.snapshot()] {
+            let mut all: Vec<u64> = stored.iter().copied().filter(|p| p >> 56 == 0x5a).collect();
+            all.sort();
+            assert_eq!(read(view.as_ref(), bucket), all);
+            let near = Span {
+                near: Some(Near {
+                    permuted: q,
+                    within: 3,
+                }),
+                ..bucket
+            };
+            let mut want = vec![q, q ^ 1, q ^ 0b111, q ^ (1 << 40)];
+            want.sort();
+            assert_eq!(read(view.as_ref(), near), want);
+            // Narrower than the bucket; and across two buckets.
+            assert_eq!(
+                read(view.as_ref(), Span::new(0, q, Some(q + 8))),
+                [q, q ^ 1, q ^ 0b111]
+            );
+            assert_eq!(
+                read(view.as_ref(), Span::new(0, q, None)).last(),
+                Some(&(q + (1 << 56)))
+            );
+        }
     }
 }
