@@ -416,3 +416,36 @@ pub fn raw_db(path: &std::path::Path) -> rocksdb::DB {
         .map(|name| rocksdb::ColumnFamilyDescriptor::new(name, opts.clone()));
     rocksdb::DB::open_cf_descriptors(&opts, path, descriptors).unwrap()
 }
+
+/// An edit of `article` (some words replaced) whose fingerprint is 4 to 8 bits from the
+/// original's, with sketches that agree, and that the standard mode's layout at 1M puts in
+/// one span with the original (`in_span`) or not: the first in a fixed order of edits.
+pub fn article_edit(article: &str, in_span: bool) -> String {
+    let f = simstore::Fingerprinter::new();
+    let layout = simstore::Quality::Standard.layout(1_000_000).unwrap();
+    let original = f.fingerprint(None, article).unwrap().0;
+    let sketch = f.sketch(None, article).unwrap();
+    let words: Vec<&str> = article.split(' ').collect();
+    for word in ["banana", "zebra", "quartz", "violet"] {
+        for stride in [7, 3, 11, 5] {
+            for n in 1..=12 {
+                for start in 0..words.len() {
+                    let mut edited = words.clone();
+                    for i in 0..n {
+                        edited[(start + stride * i) % words.len()] = word;
+                    }
+                    let text = edited.join(" ");
+                    let fp = f.fingerprint(None, &text).unwrap().0;
+                    let d = (fp ^ original).count_ones();
+                    if (4..=8).contains(&d)
+                        && layout.finds(3, fp, original) == in_span
+                        && f.sketch(None, &text).unwrap().similarity(&sketch) >= 0.2
+                    {
+                        return text;
+                    }
+                }
+            }
+        }
+    }
+    panic!("no edit of the article is 4 to 8 bits away with in_span = {in_span}");
+}

@@ -25,7 +25,7 @@ pub const MAX_K: u32 = 16;
 pub const PROBE_COST_US: f64 = 3.3;
 
 /// Cost model: time to scan one candidate key and test its distance, in µs (the same fit).
-pub const CANDIDATE_COST_US: f64 = 0.075;
+pub const CANDIDATE_COST_US: f64 = 0.011;
 
 /// One table: the order in which the blocks are laid out in its permuted key.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -134,11 +134,11 @@ impl Quality {
 
     /// The mode's budget beside the plain k_max = 3 layout of the same size: at most
     /// `(time, tables)` times its estimated query time and its number of tables (standard:
-    /// 1.4× and 1.5×; high: 9× and 3×, its probes counted: [`Quality::expected_query_us`]).
+    /// 1.4× and 1.5×; high: 8× and 3×, its probes counted: [`Quality::expected_query_us`]).
     pub fn cost_factors(self) -> (f64, f64) {
         match self {
             Quality::Standard => (1.4, 1.5),
-            Quality::High => (9.0, 3.0),
+            Quality::High => (8.0, 3.0),
         }
     }
 

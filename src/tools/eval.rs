@@ -675,15 +675,21 @@ mod tests {
         }
     }
 
-    /// `a` with one bit flipped in each of the first `blocks` blocks of `layout`.
-    fn one_bit_per_block(layout: &Layout, a: u64, blocks: usize) -> u64 {
-        let mut top = 64u32;
-        let mut out = a;
-        for &w in &layout.widths()[..blocks] {
-            top -= u32::from(w);
-            out ^= 1 << top;
-        }
-        out
+    /// `a` with one bit flipped in the first leading block of each of `layout`'s tables.
+    fn one_bit_in_each_prefix(layout: &Layout, a: u64) -> u64 {
+        let tops: Vec<u32> = layout
+            .widths()
+            .iter()
+            .scan(64u32, |top, &w| {
+                *top -= u32::from(w);
+                Some(*top)
+            })
+            .collect();
+        let flips = layout
+            .tables()
+            .iter()
+            .fold(0u64, |m, t| m | 1 << tops[usize::from(t.order()[0])]);
+        a ^ flips
     }
 
     /// A mode counts what a store of the mode answers: a pair beyond k that the tables put
@@ -695,7 +701,7 @@ mod tests {
         let Predictor::Rule { layout, rule } = &mode else {
             panic!("a mode is a rule")
         };
-        assert_eq!((layout.k_max(), layout.tables().len()), (3, 8), "{layout}");
+        assert_eq!((layout.k_max(), layout.tables().len()), (3, 4), "{layout}");
         assert_eq!(layout.lead(), 3, "{layout}");
         assert_eq!((rule.k, rule.reach), (3, 8));
         let a = 0x0123_4567_89AB_CDEFu64;
@@ -703,9 +709,10 @@ mod tests {
         let in_span = a ^ layout.unpermute(0, 0b11_1111);
         assert_eq!((a ^ in_span).count_ones(), 6);
         assert!(layout.finds(3, a, in_span));
-        // One bit in each of seven of the nine blocks: no three clean blocks are left for
-        // a table's prefix, so every table's prefix differs.
-        let apart = one_bit_per_block(layout, a, 7);
+        // One bit in the first leading block of each table: every table's prefix differs,
+        // at a distance within the reach.
+        let apart = one_bit_in_each_prefix(layout, a);
+        assert!((a ^ apart).count_ones() <= rule.reach);
         assert!(!layout.finds(3, a, apart));
         let cases = [
             (

@@ -9,21 +9,35 @@ use crate::index::layout::Layout;
 use crate::index::quality::{MatchRule, Quality, spans_per_table_span};
 use crate::tools::eval::{BasePairs, Collisions, Counts, Pair, Predictor, Signature, evaluate};
 
-/// Estimated bytes on disk per stored table entry (a RocksDB store): the slope of a
-/// least-squares fit of bytes per fingerprint against tables over the three layouts measured
-/// at N = 10M in docs/benchmarks.md ("Performance II", format 3: 4 tables 117.8 B/fp, 6
-/// tables 161.6, 10 tables 246.7). The fit predicts 204 B/fp for the 8 tables measured at
-/// 100M (206.4) and 118 for the 4 at 1M (119.7).
-pub const TABLE_ENTRY_BYTES: f64 = 21.46;
+/// Estimated bytes on disk per bucket of a table (format 5: its RocksDB key, internal
+/// trailer, block entry and index share, and its 2-byte header), beside its entries' own
+/// packed bytes: fitted, with [`DOCUMENT_BYTES`], to the two store sizes measured at
+/// N = 10M in docs/benchmarks.md ("Tables in buckets", 2026-11-27: 4 tables of 16-bit
+/// prefixes 70.5 B/fp, 6 tables of 21–22 bits 111.3 B/fp).
+pub const BUCKET_BYTES: f64 = 14.6;
 
 /// Estimated bytes on disk per fingerprint outside the tables (`docs`, `ids`, the exact
-/// index): the intercept of the fit of [`TABLE_ENTRY_BYTES`].
-pub const DOCUMENT_BYTES: f64 = 32.3;
+/// index), from the same fit.
+pub const DOCUMENT_BYTES: f64 = 34.1;
 
-/// Estimated bytes on disk per fingerprint of a RocksDB store with `tables` tables (see
-/// [`TABLE_ENTRY_BYTES`]); fingerprints without sketches, as in `simstore bench`.
-pub fn estimated_bytes_per_fingerprint(tables: usize) -> f64 {
-    DOCUMENT_BYTES + TABLE_ENTRY_BYTES * tables as f64
+/// Estimated bytes on disk per fingerprint of a RocksDB store of `layout` holding `n`
+/// uniform fingerprints (without sketches, as in `simstore bench`): per table, each entry's
+/// packed suffix and sequence number, and [`BUCKET_BYTES`] per non-empty bucket (of
+/// `2^p`, a share `1 − e^(−n/2^p)` holds an entry); plus [`DOCUMENT_BYTES`].
+pub fn estimated_bytes_per_fingerprint(layout: &Layout, n: f64) -> f64 {
+    let n = n.max(1.0);
+    let seq_bytes = ((64 - (n as u64).leading_zeros()).div_ceil(8)).max(1) as f64;
+    let tables: f64 = layout
+        .prefix_bits()
+        .iter()
+        .map(|&p| {
+            let suffix = (64 - p.min(64)).div_ceil(8) as f64;
+            let buckets = 2f64.powi(p as i32);
+            let filled = buckets * (1.0 - (-n / buckets).exp());
+            suffix + seq_bytes + filled * BUCKET_BYTES / n
+        })
+        .sum();
+    DOCUMENT_BYTES + tables
 }
 
 /// One predictor at one scale in the side-by-side comparison of [`compare_modes`].
@@ -62,9 +76,9 @@ impl ModeFigures {
         spans_per_table_span(&self.layout, self.rule.probes)
     }
 
-    /// [`estimated_bytes_per_fingerprint`] of the layout.
+    /// [`estimated_bytes_per_fingerprint`] of the layout at its scale.
     pub fn estimated_bytes_per_fingerprint(&self) -> f64 {
-        estimated_bytes_per_fingerprint(self.layout.tables().len())
+        estimated_bytes_per_fingerprint(&self.layout, self.scale as f64)
     }
 
     /// Share of the base documents predicted duplicate of an unrelated one.
@@ -121,15 +135,17 @@ mod tests {
     use super::*;
     use crate::tools::eval::base_pairs;
 
-    /// The estimate stays within 2 % of every store size measured (docs/benchmarks.md: 4, 6
-    /// and 10 tables at 10M, 8 tables at 100M, 4 tables at 1M).
+    /// The estimate stays within 2 % of the store sizes measured at 10M
+    /// (docs/benchmarks.md: 4 tables of 16 bits, 6 of 21–22 bits).
     #[test]
     fn the_byte_estimate_fits_the_measured_sizes() {
-        for (tables, measured) in [(4, 117.8), (6, 161.6), (10, 246.7), (8, 206.4), (4, 119.7)] {
-            let est = estimated_bytes_per_fingerprint(tables);
+        let four = Layout::new(3, 4).unwrap();
+        let six = Layout::covering(3, 6, 2).unwrap();
+        for (layout, measured) in [(four, 70.5), (six, 111.3)] {
+            let est = estimated_bytes_per_fingerprint(&layout, 1e7);
             assert!(
                 (est - measured).abs() <= 0.02 * measured,
-                "{tables} tables: {est} estimated, {measured} measured"
+                "{layout}: {est} estimated, {measured} measured"
             );
         }
     }
@@ -154,8 +170,8 @@ mod tests {
                 ("k <= 3", 1_000_000, 4, 3, 3),
                 ("standard", 1_000_000, 4, 3, 8),
                 ("high", 1_000_000, 4, 3, 12),
-                ("k <= 3", 10_000_000, 6, 3, 3),
-                ("standard", 10_000_000, 8, 3, 8),
+                ("k <= 3", 10_000_000, 5, 3, 3),
+                ("standard", 10_000_000, 4, 3, 8),
                 ("high", 10_000_000, 5, 3, 12),
             ]
         );

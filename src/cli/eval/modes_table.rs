@@ -32,8 +32,8 @@ pub(super) fn run(out: &mut impl Write, set: &Loaded, json: Option<&Path>) -> Re
     print_table(out, &figures)?;
     writeln!(
         out,
-        "(unrelated: base documents matched with an unrelated one; candidates and µs per query: the cost model's, for uniform fingerprints; est. B/fp: fitted to the store sizes in docs/benchmarks.md, {:.1} B per table entry + {:.1} B)",
-        modes::TABLE_ENTRY_BYTES,
+        "(unrelated: base documents matched with an unrelated one; candidates and µs per query: the cost model's, for uniform fingerprints; est. B/fp: each table entry's packed bytes, {:.1} B per bucket and {:.1} B per document, fitted to the store sizes in docs/benchmarks.md)",
+        modes::BUCKET_BYTES,
         modes::DOCUMENT_BYTES
     )?;
     if let Some(path) = json {
