@@ -44,7 +44,7 @@ def test_store_round_trip(tmp_path: Path) -> None:
         report = store.check()
         assert report["ok"] and report["docs"] == 1 and report["table_entries"] == [1, 1, 1, 1]
         stats = store.stats()
-        assert stats["docs"] == 1 and stats["k_max"] == 3 and stats["blocks"] == [16, 16, 16, 16]
+        assert stats["docs"] == 1 and stats["k_max"] == 3 and stats["blocks"] == [13, 13, 13, 13, 12]
         assert stats["spec"] == simstore.SPEC
     assert store.closed
 

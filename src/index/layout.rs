@@ -24,7 +24,11 @@ pub const MAX_K: u32 = 16;
 /// per query; docs/benchmarks.md, 2026-11-24).
 pub const PROBE_COST_US: f64 = 3.3;
 
-/// Cost model: time to scan one candidate key and test its distance, in µs (the same fit).
+/// Cost model: time to read one candidate in place from its table's bucket and test its
+/// distance, in µs: with format 5's buckets, 4 tables of 16-bit prefixes (~610 candidates
+/// a query at 10M) took the time of 6 tables of 21–22 bits (~20 candidates), so
+/// `2 × PROBE_COST_US ≈ 590 × CANDIDATE_COST_US` (docs/benchmarks.md, 2026-11-27,
+/// "Tables in buckets").
 pub const CANDIDATE_COST_US: f64 = 0.011;
 
 /// One table: the order in which the blocks are laid out in its permuted key.
@@ -183,7 +187,8 @@ impl Layout {
     /// leading blocks ([`Layout::covering`]; `b − k_max` is Manku's layout), the one with
     /// the lowest [`Layout::expected_query_us`] (within 5 %, fewer tables win: they cost
     /// less space and fewer writes per insert). With `k_max = 3`: 4 tables (16-bit prefixes) up
-    /// to a few million documents, then 6 tables leading with 2 of 6 blocks (21–22 bits).
+    /// a few million documents, then 5 tables leading with 2 of 7 blocks (18–19 bits) at 10M, 6
+    /// leading with 2 of 6 blocks (21–22 bits) at 100M.
     pub fn for_expected_docs(expected_docs: u64, k_max: u32) -> Result<Self> {
         let n = expected_docs.max(1) as f64;
         let mut best: Option<(f64, Layout)> = None;

@@ -95,8 +95,8 @@ impl StoreBuilder {
 
     /// How many documents the store is expected to hold; picks the layout: the quality
     /// mode's ([`Quality::layout`]), or with an explicit `k_max` the rule of
-    /// [`Layout::for_expected_docs`]. Default: 1,000,000 (standard mode: 4 blocks, 4
-    /// tables, 16-bit prefixes). Only used when creating, and not when
+    /// [`Layout::for_expected_docs`]. Default: 1,000,000 (standard mode: 4 tables of 13-bit
+    /// prefixes, each leading with one of 5 blocks). Only used when creating, and not when
     /// [`StoreBuilder::blocks`] is set.
     pub fn expected_docs(mut self, n: u64) -> Self {
         self.expected_docs = n;

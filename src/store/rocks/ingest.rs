@@ -14,7 +14,8 @@ use super::threaded_run::ThreadedRun;
 use super::{RocksBackend, storage};
 use crate::error::Result;
 use crate::store::backend::{BulkIngest, SortedRun, SortedWriter, Space};
-use crate::store::codec::{self, IdValue, bucket};
+use crate::store::codec::bucket::{self, BucketKey};
+use crate::store::codec::{self, IdValue};
 use crate::types::StoredDoc;
 
 /// The staging directory of bulk loads, inside the store's directory.
@@ -163,24 +164,31 @@ struct BucketBuf {
     entries: Vec<(u64, u64)>,
 }
 
+impl BucketBuf {
+    /// Adds an entry (in key order); returns the bucket it closes, if it opens another.
+    fn push(&mut self, permuted: u64, seq: u64) -> Option<(BucketKey, Vec<u8>)> {
+        let key = bucket::bucket_key(permuted, self.bits);
+        let closed = match self.entries.last() {
+            Some(&(last, _)) if bucket::bucket_key(last, self.bits) != key => self.take(),
+            _ => None,
+        };
+        self.entries.push((permuted, seq));
+        closed
+    }
+
+    /// The gathered bucket's key and value, if it holds anything; empties it.
+    fn take(&mut self) -> Option<(BucketKey, Vec<u8>)> {
+        let &(first, _) = self.entries.first()?;
+        let value = bucket::encode_bucket(self.bits, &self.entries);
+        self.entries.clear();
+        Some((bucket::bucket_key(first, self.bits), value))
+    }
+}
+
 impl SstRun<'_> {
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         self.entries += 1;
         self.writer.put(key, value).map_err(storage)
-    }
-
-    /// Writes the gathered bucket, if any.
-    fn put_bucket(&mut self) -> Result<()> {
-        let Some(buf) = self.bucket.as_mut() else {
-            return Ok(());
-        };
-        let Some(&(first, _)) = buf.entries.first() else {
-            return Ok(());
-        };
-        let key = bucket::bucket_key(first, buf.bits);
-        let value = bucket::encode_bucket(buf.bits, &buf.entries);
-        buf.entries.clear();
-        self.put(key.as_ref(), &value)
     }
 }
 
@@ -204,22 +212,16 @@ impl SortedWriter for SstRun<'_> {
                 self.space
             )));
         };
-        let same = |&(p, _): &(u64, u64)| {
-            bucket::bucket_key(p, buf.bits) == bucket::bucket_key(permuted, buf.bits)
-        };
-        if !buf.entries.last().is_none_or(same) {
-            self.put_bucket()?;
+        match buf.push(permuted, seq) {
+            Some((key, value)) => self.put(key.as_ref(), &value),
+            None => Ok(()),
         }
-        self.bucket
-            .as_mut()
-            .expect("a table run")
-            .entries
-            .push((permuted, seq));
-        Ok(())
     }
 
     fn finish(mut self: Box<Self>) -> Result<Option<SortedRun>> {
-        self.put_bucket()?;
+        if let Some((key, value)) = self.bucket.as_mut().and_then(BucketBuf::take) {
+            self.put(key.as_ref(), &value)?;
+        }
         if self.entries == 0 {
             return Ok(None);
         }
