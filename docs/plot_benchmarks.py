@@ -23,11 +23,20 @@ import_new_s = [0.94, 11.14]
 import_base_same_runs_s = [1.68, 19.07]
 # 2026-11-23, before this work (quiet machine)
 p50_before = [24.3, 53.7, 63.1]
+# 2026-11-27, format 5: tables in buckets, probes filtering in place, the refitted cost
+# model's layouts (docs/benchmarks.md, "Tables in buckets"; a Sapphire Rapids VM in a fast
+# phase; 1M not run)
+n_buckets = [1e7, 1e8]
+p50_buckets = [29.4, 56.3]
+p99_buckets = [54.9, 86.1]
+import_buckets_s = [9.55, 149.62]
 
 fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
 a.loglog(n, p50, "o-", label="simstore p50")
 a.loglog(n, p99, "o--", label="simstore p99")
 a.loglog(n, p50_before, "x:", color="gray", label="p50 before (2026-11-23)")
+a.loglog(n_buckets, p50_buckets, "*-", color="C9", label="p50, tables in buckets (11-27)")
+a.loglog(n_buckets, p99_buckets, "*--", color="C9", label="p99, tables in buckets (11-27)")
 a.loglog(n[:2], mem_p50[:2], "s-", label="in-memory sorted tables p50")
 a.loglog(n, brute_p50, "^-", label="brute force p50")
 a.loglog(n, cold_auto_p50, "D-", label="cold page cache p50 (automatic probes)")
@@ -42,6 +51,7 @@ a.grid(True, which="both", lw=0.3)
 b.loglog(n, import_s, "o-", color="C3", label="bulk import (sorted SSTs, durable), 11-25")
 b.loglog(n[:2], import_new_s, "s-", color="C2", label="table keys in memory, 11-26")
 b.loglog(n[:2], import_base_same_runs_s, "x:", color="gray", label="the 11-25 binary in the 11-26 runs")
+b.loglog(n_buckets, import_buckets_s, "*-", color="C9", label="tables in buckets, 11-27")
 b.axhline(12, color="gray", lw=0.8, ls=":")
 b.text(1.1e6, 13, "target 12 s at 10M", fontsize=8, color="gray")
 b.set_xlabel("stored fingerprints N")
@@ -49,6 +59,6 @@ b.set_ylabel("seconds")
 b.set_title("Import time against N")
 b.legend(fontsize=8)
 b.grid(True, which="both", lw=0.3)
-fig.suptitle("simstore bench, 2 cores (AMD EPYC), 2026-11-25 (quiet); import also 2026-11-26", fontsize=10)
+fig.suptitle("simstore bench, 2 cores: AMD EPYC 2026-11-25 (quiet), 11-26 (import); Sapphire Rapids 11-27 (buckets)", fontsize=10)
 fig.tight_layout()
 fig.savefig("docs/benchmarks.png", dpi=110)
