@@ -188,9 +188,15 @@ impl<'a> Bucket<'a> {
     #[inline]
     pub fn get(&self, i: usize) -> (u64, u64) {
         let at = i * (self.suffix + self.width);
-        let suffix = be_at(self.body, at, self.suffix);
         let seq = be_at(self.body, at + self.suffix, self.width);
-        (self.base | (suffix & self.mask), seq)
+        (self.base | (self.raw_suffix(i) & self.mask), seq)
+    }
+
+    /// Entry `i`'s suffix bytes as stored (bits above the prefix's are zero when written
+    /// by [`encode_bucket`]).
+    #[inline]
+    fn raw_suffix(&self, i: usize) -> u64 {
+        be_at(self.body, i * (self.suffix + self.width), self.suffix)
     }
 
     /// The index of the first entry whose permuted fingerprint is ≥ `permuted`.
@@ -264,8 +270,9 @@ pub fn merge_bucket<'o>(
         Some(value) => {
             let bucket = Bucket::decode(key, value, bits)?;
             let entries: Vec<_> = bucket.entries().collect();
-            if !entries.is_sorted_by(|a, b| a < b) || entries.iter().any(|e| !fits(&bucket, e)) {
-                return Err(bad("entries out of order or out of their bucket"));
+            let stray = (0..bucket.len()).any(|i| bucket.raw_suffix(i) & !bucket.mask != 0);
+            if stray || !entries.is_sorted_by(|a, b| a < b) {
+                return Err(bad("entries out of order, or bits set above their suffix"));
             }
             entries
         }
@@ -280,11 +287,6 @@ pub fn merge_bucket<'o>(
         }
     }
     Ok(encode_bucket(bits, &entries))
-}
-
-/// True when `(permuted, _)` lies in `bucket`.
-fn fits(bucket: &Bucket<'_>, &(permuted, _): &(u64, u64)) -> bool {
-    permuted & !bucket.mask == bucket.base
 }
 
 /// Applies one merge record to a bucket's sorted entries.
@@ -445,6 +447,12 @@ mod tests {
         assert!(Bucket::decode(key.as_ref(), &wide, 16).is_err());
         let unsorted = encode_bucket(16, &[(2, 2), (1, 1)]);
         assert!(merge_bucket(key.as_ref(), Some(&unsorted), []).is_err());
+        // A suffix with a bit above the table's 48 (the 6 bytes of a 21-bit table hold 43).
+        let key21 = bucket_key(0, 21);
+        let mut stray = encode_bucket(21, &[(1, 1)]);
+        assert!(merge_bucket(key21.as_ref(), Some(&stray), []).is_ok());
+        stray[2] = 0x80;
+        assert!(merge_bucket(key21.as_ref(), Some(&stray), []).is_err());
         let other = bucket_op(16, true, 1 << 48, 1);
         assert!(merge_bucket(key.as_ref(), None, [other.as_slice()]).is_err());
         assert!(merge_bucket(key.as_ref(), None, [&other[..5]]).is_err());
