@@ -146,7 +146,7 @@ impl<'a> Bucket<'a> {
                 suffix + width
             )));
         }
-        let prefix = key.iter().fold(0u64, |acc, &b| acc << 8 | u64::from(b));
+        let prefix = be(key);
         let base = if bits == 64 {
             prefix
         } else {
