@@ -14,7 +14,7 @@ use crate::tools::eval::{BasePairs, Collisions, Counts, Pair, Predictor, Signatu
 /// entries' own packed bytes: fitted, with [`DOCUMENT_BYTES`], to the store sizes measured
 /// at N = 10M in docs/benchmarks.md ("A restart point at every bucket", 2026-11-27: 4
 /// tables of 16-bit prefixes 70.6 B/fp, 5 of 18–19 bits 83.0, 6 of 21–22 bits 120.2).
-pub const BUCKET_BYTES: f64 = 18.6;
+pub const BUCKET_BYTES: f64 = 20.1;
 
 /// Estimated bytes on disk per fingerprint outside the tables (`docs`, `ids`, the exact
 /// index), from the same fit.
