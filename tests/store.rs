@@ -244,11 +244,11 @@ fn another_spec_is_refused_with_what_to_do() {
     }
 }
 
-/// Opens `path` expecting `Error::FormatVersion { found, expected: 5 }`; returns the error.
+/// Opens `path` expecting `Error::FormatVersion { found, expected: 6 }`; returns the error.
 fn refused_format(path: &std::path::Path, found: u32) -> Error {
     let err = Store::open(path).unwrap_err();
     assert!(
-        matches!(err, Error::FormatVersion { found: f, expected: 5, .. } if f == found),
+        matches!(err, Error::FormatVersion { found: f, expected: 6, .. } if f == found),
         "{err:?}"
     );
     err
@@ -276,7 +276,7 @@ fn a_format_3_or_4_rocksdb_store_is_refused() {
         );
         let msg = err.to_string();
         assert!(
-            msg.contains("it reads version 5") && msg.contains("re-import"),
+            msg.contains("it reads versions 5 to 6") && msg.contains("re-import"),
             "{msg}"
         );
     }
@@ -287,16 +287,72 @@ fn a_format_3_or_4_rocksdb_store_is_refused() {
     assert_eq!(Store::open(&path).unwrap().len(), 100);
 }
 
+/// The length of the raw `ids` value of `id` in the closed RocksDB store at `path`.
+fn raw_id_len(path: &std::path::Path, id: &str) -> Option<usize> {
+    let db = crate::util::raw_db(path);
+    let ids = db.cf_handle("ids").unwrap();
+    db.get_cf(ids, id).unwrap().map(|v| v.len())
+}
+
+/// From format 6 an `ids` value leaves the fingerprint out (8 bytes without a content
+/// hash): a replacement or a delete reads it from the document's record and unlinks the
+/// old table entries. A store of format 5 keeps writing it (16 bytes), so that the simstore
+/// that wrote the store still reads every value; this build reads both.
+#[test]
+fn ids_values_hold_the_fingerprint_only_before_format_6() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let (a, b) = (0x0123_4567_89ab_cdefu64, 0xfedc_ba98_7654_3210u64);
+    let ids_at = |store: &Store, q: u64| -> Vec<String> {
+        let hits = store.query(Fingerprint(q), 3).unwrap();
+        hits.into_iter().map(|m| m.doc.id).collect()
+    };
+    let put = |store: &Store, id: &str, f: u64| {
+        store
+            .insert_fingerprint(id, Fingerprint(f), DocMeta::default())
+            .unwrap();
+    };
+    let store = Store::open(&path).unwrap();
+    put(&store, "x", a);
+    put(&store, "y", a);
+    drop(store);
+    assert_eq!(raw_id_len(&path, "x"), Some(8));
+    let store = Store::open(&path).unwrap();
+    put(&store, "x", b);
+    assert_eq!(ids_at(&store, a), ["y"]);
+    assert_eq!(ids_at(&store, b), ["x"]);
+    assert!(store.delete("x").unwrap());
+    assert!(ids_at(&store, b).is_empty());
+    drop(store);
+    // As if written by format 5: new values hold the fingerprint; the short ones still read.
+    rewrite_manifest(&path, |mut bytes| {
+        bytes[8..12].copy_from_slice(&5u32.to_be_bytes());
+        bytes
+    });
+    let store = Store::open(&path).unwrap();
+    put(&store, "z", b);
+    put(&store, "y", b);
+    assert!(ids_at(&store, a).is_empty());
+    assert_eq!(ids_at(&store, b), ["y", "z"]);
+    assert_eq!(store.check().unwrap().problem_count, 0);
+    drop(store);
+    assert_eq!(raw_id_len(&path, "z"), Some(16));
+    assert_eq!(raw_id_len(&path, "y"), Some(16));
+    let store = Store::open(&path).unwrap();
+    assert!(store.delete("z").unwrap());
+    assert_eq!(ids_at(&store, b), ["y"]);
+}
+
 #[test]
 fn another_format_version_is_refused_with_what_to_do() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
     drop(Store::open(&path).unwrap());
     rewrite_manifest(&path, |mut bytes| {
-        bytes[8..12].copy_from_slice(&6u32.to_be_bytes());
+        bytes[8..12].copy_from_slice(&7u32.to_be_bytes());
         bytes
     });
-    let err = refused_format(&path, 6);
+    let err = refused_format(&path, 7);
     assert!(err.to_string().contains("upgrade simstore"), "{err}");
     // An older format (1, before the `exact` column family): re-import.
     rewrite_manifest(&path, |mut bytes| {
@@ -796,7 +852,7 @@ fn check_and_repair_on_every_backend() {
             "ghost".into(),
             IdValue {
                 seq: 777_777,
-                fp: 1,
+                fp: Some(1),
                 hash: None,
             },
         ));

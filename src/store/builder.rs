@@ -302,11 +302,13 @@ impl Store {
         backend: Box<dyn Backend>,
         options: StoreBuilder,
         manifest: Manifest,
+        format: u32,
         (next_seq, live): (u64, u64),
     ) -> Store {
         Store {
             backend,
             manifest,
+            format,
             fingerprinter: Fingerprinter::new(),
             counters: Mutex::new(Counters {
                 next_seq,
@@ -331,7 +333,13 @@ impl Store {
         backend.attach_tables(&layout.prefix_bits())?;
         let manifest = Store::new_manifest(layout, options.quality);
         backend.write(&Store::creation(&manifest), Durability::Synced)?;
-        Ok(Store::assemble(backend, options, manifest, (0, 0)))
+        Ok(Store::assemble(
+            backend,
+            options,
+            manifest,
+            codec::FORMAT_VERSION,
+            (0, 0),
+        ))
     }
 
     /// The manifest of a store created now with `layout` in mode `quality`.
@@ -380,7 +388,8 @@ impl Store {
                 });
             }
         };
-        codec::check_format(codec::manifest_format(bytes)?, backend.oldest_format())?;
+        let format = codec::manifest_format(bytes)?;
+        codec::check_format(format, backend.oldest_format())?;
         let manifest = codec::decode_manifest(bytes)?;
         let current = FingerprintSpec::current();
         if manifest.spec != current {
@@ -402,7 +411,7 @@ impl Store {
                  (from the command line: `simstore repair`)"
             )));
         }
-        let mut store = Store::assemble(backend, options, manifest, counters);
+        let mut store = Store::assemble(backend, options, manifest, format, counters);
         if meta.relayout.is_some() {
             store.finish_relayout()?;
         }
@@ -445,6 +454,7 @@ impl Store {
             MetaKey::Manifest,
             Some(codec::encode_manifest(&self.manifest)),
         )?;
+        self.format = codec::FORMAT_VERSION;
         self.repair()?;
         self.write_meta(MetaKey::RelayoutPending, None)
     }

@@ -191,6 +191,7 @@ impl Store {
         if let Some(h) = hash {
             changes.push(Change::PutExact(h, seq));
         }
+        let fp = self.stored_fp(fp);
         changes.push(Change::PutId(id.to_owned(), IdValue { seq, fp, hash }));
     }
 }
@@ -243,7 +244,9 @@ fn check_ids(snap: &dyn Snapshot, docs: &DocIndex, report: &mut CheckReport) -> 
         let id = String::from_utf8_lossy(k);
         match value {
             Ok(IdValue { seq, fp, hash }) => match docs.get(&seq) {
-                Some((dfp, did, dhash)) if *dfp == fp && did.as_bytes() == k && *dhash == hash => {
+                Some((dfp, did, dhash))
+                    if fp.is_none_or(|fp| fp == *dfp) && did.as_bytes() == k && *dhash == hash =>
+                {
                     *with_id.entry(seq).or_default() += 1
                 }
                 Some(_) => report.problem(format!("id {id:?} disagrees with document {seq}")),

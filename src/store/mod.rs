@@ -128,6 +128,9 @@ const SEQ_RANGE: u64 = 1024;
 pub struct Store {
     backend: Box<dyn Backend>,
     manifest: Manifest,
+    /// The format version of the store's manifest: whether its `ids` values hold the
+    /// fingerprint ([`codec::SHORT_IDS_FORMAT`]).
+    format: u32,
     fingerprinter: Fingerprinter,
     counters: Mutex<Counters>,
     /// Single-document writes waiting to be written together (group commit).

@@ -4,11 +4,11 @@
 use std::collections::HashMap;
 use std::sync::MutexGuard;
 
-use super::backend::{Change, ChangeSet, FlushScope};
-use super::codec::IdValue;
+use super::backend::{Change, ChangeSet, FlushScope, Snapshot};
+use super::codec::{self, IdValue};
 use super::group::{Answer, Ask};
 use super::{BatchOutcome, Counters, InsertOutcome, Store, now, validate_id};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::types::{DocMeta, Document, Entry, Fingerprint, StoredDoc};
 
 /// Whether a stored entry needs table keys of its own.
@@ -18,6 +18,15 @@ enum TableKeys {
     New,
     /// A replacement with the same fingerprint keeps its sequence number and table keys.
     Kept,
+}
+
+/// A stored document as its id names it, its fingerprint known (read from its record where
+/// the `ids` value does not hold it).
+#[derive(Debug, Clone, Copy)]
+struct Linked {
+    seq: u64,
+    fp: u64,
+    hash: Option<u128>,
 }
 
 /// Replaced or deleted documents after which the tables are flushed.
@@ -111,8 +120,8 @@ impl Store {
     ) -> Result<Vec<InsertOutcome>> {
         self.reserve_seqs(counters, entries.len() as u64)?;
         let ids: Vec<&str> = entries.iter().map(|e| e.id.as_str()).collect();
-        let existing = self.backend.snapshot().ids(&ids)?;
-        let mut pending: HashMap<&str, IdValue> = HashMap::new();
+        let existing = self.linked(&ids)?;
+        let mut pending: HashMap<&str, Linked> = HashMap::new();
         let mut changes = ChangeSet::new();
         let (mut next, mut live, mut churn) = (counters.next_seq, counters.live, 0);
         let mut out = Vec::with_capacity(entries.len());
@@ -139,7 +148,7 @@ impl Store {
                     (take_seq(&mut next, claimed), TableKeys::New)
                 }
             };
-            if let Some(IdValue {
+            if let Some(Linked {
                 seq: old_seq,
                 hash: Some(h),
                 ..
@@ -165,7 +174,7 @@ impl Store {
         seq: u64,
         keys: TableKeys,
         time: u64,
-    ) -> IdValue {
+    ) -> Linked {
         if keys == TableKeys::New {
             for t in 0..self.manifest.layout.tables().len() {
                 let permuted = self.manifest.layout.permute(t, e.fp.0);
@@ -188,17 +197,63 @@ impl Store {
         changes.push(Change::PutDoc(seq, Box::new(record)));
         let value = IdValue {
             seq,
-            fp: e.fp.0,
+            fp: self.stored_fp(e.fp.0),
             hash: e.meta.content_hash,
         };
         changes.push(Change::PutId(e.id.clone(), value));
-        value
+        Linked {
+            seq,
+            fp: e.fp.0,
+            hash: e.meta.content_hash,
+        }
+    }
+
+    /// The fingerprint an `ids` value of this store holds: none from
+    /// [`codec::SHORT_IDS_FORMAT`] on (it is in the document's record).
+    pub(super) fn stored_fp(&self, fp: u64) -> Option<u64> {
+        (self.format < codec::SHORT_IDS_FORMAT).then_some(fp)
+    }
+
+    /// The documents `ids` name now, each with its fingerprint: from its `ids` value, or
+    /// (format 6 on) from its record, read in one batch.
+    fn linked(&self, ids: &[&str]) -> Result<Vec<Option<Linked>>> {
+        let snap = self.backend.snapshot();
+        let values = snap.ids(ids)?;
+        let unknown: Vec<u64> = values
+            .iter()
+            .flatten()
+            .filter(|v| v.fp.is_none())
+            .map(|v| v.seq)
+            .collect();
+        let mut records = fps_of(&*snap, &unknown)?.into_iter();
+        ids.iter()
+            .zip(values)
+            .map(|(id, value)| {
+                let Some(v) = value else { return Ok(None) };
+                let fp = match v.fp {
+                    Some(fp) => Some(fp),
+                    None => records.next().flatten(),
+                };
+                let fp = fp.ok_or_else(|| {
+                    Error::Corrupt(format!(
+                        "id {id:?} names document {}, which has no record; \
+                         `simstore check` reports the damage and `simstore repair` mends it",
+                        v.seq
+                    ))
+                })?;
+                Ok(Some(Linked {
+                    seq: v.seq,
+                    fp,
+                    hash: v.hash,
+                }))
+            })
+            .collect()
     }
 
     /// Adds to `changes` the removal of document `old`'s record (first: it commits the
     /// rest) and of its table entries — not of its `ids` or `exact` entries: the caller
     /// overwrites or deletes those.
-    fn push_unlink(&self, changes: &mut ChangeSet, old: IdValue) {
+    fn push_unlink(&self, changes: &mut ChangeSet, old: Linked) {
         changes.push(Change::DeleteDoc(old.seq));
         for t in 0..self.manifest.layout.tables().len() {
             let permuted = self.manifest.layout.permute(t, old.fp);
@@ -236,7 +291,7 @@ impl Store {
         self.check_writable()?;
         let mut counters = self.lock();
         counters.usable()?;
-        let Some(old) = self.backend.snapshot().ids(&[id])?.pop().flatten() else {
+        let Some(old) = self.linked(&[id])?.pop().flatten() else {
             return Ok(false);
         };
         let mut changes = ChangeSet::new();
@@ -252,6 +307,18 @@ impl Store {
         self.unlock(counters);
         Ok(true)
     }
+}
+
+/// The fingerprints of the records of `seqs` (`None` where a record is missing).
+fn fps_of(snap: &dyn Snapshot, seqs: &[u64]) -> Result<Vec<Option<u64>>> {
+    if seqs.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(snap
+        .docs(seqs)?
+        .into_iter()
+        .map(|d| d.map(|d| d.fp))
+        .collect())
 }
 
 /// The claimed sequence number if there is one, else the next one of `next`.

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use super::sort::{Merge, Sorter, SpillDir};
 use super::tables::TableKeys;
 use crate::error::Result;
-use crate::index::layout::Layout;
 use crate::store::Store;
 use crate::store::backend::{BulkIngest, SortedRun, Space};
 use crate::store::codec::IdValue;
@@ -52,7 +51,7 @@ pub(super) fn derived(
         exact: Sorter::new(spill.clone(), share),
     };
     let mut staged = Staged::default();
-    stage_ids(ingest, rows.finish()?, layout, &mut keys, &mut staged)?;
+    stage_ids(ingest, rows.finish()?, store, &mut keys, &mut staged)?;
     if !keys.exact.is_empty() {
         let exact = keys.exact.finish()?;
         let run = exact.write_to(ingest, Space::Exact, |w, (h, seq)| w.put_exact(h, seq))?;
@@ -68,7 +67,7 @@ pub(super) fn derived(
 fn stage_ids(
     ingest: &dyn BulkIngest,
     rows: Merge<LoadRow>,
-    layout: &Layout,
+    store: &Store,
     keys: &mut Keys,
     staged: &mut Staged,
 ) -> Result<()> {
@@ -84,12 +83,12 @@ fn stage_ids(
         }
         let value = IdValue {
             seq: row.seq,
-            fp: row.fp,
+            fp: store.stored_fp(row.fp),
             hash: row.hash,
         };
         ids.put_id(&row.id, value)?;
         staged.winners += 1;
-        keys.tables.push(layout, row.fp, row.seq)?;
+        keys.tables.push(&store.manifest.layout, row.fp, row.seq)?;
         if let Some(h) = row.hash {
             keys.exact.push((h, row.seq))?;
         }

@@ -43,8 +43,9 @@ pub const MAGIC: [u8; 8] = *b"SIMSTORE";
 /// The on-disk format version this build writes. Its manifests read back to format 3 (the
 /// same but for the quality mode: a format-3 store is in the standard mode), which a
 /// backend whose layout did not change since (Redis) still opens; RocksDB stores need
-/// [`BUCKET_FORMAT`].
-pub const FORMAT_VERSION: u32 = 5;
+/// [`BUCKET_FORMAT`]. Format 6 leaves the fingerprint out of `ids` values
+/// ([`SHORT_IDS_FORMAT`]).
+pub const FORMAT_VERSION: u32 = 6;
 
 /// The oldest format version whose manifest this build reads.
 pub const OLDEST_READABLE: u32 = 3;
@@ -52,6 +53,11 @@ pub const OLDEST_READABLE: u32 = 3;
 /// The first format whose RocksDB tables hold one bucket per prefix ([`bucket`]); a
 /// RocksDB store of an older format is refused.
 pub const BUCKET_FORMAT: u32 = 5;
+
+/// The first format whose `ids` values leave the fingerprint out (it is in the document's
+/// record). A store of an older format keeps writing it, so that the simstore that wrote
+/// the store still reads every value; this build reads both forms.
+pub const SHORT_IDS_FORMAT: u32 = 6;
 
 /// Key of the manifest in the `meta` column family.
 pub const MANIFEST_KEY: &[u8] = b"manifest";
@@ -360,47 +366,65 @@ pub fn decode_doc(bytes: &[u8]) -> Result<StoredDoc> {
     })
 }
 
-/// What an `ids` value holds: the document's sequence number, fingerprint and content
-/// hash (absent for documents stored by fingerprint only).
+/// What an `ids` value holds: the document's sequence number, its fingerprint where the
+/// value holds it (stores of formats before [`SHORT_IDS_FORMAT`]; else it is read from the
+/// document's record), and its content hash (absent for documents stored by fingerprint
+/// only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IdValue {
     /// The document's sequence number (its `docs` key).
     pub seq: u64,
-    /// Its fingerprint.
-    pub fp: u64,
+    /// Its fingerprint, if the value holds it.
+    pub fp: Option<u64>,
     /// Its content hash, if known.
     pub hash: Option<u128>,
 }
 
-/// Encodes an `ids` value: seq ++ fingerprint (16 bytes), plus the content hash (32 bytes).
+/// Encodes an `ids` value: seq (8 bytes), then the fingerprint if it holds one (8), then
+/// the content hash if known (16): 8, 16, 24 or 32 bytes, each length one form.
 pub fn encode_id_value(v: IdValue) -> Vec<u8> {
     let mut out = Vec::with_capacity(32);
     out.extend_from_slice(&v.seq.to_be_bytes());
-    out.extend_from_slice(&v.fp.to_be_bytes());
+    if let Some(fp) = v.fp {
+        out.extend_from_slice(&fp.to_be_bytes());
+    }
     if let Some(h) = v.hash {
         out.extend_from_slice(&h.to_be_bytes());
     }
     out
 }
 
-/// Decodes an `ids` value (16 or 32 bytes).
+/// Decodes an `ids` value (8, 16, 24 or 32 bytes: see [`encode_id_value`]).
 pub fn decode_id_value(bytes: &[u8]) -> Result<IdValue> {
     let bad = || {
         Error::Corrupt(format!(
-            "an ids value is {} bytes, not 16 or 32",
+            "an ids value is {} bytes, not 8, 16, 24 or 32",
             bytes.len()
         ))
     };
-    let (head, hash) = match bytes.len() {
-        16 => (bytes, None),
-        32 => {
-            let h: [u8; 16] = bytes[16..].try_into().map_err(|_| bad())?;
-            (&bytes[..16], Some(u128::from_be_bytes(h)))
-        }
+    let (with_fp, with_hash) = match bytes.len() {
+        8 => (false, false),
+        16 => (true, false),
+        24 => (false, true),
+        32 => (true, true),
         _ => return Err(bad()),
     };
-    let (seq, fp) = split16(head).ok_or_else(bad)?;
-    Ok(IdValue { seq, fp, hash })
+    let word = |i: usize| -> Result<u64> {
+        let b: [u8; 8] = bytes[i..i + 8].try_into().map_err(|_| bad())?;
+        Ok(u64::from_be_bytes(b))
+    };
+    let fp = with_fp.then(|| word(8)).transpose()?;
+    let hash = with_hash
+        .then(|| -> Result<u128> {
+            let b: [u8; 16] = bytes[bytes.len() - 16..].try_into().map_err(|_| bad())?;
+            Ok(u128::from_be_bytes(b))
+        })
+        .transpose()?;
+    Ok(IdValue {
+        seq: word(0)?,
+        fp,
+        hash,
+    })
 }
 
 /// The key of an `exact` entry: content hash then sequence number, both big-endian, so the
@@ -486,17 +510,21 @@ mod tests {
     #[test]
     fn manifest_version_and_magic_are_checked() {
         let mut bytes = encode_manifest(&manifest());
-        assert_eq!(manifest_format(&bytes).unwrap(), 5);
-        bytes[11] = 6;
+        assert_eq!(manifest_format(&bytes).unwrap(), 6);
+        bytes[11] = 7;
         assert!(matches!(
             decode_manifest(&bytes),
             Err(Error::FormatVersion {
-                found: 6,
+                found: 7,
                 oldest: 3,
-                expected: 5,
+                expected: 6,
                 ..
             })
         ));
+        // Format 5 (the fingerprint in `ids` values) is read.
+        bytes[11] = 5;
+        assert!(decode_manifest(&bytes).is_ok());
+        assert!(check_format(5, BUCKET_FORMAT).is_ok());
         // A RocksDB store checks for its buckets' format; a format-4 manifest is older.
         bytes[11] = 4;
         assert!(decode_manifest(&bytes).is_ok());
@@ -514,7 +542,7 @@ mod tests {
             err,
             Error::FormatVersion {
                 found: 1,
-                expected: 5,
+                expected: 6,
                 ..
             }
         ));
@@ -567,7 +595,7 @@ mod tests {
         let hash = 0x0011_2233_4455_6677_8899_aabb_ccdd_eeffu128;
         let with = IdValue {
             seq: 5,
-            fp: 0x0102_0304_0506_0708,
+            fp: Some(0x0102_0304_0506_0708),
             hash: Some(hash),
         };
         let bytes = encode_id_value(with);
@@ -586,6 +614,25 @@ mod tests {
         );
         assert_eq!(decode_id_value(&encode_id_value(without)).unwrap(), without);
         assert!(decode_id_value(&bytes[..20]).is_err());
+        // Format 6: without the fingerprint.
+        let short = IdValue { fp: None, ..with };
+        let bytes = encode_id_value(short);
+        assert_eq!(
+            bytes,
+            [
+                0, 0, 0, 0, 0, 0, 0, 5, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99,
+                0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff
+            ]
+        );
+        assert_eq!(decode_id_value(&bytes).unwrap(), short);
+        let bare = IdValue {
+            hash: None,
+            ..short
+        };
+        assert_eq!(encode_id_value(bare), [0, 0, 0, 0, 0, 0, 0, 5]);
+        assert_eq!(decode_id_value(&encode_id_value(bare)).unwrap(), bare);
+        assert!(decode_id_value(&bytes[..12]).is_err());
+        assert!(decode_id_value(&[]).is_err());
 
         let key = exact_key(hash, 0x0a0b);
         assert_eq!(

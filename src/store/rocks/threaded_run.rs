@@ -232,7 +232,7 @@ mod tests {
         for i in 0..10u64 {
             let value = IdValue {
                 seq: i,
-                fp: i,
+                fp: Some(i),
                 hash: None,
             };
             run.put_id(&format!("id{i:03}"), value).unwrap();
