@@ -12,13 +12,13 @@ use crate::tools::eval::{BasePairs, Collisions, Counts, Pair, Predictor, Signatu
 /// Estimated bytes on disk per bucket of a table (format 5: its RocksDB key, internal
 /// trailer, block entry, restart point and index share, and its 2-byte header), beside its
 /// entries' own packed bytes: fitted, with [`DOCUMENT_BYTES`], to the store sizes measured
-/// at N = 10M in docs/benchmarks.md ("A restart point at every bucket", 2026-11-27: 4
-/// tables of 16-bit prefixes 70.6 B/fp, 5 of 18–19 bits 83.0, 6 of 21–22 bits 120.2).
+/// at N = 10M in docs/benchmarks.md ("A restart point at every bucket", 2026-11-27, format
+/// 6: 4 tables of 16-bit prefixes 62.3 B/fp, 5 of 18–19 bits 74.7, 6 of 21–22 bits 111.9).
 pub const BUCKET_BYTES: f64 = 20.1;
 
-/// Estimated bytes on disk per fingerprint outside the tables (`docs`, `ids`, the exact
-/// index), from the same fit.
-pub const DOCUMENT_BYTES: f64 = 34.1;
+/// Estimated bytes on disk per fingerprint outside the tables (`docs`, `ids` without the
+/// fingerprint, the exact index), from the same fit.
+pub const DOCUMENT_BYTES: f64 = 25.8;
 
 /// Estimated bytes on disk per fingerprint of a RocksDB store of `layout` holding `n`
 /// uniform fingerprints (without sketches, as in `simstore bench`): per table, each entry's
@@ -141,7 +141,7 @@ mod tests {
     fn the_byte_estimate_fits_the_measured_sizes() {
         let four = Layout::new(3, 4).unwrap();
         let six = Layout::covering(3, 6, 2).unwrap();
-        for (layout, measured) in [(four, 70.6), (six, 120.2)] {
+        for (layout, measured) in [(four, 62.3), (six, 111.9)] {
             let est = estimated_bytes_per_fingerprint(&layout, 1e7);
             assert!(
                 (est - measured).abs() <= 0.02 * measured,
