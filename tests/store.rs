@@ -287,6 +287,37 @@ fn a_format_3_or_4_rocksdb_store_is_refused() {
     assert_eq!(Store::open(&path).unwrap().len(), 100);
 }
 
+/// A format-6 `ids` value whose record is gone (a damaged store): deleting or replacing
+/// the id is an error naming it and what to do, not a panic or a silent skip.
+#[test]
+fn an_id_without_its_record_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let store = Store::open(&path).unwrap();
+    store
+        .insert_fingerprint("lost", Fingerprint(7), DocMeta::default())
+        .unwrap();
+    drop(store);
+    {
+        let db = crate::util::raw_db(&path);
+        let ids = db.cf_handle("ids").unwrap();
+        let value = db.get_cf(ids, "lost").unwrap().unwrap();
+        let seq = codec::decode_id_value(&value).unwrap().seq;
+        let docs = db.cf_handle("docs").unwrap();
+        db.delete_cf(docs, codec::doc_key(seq)).unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    let replace = store.insert_fingerprint("lost", Fingerprint(8), DocMeta::default());
+    for err in [store.delete("lost").unwrap_err(), replace.unwrap_err()] {
+        assert!(matches!(err, Error::Corrupt(_)), "{err:?}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("\"lost\"") && msg.contains("simstore repair"),
+            "{msg}"
+        );
+    }
+}
+
 /// The length of the raw `ids` value of `id` in the closed RocksDB store at `path`.
 fn raw_id_len(path: &std::path::Path, id: &str) -> Option<usize> {
     let db = crate::util::raw_db(path);
