@@ -230,11 +230,7 @@ impl Store {
             .zip(values)
             .map(|(id, value)| {
                 let Some(v) = value else { return Ok(None) };
-                let fp = match v.fp {
-                    Some(fp) => Some(fp),
-                    None => records.next().flatten(),
-                };
-                let fp = fp.ok_or_else(|| {
+                let fp = v.fp.or_else(|| records.next().flatten()).ok_or_else(|| {
                     Error::Corrupt(format!(
                         "id {id:?} names document {}, which has no record; \
                          `simstore check` reports the damage and `simstore repair` mends it",
