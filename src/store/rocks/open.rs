@@ -43,7 +43,7 @@ pub(crate) fn open(
     // into place, so a directory seen non-empty here shows its CURRENT below.
     let listed = path.is_dir() && std::fs::read_dir(path)?.next().is_some();
     if path.join("CURRENT").is_file() {
-        let cache = Cache::new_lru_cache(cache_bytes);
+        let cache = options::block_cache(cache_bytes);
         return open_beside_writer(path, mode, cache).map(Some);
     }
     if listed {
@@ -97,7 +97,7 @@ pub(crate) fn create(
     std::fs::File::open(parent(path))
         .and_then(|dir| dir.sync_all())
         .map_err(creating(path))?;
-    let cache = Cache::new_lru_cache(cache_bytes);
+    let cache = options::block_cache(cache_bytes);
     open_existing(path, &OpenMode::Writer, cache)
 }
 
@@ -150,7 +150,7 @@ fn creating(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
 
 /// Creates a new, empty database at `path` with the column families of `tables` tables.
 fn create_at(path: &Path, tables: usize, cache_bytes: usize) -> Result<RocksBackend> {
-    let cache = Cache::new_lru_cache(cache_bytes);
+    let cache = options::block_cache(cache_bytes);
     let mut opts = options::db_options(&cache);
     opts.create_if_missing(true);
     opts.create_missing_column_families(true);

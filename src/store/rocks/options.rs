@@ -49,6 +49,16 @@ pub(super) fn cf_names(tables: usize) -> Vec<String> {
         .collect()
 }
 
+/// The block cache of a store's `docs`, `ids`, `meta` and `exact` blocks: RocksDB's
+/// HyperClockCache, sized automatically per entry (`estimated_entry_charge` 0), which looks a
+/// block up without the LRU cache's per-shard mutex and list updates. 10M, 100,000 queries
+/// whose records do not all fit in the cache, 3 alternating runs against the LRU cache: p50
+/// 25.4 / 27.9 / 27.2 → 24.9 / 26.4 / 26.2 µs, 2 threads 54.1k / 44.3k / 47.7k → 55.4k /
+/// 53.4k / 52.9k queries/s (docs/benchmarks.md, 2026-11-27, seventh session).
+pub(super) fn block_cache(bytes: usize) -> Cache {
+    Cache::new_hyper_clock_cache(bytes, 0)
+}
+
 /// Options of the database as a whole.
 pub(super) fn db_options(cache: &Cache) -> Options {
     let mut opts = Options::default();
@@ -104,7 +114,9 @@ fn partial_merge(_key: &[u8], _existing: Option<&[u8]>, ops: &MergeOperands) -> 
 ///   query's samples → below 1.2 %, p50 17.3–18.0 → 15.8 µs (a query-only loop, 10M), for
 ///   4 bytes a bucket (≈ 0.1 B/fp a table).
 /// - `docs`, `ids`, `meta`: LZ4 with the shared block cache (records compress well and are
-///   read once per match).
+///   read once per match). `docs` in 1 KiB blocks was measured and dropped: a random
+///   record's lookup searches a 4× larger index (10M, 100,000 queries: p50 25.4–27.9 →
+///   27.8–40.0 µs).
 fn sst_options(name: &str, cache: &Cache) -> Options {
     let mut opts = Options::default();
     let mut bbo = BlockBasedOptions::default();
