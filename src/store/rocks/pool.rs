@@ -10,9 +10,11 @@
 //! holds the iterator it leased for a table until the query ends, so its other spans of
 //! that table seek the same one without another lease or refresh. A crawler's check looks
 //! its content hash up in `exact` the same way ([`Kind::Exact`]): creating an iterator for
-//! that one seek cost as much as the seek.
+//! that one seek cost as much as the seek. The pool is sharded by thread ([`SHARDS`]), so
+//! concurrent queries do not pass iterators (and a mutex) back and forth between cores.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rocksdb::DBRawIterator;
 
@@ -81,52 +83,99 @@ struct Table {
     probes: u64,
 }
 
-/// The iterators of finished probes, per [`Kind`].
+/// Shards of the pool. A thread takes iterators from and gives them back to its own shard
+/// (threads are dealt shards in turn), so two threads querying at once neither contend for
+/// one mutex nor hand each other iterators whose state sits in the other core's cache:
+/// 2 threads of queries at 10M, 13 alternating rounds against one shared pool, median
+/// 56.7k → 64.5k queries/s (docs/benchmarks.md, 2026-11-27, seventh session).
+const SHARDS: usize = 8;
+
+/// Every this many probes of a table in a shard, its thread looks at the other shards and
+/// drops the iterators of those that had no probe since it last looked (their thread
+/// stopped querying, or ended): a kept iterator holds obsolete memtables and files.
+const SWEEP_EVERY: u64 = 1024;
+
+/// The iterators of finished probes, per [`Kind`], in [`SHARDS`] shards.
 pub(super) struct IterPool {
-    tables: Mutex<Vec<Table>>,
+    shards: Vec<Shard>,
     /// Refresh a kept iterator before reuse: set for the writer; a read-only instance
     /// never changes and a secondary one empties the pool when it catches up (neither
     /// can refresh).
     refresh: bool,
 }
 
+/// One shard of the pool, on cache lines of its own.
+#[derive(Default)]
+#[repr(align(128))]
+struct Shard(Mutex<ShardTables>);
+
+/// A shard's iterators per [`Kind`] and its probe counts.
+#[derive(Default)]
+struct ShardTables {
+    tables: Vec<Table>,
+    /// Probes in the shard so far.
+    probes: u64,
+    /// `probes` when another shard's sweep last looked ([`IterPool::sweep`]).
+    seen: u64,
+}
+
+/// Deals the shards to threads in turn.
+static NEXT_SHARD: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// This thread's shard (modulo the pool's number of shards).
+    static SHARD: usize = NEXT_SHARD.fetch_add(1, Ordering::Relaxed);
+}
+
 impl IterPool {
     /// An empty pool; `refresh`: see the field.
     pub(super) fn new(refresh: bool) -> Self {
         IterPool {
-            tables: Mutex::default(),
+            shards: (0..SHARDS).map(|_| Shard::default()).collect(),
             refresh,
         }
     }
 
     /// Drops every kept iterator (before a relayout drops the tables they read).
     pub(super) fn clear(&self) {
-        self.lock().clear();
+        for shard in &self.shards {
+            lock(shard).tables.clear();
+        }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Table>> {
-        self.tables.lock().unwrap_or_else(|e| e.into_inner())
+    /// This thread's shard, locked.
+    #[cfg(test)]
+    fn lock_own(&self) -> std::sync::MutexGuard<'_, ShardTables> {
+        lock(&self.shards[self.own()])
+    }
+
+    /// This thread's shard.
+    fn own(&self) -> usize {
+        SHARD.with(|s| *s) % self.shards.len()
     }
 
     fn take(&self, kind: Kind) -> Option<Kept> {
-        let mut tables = self.lock();
-        let table = tables.get_mut(kind.slot())?;
+        let mut shard = lock(&self.shards[self.own()]);
+        shard.probes += 1;
+        let table = shard.tables.get_mut(kind.slot())?;
         table.probes += 1;
         table.kept.pop()
     }
 
-    /// Keeps `it` (unless the table has enough) and lets go of the iterators its table's
-    /// last [`IDLE_PROBES`] probes did not use; they are dropped after the lock is
-    /// released (dropping one may delete the files it was the last to hold).
+    /// Keeps `it` in this thread's shard (unless its table has enough there) and lets go
+    /// of the iterators its table's last [`IDLE_PROBES`] probes in the shard did not use;
+    /// they are dropped after the lock is released (dropping one may delete the files it
+    /// was the last to hold). Every [`SWEEP_EVERY`] probes, sweeps the other shards.
     fn give(&self, kind: Kind, mut it: Kept) {
         let mut idle = Vec::new();
-        {
+        let own = self.own();
+        let sweep = {
             let t = kind.slot();
-            let mut tables = self.lock();
-            if tables.len() <= t {
-                tables.resize_with(t + 1, Table::default);
+            let mut shard = lock(&self.shards[own]);
+            if shard.tables.len() <= t {
+                shard.tables.resize_with(t + 1, Table::default);
             }
-            let table = &mut tables[t];
+            let table = &mut shard.tables[t];
             let probes = table.probes;
             while table
                 .kept
@@ -139,9 +188,38 @@ impl IterPool {
                 it.1 = probes;
                 table.kept.push(it);
             }
+            probes.is_multiple_of(SWEEP_EVERY)
+        };
+        if sweep {
+            self.sweep(own, &mut idle);
         }
         drop(idle);
     }
+
+    /// Moves into `idle` the iterators of every shard but `own` that had no probe since
+    /// the previous sweep looked at it; a shard whose lock is held is in use and skipped.
+    fn sweep(&self, own: usize, idle: &mut Vec<Kept>) {
+        for (i, shard) in self.shards.iter().enumerate() {
+            if i == own {
+                continue;
+            }
+            let Ok(mut shard) = shard.0.try_lock() else {
+                continue;
+            };
+            if shard.probes == shard.seen {
+                for table in &mut shard.tables {
+                    idle.append(&mut table.kept);
+                }
+            }
+            shard.seen = shard.probes;
+        }
+    }
+}
+
+/// Locks a shard (a panic while it was held left its iterators consistent: each is whole
+/// or absent).
+fn lock(shard: &Shard) -> std::sync::MutexGuard<'_, ShardTables> {
+    shard.0.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// An iterator leased from the pool for one probe; goes back when dropped.
@@ -287,7 +365,40 @@ mod tests {
         put_and_flush(&b, 3);
         probe(&b);
         assert_eq!(live_versions(&b), 1);
-        assert_eq!(b.iters.lock()[Kind::Table(0).slot()].kept.len(), 1);
+        assert_eq!(
+            b.iters.lock_own().tables[Kind::Table(0).slot()].kept.len(),
+            1
+        );
+    }
+
+    /// A thread that stops probing leaves its iterators in its shard; another thread's
+    /// sweeps let them go once the shard had no probe between two of them.
+    #[test]
+    fn a_thread_that_stopped_probing_lets_go_of_its_iterators() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = backend(&dir);
+        put_and_flush(&b, 1);
+        // A thread of another shard than this one's (threads are dealt shards in turn).
+        let own = b.iters.own();
+        while !std::thread::scope(|s| {
+            s.spawn(|| b.iters.own() != own && (probe(&b), true).1)
+                .join()
+                .unwrap()
+        }) {}
+        put_and_flush(&b, 2);
+        probe(&b);
+        assert!(
+            live_versions(&b) > 1,
+            "the other thread's kept iterator holds the old state"
+        );
+        for _ in 0..2 * SWEEP_EVERY {
+            probe(&b);
+        }
+        assert_eq!(
+            live_versions(&b),
+            1,
+            "an idle shard's iterators still hold replaced files"
+        );
     }
 
     /// A live view's probes of one table share one iterator, leased (and refreshed) once;
@@ -311,21 +422,23 @@ mod tests {
         };
         // A first view leaves an iterator in the pool.
         assert_eq!(scan(b.probe_view().as_ref()), [1, 1]);
-        let before = b.iters.lock()[Kind::Table(0).slot()].probes;
+        let before = b.iters.lock_own().tables[Kind::Table(0).slot()].probes;
         let view = b.probe_view();
         assert_eq!(scan(view.as_ref()), [1, 1]);
         assert_eq!(
-            b.iters.lock()[Kind::Table(0).slot()].probes,
+            b.iters.lock_own().tables[Kind::Table(0).slot()].probes,
             before + 1,
             "one lease for the view's three spans"
         );
         assert!(
-            b.iters.lock()[Kind::Table(0).slot()].kept.is_empty(),
+            b.iters.lock_own().tables[Kind::Table(0).slot()]
+                .kept
+                .is_empty(),
             "the view holds the iterator"
         );
         drop(view);
         assert_eq!(
-            b.iters.lock()[Kind::Table(0).slot()].kept.len(),
+            b.iters.lock_own().tables[Kind::Table(0).slot()].kept.len(),
             1,
             "back in the pool with the view"
         );
