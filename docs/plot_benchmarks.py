@@ -30,6 +30,13 @@ n_buckets = [1e7, 1e8]
 p50_buckets = [29.4, 56.3]
 p99_buckets = [54.9, 86.1]
 import_buckets_s = [9.55, 149.62]
+# 2026-11-27, seventh session: format 6, restart points per bucket, HyperClockCache, kept
+# iterators per thread; the model's layouts (5 tables at 10M, 6 at 100M; docs/benchmarks.md,
+# "A lock-free block cache, kept iterators per thread, ..."; a slow phase; 1M not run)
+n_now = [1e7, 1e8]
+p50_now = [24.6, 37.5]
+p99_now = [37.5, 80.4]
+import_now_s = [8.92, 154.88]
 
 fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
 a.loglog(n, p50, "o-", label="simstore p50")
@@ -37,6 +44,8 @@ a.loglog(n, p99, "o--", label="simstore p99")
 a.loglog(n, p50_before, "x:", color="gray", label="p50 before (2026-11-23)")
 a.loglog(n_buckets, p50_buckets, "*-", color="C9", label="p50, tables in buckets (11-27)")
 a.loglog(n_buckets, p99_buckets, "*--", color="C9", label="p99, tables in buckets (11-27)")
+a.loglog(n_now, p50_now, "P-", color="C8", label="p50, format 6 (11-27, 7th session)")
+a.loglog(n_now, p99_now, "P--", color="C8", label="p99, format 6 (11-27, 7th session)")
 a.loglog(n[:2], mem_p50[:2], "s-", label="in-memory sorted tables p50")
 a.loglog(n, brute_p50, "^-", label="brute force p50")
 a.loglog(n, cold_auto_p50, "D-", label="cold page cache p50 (automatic probes)")
@@ -52,6 +61,7 @@ b.loglog(n, import_s, "o-", color="C3", label="bulk import (sorted SSTs, durable
 b.loglog(n[:2], import_new_s, "s-", color="C2", label="table keys in memory, 11-26")
 b.loglog(n[:2], import_base_same_runs_s, "x:", color="gray", label="the 11-25 binary in the 11-26 runs")
 b.loglog(n_buckets, import_buckets_s, "*-", color="C9", label="tables in buckets, 11-27")
+b.loglog(n_now, import_now_s, "P-", color="C8", label="format 6, 11-27 (7th session)")
 b.axhline(12, color="gray", lw=0.8, ls=":")
 b.text(1.1e6, 13, "target 12 s at 10M", fontsize=8, color="gray")
 b.set_xlabel("stored fingerprints N")
@@ -59,6 +69,6 @@ b.set_ylabel("seconds")
 b.set_title("Import time against N")
 b.legend(fontsize=8)
 b.grid(True, which="both", lw=0.3)
-fig.suptitle("simstore bench, 2 cores: AMD EPYC 2026-11-25 (quiet), 11-26 (import); Sapphire Rapids 11-27 (buckets)", fontsize=10)
+fig.suptitle("simstore bench, 2 cores: AMD EPYC 2026-11-25 (quiet), 11-26 (import); Sapphire Rapids 11-27 (buckets; format 6)", fontsize=10)
 fig.tight_layout()
 fig.savefig("docs/benchmarks.png", dpi=110)
