@@ -380,11 +380,14 @@ mod tests {
         put_and_flush(&b, 1);
         // A thread of another shard than this one's (threads are dealt shards in turn).
         let own = b.iters.own();
-        while !std::thread::scope(|s| {
-            s.spawn(|| b.iters.own() != own && (probe(&b), true).1)
-                .join()
-                .unwrap()
-        }) {}
+        let probed_in_another_shard = || {
+            let other = b.iters.own() != own;
+            if other {
+                probe(&b);
+            }
+            other
+        };
+        while !std::thread::scope(|s| s.spawn(probed_in_another_shard).join().unwrap()) {}
         put_and_flush(&b, 2);
         probe(&b);
         assert!(
