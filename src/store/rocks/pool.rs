@@ -109,14 +109,28 @@ pub(super) struct IterPool {
 #[repr(align(128))]
 struct Shard(Mutex<ShardTables>);
 
-/// A shard's iterators per [`Kind`] and its probe counts.
+/// A shard's iterators per [`Kind`].
 #[derive(Default)]
 struct ShardTables {
     tables: Vec<Table>,
-    /// Probes in the shard so far.
-    probes: u64,
-    /// `probes` when another shard's sweep last looked ([`IterPool::sweep`]).
+    /// [`ShardTables::probes`] when another shard's sweep last looked ([`IterPool::sweep`]).
     seen: u64,
+}
+
+impl ShardTables {
+    /// Probes of the shard's tables so far.
+    fn probes(&self) -> u64 {
+        self.tables.iter().map(|t| t.probes).sum()
+    }
+
+    /// The iterators of `kind` in the shard.
+    fn table(&mut self, kind: Kind) -> &mut Table {
+        let t = kind.slot();
+        if self.tables.len() <= t {
+            self.tables.resize_with(t + 1, Table::default);
+        }
+        &mut self.tables[t]
+    }
 }
 
 /// Deals the shards to threads in turn.
@@ -156,8 +170,7 @@ impl IterPool {
 
     fn take(&self, kind: Kind) -> Option<Kept> {
         let mut shard = lock(&self.shards[self.own()]);
-        shard.probes += 1;
-        let table = shard.tables.get_mut(kind.slot())?;
+        let table = shard.table(kind);
         table.probes += 1;
         table.kept.pop()
     }
@@ -170,12 +183,8 @@ impl IterPool {
         let mut idle = Vec::new();
         let own = self.own();
         let sweep = {
-            let t = kind.slot();
             let mut shard = lock(&self.shards[own]);
-            if shard.tables.len() <= t {
-                shard.tables.resize_with(t + 1, Table::default);
-            }
-            let table = &mut shard.tables[t];
+            let table = shard.table(kind);
             let probes = table.probes;
             while table
                 .kept
@@ -206,12 +215,13 @@ impl IterPool {
             let Ok(mut shard) = shard.0.try_lock() else {
                 continue;
             };
-            if shard.probes == shard.seen {
+            let probes = shard.probes();
+            if probes == shard.seen {
                 for table in &mut shard.tables {
                     idle.append(&mut table.kept);
                 }
             }
-            shard.seen = shard.probes;
+            shard.seen = probes;
         }
     }
 }
