@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 use jieba_rs::Jieba;
 use unicode_normalization::UnicodeNormalization;
 
-use crate::text::ascii::{AsciiMasks, low_bits};
+use crate::text::ascii::{AsciiMasks, cjk_unified_prefix, low_bits};
 
 static JIEBA: LazyLock<Jieba> = LazyLock::new(Jieba::new);
 
@@ -46,6 +46,13 @@ pub fn normalize(text: &str) -> String {
         if bytes[i].is_ascii() {
             last = i;
             i += 1;
+            continue;
+        }
+        // Ideographs, stable and not full-width, without decoding.
+        let ideographs = cjk_unified_prefix(&bytes[i..]);
+        if ideographs > 0 {
+            last = i + ideographs - 3;
+            i += ideographs;
             continue;
         }
         let c = text[i..].chars().next().unwrap_or_default();
@@ -93,14 +100,8 @@ fn is_full_width(c: char) -> bool {
 /// ASCII forms (U+FF01–U+FF5E, NFKC-equivalent to U+0021–U+007E) as lowercase ASCII, the
 /// rest as they are.
 fn push_stable(out: &mut String, s: &str) {
-    if s.is_ascii() {
-        let start = out.len();
-        out.push_str(s);
-        out[start..].make_ascii_lowercase();
-        return;
-    }
     let mut rest = s;
-    while let Some(i) = rest.find(is_full_width) {
+    while let Some(i) = find_full_width(rest) {
         let start = out.len();
         out.push_str(&rest[..i]);
         out[start..].make_ascii_lowercase();
@@ -112,6 +113,22 @@ fn push_stable(out: &mut String, s: &str) {
     let start = out.len();
     out.push_str(rest);
     out[start..].make_ascii_lowercase();
+}
+
+/// The byte offset of the first full-width ASCII form in `s` ([`is_full_width`]): their
+/// UTF-8 lead byte 0xEF is rare in text (it is found with `memchr`), and a lead byte is
+/// always a character's start.
+#[inline]
+fn find_full_width(s: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(j) = memchr::memchr(0xEF, &s.as_bytes()[from..]) {
+        let i = from + j;
+        if s[i..].chars().next().is_some_and(is_full_width) {
+            return Some(i);
+        }
+        from = i + 1;
+    }
+    None
 }
 
 fn push_lowercase(out: &mut String, chars: impl Iterator<Item = char>) {
@@ -230,7 +247,8 @@ struct RunSplit {
 }
 
 impl RunSplit {
-    /// Takes the character at byte `i` of `text`; returns the byte after it.
+    /// Takes the character at byte `i` of `text` (or the run of CJK Unified Ideographs
+    /// there); returns the byte after it.
     #[inline(always)]
     fn step(&mut self, text: &str, i: usize, emit: &mut impl FnMut(&str, bool)) -> usize {
         let b = text.as_bytes()[i];
@@ -241,6 +259,9 @@ impl RunSplit {
                 Run::None
             };
             (kind, 1)
+        } else if let ideographs @ 1.. = cjk_unified_prefix(&text.as_bytes()[i..]) {
+            // A run of CJK Unified Ideographs: Han characters all.
+            (Run::Han, ideographs)
         } else {
             let c = text[i..].chars().next().unwrap_or_default();
             let kind = if is_han(c) {

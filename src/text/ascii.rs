@@ -42,6 +42,33 @@ pub(crate) fn low_bits(n: usize) -> u64 {
     if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
 }
 
+/// The length in bytes of the run of CJK Unified Ideographs (U+4E00–U+9FFF, 3 bytes each
+/// in UTF-8) that `bytes` starts with: in valid UTF-8 from a character boundary, their lead
+/// byte is 0xE5–0xE9, or 0xE4 before a byte of at least 0xB8. Chinese text is mostly such
+/// runs, and they need no decoding to be classified.
+#[inline]
+pub(crate) fn cjk_unified_prefix(bytes: &[u8]) -> usize {
+    let mut i = 0;
+    while let [b0, b1, _, ..] = bytes[i..] {
+        if !(matches!(b0, 0xE5..=0xE9) || (b0 == 0xE4 && b1 >= 0xB8)) {
+            break;
+        }
+        i += 3;
+    }
+    i
+}
+
+/// The offset of the ideograph whose 3 UTF-8 bytes start `bytes` in the CJK Unified block
+/// (as [`crate::text::analyze::cjk_unified_index`]); `bytes` starts a run of
+/// [`cjk_unified_prefix`].
+#[inline]
+pub(crate) fn cjk_unified_offset(bytes: &[u8]) -> usize {
+    let code = (usize::from(bytes[0] & 0x0F) << 12)
+        | (usize::from(bytes[1] & 0x3F) << 6)
+        | usize::from(bytes[2] & 0x3F);
+    code - 0x4E00
+}
+
 /// [`ASCII_CLASS`] of up to 64 bytes as bitmaps: bit `i` for byte `i`, no bit past the
 /// bytes.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -167,6 +194,33 @@ fn block_masks(block: &[u8]) -> Option<BlockMasks> {
 mod tests {
     use super::*;
     use crate::text::test_input::xorshift;
+
+    #[test]
+    fn cjk_unified_runs_are_found_without_decoding() {
+        let alphabet: Vec<char> = "\u{4DFF}\u{4E00}中\u{9FFF}\u{A000}a。、ＡÉ\u{3400}\u{20000}"
+            .chars()
+            .collect();
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
+        for _ in 0..20_000 {
+            let len = (next() % 12) as usize;
+            let text: String = (0..len)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .collect();
+            let want: usize = text
+                .chars()
+                .take_while(|c| crate::text::analyze::CJK_UNIFIED.contains(c))
+                .map(char::len_utf8)
+                .sum();
+            assert_eq!(cjk_unified_prefix(text.as_bytes()), want, "{text:?}");
+            for (i, c) in text.char_indices().take_while(|(i, _)| *i < want) {
+                assert_eq!(
+                    Some(cjk_unified_offset(&text.as_bytes()[i..])),
+                    crate::text::analyze::cjk_unified_index(c),
+                    "{c:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn block_masks_are_the_class_table() {

@@ -146,7 +146,7 @@ pub fn classify(line: &str) -> LineKind {
     if is_navigation(&n, sentence)
         || is_metadata(&n)
         || (n.len <= 160 && is_marked(line, n.len, n.script()))
-        || lacks_function_words(&n)
+        || lacks_function_words(line, &n)
     {
         return LineKind::Boilerplate;
     }
@@ -187,7 +187,7 @@ fn is_metadata(n: &LineCounts) -> bool {
 /// Han lines count only when they are not written in clauses: a link list or tag strip has
 /// no commas or full stops; prose that happens to use few function characters ("电池无问题。",
 /// an app's feature list) has them. Other lines count their English [`STOP_WORDS`].
-fn lacks_function_words(n: &LineCounts) -> bool {
+fn lacks_function_words(line: &str, n: &LineCounts) -> bool {
     if n.han >= FUNCTION_WORDS_MIN_HAN
         && n.clause_marks == 0
         && (n.function_han as f32) < MIN_FUNCTION_HAN * n.han as f32
@@ -195,8 +195,11 @@ fn lacks_function_words(n: &LineCounts) -> bool {
         return true;
     }
     if n.han == 0 && n.alnum >= FUNCTION_WORDS_MIN_HAN {
-        let (function, all) = (n.function_words, n.alnum_words);
-        return all >= 8 && (function as f32) < MIN_FUNCTION_WORDS * all as f32;
+        let all = n.alnum_words;
+        // `function < MIN_FUNCTION_WORDS × all` for a whole number `function` is
+        // `function < needed`: the stop words are counted up to `needed`.
+        let needed = (MIN_FUNCTION_WORDS * all as f32).ceil() as usize;
+        return all >= 8 && counts::function_words(line, needed) < needed;
     }
     false
 }
@@ -498,15 +501,36 @@ mod tests {
     }
 
     #[test]
-    fn one_pass_counts_english_function_words_as_splitting_did() {
+    fn counts_english_function_words_as_splitting_does() {
+        let (mut lines, mut capped) = (0, 0);
         for line in &mixed_lines() {
             let n = LineCounts::of(line);
+            let (function, all) = english_function_words_by_split(line);
+            assert_eq!(n.alnum_words, all, "{line:?}");
+            // Stop words are counted only in lines without Han characters.
+            if n.han > 0 {
+                continue;
+            }
+            lines += 1;
             assert_eq!(
-                (n.function_words, n.alnum_words),
-                english_function_words_by_split(line),
+                counts::function_words(line, usize::MAX),
+                function,
                 "{line:?}"
             );
+            // Counted up to a bound: the count, or the bound where the count passes it.
+            for enough in 0..function + 2 {
+                assert_eq!(
+                    counts::function_words(line, enough),
+                    function.min(enough),
+                    "{line:?} up to {enough}"
+                );
+                capped += usize::from(enough < function);
+            }
         }
+        assert!(
+            lines > 100 && capped >= 20,
+            "{lines} lines, {capped} capped counts"
+        );
     }
 
     /// The counts of a line with runs of ASCII letters and digits taken at once

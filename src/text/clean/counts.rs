@@ -1,11 +1,13 @@
 //! What line classification ([`super::classify`]) counts of a line, in one pass over its
 //! characters: 64 bytes at a time from class bitmaps where they are all ASCII (English
-//! text, mostly), else a table-driven step per ASCII byte and runs of ASCII letters and
-//! digits at once.
+//! text, mostly), else a table-driven step per ASCII byte, and runs of ASCII letters and
+//! digits or of CJK Unified Ideographs at once. English stop words are counted apart, and
+//! only as far as the rule that needs them looks ([`function_words`]).
 
 use super::{CLAUSE_MARKS, SEPARATORS, Script, is_function_index};
 use crate::text::ascii::{
-    ALNUM, ASCII_CLASS, AsciiMasks, CLAUSE, DIGIT, SEPARATOR, SPACE, low_bits,
+    ALNUM, ASCII_CLASS, AsciiMasks, CLAUSE, DIGIT, SEPARATOR, SPACE, cjk_unified_offset,
+    cjk_unified_prefix, low_bits,
 };
 use crate::text::stop_words::is_english_stop_word;
 
@@ -30,10 +32,10 @@ pub(super) struct LineCounts {
     pub(super) items: usize,
     /// [`CLAUSE_MARKS`].
     pub(super) clause_marks: usize,
-    /// Runs of letters and digits ([`crate::text::analyze::is_word_char`]).
+    /// Runs of letters and digits ([`crate::text::analyze::is_word_char`]); how many of
+    /// them are English stop words is counted only where a rule needs it
+    /// ([`function_words`]).
     pub(super) alnum_words: usize,
-    /// Those of them that are English [`STOP_WORDS`].
-    pub(super) function_words: usize,
 }
 
 /// The state of [`LineCounts::of`]'s pass over a line.
@@ -44,22 +46,18 @@ pub(super) struct LineScan {
     in_word: bool,
     /// Inside a separator-delimited item.
     item_open: bool,
-    /// Inside a run of letters and digits ...
+    /// Inside a run of letters and digits.
     in_alnum: bool,
-    /// ... which started at this byte ...
-    alnum_start: usize,
-    /// ... and is ASCII so far (no English stop word holds another character).
-    alnum_ascii: bool,
 }
 
 impl LineScan {
     /// Counts an ASCII character (table-driven; the same counts as [`LineScan::other`]).
     #[inline]
-    pub(super) fn ascii(&mut self, line: &[u8], i: usize, b: u8) {
+    pub(super) fn ascii(&mut self, b: u8) {
         let class = ASCII_CLASS[usize::from(b)];
         self.n.len += 1;
         if class & ALNUM == 0 {
-            self.end_alnum(line, i);
+            self.end_alnum();
         }
         if class & SPACE != 0 {
             self.in_word = false;
@@ -75,9 +73,7 @@ impl LineScan {
         if class & ALNUM != 0 {
             self.n.alnum += 1;
             self.n.digits += usize::from(class & DIGIT != 0);
-            if !self.in_alnum {
-                (self.in_alnum, self.alnum_start, self.alnum_ascii) = (true, i, true);
-            }
+            self.in_alnum = true;
         }
     }
 
@@ -104,22 +100,46 @@ impl LineScan {
     }
 
     /// Counts the character at byte `i` of `line` (with the ASCII letters and digits after
-    /// it, in a run of them); returns the byte after what it counted.
+    /// it, in a run of them; or the run of CJK Unified Ideographs there, undecoded); returns
+    /// the byte after what it counted.
     #[inline(always)]
     fn step(&mut self, line: &str, i: usize) -> usize {
         let bytes = line.as_bytes();
         let b = bytes[i];
         if b.is_ascii() {
-            self.ascii(bytes, i, b);
+            self.ascii(b);
             if self.in_alnum {
                 return self.alnum_run(bytes, i + 1);
             }
             i + 1
+        } else if let ideographs @ 1.. = cjk_unified_prefix(&bytes[i..]) {
+            self.ideographs(&bytes[i..i + ideographs]);
+            i + ideographs
         } else {
             let c = line[i..].chars().next().unwrap_or_default();
-            self.other(bytes, i, c);
+            self.other(c);
             i + c.len_utf8()
         }
+    }
+
+    /// Counts a run of CJK Unified Ideographs (3 bytes each), as [`LineScan::other`] counts
+    /// each of them.
+    #[inline]
+    fn ideographs(&mut self, run: &[u8]) {
+        let n = run.len() / 3;
+        let function = run
+            .chunks_exact(3)
+            .filter(|c| is_function_index(cjk_unified_offset(c)))
+            .count();
+        self.n.len += n;
+        self.n.chars += n;
+        self.n.words += usize::from(!self.in_word);
+        self.in_word = true;
+        self.item_open = true;
+        self.n.han += n;
+        self.n.function_han += function;
+        self.n.alnum += n;
+        self.in_alnum = true;
     }
 
     /// Counts the `n` (1..=64) ASCII bytes of `line` from byte `base` on, whose classes are
@@ -127,7 +147,7 @@ impl LineScan {
     /// from popcounts of the bitmaps, with a step only per separator and per run of letters
     /// and digits.
     #[inline]
-    fn ascii_chunk(&mut self, line: &[u8], base: usize, n: usize, m: &AsciiMasks) {
+    fn ascii_chunk(&mut self, n: usize, m: &AsciiMasks) {
         let valid = low_bits(n);
         let nonspace = !m.space & valid;
         self.n.len += n;
@@ -139,7 +159,7 @@ impl LineScan {
         self.n.alnum += m.alnum.count_ones() as usize;
         self.n.digits += m.digit.count_ones() as usize;
         self.chunk_items(nonspace & !m.sep, m.sep);
-        self.chunk_runs(line, base, m.alnum, valid);
+        self.chunk_runs(n, m.alnum, valid);
     }
 
     /// [`LineScan::ascii_chunk`]'s items: each separator (bits of `seps`) closes the item
@@ -159,33 +179,18 @@ impl LineScan {
     }
 
     /// [`LineScan::ascii_chunk`]'s runs of letters and digits (bits of `alnum`): each one
-    /// that ends in the chunk is counted (and looked up as a stop word) where the byte after
-    /// it is, as [`LineScan::end_alnum`] counts it; one still open at the chunk's end stays
-    /// open.
+    /// that ends in the chunk is counted where the byte after it is, as
+    /// [`LineScan::end_alnum`] counts it; one still open at the chunk's end stays open.
     #[inline]
-    fn chunk_runs(&mut self, line: &[u8], base: usize, alnum: u64, valid: u64) {
+    fn chunk_runs(&mut self, n: usize, alnum: u64, valid: u64) {
         let before = alnum << 1 | u64::from(self.in_alnum);
-        let mut starts = alnum & !before;
-        let mut ends = !alnum & valid & before;
-        while ends != 0 {
-            if !self.in_alnum {
-                (self.alnum_start, self.alnum_ascii) =
-                    (base + starts.trailing_zeros() as usize, true);
-                starts &= starts - 1;
-            }
-            self.in_alnum = true;
-            self.end_alnum(line, base + ends.trailing_zeros() as usize);
-            ends &= ends - 1;
-        }
-        if starts != 0 {
-            (self.in_alnum, self.alnum_start, self.alnum_ascii) =
-                (true, base + starts.trailing_zeros() as usize, true);
-        }
+        self.n.alnum_words += (!alnum & valid & before).count_ones() as usize;
+        self.in_alnum = alnum >> (n - 1) & 1 == 1;
     }
 
     /// Counts a non-ASCII character.
     #[inline]
-    pub(super) fn other(&mut self, line: &[u8], i: usize, c: char) {
+    pub(super) fn other(&mut self, c: char) {
         self.n.len += 1;
         // The common case of Chinese text first: a CJK Unified Ideograph is a word
         // character and neither space, separator nor clause mark.
@@ -199,13 +204,13 @@ impl LineScan {
         }
         if c.is_whitespace() {
             self.in_word = false;
-            self.end_alnum(line, i);
+            self.end_alnum();
             return;
         }
         self.open_word();
         if SEPARATORS.contains(&c) {
             self.end_item();
-            self.end_alnum(line, i);
+            self.end_alnum();
             return;
         }
         self.item_open = true;
@@ -217,7 +222,7 @@ impl LineScan {
         } else if crate::text::analyze::is_word_char(c) {
             self.alnum_other();
         } else {
-            self.end_alnum(line, i);
+            self.end_alnum();
         }
     }
 
@@ -241,19 +246,13 @@ impl LineScan {
     fn alnum_other(&mut self) {
         self.n.alnum += 1;
         self.in_alnum = true;
-        self.alnum_ascii = false;
     }
 
-    /// A character at byte `i` of `line` that is no letter or digit ends the run of them
-    /// before it.
+    /// A character that is no letter or digit ends the run of them before it.
     #[inline]
-    pub(super) fn end_alnum(&mut self, line: &[u8], i: usize) {
-        if self.in_alnum {
-            self.n.alnum_words += 1;
-            self.n.function_words +=
-                usize::from(self.alnum_ascii && is_english_stop_word(&line[self.alnum_start..i]));
-            self.in_alnum = false;
-        }
+    pub(super) fn end_alnum(&mut self) {
+        self.n.alnum_words += usize::from(self.in_alnum);
+        self.in_alnum = false;
     }
 }
 
@@ -271,7 +270,7 @@ impl LineCounts {
                 .then(|| AsciiMasks::of(&bytes[i..end]))
                 .flatten()
             {
-                scan.ascii_chunk(bytes, i, end - i, &masks);
+                scan.ascii_chunk(end - i, &masks);
                 i = end;
                 continue;
             }
@@ -281,7 +280,7 @@ impl LineCounts {
                 i = scan.step(line, i);
             }
         }
-        scan.end_alnum(bytes, bytes.len());
+        scan.end_alnum();
         scan.end_item();
         scan.n
     }
@@ -296,6 +295,37 @@ impl LineCounts {
     }
 }
 
+/// How many runs of letters and digits of `line` (a line without Han characters) are
+/// English [`STOP_WORDS`](crate::text::stop_words::STOP_WORDS), counted up to `enough`: a
+/// rule that needs a few of them stops looking there (prose has them in its first words).
+pub(super) fn function_words(line: &str, enough: usize) -> usize {
+    let bytes = line.as_bytes();
+    let (mut count, mut i) = (0, 0);
+    while count < enough && i < bytes.len() {
+        // A run of letters and digits from byte `i`, ASCII as long as `ascii`.
+        let (start, mut ascii) = (i, true);
+        while let Some(&b) = bytes.get(i) {
+            if b.is_ascii_alphanumeric() {
+                i += 1;
+                continue;
+            }
+            if b.is_ascii() {
+                break;
+            }
+            let c = line[i..].chars().next().unwrap_or_default();
+            if !crate::text::analyze::is_word_char(c) {
+                break;
+            }
+            (ascii, i) = (false, i + c.len_utf8());
+        }
+        count += usize::from(ascii && i > start && is_english_stop_word(&bytes[start..i]));
+        // The character after the run (or at `i`, if none started there) is no letter or
+        // digit: skip it.
+        i += line[i..].chars().next().map_or(1, char::len_utf8);
+    }
+    count
+}
+
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
@@ -305,14 +335,13 @@ pub(super) mod tests {
     /// alone, no ASCII runs nor chunks.
     pub(in crate::text::clean) fn one_at_a_time(line: &str) -> LineCounts {
         let mut scan = LineScan::default();
-        let bytes = line.as_bytes();
-        for (i, c) in line.char_indices() {
+        for c in line.chars() {
             match u8::try_from(c) {
-                Ok(b) if b.is_ascii() => scan.ascii(bytes, i, b),
-                _ => scan.other(bytes, i, c),
+                Ok(b) if b.is_ascii() => scan.ascii(b),
+                _ => scan.other(c),
             }
         }
-        scan.end_alnum(bytes, bytes.len());
+        scan.end_alnum();
         scan.end_item();
         scan.n
     }
