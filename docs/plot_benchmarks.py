@@ -30,13 +30,16 @@ n_buckets = [1e7, 1e8]
 p50_buckets = [29.4, 56.3]
 p99_buckets = [54.9, 86.1]
 import_buckets_s = [9.55, 149.62]
-# 2026-11-27, seventh session: format 6, restart points per bucket, HyperClockCache, kept
-# iterators per thread; the model's layouts (5 tables at 10M, 6 at 100M; docs/benchmarks.md,
-# "A lock-free block cache, kept iterators per thread, ..."; a slow phase; 1M not run)
-n_now = [1e7, 1e8]
-p50_now = [24.6, 37.5]
-p99_now = [37.5, 80.4]
-import_now_s = [8.92, 154.88]
+# 2026-11-27, format 6, restart points per bucket, HyperClockCache, kept iterators per
+# thread; the model's layouts (4 tables at 1M, 5 at 10M, 6 at 100M): 1M and 10M from the
+# eighth session ("Issue 19's rows measured again ..."), 100M from the seventh ("A
+# lock-free block cache, kept iterators per thread, ..."); docs/benchmarks.md
+n_now = [1e6, 1e7, 1e8]
+p50_now = [16.4, 24.2, 37.5]
+p99_now = [27.5, 36.5, 80.4]
+import_now_s = [0.60, 6.78, 154.88]
+n_cold_now = [1e7]
+cold_auto_now = [293.8]  # cold page cache, automatic probes, 10M, eighth session
 
 fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
 a.loglog(n, p50, "o-", label="simstore p50")
@@ -44,8 +47,9 @@ a.loglog(n, p99, "o--", label="simstore p99")
 a.loglog(n, p50_before, "x:", color="gray", label="p50 before (2026-11-23)")
 a.loglog(n_buckets, p50_buckets, "*-", color="C9", label="p50, tables in buckets (11-27)")
 a.loglog(n_buckets, p99_buckets, "*--", color="C9", label="p99, tables in buckets (11-27)")
-a.loglog(n_now, p50_now, "P-", color="C8", label="p50, format 6 (11-27, 7th session)")
-a.loglog(n_now, p99_now, "P--", color="C8", label="p99, format 6 (11-27, 7th session)")
+a.loglog(n_now, p50_now, "P-", color="C8", label="p50, format 6 (11-27)")
+a.loglog(n_now, p99_now, "P--", color="C8", label="p99, format 6 (11-27)")
+a.loglog(n_cold_now, cold_auto_now, "D", color="C8", label="cold p50, automatic probes (11-27)")
 a.loglog(n[:2], mem_p50[:2], "s-", label="in-memory sorted tables p50")
 a.loglog(n, brute_p50, "^-", label="brute force p50")
 a.loglog(n, cold_auto_p50, "D-", label="cold page cache p50 (automatic probes)")
@@ -61,7 +65,7 @@ b.loglog(n, import_s, "o-", color="C3", label="bulk import (sorted SSTs, durable
 b.loglog(n[:2], import_new_s, "s-", color="C2", label="table keys in memory, 11-26")
 b.loglog(n[:2], import_base_same_runs_s, "x:", color="gray", label="the 11-25 binary in the 11-26 runs")
 b.loglog(n_buckets, import_buckets_s, "*-", color="C9", label="tables in buckets, 11-27")
-b.loglog(n_now, import_now_s, "P-", color="C8", label="format 6, 11-27 (7th session)")
+b.loglog(n_now, import_now_s, "P-", color="C8", label="format 6, 11-27")
 b.axhline(12, color="gray", lw=0.8, ls=":")
 b.text(1.1e6, 13, "target 12 s at 10M", fontsize=8, color="gray")
 b.set_xlabel("stored fingerprints N")

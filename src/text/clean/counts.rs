@@ -298,32 +298,93 @@ impl LineCounts {
 /// How many runs of letters and digits of `line` (a line without Han characters) are
 /// English [`STOP_WORDS`](crate::text::stop_words::STOP_WORDS), counted up to `enough`: a
 /// rule that needs a few of them stops looking there (prose has them in its first words).
+/// Where 64 bytes are all ASCII, the runs' bounds come from their bitmap of letters and
+/// digits; elsewhere one character at a time.
 pub(super) fn function_words(line: &str, enough: usize) -> usize {
-    let bytes = line.as_bytes();
-    let (mut count, mut i) = (0, 0);
-    while count < enough && i < bytes.len() {
-        // A run of letters and digits from byte `i`, ASCII as long as `ascii`.
-        let (start, mut ascii) = (i, true);
-        while let Some(&b) = bytes.get(i) {
-            if b.is_ascii_alphanumeric() {
-                i += 1;
-                continue;
-            }
-            if b.is_ascii() {
-                break;
-            }
-            let c = line[i..].chars().next().unwrap_or_default();
-            if !crate::text::analyze::is_word_char(c) {
-                break;
-            }
-            (ascii, i) = (false, i + c.len_utf8());
+    let mut words = StopWordCount {
+        line: line.as_bytes(),
+        count: 0,
+        open: None,
+    };
+    let mut i = 0;
+    while i < line.len() && words.count < enough {
+        let end = (i + 64).min(line.len());
+        if let Some(masks) = line.as_bytes()[i]
+            .is_ascii()
+            .then(|| AsciiMasks::of(&line.as_bytes()[i..end]))
+            .flatten()
+        {
+            words.ascii_chunk(i, end - i, masks.alnum, enough);
+            i = end;
+            continue;
         }
-        count += usize::from(ascii && i > start && is_english_stop_word(&bytes[start..i]));
-        // The character after the run (or at `i`, if none started there) is no letter or
-        // digit: skip it.
-        i += line[i..].chars().next().map_or(1, char::len_utf8);
+        while i < end {
+            i = words.step(line, i);
+        }
     }
-    count
+    if let Some((start, ascii)) = words.open.take() {
+        words.close(start, line.len(), ascii);
+    }
+    words.count.min(enough)
+}
+
+/// [`function_words`]' state: the stop words counted, and the run of letters and digits
+/// open (its first byte, and whether it is ASCII so far).
+struct StopWordCount<'a> {
+    line: &'a [u8],
+    count: usize,
+    open: Option<(usize, bool)>,
+}
+
+impl StopWordCount<'_> {
+    /// The run of bytes `start..end` ends: counted if it is an English stop word.
+    #[inline]
+    fn close(&mut self, start: usize, end: usize, ascii: bool) {
+        self.count += usize::from(ascii && is_english_stop_word(&self.line[start..end]));
+    }
+
+    /// Takes the character at byte `i` of `line`; returns the byte after it.
+    #[inline]
+    fn step(&mut self, line: &str, i: usize) -> usize {
+        let b = self.line[i];
+        let (word, ascii, len) = if b.is_ascii() {
+            (b.is_ascii_alphanumeric(), true, 1)
+        } else {
+            let c = line[i..].chars().next().unwrap_or_default();
+            (crate::text::analyze::is_word_char(c), false, c.len_utf8())
+        };
+        match (self.open, word) {
+            (None, true) => self.open = Some((i, ascii)),
+            (Some((start, was_ascii)), true) => self.open = Some((start, was_ascii && ascii)),
+            (Some((start, was_ascii)), false) => {
+                self.close(start, i, was_ascii);
+                self.open = None;
+            }
+            (None, false) => {}
+        }
+        i + len
+    }
+
+    /// Takes the `n` (1..=64) ASCII bytes from byte `base` on, whose letters and digits are
+    /// the bits of `alnum`: a step per run, until `enough` stop words are counted.
+    #[inline]
+    fn ascii_chunk(&mut self, base: usize, n: usize, alnum: u64, enough: usize) {
+        let before = alnum << 1 | u64::from(self.open.is_some());
+        let mut starts = alnum & !before;
+        let mut ends = !alnum & low_bits(n) & before;
+        while ends != 0 && self.count < enough {
+            let (start, ascii) = self.open.take().unwrap_or_else(|| {
+                let start = base + starts.trailing_zeros() as usize;
+                starts &= starts - 1;
+                (start, true)
+            });
+            self.close(start, base + ends.trailing_zeros() as usize, ascii);
+            ends &= ends - 1;
+        }
+        if ends == 0 && starts != 0 {
+            self.open = Some((base + starts.trailing_zeros() as usize, true));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -344,6 +405,56 @@ pub(super) mod tests {
         scan.end_alnum();
         scan.end_item();
         scan.n
+    }
+
+    /// Stop words counted one run of letters and digits at a time (runs split at every other
+    /// character), up to `enough`.
+    fn function_words_by_split(line: &str, enough: usize) -> usize {
+        line.split(|c: char| !crate::text::analyze::is_word_char(c))
+            .filter(|w| w.is_ascii() && is_english_stop_word(w.as_bytes()))
+            .count()
+            .min(enough)
+    }
+
+    /// Lines without Han characters of every length around the 64-byte chunks (ASCII-only
+    /// and mixed): their stop words are counted, up to any bound, as by splitting.
+    #[test]
+    fn function_words_in_chunks_are_counted_as_by_splitting() {
+        let pieces = [
+            "the",
+            "of",
+            "and",
+            "to",
+            "a",
+            "it",
+            "budget",
+            "x",
+            "9",
+            "2026",
+            " ",
+            "  ",
+            ",",
+            ". ",
+            "|",
+            "-",
+            "é",
+            "café",
+            "the\u{e9}",
+            "\u{a0}",
+            "»",
+            "thethethe",
+        ];
+        let mut capped = 0;
+        for line in texts(&pieces, 0x0DDB_1A5E_5BAD_5EED, 20_000) {
+            let all = function_words_by_split(&line, usize::MAX);
+            assert_eq!(function_words(&line, usize::MAX), all, "{line:?}");
+            for enough in [0, 1, 2, all / 2, all.saturating_sub(1), all + 1] {
+                let got = function_words(&line, enough);
+                assert_eq!(got, all.min(enough), "{line:?} up to {enough}");
+                capped += usize::from(enough < all);
+            }
+        }
+        assert!(capped > 10_000, "{capped} capped counts");
     }
 
     /// Lines of every length around the 64-byte chunks, from words (stop words among them),
