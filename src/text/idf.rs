@@ -7,6 +7,7 @@ use std::sync::LazyLock;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::text::analyze;
+use crate::text::ascii::{cjk_unified_offset, cjk_unified_prefix};
 use crate::text::spec::SPEC_V1_SEED;
 use crate::text::stop_words::STOP_WORDS;
 
@@ -111,6 +112,18 @@ pub(crate) enum IdfSource {
 impl IdfSource {
     /// The source of `token`'s IDF.
     pub(crate) fn of(token: &str) -> Self {
+        let bytes = token.as_bytes();
+        // The common cases without decoding: a token starting with ASCII (no Han
+        // character first), and one starting with a CJK Unified Ideograph.
+        if bytes.first().is_none_or(u8::is_ascii) {
+            return Self::Other;
+        }
+        if cjk_unified_prefix(&bytes[..bytes.len().min(3)]) == 3 {
+            return match bytes.len() {
+                3 => Self::HanChar(cjk_unified_offset(bytes) as u32),
+                _ => Self::Han,
+            };
+        }
         let mut chars = token.chars();
         match (chars.next(), chars.next()) {
             (Some(c), None) if analyze::cjk_unified_index(c).is_some() => {
@@ -152,6 +165,45 @@ mod tests {
                 IDF.get(hash).unwrap_or(DEFAULT_IDF_ZH),
                 "{c}"
             );
+        }
+    }
+
+    /// The source of a token by decoding its first two characters, as before the shortcuts.
+    fn of_by_chars(token: &str) -> IdfSource {
+        let mut chars = token.chars();
+        match (chars.next(), chars.next()) {
+            (Some(c), None) if analyze::cjk_unified_index(c).is_some() => {
+                IdfSource::HanChar(c as u32 - *analyze::CJK_UNIFIED.start() as u32)
+            }
+            (Some(c), _) if analyze::is_han(c) => IdfSource::Han,
+            _ => IdfSource::Other,
+        }
+    }
+
+    #[test]
+    fn sources_without_decoding_are_those_by_characters() {
+        let pieces = [
+            "a",
+            "9",
+            "北",
+            "京",
+            "\u{4E00}",
+            "\u{9FFF}",
+            "\u{4DFF}",
+            "\u{3400}",
+            "é",
+            "\u{20000}",
+            "。",
+        ];
+        for text in crate::text::test_input::texts(&pieces, 0x5EED_0F1D_F00D_CAFE, 5_000) {
+            for end in (0..=text.len().min(12)).filter(|&e| text.is_char_boundary(e)) {
+                let token = &text[..end];
+                assert_eq!(
+                    format!("{:?}", IdfSource::of(token)),
+                    format!("{:?}", of_by_chars(token)),
+                    "{token:?}"
+                );
+            }
         }
     }
 
