@@ -31,13 +31,12 @@ p50_buckets = [29.4, 56.3]
 p99_buckets = [54.9, 86.1]
 import_buckets_s = [9.55, 149.62]
 # 2026-11-27, format 6, restart points per bucket, HyperClockCache, kept iterators per
-# thread; the model's layouts (4 tables at 1M, 5 at 10M, 6 at 100M): 1M and 10M from the
-# eighth session ("Issue 19's rows measured again ..."), 100M from the seventh ("A
-# lock-free block cache, kept iterators per thread, ..."); docs/benchmarks.md
+# thread; the model's layouts (4 tables at 1M, 5 at 10M, 6 at 100M), the eighth session
+# (docs/benchmarks.md, "Issue 19's rows measured again ...")
 n_now = [1e6, 1e7, 1e8]
-p50_now = [16.4, 24.2, 37.5]
-p99_now = [27.5, 36.5, 80.4]
-import_now_s = [0.60, 6.78, 154.88]
+p50_now = [16.4, 24.2, 37.0]
+p99_now = [27.5, 36.5, 65.0]
+import_now_s = [0.60, 6.78, 167.33]
 n_cold_now = [1e7]
 cold_auto_now = [293.8]  # cold page cache, automatic probes, 10M, eighth session
 
