@@ -142,10 +142,9 @@ impl LineScan {
         self.in_alnum = true;
     }
 
-    /// Counts the `n` (1..=64) ASCII bytes of `line` from byte `base` on, whose classes are
-    /// `m`: the counts and the state that [`LineScan::ascii`] leaves after them one by one,
-    /// from popcounts of the bitmaps, with a step only per separator and per run of letters
-    /// and digits.
+    /// Counts `n` (1..=64) ASCII bytes whose classes are `m`: the counts and the state that
+    /// [`LineScan::ascii`] leaves after them one by one, from popcounts of the bitmaps, with
+    /// a step only per separator.
     #[inline]
     fn ascii_chunk(&mut self, n: usize, m: &AsciiMasks) {
         let valid = low_bits(n);
