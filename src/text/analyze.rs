@@ -5,6 +5,7 @@
 //! characters are segmented into words by jieba (the dictionary is loaded once per
 //! process); runs of other letters and digits are words; everything else separates tokens.
 
+use std::ops::ControlFlow;
 use std::sync::LazyLock;
 
 use jieba_rs::Jieba;
@@ -205,6 +206,17 @@ pub fn is_word_char(c: char) -> bool {
 /// a bitmap of letters and digits), else by byte, without decoding; other characters one
 /// by one.
 pub fn for_each_run(text: &str, mut emit: impl FnMut(&str, bool)) {
+    let _ = try_for_each_run(text, |run, han| {
+        emit(run, han);
+        ControlFlow::Continue(())
+    });
+}
+
+/// [`for_each_run`] until `emit` breaks (then it returns the break).
+pub(crate) fn try_for_each_run(
+    text: &str,
+    mut emit: impl FnMut(&str, bool) -> ControlFlow<()>,
+) -> ControlFlow<()> {
     let bytes = text.as_bytes();
     let mut runs = RunSplit {
         run: Run::None,
@@ -219,17 +231,18 @@ pub fn for_each_run(text: &str, mut emit: impl FnMut(&str, bool)) {
             .then(|| AsciiMasks::of(&bytes[i..end]))
             .flatten()
         {
-            runs.ascii_chunk(text, i, end - i, masks.alnum, &mut emit);
+            runs.ascii_chunk(text, i, end - i, masks.alnum, &mut emit)?;
             i = end;
             continue;
         }
         while i < end {
-            i = runs.step(text, i, &mut emit);
+            i = runs.step(text, i, &mut emit)?;
         }
     }
     if runs.run != Run::None {
-        emit(&text[runs.start..], runs.run == Run::Han);
+        emit(&text[runs.start..], runs.run == Run::Han)?;
     }
+    ControlFlow::Continue(())
 }
 
 /// The kind of run [`for_each_run`] is in.
@@ -248,9 +261,14 @@ struct RunSplit {
 
 impl RunSplit {
     /// Takes the character at byte `i` of `text` (or the run of CJK Unified Ideographs
-    /// there); returns the byte after it.
+    /// there); returns the byte after it, unless `emit` breaks.
     #[inline(always)]
-    fn step(&mut self, text: &str, i: usize, emit: &mut impl FnMut(&str, bool)) -> usize {
+    fn step(
+        &mut self,
+        text: &str,
+        i: usize,
+        emit: &mut impl FnMut(&str, bool) -> ControlFlow<()>,
+    ) -> ControlFlow<(), usize> {
         let b = text.as_bytes()[i];
         let (kind, len) = if b.is_ascii() {
             let kind = if b.is_ascii_alphanumeric() {
@@ -275,17 +293,17 @@ impl RunSplit {
         };
         if kind != self.run {
             if self.run != Run::None {
-                emit(&text[self.start..i], self.run == Run::Han);
+                emit(&text[self.start..i], self.run == Run::Han)?;
             }
             self.run = kind;
             self.start = i;
         }
-        i + len
+        ControlFlow::Continue(i + len)
     }
 
     /// Takes the `n` (1..=64) ASCII bytes of `text` from byte `base` on, whose letters and
     /// digits are the bits of `alnum`: what [`RunSplit::step`] does one by one, a step per
-    /// run.
+    /// run (until `emit` breaks).
     #[inline]
     fn ascii_chunk(
         &mut self,
@@ -293,10 +311,10 @@ impl RunSplit {
         base: usize,
         n: usize,
         alnum: u64,
-        emit: &mut impl FnMut(&str, bool),
-    ) {
+        emit: &mut impl FnMut(&str, bool) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
         if self.run == Run::Han {
-            emit(&text[self.start..base], true);
+            emit(&text[self.start..base], true)?;
             self.run = Run::None;
         }
         let before = alnum << 1 | u64::from(self.run == Run::Word);
@@ -310,13 +328,14 @@ impl RunSplit {
             emit(
                 &text[self.start..base + ends.trailing_zeros() as usize],
                 false,
-            );
+            )?;
             self.run = Run::None;
             ends &= ends - 1;
         }
         if starts != 0 {
             (self.run, self.start) = (Run::Word, base + starts.trailing_zeros() as usize);
         }
+        ControlFlow::Continue(())
     }
 }
 

@@ -124,6 +124,14 @@ impl IdfSource {
                 _ => Self::Han,
             };
         }
+        Self::by_chars(token)
+    }
+
+    /// The source of `token` from its first two characters, decoded: the definition [`of`]'s
+    /// shortcuts agree with (tested).
+    ///
+    /// [`of`]: IdfSource::of
+    fn by_chars(token: &str) -> Self {
         let mut chars = token.chars();
         match (chars.next(), chars.next()) {
             (Some(c), None) if analyze::cjk_unified_index(c).is_some() => {
@@ -168,18 +176,6 @@ mod tests {
         }
     }
 
-    /// The source of a token by decoding its first two characters, as before the shortcuts.
-    fn of_by_chars(token: &str) -> IdfSource {
-        let mut chars = token.chars();
-        match (chars.next(), chars.next()) {
-            (Some(c), None) if analyze::cjk_unified_index(c).is_some() => {
-                IdfSource::HanChar(c as u32 - *analyze::CJK_UNIFIED.start() as u32)
-            }
-            (Some(c), _) if analyze::is_han(c) => IdfSource::Han,
-            _ => IdfSource::Other,
-        }
-    }
-
     #[test]
     fn sources_without_decoding_are_those_by_characters() {
         let pieces = [
@@ -200,7 +196,7 @@ mod tests {
                 let token = &text[..end];
                 assert_eq!(
                     format!("{:?}", IdfSource::of(token)),
-                    format!("{:?}", of_by_chars(token)),
+                    format!("{:?}", IdfSource::by_chars(token)),
                     "{token:?}"
                 );
             }

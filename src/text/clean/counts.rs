@@ -4,7 +4,10 @@
 //! digits or of CJK Unified Ideographs at once. English stop words are counted apart, and
 //! only as far as the rule that needs them looks ([`function_words`]).
 
+use std::ops::ControlFlow;
+
 use super::{CLAUSE_MARKS, SEPARATORS, Script, is_function_index};
+use crate::text::analyze::try_for_each_run;
 use crate::text::ascii::{
     ALNUM, ASCII_CLASS, AsciiMasks, CLAUSE, DIGIT, SEPARATOR, SPACE, cjk_unified_offset,
     cjk_unified_prefix, low_bits,
@@ -294,96 +297,23 @@ impl LineCounts {
     }
 }
 
-/// How many runs of letters and digits of `line` (a line without Han characters) are
-/// English [`STOP_WORDS`](crate::text::stop_words::STOP_WORDS), counted up to `enough`: a
-/// rule that needs a few of them stops looking there (prose has them in its first words).
-/// Where 64 bytes are all ASCII, the runs' bounds come from their bitmap of letters and
-/// digits; elsewhere one character at a time.
+/// How many runs of letters and digits of `line` (a line without Han characters, so every
+/// run [`try_for_each_run`] finds is one) are English
+/// [`STOP_WORDS`](crate::text::stop_words::STOP_WORDS), counted up to `enough`: a rule that
+/// needs a few of them stops looking there (prose has them in its first words).
 pub(super) fn function_words(line: &str, enough: usize) -> usize {
-    let mut words = StopWordCount {
-        line: line.as_bytes(),
-        count: 0,
-        open: None,
-    };
-    let mut i = 0;
-    while i < line.len() && words.count < enough {
-        let end = (i + 64).min(line.len());
-        if let Some(masks) = line.as_bytes()[i]
-            .is_ascii()
-            .then(|| AsciiMasks::of(&line.as_bytes()[i..end]))
-            .flatten()
-        {
-            words.ascii_chunk(i, end - i, masks.alnum, enough);
-            i = end;
-            continue;
-        }
-        while i < end {
-            i = words.step(line, i);
-        }
-    }
-    if let Some((start, ascii)) = words.open.take() {
-        words.close(start, line.len(), ascii);
-    }
-    words.count.min(enough)
-}
-
-/// [`function_words`]' state: the stop words counted, and the run of letters and digits
-/// open (its first byte, and whether it is ASCII so far).
-struct StopWordCount<'a> {
-    line: &'a [u8],
-    count: usize,
-    open: Option<(usize, bool)>,
-}
-
-impl StopWordCount<'_> {
-    /// The run of bytes `start..end` ends: counted if it is an English stop word.
-    #[inline]
-    fn close(&mut self, start: usize, end: usize, ascii: bool) {
-        self.count += usize::from(ascii && is_english_stop_word(&self.line[start..end]));
-    }
-
-    /// Takes the character at byte `i` of `line`; returns the byte after it.
-    #[inline]
-    fn step(&mut self, line: &str, i: usize) -> usize {
-        let b = self.line[i];
-        let (word, ascii, len) = if b.is_ascii() {
-            (b.is_ascii_alphanumeric(), true, 1)
-        } else {
-            let c = line[i..].chars().next().unwrap_or_default();
-            (crate::text::analyze::is_word_char(c), false, c.len_utf8())
-        };
-        match (self.open, word) {
-            (None, true) => self.open = Some((i, ascii)),
-            (Some((start, was_ascii)), true) => self.open = Some((start, was_ascii && ascii)),
-            (Some((start, was_ascii)), false) => {
-                self.close(start, i, was_ascii);
-                self.open = None;
+    let mut count = 0;
+    if enough > 0 {
+        let _ = try_for_each_run(line, |run, _| {
+            count += usize::from(is_english_stop_word(run.as_bytes()));
+            if count < enough {
+                ControlFlow::Continue(())
+            } else {
+                ControlFlow::Break(())
             }
-            (None, false) => {}
-        }
-        i + len
+        });
     }
-
-    /// Takes the `n` (1..=64) ASCII bytes from byte `base` on, whose letters and digits are
-    /// the bits of `alnum`: a step per run, until `enough` stop words are counted.
-    #[inline]
-    fn ascii_chunk(&mut self, base: usize, n: usize, alnum: u64, enough: usize) {
-        let before = alnum << 1 | u64::from(self.open.is_some());
-        let mut starts = alnum & !before;
-        let mut ends = !alnum & low_bits(n) & before;
-        while ends != 0 && self.count < enough {
-            let (start, ascii) = self.open.take().unwrap_or_else(|| {
-                let start = base + starts.trailing_zeros() as usize;
-                starts &= starts - 1;
-                (start, true)
-            });
-            self.close(start, base + ends.trailing_zeros() as usize, ascii);
-            ends &= ends - 1;
-        }
-        if ends == 0 && starts != 0 {
-            self.open = Some((base + starts.trailing_zeros() as usize, true));
-        }
-    }
+    count
 }
 
 #[cfg(test)]
