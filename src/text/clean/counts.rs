@@ -125,8 +125,8 @@ impl LineScan {
         }
     }
 
-    /// Counts a run of CJK Unified Ideographs (3 bytes each), as [`LineScan::other`] counts
-    /// each of them.
+    /// Counts a run of CJK Unified Ideographs (3 bytes each): Han letters, neither space,
+    /// separator nor clause mark, each a function character or not by its bytes.
     #[inline]
     fn ideographs(&mut self, run: &[u8]) {
         let n = run.len() / 3;
@@ -193,17 +193,11 @@ impl LineScan {
     /// Counts a non-ASCII character.
     #[inline]
     pub(super) fn other(&mut self, c: char) {
-        self.n.len += 1;
-        // The common case of Chinese text first: a CJK Unified Ideograph is a word
-        // character and neither space, separator nor clause mark.
-        if let Some(index) = crate::text::analyze::cjk_unified_index(c) {
-            self.open_word();
-            self.item_open = true;
-            self.n.han += 1;
-            self.n.function_han += usize::from(is_function_index(index));
-            self.alnum_other();
-            return;
+        // A CJK Unified Ideograph is a run of one ([`LineScan::step`] takes whole runs).
+        if crate::text::analyze::cjk_unified_index(c).is_some() {
+            return self.ideographs(c.encode_utf8(&mut [0; 4]).as_bytes());
         }
+        self.n.len += 1;
         if c.is_whitespace() {
             self.in_word = false;
             self.end_alnum();
