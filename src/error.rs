@@ -71,6 +71,38 @@ pub enum Error {
         detail: String,
     },
 
+    /// The store's write-ahead log is damaged before its end: the writes it holds after
+    /// the damage cannot be replayed. The store is not opened and nothing is changed;
+    /// [`crate::StoreBuilder::salvage`] opens it dropping the damaged records.
+    #[error(
+        "the write-ahead log of the store at {path} is damaged ({detail}): the writes after \
+         the damage cannot be replayed, so the store was not opened and nothing was changed; \
+         salvage it to keep every intact write and drop the damaged ones, which are counted \
+         (StoreBuilder::salvage; from the command line: `simstore repair --salvage`), or \
+         restore a backup"
+    )]
+    DamagedLog {
+        /// The store path.
+        path: PathBuf,
+        /// RocksDB's message and what the log holds: damaged places, bytes, intact batches.
+        detail: String,
+    },
+
+    /// The store's own bookkeeping files are damaged (a MANIFEST that does not read, a
+    /// missing CURRENT, a damaged file found while opening). Nothing is changed.
+    #[error(
+        "the store at {path} is damaged: {detail}; nothing was changed: salvage it (RocksDB \
+         rebuilds its file list from the files, then the derived data is rebuilt: \
+         StoreBuilder::salvage; from the command line: `simstore repair --salvage`), or \
+         restore a backup"
+    )]
+    Damaged {
+        /// The store path.
+        path: PathBuf,
+        /// What is damaged (RocksDB's message).
+        detail: String,
+    },
+
     /// The stored data is damaged: a manifest, record or key could not be decoded.
     #[error("corrupt store: {0}; run `simstore check` for a full report")]
     Corrupt(String),
@@ -160,6 +192,10 @@ pub enum Error {
          writable open recovers it; from the command line: `simstore repair`)"
     )]
     BulkLoadFailed(String),
+
+    /// An operation this kind of store does not have (a salvage of a Redis store, say).
+    #[error("not supported: {0}")]
+    Unsupported(String),
 
     /// An error reported by the storage backend (RocksDB's message, say). The backend's
     /// error is kept as text, so the public type names no backend's types.

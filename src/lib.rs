@@ -54,8 +54,8 @@ pub use index::cluster::{DedupReport, DuplicatePair};
 pub use index::layout::Layout;
 pub use index::quality::{MatchRule, Quality};
 pub use store::{
-    BatchOutcome, BulkLoader, CandidateStats, CheckOutcome, CheckReport, InsertOutcome, Stats,
-    Store, StoreBuilder,
+    BatchOutcome, BulkLoader, CandidateStats, CheckOutcome, CheckReport, InsertOutcome, LogDamage,
+    RepairReport, SalvageReport, Stats, Store, StoreBuilder,
 };
 pub use text::fingerprint::{Analysis, FingerprintSpec, Fingerprinter};
 pub use types::{

@@ -329,7 +329,7 @@ fn failover_keeps_every_acknowledged_write() {
     writer.join().unwrap();
     let acked = acked.lock().unwrap().clone();
     assert!(acked.len() >= 1000, "only {} acknowledged", acked.len());
-    let after = StoreBuilder::new(&url).open().unwrap();
+    let mut after = StoreBuilder::new(&url).open().unwrap();
     let fps: Vec<Fingerprint> = acked.iter().map(|e| Fingerprint(e.1)).collect();
     let answers = after.query_batch(&fps, 0).unwrap();
     for ((id, _), found) in acked.iter().zip(&answers) {

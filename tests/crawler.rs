@@ -425,7 +425,7 @@ fn exact_index_follows_every_write_path() {
     }
     drop((batch, bulk));
     drop_exact_key(&batch_path, 1);
-    let store = open(&batch_path);
+    let mut store = open(&batch_path);
     let report = store.check().unwrap();
     assert!(!report.is_ok());
     assert!(

@@ -581,7 +581,7 @@ fn check_finds_damage_and_repair_mends_it() {
     }
     // Damage it behind the logic's back, through the backend: drop a table entry, add a
     // stray one, drop an id.
-    let store = Store::open(&path).unwrap();
+    let mut store = Store::open(&path).unwrap();
     {
         use simstore::store::backend::{Change, ChangeSet, Durability};
         let mut first = None;
@@ -608,7 +608,7 @@ fn check_finds_damage_and_repair_mends_it() {
             && all.contains("no ids entry"),
         "{all}"
     );
-    assert_eq!(store.repair().unwrap(), 499);
+    assert_eq!(store.repair().unwrap().kept, 499);
     assert!(store.check().unwrap().is_ok());
     assert_eq!(store.len(), 499);
     assert_eq!(
@@ -850,7 +850,7 @@ fn check_and_repair_on_every_backend() {
     let fp = |i: u64| i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     for backend in crate::util::BACKENDS {
         let dir = tempfile::tempdir().unwrap();
-        let store = crate::util::new_store(backend, dir.path(), 3, 4);
+        let mut store = crate::util::new_store(backend, dir.path(), 3, 4);
         let entries: Vec<Entry> = (0..300u64)
             .map(|i| Entry {
                 id: format!("d{i}"),
@@ -904,7 +904,7 @@ fn check_and_repair_on_every_backend() {
             assert!(all.contains(want), "{backend:?}: {want:?} not in {all}");
         }
         // A query near d5 still finds it through the other tables; repair restores t02.
-        assert_eq!(store.repair().unwrap(), 300, "{backend:?}");
+        assert_eq!(store.repair().unwrap().kept, 300, "{backend:?}");
         assert!(store.check().unwrap().is_ok(), "{backend:?}");
         assert_eq!(store.len(), 300);
         assert_eq!(store.get("d3").unwrap().unwrap().fp, fp(3));
@@ -962,12 +962,12 @@ fn writes_go_on_while_check_runs() {
     assert!(store.check().unwrap().is_ok());
 }
 
-/// A repair cut short (here: the marker written and the derived spaces cleared, as a
-/// `kill -9` after repair's first steps leaves them) is refused to readers and finished by
-/// the next writable open.
+/// A repair cut short (here: the marker written and some derived column families dropped,
+/// as a `kill -9` after repair's first steps leaves them) is refused to readers and finished
+/// by the next writable open.
 #[test]
 fn interrupted_repair_is_finished_on_open() {
-    use simstore::store::backend::{Change, ChangeSet, Durability, MetaKey, Space};
+    use simstore::store::backend::{Change, ChangeSet, Durability, MetaKey};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
     let store = Store::open(&path).unwrap();
@@ -975,12 +975,13 @@ fn interrupted_repair_is_finished_on_open() {
     store.insert_batch(entries.clone()).unwrap();
     let mut cut = ChangeSet::new();
     cut.push(Change::PutMeta(MetaKey::RepairPending, Vec::new()));
-    cut.push(Change::Clear(Space::Ids));
-    for t in 0..store.layout().tables().len() {
-        cut.push(Change::Clear(Space::Table(t)));
-    }
     store.backend().write(&cut, Durability::Synced).unwrap();
     drop(store);
+    let mut raw = crate::util::raw_db(&path);
+    for cf in ["ids", "t00", "t01"] {
+        raw.drop_cf(cf).unwrap();
+    }
+    drop(raw);
     let err = simstore::StoreBuilder::new(&path)
         .read_only(true)
         .open()

@@ -10,6 +10,7 @@ mod compat;
 mod conventions;
 mod crash;
 mod crawler;
+mod damage;
 mod dedup;
 mod dedup_dataset;
 mod explain;

@@ -21,7 +21,10 @@ pub struct Args {
 
 /// Runs the command; see [`Args`].
 pub fn run(db: &Path, args: Args) -> Result<Code> {
-    let store = open_for_reading(db)?;
+    let store = match open_for_reading(db) {
+        Ok(store) => store,
+        Err(e) => return damaged(e, args.json),
+    };
     let r = store.check()?;
     let mut out = io::stdout().lock();
     if args.json {
@@ -58,4 +61,22 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         }
     }
     Ok(if r.is_ok() { 0 } else { 1 })
+}
+
+/// A store too damaged to open (its log or file list) is a finding, exit status 1; any other
+/// error stays an error.
+fn damaged(e: anyhow::Error, json: bool) -> Result<Code> {
+    let Some(damage @ (simstore::Error::DamagedLog { .. } | simstore::Error::Damaged { .. })) =
+        e.downcast_ref::<simstore::Error>()
+    else {
+        return Err(e);
+    };
+    let mut out = io::stdout().lock();
+    if json {
+        let v = json!({"ok": false, "problem_count": 1, "problems": [damage.to_string()]});
+        writeln!(out, "{v}")?;
+    } else {
+        writeln!(out, "problem: {damage}")?;
+    }
+    Ok(1)
 }

@@ -90,8 +90,6 @@ pub enum Change {
     PutTable(usize, u64, u64),
     /// Removes an entry from table `t`.
     DeleteTable(usize, u64, u64),
-    /// Removes every entry of a space (used by `repair`; never `Meta` or `Docs`).
-    Clear(Space),
 }
 
 /// An ordered list of changes, written by one [`Backend::write`].
@@ -181,9 +179,16 @@ pub trait Backend: Send + Sync {
     /// [`crate::Error::Corrupt`].
     fn attach_tables(&mut self, prefix_bits: &[u32]) -> Result<()>;
 
-    /// Drops every table and creates empty ones, one for each of `prefix_bits` (the first
-    /// half of a relayout).
-    fn reset_tables(&mut self, prefix_bits: &[u32]) -> Result<()>;
+    /// Drops the derived spaces — every table, `ids` and `exact` — and creates them empty,
+    /// one table for each of `prefix_bits` (what a repair or relayout rebuilds from `docs`).
+    /// Reads nothing of what it drops, so damage there cannot stop it; a space missing
+    /// (a reset cut short) is created.
+    fn reset_derived(&mut self, prefix_bits: &[u32]) -> Result<()>;
+
+    /// Rewrites `docs` without the document records in `unreadable` (inclusive ranges of
+    /// sequence numbers that a read met damage in: a repair's), so that no later read or
+    /// compaction meets the damage again. Every other record is kept. Crash-safe.
+    fn rewrite_docs(&mut self, unreadable: &[(u64, u64)]) -> Result<()>;
 
     /// Moves buffered writes to their durable home (memtables to files, say). Never needed
     /// for durability.

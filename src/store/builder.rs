@@ -9,6 +9,7 @@ use super::codec::{self, Manifest};
 use super::memory::MemoryBackend;
 use super::redis::{Opened, RedisBackend, RedisUrl};
 use super::rocks::{self, OpenMode};
+use super::salvage::{RepairReport, SalvageReport};
 use super::{Counters, Store, now};
 use crate::error::{Error, Result};
 use crate::index::layout::Layout;
@@ -239,6 +240,56 @@ impl StoreBuilder {
 }
 
 impl StoreBuilder {
+    /// Opens the store for writing and repairs it ([`Store::repair`]) before anything else
+    /// runs on it. On RocksDB no automatic compaction runs until the damaged files are gone
+    /// (one that read a damaged file would stop every write, the repair's too), so this is
+    /// the way to repair a store with damaged files; a Redis or in-memory store is opened
+    /// and repaired as usual.
+    pub fn repair(self) -> Result<(Store, RepairReport)> {
+        if self.in_memory || self.redis_url()?.is_some() {
+            let mut store = self.create_if_missing(false).open()?;
+            let report = store.repair()?;
+            return Ok((store, report));
+        }
+        self.open_for_repair(false)
+            .map(|(store, r)| (store, r.repair))
+    }
+
+    /// Opens a damaged RocksDB store for writing and keeps what can be read: what
+    /// [`StoreBuilder::open`] refuses with [`Error::DamagedLog`] or [`Error::Damaged`].
+    /// A MANIFEST that does not read (or a missing CURRENT) is rebuilt from the store's
+    /// files (RocksDB's repair); the write-ahead log is replayed dropping its damaged
+    /// records (their writes are lost, every intact one is kept); then the derived data is
+    /// rebuilt from the documents as [`StoreBuilder::repair`] does. The report counts what
+    /// was lost. On a sound store it is a plain repair. Not for a Redis or in-memory store.
+    pub fn salvage(self) -> Result<(Store, SalvageReport)> {
+        if self.in_memory || self.redis_url()?.is_some() {
+            return Err(Error::Unsupported(
+                "only a RocksDB store can be salvaged (Redis keeps its own files)".into(),
+            ));
+        }
+        self.open_for_repair(true)
+    }
+
+    /// [`StoreBuilder::repair`] and [`StoreBuilder::salvage`] of a RocksDB store.
+    fn open_for_repair(self, salvage: bool) -> Result<(Store, SalvageReport)> {
+        if self.is_reader() {
+            return Err(Error::ReadOnly);
+        }
+        let log = match salvage {
+            true => rocks::log_damage(&self.path)?,
+            false => Default::default(),
+        };
+        let mode = OpenMode::Repair { salvage };
+        let Some(mut backend) = rocks::open(&self.path, &mode, self.block_cache_bytes)? else {
+            return Err(Error::NoStore { path: self.path });
+        };
+        backend.set_probe_threads(self.probe_threads)?;
+        let mut store = Store::open_existing(Box::new(backend), self)?;
+        let repair = store.repair()?;
+        Ok((store, SalvageReport { log, repair }))
+    }
+
     /// The Redis Cluster URL, when the path is one (`redis://...`).
     fn redis_url(&self) -> Result<Option<RedisUrl>> {
         match self.path.to_str() {
@@ -398,7 +449,8 @@ impl Store {
                 expected: current.to_string(),
             });
         }
-        if meta.relayout.is_none() {
+        // A relayout or repair cut short may have dropped tables; finishing it makes them.
+        if meta.relayout.is_none() && !meta.repair_pending {
             backend.attach_tables(&manifest.layout.prefix_bits())?;
         }
         let counters = match &meta.counters {
@@ -444,12 +496,10 @@ impl Store {
         Ok(self)
     }
 
-    /// The second half of a relayout whose pending manifest is `self.manifest`: replaces
-    /// every table with the new layout's (empty), makes the pending manifest the manifest,
-    /// rebuilds the tables from `docs` and removes the marker.
+    /// The second half of a relayout whose pending manifest is `self.manifest`: makes the
+    /// pending manifest the manifest, replaces every table with the new layout's and
+    /// rebuilds them from `docs` (a repair), and removes the marker.
     fn finish_relayout(&mut self) -> Result<()> {
-        self.backend
-            .reset_tables(&self.manifest.layout.prefix_bits())?;
         self.write_meta(
             MetaKey::Manifest,
             Some(codec::encode_manifest(&self.manifest)),

@@ -4,8 +4,9 @@
 use std::collections::HashMap;
 
 use super::Store;
-use super::backend::{Change, ChangeSet, MetaKey, Snapshot, Space};
+use super::backend::{Change, ChangeSet, MetaKey, Snapshot};
 use super::codec::{self, IdValue};
+use super::salvage::RepairReport;
 use crate::error::Result;
 use crate::types::StoredDoc;
 
@@ -116,45 +117,28 @@ impl Store {
 
     /// Rebuilds the derived data (`ids`, `exact`, every table, the counters) from `docs`.
     /// When two documents claim one id, the later one is kept and the earlier one deleted.
-    /// Returns the number of documents kept. Crash-safe: a `repair-pending` marker is set
-    /// first and removed last; a store opened for writing with it runs the repair again.
-    /// It also recovers a handle whose bulk load failed midway
-    /// ([`crate::Error::BulkLoadFailed`]): the load is complete or undone afterwards.
-    pub fn repair(&self) -> Result<u64> {
+    ///
+    /// The documents are read first, stepping over damaged parts of `docs` (each such range
+    /// of sequence numbers is lost and listed in the report), so a store whose documents
+    /// cannot be read at all is left as it was. The derived spaces are then dropped unread
+    /// — damage there cannot stop the repair — and rebuilt. Crash-safe: a `repair-pending`
+    /// marker is set before they are dropped and removed last; a store opened for writing
+    /// with it runs the repair again. It also recovers a handle whose bulk load failed
+    /// midway ([`crate::Error::BulkLoadFailed`]): the load is complete or undone afterwards.
+    pub fn repair(&mut self) -> Result<RepairReport> {
         self.check_writable()?;
-        let mut counters = self.lock();
-        // Marked first: a repair cut short (it clears the derived spaces before rebuilding
-        // them) is run again by the next writable open, never left half done.
-        self.write_meta(MetaKey::RepairPending, Some(Vec::new()))?;
+        let mut report = RepairReport::default();
         let mut docs: Vec<(u64, u64, String, Option<u128>)> = Vec::new();
-        self.for_each_seq_doc(|seq, doc| {
-            docs.push((seq, doc.fp, doc.id, doc.content_hash));
-            Ok(())
+        self.salvage_docs(&mut report, |seq, doc| {
+            docs.push((seq, doc.fp, doc.id, doc.content_hash))
         })?;
-        let mut latest: HashMap<&str, u64> = HashMap::new();
-        for (seq, _, id, _) in &docs {
-            latest.insert(id, *seq);
-        }
-        let mut clear = ChangeSet::new();
-        clear.push(Change::Clear(Space::Ids));
-        clear.push(Change::Clear(Space::Exact));
-        for t in 0..self.manifest.layout.tables().len() {
-            clear.push(Change::Clear(Space::Table(t)));
-        }
-        self.backend.write(&clear, self.durability())?;
-        let mut kept = 0u64;
-        for chunk in docs.chunks(10_000) {
-            let mut changes = ChangeSet::new();
-            for (seq, fp, id, hash) in chunk {
-                if latest[id.as_str()] != *seq {
-                    changes.push(Change::DeleteDoc(*seq));
-                    continue;
-                }
-                kept += 1;
-                self.push_derived(&mut changes, *seq, *fp, id, *hash);
-            }
-            self.backend.write(&changes, self.durability())?;
-        }
+        self.write_meta(MetaKey::RepairPending, Some(Vec::new()))?;
+        self.backend.rewrite_docs(&report.unreadable)?;
+        let prefix_bits = self.manifest.layout.prefix_bits();
+        self.backend.reset_derived(&prefix_bits)?;
+        let mut counters = self.lock();
+        let live_before = counters.live;
+        let kept = self.rebuild_derived(&docs)?;
         let next = docs
             .iter()
             .map(|d| d.0 + 1)
@@ -169,6 +153,34 @@ impl Store {
         )?;
         self.write_meta(MetaKey::RepairPending, None)?;
         self.forget_failed_load(&mut counters)?;
+        report.kept = kept;
+        if !report.unreadable.is_empty() || report.undecodable > 0 {
+            report.lost = live_before.saturating_sub(kept);
+        }
+        Ok(report)
+    }
+
+    /// Writes the derived entries of `docs` (seq, fingerprint, id, content hash) into the
+    /// emptied derived spaces; of two documents with one id the earlier is deleted. Returns
+    /// the number kept.
+    fn rebuild_derived(&self, docs: &[(u64, u64, String, Option<u128>)]) -> Result<u64> {
+        let mut latest: HashMap<&str, u64> = HashMap::new();
+        for (seq, _, id, _) in docs {
+            latest.insert(id, *seq);
+        }
+        let mut kept = 0u64;
+        for chunk in docs.chunks(10_000) {
+            let mut changes = ChangeSet::new();
+            for (seq, fp, id, hash) in chunk {
+                if latest[id.as_str()] != *seq {
+                    changes.push(Change::DeleteDoc(*seq));
+                    continue;
+                }
+                kept += 1;
+                self.push_derived(&mut changes, *seq, *fp, id, *hash);
+            }
+            self.backend.write(&changes, self.durability())?;
+        }
         Ok(kept)
     }
 

@@ -75,8 +75,11 @@ impl Backend for Hooked {
     fn attach_tables(&mut self, prefix_bits: &[u32]) -> Result<()> {
         self.inner.attach_tables(prefix_bits)
     }
-    fn reset_tables(&mut self, prefix_bits: &[u32]) -> Result<()> {
-        self.inner.reset_tables(prefix_bits)
+    fn reset_derived(&mut self, prefix_bits: &[u32]) -> Result<()> {
+        self.inner.reset_derived(prefix_bits)
+    }
+    fn rewrite_docs(&mut self, unreadable: &[(u64, u64)]) -> Result<()> {
+        self.inner.rewrite_docs(unreadable)
     }
     fn flush(&self, scope: FlushScope) -> Result<()> {
         (self.on_flush)();

@@ -11,7 +11,7 @@ use std::sync::{Arc, RwLock};
 use crate::error::{Error, Result};
 use crate::store::backend::{
     Atomicity, Backend, Change, ChangeSet, DocItem, Durability, FlushScope, IdItem, MetaKey,
-    Snapshot, Space,
+    Snapshot,
 };
 use crate::store::codec::IdValue;
 use crate::types::StoredDoc;
@@ -32,18 +32,9 @@ impl Spaces {
     /// Whether `change` can be applied (its table exists; no clearing of meta or docs).
     fn check(&self, change: &Change) -> Result<()> {
         match change {
-            Change::PutTable(t, ..)
-            | Change::DeleteTable(t, ..)
-            | Change::Clear(Space::Table(t))
-                if *t >= self.tables.len() =>
-            {
-                Err(Error::Corrupt(format!(
-                    "table {t} is not in this store's layout"
-                )))
-            }
-            Change::Clear(space @ (Space::Meta | Space::Docs)) => {
-                Err(Error::Corrupt(format!("{space:?} is never cleared")))
-            }
+            Change::PutTable(t, ..) | Change::DeleteTable(t, ..) if *t >= self.tables.len() => Err(
+                Error::Corrupt(format!("table {t} is not in this store's layout")),
+            ),
             _ => Ok(()),
         }
     }
@@ -81,10 +72,6 @@ impl Spaces {
             Change::DeleteTable(t, p, seq) => {
                 self.tables[*t].remove(&(*p, *seq));
             }
-            Change::Clear(Space::Ids) => self.ids.clear(),
-            Change::Clear(Space::Exact) => self.exact.clear(),
-            Change::Clear(Space::Table(t)) => self.tables[*t].clear(),
-            Change::Clear(Space::Meta | Space::Docs) => {}
         }
     }
 }
@@ -152,11 +139,22 @@ impl Backend for MemoryBackend {
         Ok(())
     }
 
-    fn reset_tables(&mut self, prefix_bits: &[u32]) -> Result<()> {
+    fn reset_derived(&mut self, prefix_bits: &[u32]) -> Result<()> {
         let tables = prefix_bits.len();
         let mut guard = self.state.write().unwrap_or_else(|e| e.into_inner());
         let spaces = Arc::make_mut(&mut guard);
         spaces.tables = vec![BTreeSet::new(); tables];
+        spaces.ids.clear();
+        spaces.exact.clear();
+        spaces.version += 1;
+        Ok(())
+    }
+
+    fn rewrite_docs(&mut self, unreadable: &[(u64, u64)]) -> Result<()> {
+        let mut guard = self.state.write().unwrap_or_else(|e| e.into_inner());
+        let spaces = Arc::make_mut(&mut guard);
+        let damaged = |s: &u64| unreadable.iter().any(|(from, to)| (from..=to).contains(&s));
+        spaces.docs.retain(|s, _| !damaged(s));
         spaces.version += 1;
         Ok(())
     }

@@ -18,6 +18,7 @@ mod memory;
 mod query;
 mod redis;
 mod rocks;
+mod salvage;
 mod write;
 
 use std::path::Path;
@@ -36,6 +37,7 @@ pub use builder::StoreBuilder;
 pub use bulk::BulkLoader;
 pub use check::CheckReport;
 pub use crawl::CheckOutcome;
+pub use salvage::{LogDamage, RepairReport, SalvageReport};
 
 /// What an insert did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -179,7 +179,7 @@ impl Store {
 
     /// Completes or undoes a bulk load that was interrupted (the marker found on open):
     /// rebuilds the derived data from `docs`, then removes the marker.
-    pub(super) fn recover_bulk_load(&self) -> Result<()> {
+    pub(super) fn recover_bulk_load(&mut self) -> Result<()> {
         self.repair()?;
         self.end_bulk_recovery()
     }

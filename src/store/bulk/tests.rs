@@ -96,7 +96,7 @@ fn insert(store: &Store, id: &str) -> Result<crate::store::InsertOutcome> {
 fn a_failed_ingest_leaves_the_handle_refusing_writes_until_repaired() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
-    let store = faulty_store(&path, 2, false);
+    let mut store = faulty_store(&path, 2, false);
     let err = store.bulk_load(entries()).unwrap_err();
     assert!(err.to_string().contains("injected"), "{err}");
     // `docs` and `ids` were ingested, the tables not. The handle's next sequence number
@@ -122,7 +122,7 @@ fn a_failed_ingest_leaves_the_handle_refusing_writes_until_repaired() {
     ));
     assert_eq!(store.get("d0").unwrap().unwrap().fp, loaded_fp(0));
     // A repair through the handle finishes the load (its documents were ingested).
-    assert_eq!(store.repair().unwrap(), 2000);
+    assert_eq!(store.repair().unwrap().kept, 2000);
     insert(&store, "new").unwrap();
     assert_loaded(&store, 1);
     drop(store);

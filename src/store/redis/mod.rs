@@ -143,10 +143,6 @@ impl RedisBackend {
             let mut pipe = cluster_pipe();
             let mut n = 0;
             for change in changes.changes().iter().filter(|c| phase_of(c) == phase) {
-                if let Change::Clear(space) = change {
-                    self.clear(*space).map_err(Retry::Store)?;
-                    continue;
-                }
                 self.push_change(&mut pipe, change).map_err(Retry::Store)?;
                 n += 1;
                 if n == PIPELINE_CHUNK {
@@ -232,7 +228,6 @@ impl RedisBackend {
                 let key = k.table_bucket(*t, k.table_bucket_of(*p));
                 pipe.cmd("ZREM").arg(key).arg(&table_member(*p, *seq)?[..]);
             }
-            Change::Clear(_) => unreachable!("cleared by apply"),
         }
         Ok(())
     }
@@ -337,14 +332,25 @@ impl Backend for RedisBackend {
         Ok(())
     }
 
-    fn reset_tables(&mut self, prefix_bits: &[u32]) -> Result<()> {
+    fn reset_derived(&mut self, prefix_bits: &[u32]) -> Result<()> {
         let tables = prefix_bits.len();
         let old = self.table_count().max(tables);
-        for t in 0..old {
-            self.clear(Space::Table(t))?;
+        let spaces = [Space::Ids, Space::Exact].into_iter();
+        for space in spaces.chain((0..old).map(Space::Table)) {
+            self.clear(space)?;
         }
         self.tables.store(tables, Ordering::Relaxed);
         Ok(())
+    }
+
+    fn rewrite_docs(&mut self, unreadable: &[(u64, u64)]) -> Result<()> {
+        // Redis reports no damaged records (it checks its own files), so a repair finds none.
+        match unreadable {
+            [] => Ok(()),
+            _ => Err(Error::Unsupported(
+                "unreadable document records on a Redis store".into(),
+            )),
+        }
     }
 
     fn flush(&self, _scope: FlushScope) -> Result<()> {

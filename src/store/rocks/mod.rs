@@ -8,8 +8,10 @@ mod open;
 mod options;
 mod pool;
 mod probes;
+mod rewrite;
 mod snapshot;
 mod threaded_run;
+mod wal;
 
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
@@ -23,7 +25,7 @@ use crate::store::backend::{
 };
 use crate::store::codec::{self, bucket};
 
-pub(crate) use open::{OpenMode, create, open};
+pub(crate) use open::{OpenMode, create, log_damage, open};
 
 /// A store's RocksDB database.
 pub(crate) struct RocksBackend {
@@ -85,28 +87,6 @@ impl RocksBackend {
         }
     }
 
-    /// Adds the deletion of every key of `space` to `batch` (one range tombstone, plus the
-    /// largest key, which a range's exclusive end cannot cover).
-    fn clear(&self, space: Space, batch: &mut WriteBatch) -> Result<()> {
-        let cf = self.space_cf(space)?;
-        let mut ro = rocksdb::ReadOptions::default();
-        ro.set_total_order_seek(true);
-        let mut it = self.db.raw_iterator_cf_opt(cf, ro);
-        it.seek_to_first();
-        let Some(first) = it.key().map(<[u8]>::to_vec) else {
-            return Ok(());
-        };
-        it.seek_to_last();
-        let last = it
-            .key()
-            .map(<[u8]>::to_vec)
-            .unwrap_or_else(|| first.clone());
-        it.status().map_err(storage)?;
-        batch.delete_range_cf(cf, &first, &last);
-        batch.delete_cf(cf, &last);
-        Ok(())
-    }
-
     /// Adds to `batch` the merge record that adds (`add`) or removes table `t`'s entry
     /// `(permuted, seq)` in its bucket: a write never reads the bucket.
     fn table_op(
@@ -148,7 +128,6 @@ impl RocksBackend {
                 Change::DeleteExact(h, seq) => b.delete_cf(exact, codec::exact_key(*h, *seq)),
                 Change::PutTable(t, p, seq) => self.table_op(&mut b, *t, true, *p, *seq)?,
                 Change::DeleteTable(t, p, seq) => self.table_op(&mut b, *t, false, *p, *seq)?,
-                Change::Clear(space) => self.clear(*space, &mut b)?,
             }
         }
         Ok(b)
@@ -192,20 +171,42 @@ impl Backend for RocksBackend {
         Ok(())
     }
 
-    fn reset_tables(&mut self, prefix_bits: &[u32]) -> Result<()> {
+    fn reset_derived(&mut self, prefix_bits: &[u32]) -> Result<()> {
+        // Dropping a column family deletes its files unread: damage there cannot stop it.
         self.iters.clear();
-        for name in std::mem::take(&mut self.present_tables) {
-            self.db.drop_cf(&name).map_err(storage)?;
+        let fixed = [options::IDS, options::EXACT].map(String::from);
+        let old = fixed
+            .iter()
+            .cloned()
+            .chain(std::mem::take(&mut self.present_tables));
+        for name in old {
+            if self.db.cf_handle(&name).is_some() {
+                self.db.drop_cf(&name).map_err(storage)?;
+            }
         }
         self.table_cfs = (0..prefix_bits.len()).map(options::table_cf_name).collect();
         self.table_bits = prefix_bits.to_vec();
         self.present_tables = self.table_cfs.clone();
-        for name in &self.table_cfs {
+        for name in fixed.iter().chain(&self.table_cfs) {
             self.db
                 .create_cf(name, &options::cf_options(name, &self.cache))
                 .map_err(storage)?;
         }
-        Ok(())
+        // A repair's open paused automatic compactions; `docs` is the one column family
+        // (with `meta`, never paused) that outlives it, read whole or rewritten by now.
+        self.db
+            .set_options_cf(
+                self.cf(options::DOCS)?,
+                &[("disable_auto_compactions", "false")],
+            )
+            .map_err(storage)
+    }
+
+    fn rewrite_docs(&mut self, unreadable: &[(u64, u64)]) -> Result<()> {
+        if unreadable.is_empty() {
+            return Ok(());
+        }
+        self.rewrite_docs_without(unreadable)
     }
 
     fn flush(&self, scope: FlushScope) -> Result<()> {

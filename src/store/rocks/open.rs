@@ -4,12 +4,13 @@ use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
-use rocksdb::{Cache, DB};
+use rocksdb::{Cache, DB, DBRecoveryMode};
 
 use super::options::{self, META};
 use super::pool::IterPool;
-use super::{RocksBackend, storage};
+use super::{RocksBackend, rewrite, storage, wal};
 use crate::error::{Error, Result};
+use crate::store::LogDamage;
 use crate::store::backend::{Backend, FlushScope};
 
 /// How to open a store's database.
@@ -22,6 +23,21 @@ pub(crate) enum OpenMode {
     /// A secondary instance keeping its own state in the given directory: read-only,
     /// beside a writer, and able to catch up with it.
     Secondary(PathBuf),
+    /// The writer of a store about to be repaired: no automatic compaction runs (one
+    /// reading a damaged file would stop every write) until the derived data is rebuilt
+    /// (`reset_derived`). With `salvage`, damaged write-ahead log records are dropped
+    /// (every intact one replayed) and a MANIFEST that does not read is rebuilt first.
+    Repair {
+        /// Whether to salvage a damaged log and MANIFEST.
+        salvage: bool,
+    },
+}
+
+impl OpenMode {
+    /// Whether the store is opened for writing.
+    pub(crate) fn writes(&self) -> bool {
+        matches!(self, OpenMode::Writer | OpenMode::Repair { .. })
+    }
 }
 
 /// Opens the database at `path`, if there is one: `None` when the path does not exist or
@@ -42,9 +58,20 @@ pub(crate) fn open(
     // Listed before CURRENT is looked for: a store being created appears at once, renamed
     // into place, so a directory seen non-empty here shows its CURRENT below.
     let listed = path.is_dir() && std::fs::read_dir(path)?.next().is_some();
+    if *mode == (OpenMode::Repair { salvage: true }) && listed {
+        rebuild_manifest_if_damaged(path)?;
+    }
     if path.join("CURRENT").is_file() {
         let cache = options::block_cache(cache_bytes);
         return open_beside_writer(path, mode, cache).map(Some);
+    }
+    if listed && has_rocksdb_files(path)? {
+        return Err(Error::Damaged {
+            path: path.to_path_buf(),
+            detail: "its CURRENT file (which names the MANIFEST, the list of its files) is \
+                     missing"
+                .into(),
+        });
     }
     if listed {
         return Err(Error::NotAStore {
@@ -179,9 +206,7 @@ fn open_beside_writer(path: &Path, mode: &OpenMode, cache: Cache) -> Result<Rock
     let mut attempt = 0;
     loop {
         match open_existing(path, mode, cache.clone()) {
-            Err(e)
-                if *mode != OpenMode::Writer && start.elapsed() < RACE_RETRY_FOR && raced(&e) =>
-            {
+            Err(e) if !mode.writes() && start.elapsed() < RACE_RETRY_FOR && raced(&e) => {
                 attempt += 1;
                 std::thread::sleep(Duration::from_millis(attempt.min(20)));
             }
@@ -201,19 +226,24 @@ fn raced(e: &Error) -> bool {
 }
 
 fn open_existing(path: &Path, mode: &OpenMode, cache: Cache) -> Result<RocksBackend> {
-    let opts = options::db_options(&cache);
-    let names = DB::list_cf(&opts, path).map_err(|e| Error::NotAStore {
-        path: path.to_path_buf(),
-        reason: format!("RocksDB cannot list its column families: {e}"),
-    })?;
+    let mut opts = options::db_options(&cache);
+    if *mode == (OpenMode::Repair { salvage: true }) {
+        opts.set_wal_recovery_mode(DBRecoveryMode::SkipAnyCorruptedRecord);
+    }
+    let names = DB::list_cf(&opts, path).map_err(|e| list_error(path, e))?;
     if !names.iter().any(|n| n == META) {
         return Err(Error::NotAStore {
             path: path.to_path_buf(),
             reason: "a RocksDB database without simstore's `meta` column family".into(),
         });
     }
-    let descriptors = names.iter().map(|n| options::cf_descriptor(n, &cache));
-    let db = match mode {
+    let repairing = matches!(mode, OpenMode::Repair { .. });
+    let descriptors = names.iter().map(|n| {
+        let mut cf_opts = options::cf_options(n, &cache);
+        cf_opts.set_disable_auto_compactions(repairing && n != META);
+        rocksdb::ColumnFamilyDescriptor::new(n, cf_opts)
+    });
+    let mut db = match mode {
         OpenMode::Secondary(dir) => {
             if dir == path {
                 return Err(Error::NotAStore {
@@ -226,14 +256,19 @@ fn open_existing(path: &Path, mode: &OpenMode, cache: Cache) -> Result<RocksBack
             DB::open_cf_descriptors_as_secondary(&opts, path, dir, descriptors)
         }
         OpenMode::ReadOnly => DB::open_cf_descriptors_read_only(&opts, path, descriptors, false),
-        OpenMode::Writer => DB::open_cf_descriptors(&opts, path, descriptors),
+        OpenMode::Writer | OpenMode::Repair { .. } => {
+            DB::open_cf_descriptors(&opts, path, descriptors)
+        }
     }
     .map_err(|e| open_error(path, e))?;
+    if mode.writes() {
+        rewrite::recover(&mut db, &cache, &names)?;
+    }
     let secondary = matches!(mode, OpenMode::Secondary(_));
     let mut backend = assemble(db, cache, path, names, secondary);
     // A read-only instance never changes, a secondary only in a catch-up (which empties
     // the pool); neither can refresh an iterator.
-    backend.iters = IterPool::new(*mode == OpenMode::Writer);
+    backend.iters = IterPool::new(mode.writes());
     Ok(backend)
 }
 
@@ -266,11 +301,87 @@ fn assemble(
 fn open_error(path: &Path, e: rocksdb::Error) -> Error {
     let msg = e.to_string();
     if msg.contains("LOCK") || msg.contains("lock file") || msg.contains("lock hold") {
-        Error::Locked {
+        return Error::Locked {
             path: path.to_path_buf(),
             detail: msg,
-        }
-    } else {
-        storage(e)
+        };
     }
+    if msg.contains("Corruption") {
+        // The log is damaged before its end (its recovery mode refuses that): say how much.
+        if let Ok(damage) = wal::scan(path)
+            && !damage.is_clean()
+        {
+            return Error::DamagedLog {
+                path: path.to_path_buf(),
+                detail: format!("{msg}; {}", describe(&damage)),
+            };
+        }
+        return Error::Damaged {
+            path: path.to_path_buf(),
+            detail: msg,
+        };
+    }
+    storage(e)
+}
+
+/// A log's damage in words.
+fn describe(d: &LogDamage) -> String {
+    format!(
+        "{} damaged places in {} losing {} bytes; {} intact write batches",
+        d.damaged_records,
+        d.damaged_files.join(", "),
+        d.dropped_bytes,
+        d.batches
+    )
+}
+
+/// The error of a database whose column families cannot be listed: its MANIFEST is
+/// damaged, or it is not a RocksDB database.
+fn list_error(path: &Path, e: rocksdb::Error) -> Error {
+    let msg = e.to_string();
+    if msg.contains("Corruption") || has_rocksdb_files(path).unwrap_or(false) {
+        return Error::Damaged {
+            path: path.to_path_buf(),
+            detail: format!("RocksDB cannot read the list of its files (MANIFEST): {msg}"),
+        };
+    }
+    Error::NotAStore {
+        path: path.to_path_buf(),
+        reason: format!("RocksDB cannot list its column families: {e}"),
+    }
+}
+
+/// Whether `dir` holds files only a RocksDB database has (`IDENTITY`, `MANIFEST-*`).
+fn has_rocksdb_files(dir: &Path) -> Result<bool> {
+    for entry in std::fs::read_dir(dir)? {
+        let name = entry?.file_name();
+        let name = name.to_string_lossy();
+        if name == "IDENTITY" || name.starts_with("MANIFEST-") {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Rebuilds the MANIFEST of a store whose CURRENT is missing or whose MANIFEST does not
+/// read (RocksDB's repair: from the table files and logs); a store that lists its column
+/// families is left alone.
+fn rebuild_manifest_if_damaged(path: &Path) -> Result<()> {
+    let opts = rocksdb::Options::default();
+    if path.join("CURRENT").is_file() && DB::list_cf(&opts, path).is_ok() {
+        return Ok(());
+    }
+    if !has_rocksdb_files(path)? {
+        return Ok(());
+    }
+    DB::repair(&opts, path).map_err(|e| Error::Damaged {
+        path: path.to_path_buf(),
+        detail: format!("RocksDB could not rebuild its MANIFEST: {e}"),
+    })
+}
+
+/// What a salvage of the store at `path` drops of its write-ahead log (read before the
+/// salvage replays it).
+pub(crate) fn log_damage(path: &Path) -> Result<LogDamage> {
+    Ok(wal::scan(path)?)
 }

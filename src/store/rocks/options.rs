@@ -4,8 +4,8 @@ use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use rocksdb::{
-    BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType, MergeOperands, Options,
-    SliceTransform,
+    BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType, DBRecoveryMode,
+    MergeOperands, Options, SliceTransform,
 };
 
 use crate::store::backend::Space;
@@ -64,6 +64,10 @@ pub(super) fn db_options(cache: &Cache) -> Options {
     let mut opts = Options::default();
     opts.set_max_background_jobs(2);
     opts.set_keep_log_file_num(3);
+    // A log damaged before its end stops the open (a salvage must be asked for), where
+    // RocksDB's default would drop everything after the damage without a word; a last
+    // record cut short by a crash is no damage.
+    opts.set_wal_recovery_mode(DBRecoveryMode::TolerateCorruptedTailRecords);
     // Table blocks are read straight from the OS page cache through mmap (see cf_options).
     opts.set_allow_mmap_reads(true);
     let mut bbo = BlockBasedOptions::default();
