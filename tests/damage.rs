@@ -278,3 +278,42 @@ fn a_damaged_manifest_is_damage() {
     assert_eq!(store.len(), 500);
     assert!(store.check().unwrap().is_ok());
 }
+
+/// A rewrite of `docs` cut short: a partial copy (no marker) is dropped and `docs` kept; a
+/// complete copy (marker written) whose `docs` was already dropped is copied back.
+#[test]
+fn a_docs_rewrite_cut_short_is_finished_or_undone() {
+    for complete in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = flushed_store(dir.path(), 2000);
+        let mut raw = raw_db(&path);
+        let opts = rocksdb::Options::default();
+        raw.create_cf("docs.rewrite", &opts).unwrap();
+        {
+            let (docs, copy) = (
+                raw.cf_handle("docs").unwrap(),
+                raw.cf_handle("docs.rewrite").unwrap(),
+            );
+            let all: Vec<_> = raw
+                .iterator_cf(docs, rocksdb::IteratorMode::Start)
+                .map(|r| r.unwrap())
+                .collect();
+            let take = if complete { all.len() } else { all.len() / 2 };
+            for (k, v) in &all[..take] {
+                raw.put_cf(copy, k, v).unwrap();
+            }
+        }
+        if complete {
+            let meta = raw.cf_handle("meta").unwrap();
+            raw.put_cf(meta, b"docs-rewrite-complete", b"").unwrap();
+            raw.drop_cf("docs").unwrap();
+        }
+        drop(raw);
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.len(), 2000, "complete: {complete}");
+        assert!(store.check().unwrap().is_ok(), "complete: {complete}");
+        drop(store);
+        let names = rocksdb::DB::list_cf(&rocksdb::Options::default(), &path).unwrap();
+        assert!(!names.iter().any(|n| n == "docs.rewrite"), "{names:?}");
+    }
+}

@@ -263,6 +263,13 @@ fn open_existing(path: &Path, mode: &OpenMode, cache: Cache) -> Result<RocksBack
     .map_err(|e| open_error(path, e))?;
     if mode.writes() {
         rewrite::recover(&mut db, &cache, &names)?;
+        // A repair cut short between dropping `ids`/`exact` and making them anew.
+        for name in [options::IDS, options::EXACT] {
+            if db.cf_handle(name).is_none() {
+                let opts = options::cf_options(name, &cache);
+                db.create_cf(name, &opts).map_err(storage)?;
+            }
+        }
     }
     let secondary = matches!(mode, OpenMode::Secondary(_));
     let mut backend = assemble(db, cache, path, names, secondary);
