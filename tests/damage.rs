@@ -242,15 +242,21 @@ fn a_missing_current_is_damage_and_salvage_rebuilds_it() {
     let dir = tempfile::tempdir().unwrap();
     let path = flushed_store(dir.path(), 500);
     fs::remove_file(path.join("CURRENT")).unwrap();
-    let err = Store::open(&path).unwrap_err();
+    refused_as_damaged_then_salvaged(&path, 500);
+}
+
+/// The store at `path` is refused as damaged (and `check` says so), and a salvage gives back
+/// its `n` documents.
+fn refused_as_damaged_then_salvaged(path: &Path, n: u64) {
+    let err = Store::open(path).unwrap_err();
     assert!(matches!(err, Error::Damaged { .. }), "{err}");
     assert!(!err.to_string().contains("simstore init"), "{err}");
-    let check = simstore(&path, &["check"]);
+    let check = simstore(path, &["check"]);
     assert_eq!(code(&check), 1, "{}", stderr(&check));
-    let salvage = simstore(&path, &["repair", "--salvage"]);
+    let salvage = simstore(path, &["repair", "--salvage"]);
     assert_eq!(code(&salvage), 0, "{}", stderr(&salvage));
-    let store = Store::open(&path).unwrap();
-    assert_eq!(store.len(), 500);
+    let store = Store::open(path).unwrap();
+    assert_eq!(store.len(), n);
     assert!(store.check().unwrap().is_ok());
 }
 
@@ -270,13 +276,7 @@ fn a_damaged_manifest_is_damage() {
         .unwrap();
     let len = fs::metadata(&manifest).unwrap().len() as usize;
     flip(&manifest, len / 2, 16);
-    let err = Store::open(&path).unwrap_err();
-    assert!(matches!(err, Error::Damaged { .. }), "{err}");
-    let salvage = simstore(&path, &["repair", "--salvage"]);
-    assert_eq!(code(&salvage), 0, "{}", stderr(&salvage));
-    let store = Store::open(&path).unwrap();
-    assert_eq!(store.len(), 500);
-    assert!(store.check().unwrap().is_ok());
+    refused_as_damaged_then_salvaged(&path, 500);
 }
 
 /// A rewrite of `docs` cut short: a partial copy (no marker) is dropped and `docs` kept; a
