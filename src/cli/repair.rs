@@ -37,7 +37,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         Store::builder(db)
             .create_if_missing(false)
             .repair()
-            .with_context(|| format!("cannot repair {}", db.display()))?
+            .with_context(|| format!("cannot open {}", db.display()))?
     };
     print_repair(&store, &report);
     let check = store.check()?;

@@ -222,6 +222,12 @@ fn raced(e: &Error) -> bool {
         Error::NotAStore { reason, .. } => reason,
         _ => return false,
     };
+    vanished(msg)
+}
+
+/// Whether RocksDB's message says a file it had just read about is gone: a reader racing
+/// the writer's compactions, not damage.
+fn vanished(msg: &str) -> bool {
     msg.contains("No such file or directory")
 }
 
@@ -313,7 +319,7 @@ fn open_error(path: &Path, e: rocksdb::Error) -> Error {
             detail: msg,
         };
     }
-    if msg.contains("Corruption") {
+    if msg.contains("Corruption") && !vanished(&msg) {
         // The log is damaged before its end (its recovery mode refuses that): say how much.
         if let Ok(damage) = wal::scan(path)
             && !damage.is_clean()
@@ -346,7 +352,8 @@ fn describe(d: &LogDamage) -> String {
 /// damaged, or it is not a RocksDB database.
 fn list_error(path: &Path, e: rocksdb::Error) -> Error {
     let msg = e.to_string();
-    if msg.contains("Corruption") || has_rocksdb_files(path).unwrap_or(false) {
+    let damaged = msg.contains("Corruption") || has_rocksdb_files(path).unwrap_or(false);
+    if damaged && !vanished(&msg) {
         return Error::Damaged {
             path: path.to_path_buf(),
             detail: format!("RocksDB cannot read the list of its files (MANIFEST): {msg}"),
