@@ -750,6 +750,19 @@ fn verify(
 
 #[test]
 fn acknowledged_writes_survive_kill_9() {
+    crash_loop(None);
+}
+
+/// The same in a store of the high quality mode (more tables, its own layout): the children
+/// open the store the test created, whose manifest names the mode.
+#[test]
+fn acknowledged_writes_survive_kill_9_in_high_mode() {
+    crash_loop(Some(simstore::Quality::High));
+}
+
+/// Kills children writing to one store, iteration after iteration, and checks the store
+/// against the model of what they acknowledged; a store of `quality` is created first.
+fn crash_loop(quality: Option<simstore::Quality>) {
     let seed: u64 = match std::env::var(SEED_VAR) {
         Ok(s) => s.parse().expect("SIMSTORE_CRASH_SEED is a u64"),
         Err(_) => DEFAULT_SEED,
@@ -761,6 +774,9 @@ fn acknowledged_writes_survive_kill_9() {
     let start = Instant::now();
     let dir = tempfile::tempdir().unwrap();
     let path: PathBuf = dir.path().join("db");
+    if let Some(quality) = quality {
+        drop(Store::builder(&path).quality(quality).open().unwrap());
+    }
     let mut report = FailureReport {
         seed,
         iteration: 0,
@@ -807,7 +823,7 @@ fn acknowledged_writes_survive_kill_9() {
         }
     }
     eprintln!(
-        "crash test: seed {seed}, {iters} iterations (kill -9), {} acknowledged operations \
+        "crash test ({quality:?}): seed {seed}, {iters} iterations (kill -9), {} acknowledged operations \
          all recovered; in-flight operation applied {} / not applied {} / none {}; \
          {} live and {} deleted documents at the end; {} gets, {} queries; {:.1?}",
         totals.acked,
