@@ -6,6 +6,7 @@ mod bulk;
 mod cli;
 mod cluster;
 mod cluster_harness;
+mod cluster_races;
 mod compat;
 mod conventions;
 mod crash;

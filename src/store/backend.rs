@@ -172,7 +172,9 @@ pub trait Backend: Send + Sync {
 
     /// A number that changes with every write (a sequence number or a version), for
     /// check-and-insert's optimistic retry: equal before and after means no write came in
-    /// between.
+    /// between. It moves only once a write's changes are visible to reads (or the write
+    /// failed), never before: a reader that took it before a write and read during it
+    /// (seeing none or part of the changes) finds it moved afterwards.
     fn version(&self) -> u64;
 
     /// Checks that the backend holds the manifest's tables, one for each of

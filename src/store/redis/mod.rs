@@ -315,13 +315,17 @@ impl Backend for RedisBackend {
     }
 
     fn write(&self, changes: &ChangeSet, _durability: Durability) -> Result<()> {
-        self.writes.fetch_add(1, Ordering::SeqCst);
         // Every change is idempotent: after a failover the whole set is applied again on a
         // new connection, whose WAIT then covers all of it.
-        self.pool.retrying(|conn| {
+        let written = self.pool.retrying(|conn| {
             self.apply(conn, changes)?;
             self.wait_for_replicas(conn)
-        })
+        });
+        // The version moves once the changes are visible (or the write gave up, part of
+        // it maybe visible), never before: a check that read it before this write and
+        // probed while the changes landed sees it moved, and checks again.
+        self.writes.fetch_add(1, Ordering::SeqCst);
+        written
     }
 
     fn snapshot(&self) -> Box<dyn Snapshot + '_> {
