@@ -370,6 +370,16 @@ impl Backend for RedisBackend {
     fn memory_bytes(&self) -> Option<u64> {
         self.pool.master_memory().ok()
     }
+
+    fn replicas_ack(&self) -> Option<u32> {
+        Some(self.replicas_ack)
+    }
+
+    /// A write that failed after its retries (the cluster unreachable for longer, a
+    /// master without replica down) leaves nothing broken here: the next may succeed.
+    fn failed_write_lasts(&self) -> bool {
+        false
+    }
 }
 
 impl Shared for RedisBackend {
