@@ -5,6 +5,7 @@ mod bad_input;
 mod bulk;
 mod cli;
 mod cluster;
+mod cluster_crash;
 mod cluster_harness;
 mod cluster_races;
 mod compat;
