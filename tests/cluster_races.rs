@@ -2,7 +2,8 @@
 //! model: racing threads of one process store exactly one of near copies (as on RocksDB);
 //! an export beside a writer replacing documents lists every id exactly once; `serve`
 //! takes writes again once the cluster is back after an outage, and says at start what an
-//! acknowledged write waited for.
+//! acknowledged write waited for; a content-hash claim made again is its own, and one left
+//! pending through failovers is taken over cleanly.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -245,4 +246,70 @@ fn serve_on_a_cluster_says_what_a_write_waits_for() {
             "{url}: {start}"
         );
     }
+}
+
+/// A content-hash claim made again with the same sequence number — what the retry after a
+/// failover does when the first attempt's reply was lost — is its own: it claims nothing
+/// more and names no other holder. (It once named itself, and its check waited
+/// `CLAIM_WAIT` for its own record before taking its own claim over.) Another's claim
+/// still stands.
+#[test]
+fn a_claim_made_again_is_its_own() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let store = StoreBuilder::new(cluster.url("claims")).open().unwrap();
+    let shared = store.backend().shared().unwrap();
+    let hash = 0x1234_5678_9abc_def0_0fed_cba9_8765_4321;
+    let seq = shared.reserve_seqs(1).unwrap();
+    assert_eq!(shared.claim_exact(hash, seq, None).unwrap(), None);
+    assert_eq!(shared.claim_exact(hash, seq, None).unwrap(), None);
+    let other = shared.reserve_seqs(1).unwrap();
+    assert_eq!(shared.claim_exact(hash, other, None).unwrap(), Some(seq));
+}
+
+/// A claim pending when every master in turn fails over (the claimer died before writing
+/// its document): the claim is still there on the new masters, and a copy of the page
+/// checked afterwards takes it over and is stored once; the store checks clean, the stale
+/// claim gone.
+#[test]
+fn a_pending_claim_through_a_failover_of_every_master() {
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    let url = cluster.url("pending");
+    let store = StoreBuilder::new(&url).k_max(3).open().unwrap();
+    let text = "a page of words that two crawlers fetch at the same time, one of them dying";
+    let hash = store.fingerprinter().content_hash(None, text).unwrap();
+    let claimer = StoreBuilder::new(&url).open().unwrap();
+    let shared = claimer.backend().shared().unwrap();
+    let seq = shared.reserve_seqs(1).unwrap();
+    assert_eq!(shared.claim_exact(hash, seq, None).unwrap(), None);
+    drop(claimer);
+    for master in cluster.masters() {
+        cluster.kill(master);
+        cluster.wait_for_failover(master);
+        cluster.restart(master);
+        cluster.wait_until_whole();
+    }
+    let snap = store.backend().snapshot();
+    assert_eq!(
+        snap.first_exact(hash).unwrap(),
+        Some(seq),
+        "the claim is gone"
+    );
+    drop(snap);
+    let out = store
+        .check_and_insert(&simstore::Document::new("copy", text), 0)
+        .unwrap();
+    assert!(out.is_new(), "{out:?}");
+    let snap = store.backend().snapshot();
+    assert_ne!(
+        snap.first_exact(hash).unwrap(),
+        Some(seq),
+        "the stale claim stays"
+    );
+    drop(snap);
+    assert_eq!(store.len(), 1);
+    assert!(store.check().unwrap().is_ok());
 }

@@ -37,9 +37,12 @@ const PIPELINE_CHUNK: usize = 4096;
 const WAIT_TIMEOUT_MS: u64 = 2000;
 
 /// Claims a content hash (see [`Shared::claim_exact`]): KEYS[1] the `exact` bucket; ARGV:
-/// the range of the hash's members, the new member, the stale member (or empty).
+/// the range of the hash's members, the new member, the stale member (or empty). A claim
+/// already held by the new member is its own: the script run again after its reply was
+/// lost (a failover) claims nothing more and names no one else.
 const CLAIM: &str = r"
 local first = redis.call('ZRANGEBYLEX', KEYS[1], ARGV[1], ARGV[2], 'LIMIT', 0, 1)[1]
+if first == ARGV[3] then return false end
 if first and first ~= ARGV[4] then return first end
 if first then redis.call('ZREM', KEYS[1], first) end
 redis.call('ZADD', KEYS[1], 0, ARGV[3])
