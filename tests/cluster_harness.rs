@@ -116,6 +116,39 @@ impl Cluster {
             .stop();
     }
 
+    /// Starts the node on `port`, killed before, again on its directory: its data (the AOF)
+    /// and its cluster state (`nodes.conf`), so it rejoins the cluster in its last role.
+    /// Panics (with the logs' tails) if it does not come up, e.g. its port was taken.
+    pub fn restart(&mut self, port: u16) {
+        let node = self.nodes.iter_mut().find(|n| n.port == port);
+        let node = node.unwrap_or_else(|| panic!("no node on port {port}"));
+        assert!(node.child.is_none(), "the node on {port} is running");
+        if !node.start() {
+            self.fail(&format!("the node on {port} to start again"));
+        }
+    }
+
+    /// After restarts: waits (up to 30 s, then panics with the logs' tails) until the
+    /// cluster is whole again, as [`Cluster::start`] waits for it to form.
+    pub fn wait_until_whole(&self) {
+        self.wait_until("the cluster to be whole again", |c| c.formed());
+    }
+
+    /// Sets `appendfsync always` on every live node until it restarts: a write is in its
+    /// node's AOF, fsynced, before it is answered, so a `kill -9` of every node loses
+    /// nothing answered (with `everysec`, up to 2 s of writes).
+    pub fn fsync_always(&self) {
+        for n in self.live() {
+            let ok = node_cli(n.port, &["config", "set", "appendfsync", "always"]);
+            assert_eq!(ok, "OK", "config set appendfsync always on {}", n.port);
+        }
+    }
+
+    /// Every node's port.
+    pub fn ports(&self) -> Vec<u16> {
+        self.nodes.iter().map(|n| n.port).collect()
+    }
+
     /// After killing the master on `dead`: waits (up to 30 s, then panics with the node logs'
     /// tails) until every live node reports `cluster_state:ok` and sees live masters other
     /// than `dead` serving all 16384 slots (so a replica has taken over `dead`'s slots).
@@ -290,25 +323,33 @@ impl Node {
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).expect("create a node directory");
         fs::write(dir.join("redis.conf"), config(port, &dir)).expect("write redis.conf");
-        let out = fs::File::create(dir.join("stdout")).expect("create the node's stdout file");
+        let mut node = Node {
+            port,
+            child: None,
+            dir,
+        };
+        node.start().then_some(node)
+    }
+
+    /// Starts redis-server on the node's configuration (and so on its data and cluster
+    /// state, when it ran before); false (the process killed) if it exits or does not
+    /// answer PING in time.
+    fn start(&mut self) -> bool {
+        let out = fs::File::create(self.dir.join("stdout")).expect("create the node's stdout file");
         let child = Command::new("redis-server")
-            .arg(dir.join("redis.conf"))
-            .current_dir(&dir)
+            .arg(self.dir.join("redis.conf"))
+            .current_dir(&self.dir)
             .stdin(Stdio::null())
             .stdout(out.try_clone().expect("clone a file handle"))
             .stderr(out)
             .spawn()
             .expect("spawn redis-server");
-        let mut node = Node {
-            port,
-            child: Some(child),
-            dir,
-        };
-        if node.wait_up() {
-            return Some(node);
+        self.child = Some(child);
+        if self.wait_up() {
+            return true;
         }
-        node.stop();
-        None
+        self.stop();
+        false
     }
 
     /// Waits until this process (not another one on the same port) answers PING.
@@ -528,6 +569,25 @@ fn killed_master_is_replaced() {
     assert!(!masters.contains(&dead), "{masters:?}");
     let port = masters[0];
     assert_eq!(c.cli(port, &["-c", "set", "k", "v"]), "OK");
+    assert_eq!(c.cli(port, &["-c", "get", "k"]), "v");
+}
+
+#[test]
+fn a_cluster_killed_whole_comes_back_with_its_keys() {
+    let Some(mut c) = Cluster::start() else {
+        return;
+    };
+    let port = c.masters()[0];
+    c.fsync_always();
+    assert_eq!(c.cli(port, &["-c", "set", "k", "v"]), "OK");
+    for p in c.ports() {
+        c.kill(p);
+    }
+    for p in c.ports() {
+        c.restart(p);
+    }
+    c.wait_until_whole();
+    assert_eq!(c.masters().len(), 3);
     assert_eq!(c.cli(port, &["-c", "get", "k"]), "v");
 }
 

@@ -39,7 +39,10 @@ documents imported as fingerprints). The JSONL lines are valid `simstore import`
 `simstore export | simstore --db new.db import -` copies the fingerprints (not the texts,
 which a store does not keep).
 
-One run reads one snapshot: documents written meanwhile are not in it. To resume a run
+One run reads one snapshot: documents written meanwhile are not in it. (A store on Redis
+Cluster has no snapshots: every document stored before the run and not deleted during it
+comes exactly once, a document replaced meanwhile in its new version, under its new seq;
+documents written meanwhile may come.) To resume a run
 that stopped (drop an incomplete last line first): in seq order pass the last line's seq
 + 1 as --from-seq; in id order pass its id as --after. Then append:
   simstore export --from-seq 120001 >> docs.jsonl

@@ -170,7 +170,9 @@ pub trait Backend: Send + Sync {
 
     /// A number that changes with every write (a sequence number or a version), for
     /// check-and-insert's optimistic retry: equal before and after means no write came in
-    /// between.
+    /// between. It moves only once a write's changes are visible to reads (or the write
+    /// failed), never before: a reader that took it before a write and read during it
+    /// (seeing none or part of the changes) finds it moved afterwards.
     fn version(&self) -> u64;
 
     /// Checks that the backend holds the manifest's tables, one for each of
@@ -196,6 +198,23 @@ pub trait Backend: Send + Sync {
 
     /// Bytes the store takes on disk (0 when it is not on a local disk).
     fn disk_bytes(&self) -> u64;
+
+    /// True when a failed write may leave the backend refusing writes until it is opened
+    /// again (RocksDB stops writing after an I/O error), so that a long-running writer
+    /// (`serve`) should stop taking them; false where a failure is the storage service's
+    /// and may pass (a cluster unreachable for longer than its retries): the next write
+    /// may succeed. Default: true.
+    fn failed_write_lasts(&self) -> bool {
+        true
+    }
+
+    /// On a backend whose servers replicate each other (Redis Cluster): how many replicas
+    /// of every master a write waits for before it returns (`WAIT`; 0: none, the masters
+    /// alone). There, durability on disk is the servers' own setting, not
+    /// [`Durability`]. `None` (the default): a local store, durable as [`Durability`] says.
+    fn replicas_ack(&self) -> Option<u32> {
+        None
+    }
 
     /// Memory the backend's servers use, when it keeps the store in their memory (Redis).
     fn memory_bytes(&self) -> Option<u64> {

@@ -31,10 +31,13 @@
 //! (415 otherwise). A refused request does no work.
 //!
 //! Durability: the store is opened with `sync_writes` unless `--no-sync`, so a 200 answer
-//! to a write means the write-ahead log holding it was fsynced. Every answer to a write
+//! to a write means the write-ahead log holding it was fsynced (on Redis Cluster: applied
+//! on the masters and acknowledged by `?replicas-ack` replicas of each, on disk as the
+//! nodes' appendfsync says; the start line says which). Every answer to a write
 //! other than 200 stored nothing, except a 503 with `"outcome": "unknown"`: the store
 //! failed during that write, which may or may not have landed; the server then stops
-//! taking writes (503) and `/health` answers 503 with the reason, until a restart.
+//! taking writes (503) and `/health` answers 503 with the reason, until a restart — except
+//! on a backend whose failures pass (Redis Cluster), where the next write may succeed.
 //!
 //! Bounded resources: the soft descriptor limit is raised to the hard one, and at most
 //! `--max-connections` connections are open (by default what leaves half the limit to the
@@ -88,9 +91,11 @@ mod state;
                   histograms, check_and_insert outcomes, store size)\n\
                   A body field not listed here is refused (400, naming it), never ignored.\n\
                   Prints the address it listens on (http://IP:PORT) as the first line of stdout.\n\
-                  Writes are fsynced before they are answered (unless --no-sync). A write answered\n\
-                  503 with \"outcome\": \"unknown\" may or may not be stored; the server then takes\n\
-                  no more writes and /health answers 503 until it is restarted.\n\
+                  Writes are fsynced before they are answered (unless --no-sync); on Redis Cluster,\n\
+                  acknowledged by the replicas ?replicas-ack asks for (the start line says). A write\n\
+                  answered 503 with \"outcome\": \"unknown\" may or may not be stored; the server then\n\
+                  takes no more writes and /health answers 503 until it is restarted (on Redis\n\
+                  Cluster it goes on: the next write may succeed once the cluster answers).\n\
                   Access: on loopback the Host header must be loopback; any other --addr needs\n\
                   --token-file, and then every request needs `Authorization: Bearer TOKEN`;\n\
                   POST bodies need `Content-Type: application/json`.\n\
@@ -247,14 +252,24 @@ fn announce(app: &App, local: SocketAddr, args: &Args, budget: fds::Budget) {
          {} connections: descriptor limit {limit}, {} open at start)",
         app.store.path().display(),
         crate::cli::output::count(app.store.len(), "document"),
-        if args.no_sync {
-            "not fsynced: --no-sync"
-        } else {
-            "fsynced before they are acknowledged"
-        },
+        writes_durability(&app.store, args.no_sync),
         budget.connections,
         budget.in_use,
     );
+}
+
+/// What an acknowledged write has waited for, in the start line: the fsync of the local
+/// store's log, or on a cluster the replicas its `WAIT` counts (the nodes' appendfsync
+/// decides when it reaches their disks; --no-sync changes nothing there).
+fn writes_durability(store: &Store, no_sync: bool) -> String {
+    let on_disk = "on disk as the nodes' appendfsync says";
+    match store.backend().replicas_ack() {
+        Some(0) => format!("acknowledged by the masters alone (no replica waited for), {on_disk}"),
+        Some(1) => format!("acknowledged by 1 replica of each master (WAIT), {on_disk}"),
+        Some(n) => format!("acknowledged by {n} replicas of each master (WAIT), {on_disk}"),
+        None if no_sync => "not fsynced: --no-sync".into(),
+        None => "fsynced before they are acknowledged".into(),
+    }
 }
 
 /// Resolves at the first SIGINT or SIGTERM, after marking the server as shutting down.

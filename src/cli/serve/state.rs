@@ -52,13 +52,15 @@ impl App {
     /// The answer to a write whose store call failed with `e`. A refusal of the request
     /// (an invalid id, k too large) stored nothing and keeps its 4xx. Any other failure may
     /// have come after the write reached the store: its outcome is unknown (503, never
-    /// 500), and a storage or I/O failure stops the server taking writes.
+    /// 500), and a storage or I/O failure stops the server taking writes — unless the
+    /// backend's failures pass (Redis Cluster: the next write may succeed).
     pub(super) fn write_failed(&self, e: Error) -> ApiError {
         if status_of(&e) != StatusCode::INTERNAL_SERVER_ERROR {
             return e.into();
         }
         let reason = e.to_string();
-        let stops = matches!(e, Error::Storage(_) | Error::Io(_));
+        let stops = matches!(e, Error::Storage(_) | Error::Io(_))
+            && self.store.backend().failed_write_lasts();
         if stops && self.writes_stopped.set(reason.clone()).is_ok() {
             eprintln!(
                 "simstore serve: a write failed in the store ({reason}): no more writes are taken; /health answers 503; restart the server once the cause is fixed"

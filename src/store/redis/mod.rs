@@ -37,9 +37,12 @@ const PIPELINE_CHUNK: usize = 4096;
 const WAIT_TIMEOUT_MS: u64 = 2000;
 
 /// Claims a content hash (see [`Shared::claim_exact`]): KEYS[1] the `exact` bucket; ARGV:
-/// the range of the hash's members, the new member, the stale member (or empty).
+/// the range of the hash's members, the new member, the stale member (or empty). A claim
+/// already held by the new member is its own: the script run again after its reply was
+/// lost (a failover) claims nothing more and names no one else.
 const CLAIM: &str = r"
 local first = redis.call('ZRANGEBYLEX', KEYS[1], ARGV[1], ARGV[2], 'LIMIT', 0, 1)[1]
+if first == ARGV[3] then return false end
 if first and first ~= ARGV[4] then return first end
 if first then redis.call('ZREM', KEYS[1], first) end
 redis.call('ZADD', KEYS[1], 0, ARGV[3])
@@ -310,13 +313,17 @@ impl Backend for RedisBackend {
     }
 
     fn write(&self, changes: &ChangeSet, _durability: Durability) -> Result<()> {
-        self.writes.fetch_add(1, Ordering::SeqCst);
         // Every change is idempotent: after a failover the whole set is applied again on a
         // new connection, whose WAIT then covers all of it.
-        self.pool.retrying(|conn| {
+        let written = self.pool.retrying(|conn| {
             self.apply(conn, changes)?;
             self.wait_for_replicas(conn)
-        })
+        });
+        // The version moves once the changes are visible (or the write gave up, part of
+        // it maybe visible), never before: a check that read it before this write and
+        // probed while the changes landed sees it moved, and checks again.
+        self.writes.fetch_add(1, Ordering::SeqCst);
+        written
     }
 
     fn snapshot(&self) -> Box<dyn Snapshot + '_> {
@@ -371,6 +378,16 @@ impl Backend for RedisBackend {
 
     fn memory_bytes(&self) -> Option<u64> {
         self.pool.master_memory().ok()
+    }
+
+    fn replicas_ack(&self) -> Option<u32> {
+        Some(self.replicas_ack)
+    }
+
+    /// A write that failed after its retries (the cluster unreachable for longer, a
+    /// master without replica down) leaves nothing broken here: the next may succeed.
+    fn failed_write_lasts(&self) -> bool {
+        false
     }
 }
 
