@@ -82,10 +82,9 @@ impl MatchBudget {
                 StatusCode::UNPROCESSABLE_ENTITY,
                 format!(
                     "the answer is too large: one answer is at most {} bytes (simstore serve \
-                     --max-answer-bytes), and this one passes it at its match {}: ask for fewer \
-                     matches with \"limit\" on each query (or a smaller \"k\"), or split the \
-                     batch",
-                    self.byte_cap, self.used
+                     --max-answer-bytes), and this one would be larger: ask for fewer matches \
+                     with \"limit\" on each query (or a smaller \"k\"), or split the batch",
+                    self.byte_cap
                 ),
             ));
         }
