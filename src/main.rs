@@ -13,6 +13,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// mimalloc's default purge delay (1 s in its v3), which without further allocation never
 /// comes: `serve` after 48 bodies of 16 MiB kept 800 MiB resident (tests/serve_limits.rs).
 /// Left as it is when `MIMALLOC_PURGE_DELAY` is set in the environment.
+#[cfg(feature = "server")]
 pub(crate) fn purge_freed_memory_at_once() {
     /// `mi_option_purge_delay`: its place in `mi_option_t` in mimalloc v2 and v3 alike.
     const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
