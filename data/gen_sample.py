@@ -4,18 +4,22 @@ base news-style articles plus near-duplicate web variants (for simstore tests).
 
 Deterministic (fixed seed), standard library only.  Usage: python3 data/gen_sample.py
 All text is produced from templates written for this project; no external data.
+A larger corpus: N_BASE=1000 python3 data/gen_sample.py /tmp/big.jsonl (N_BASE bases per
+language, default 50; the output path defaults to data/sample.jsonl).
 """
 import json
 import os
 import random
 import re
+import sys
 from collections import Counter
 from datetime import datetime, timedelta
 
 SEED = 20260305
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sample.jsonl")
-N_BASE = 50  # per language
-# Variants per base (per language): 14 bases with none, 2 with one, 4 with two, 30 with three.
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "sample.jsonl")
+N_BASE = int(os.environ.get("N_BASE", "50"))  # per language
+# Variants per base (per language): 14 bases with none, 2 with one, 4 with two, 30 with three
+# (for N_BASE > 50, the plan repeated).
 VARIANT_PLAN = [0] * 14 + [1] * 2 + [2] * 4 + [3] * 30
 CHANGE_WEIGHTS = {"title": 3, "boilerplate": 3, "timestamp": 3, "source": 3, "tiny_edit": 0.5}
 
@@ -412,16 +416,44 @@ def fresh(rng, lang, ctx):
                 goldp=f"${rng.randint(2300, 3400):,}", money=f"${rng.randint(40, 900) * 1000:,}")
 
 
-def make_context(rng, lang, topic, used_names):
+class Names:
+    """The person names used so far, none used twice. A name of form 0 is a first and a last
+    name (a surname and a given name); once all of them are used (N_BASE > ~60), form f adds
+    f middle initials (f extra given characters), so that a free name always exists."""
+
+    def __init__(self):
+        self.used, self.count = set(), Counter()
+
+    @staticmethod
+    def pool(lang, form):
+        if lang == "en":
+            return len(EN["first"]) * len(EN["last"]) * 26 ** form
+        return len(ZH["sur"]) * len(ZH["given"]) * len(ZH_EXTRA) ** form
+
+    def new(self, rng, lang):
+        form = 0
+        while self.count[lang, form] >= self.pool(lang, form):
+            form += 1
+        while True:
+            if lang == "en":
+                first, last = rng.choice(EN["first"]), rng.choice(EN["last"])
+                nm = " ".join([first] + [chr(65 + rng.randrange(26)) + "." for _ in range(form)] + [last])
+            else:
+                nm = rng.choice(ZH["sur"]) + rng.choice(ZH["given"]) + "".join(rng.choice(ZH_EXTRA) for _ in range(form))
+            if nm not in self.used:
+                self.used.add(nm)
+                self.count[lang, form] += 1
+                return nm
+
+
+ZH_EXTRA = list("伟芳娜敏静磊洋勇艳杰军强丽明涛超霞平刚")
+
+
+def make_context(rng, lang, topic, names):
     P = EN if lang == "en" else ZH
 
     def name():
-        while True:
-            nm = (rng.choice(P["first"]) + " " + rng.choice(P["last"]) if lang == "en"
-                  else rng.choice(P["sur"]) + rng.choice(P["given"]))
-            if nm not in used_names:
-                used_names.add(nm)
-                return nm
+        return names.new(rng, lang)
     c = {k: name() for k in ["person2", "person3", "person4", "expert", "expert2", "coach", "athlete", "chef",
                              "guide", "reporter", "resident", "analyst", "official"]}
     c["city"], c["city2"] = rng.sample(P["city"], 2)
@@ -472,18 +504,28 @@ def make_context(rng, lang, topic, used_names):
     return c
 
 
-def build_article(rng, lang, topic, ctx, seen):
+def build_article(rng, lang, topic, ctx, seen, repeats=False):
+    """A title and paragraphs, and the sentences they used; None when too few distinct
+    sentences are left (a large corpus) unless `repeats` lets sentences of earlier articles
+    be used again."""
     bank, gen, local = T[lang][topic], GEN[lang], set()
 
-    def unique(tpl):  # no sentence may repeat verbatim anywhere in the corpus
+    def unique(tpl):  # no sentence may repeat verbatim anywhere in the corpus (while it is small)
         for _ in range(30):
             s = expand(rng, tpl, ctx, lang)
             if s not in seen and s not in local:
                 local.add(s)
                 return s
         return None
+
+    def numbered(s):  # a large corpus (N_BASE > ~250) runs out of distinct titles: number them
+        k = 2
+        while f"{s} ({k})" in seen or f"{s} ({k})" in local:
+            k += 1
+        local.add(f"{s} ({k})")
+        return f"{s} ({k})"
     ctx["title_tpl"] = rng.randrange(len(bank["titles"]))
-    title = unique(bank["titles"][ctx["title_tpl"]])
+    title = unique(bank["titles"][ctx["title_tpl"]]) or numbered(expand(rng, bank["titles"][ctx["title_tpl"]], ctx, lang))
     fam, kind = FAMILY[topic], f"k{ctx['kind']}"
     ok = lambda t: not t.startswith("<") or fam in t[1:t.index(">")].split(",") or kind in t.split(">")[0]
     body = [t for t in bank["body"] if ok(t)]
@@ -494,7 +536,12 @@ def build_article(rng, lang, topic, ctx, seen):
         body.insert(rng.randint(1, len(body)), g)
     tpls = [rng.choice(bank["leads"])] + body + [rng.choice([t for t in gen["end"] if ok(t)])]
     tpls = [re.sub(r"^<[^>]*>", "", t) for t in tpls]
-    sents = [s for s in map(unique, tpls) if s]
+    sents = [unique(t) for t in tpls]
+    if repeats:
+        sents = [s if s is not None else expand(rng, t, ctx, lang) for s, t in zip(sents, tpls)]
+    sents = [s for s in sents if s]
+    if len(sents) < 7:
+        return None
     # split into 3-5 paragraphs; the lead paragraph has 1-2 sentences
     cuts = sorted({rng.choice([1, 2])} | set(rng.sample(range(3, len(sents)), rng.randint(2, 4))))
     paras, prev = [], 0
@@ -596,22 +643,27 @@ def variant_url(rng, lang, host, when):
 
 def main():
     rng = random.Random(SEED)
-    docs, seen, used_names = [], set(), set()
+    docs, seen, names = [], set(), Names()
     stats = Counter()
     change_counts = {"en": Counter(), "zh": Counter()}
     n_changes = Counter()
     topics = list(T["en"].keys())
     for lang in ["zh", "en"]:
-        plan = VARIANT_PLAN[:]
+        plan = (VARIANT_PLAN * -(-N_BASE // len(VARIANT_PLAN)))[:N_BASE]
         rng.shuffle(plan)
         for i in range(1, N_BASE + 1):
             topic = topics[(i - 1) % len(topics)]
-            ctx = make_context(rng, lang, topic, used_names)
+            ctx = make_context(rng, lang, topic, names)
             ctx["topic"] = topic
             ctx["when"] = datetime(2026, 1, 5, 7, 0) + timedelta(minutes=rng.randint(0, 80 * 24 * 60))
             ctx["views"] = rng.randint(120, 48000)
-            for _ in range(50):  # regenerate until the length is in range
-                title, paras, local = build_article(rng, lang, topic, ctx, seen)
+            for attempt in range(50):  # regenerate until the length is in range
+                # A large corpus (N_BASE > ~250) runs out of distinct sentences: after 10
+                # tries, sentences of earlier articles may be used again.
+                article = build_article(rng, lang, topic, ctx, seen, repeats=attempt >= 10)
+                if article is None:
+                    continue
+                title, paras, local = article
                 body = "\n".join(paras)
                 size = len(body.split()) if lang == "en" else len(re.sub(r"\s", "", body))
                 lo, hi = (150, 600) if lang == "en" else (300, 1200)

@@ -164,6 +164,24 @@ pub enum Error {
     #[error("invalid document id: {0}")]
     InvalidId(String),
 
+    /// A stored field of a document (its title or url) is longer than the store keeps
+    /// ([`crate::types::MAX_TITLE_BYTES`], [`crate::types::MAX_URL_BYTES`]). Its text is
+    /// not bounded: it is fingerprinted, not stored.
+    #[error(
+        "document {id:?}: its {field} is {bytes} bytes; a stored {field} is at most {max} bytes: \
+         shorten it (the text has no such limit: it is fingerprinted, not stored)"
+    )]
+    FieldTooLong {
+        /// The document's id.
+        id: String,
+        /// `"title"` or `"url"`.
+        field: &'static str,
+        /// Its length, in bytes.
+        bytes: usize,
+        /// The most that is stored, in bytes.
+        max: usize,
+    },
+
     /// A fingerprint could not be parsed.
     #[error(
         "invalid fingerprint {input:?}: expected exactly 16 hexadecimal digits (e.g. 0f3a5c7e9b1d2f40)"

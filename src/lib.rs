@@ -59,5 +59,6 @@ pub use store::{
 };
 pub use text::fingerprint::{Analysis, FingerprintSpec, Fingerprinter};
 pub use types::{
-    DocMeta, Document, Entry, Fingerprint, Match, QueryKey, Sketch, StoredDoc, WeakBits,
+    DocMeta, Document, Entry, Fingerprint, MAX_TITLE_BYTES, MAX_URL_BYTES, Match, QueryKey, Sketch,
+    StoredDoc, WeakBits,
 };

@@ -670,7 +670,8 @@ fn hold_idle_connections(s: &crate::util::Server, n: usize) -> Vec<std::net::Tcp
 /// `500 ... Too many open files` (one of them in fact stored), every later write failed while
 /// /health said ok, and SIGTERM could not flush. Here the descriptor limit is 256 and 400
 /// idle connections (never sending a byte) are held while one keep-alive connection writes
-/// documents big enough to fill RocksDB's memtables, whose switches open new files.
+/// documents big enough (64 KiB titles, the most stored) to fill RocksDB's memtables, whose
+/// switches open new files.
 #[test]
 fn idle_connections_past_the_descriptor_limit_never_starve_the_store() {
     let t = TestCommand::new();
@@ -681,9 +682,10 @@ fn idle_connections_past_the_descriptor_limit_never_starve_the_store() {
     let (st, _) = answer(h.get(s.at("/health")).call());
     assert_eq!(st, 200);
     let idle = hold_idle_connections(&s, 400);
-    let title = "x".repeat(1 << 20);
+    let title = "x".repeat(simstore::MAX_TITLE_BYTES);
     let mut answers = Vec::new();
-    for i in 0..160u64 {
+    // 160 MiB in all.
+    for i in 0..2560u64 {
         let doc = json!({"id": format!("big-{i}"), "fp": format!("{i:016x}"), "title": title});
         let (st, v) = answer(h.post(s.at("/insert")).send_json(doc));
         answers.push((format!("big-{i}"), st, v));
@@ -735,15 +737,15 @@ fn the_soft_descriptor_limit_is_raised_to_the_hard_one() {
 
 /// Issue 20: a write that failed in the store was answered 500 (which says nothing was
 /// stored) though it could have landed, later writes failed one by one, and /health said
-/// ok. Here the server may not write files past 4 MB (`ulimit -f`, SIGXFSZ ignored), so
-/// its write-ahead log fails after a few 1 MB documents.
+/// ok. Here the server may not write files past 8 MiB (`ulimit -f`, SIGXFSZ ignored), so
+/// its write-ahead log fails after about 128 documents of 64 KiB (the largest title stored).
 #[test]
 fn a_write_failing_in_the_store_says_outcome_unknown_and_health_tells() {
     let t = TestCommand::new();
     let s = t.serve_after("trap '' XFSZ && ulimit -f 8192", &[]);
     let h = http();
-    let title = "x".repeat(1 << 20);
-    let answers: Vec<(String, u16, Value)> = (0..12u64)
+    let title = "x".repeat(simstore::MAX_TITLE_BYTES);
+    let answers: Vec<(String, u16, Value)> = (0..200u64)
         .map(|i| {
             let doc = json!({"id": format!("big-{i}"), "fp": format!("{i:016x}"), "title": title});
             let (st, v) = answer(h.post(s.at("/insert")).send_json(doc));

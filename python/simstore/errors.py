@@ -64,7 +64,8 @@ class StorageError(Error, OSError):
 
 
 class InvalidArgumentError(Error, ValueError):
-    """An argument the engine cannot use: an empty or too long id, a bad layout or store URL..."""
+    """An argument the engine cannot use: an empty or too long id, a title over 64 KiB or a url
+    over 8 KiB, a bad layout or store URL..."""
 
 
 class InvalidFingerprintError(InvalidArgumentError):

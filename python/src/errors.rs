@@ -18,6 +18,7 @@ fn class_name(e: &Error) -> &'static str {
         Error::KTooLarge { .. } => "KTooLargeError",
         Error::EmptyDocument => "EmptyDocumentError",
         Error::InvalidId(_)
+        | Error::FieldTooLong { .. }
         | Error::InvalidLayout(_)
         | Error::InvalidUrl { .. }
         | Error::TooLarge(_) => "InvalidArgumentError",

@@ -74,6 +74,11 @@ def test_argument_errors(tmp_path: Path) -> None:
             store.insert("", "text")
         with pytest.raises(simstore.InvalidArgumentError, match="invalid document id"):
             store.insert("x" * 5000, "text")
+        with pytest.raises(simstore.InvalidArgumentError, match="its title is 65537 bytes; a stored title is at most 65536"):
+            store.insert("t", "text", title="t" * 65537)
+        with pytest.raises(simstore.InvalidArgumentError, match="its url is 8193 bytes"):
+            store.check_and_insert("u", "text", url="u" * 8193)
+        store.insert("long", "a long text " * 100_000, title="t" * 65536)  # the text is not bounded
         with pytest.raises(simstore.InvalidArgumentError, match="nothing to query with"):
             store.query()
         with pytest.raises(simstore.InvalidArgumentError, match="not both"):

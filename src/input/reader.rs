@@ -103,6 +103,10 @@ pub enum RecordError {
         /// The limit, in bytes.
         max: usize,
     },
+    /// A stored field (title, url) is longer than a store keeps
+    /// ([`crate::Error::FieldTooLong`], whose message this is).
+    #[error("{0}")]
+    FieldTooLong(String),
     /// The record could not be fingerprinted for another reason than having no text.
     #[error("cannot fingerprint the record: {0}")]
     Fingerprint(String),
@@ -376,6 +380,8 @@ impl Record {
     /// fingerprinted from its text also gets its content hash (the exact-duplicate key) and
     /// its shingle sketch (for verified queries); a record with a given `fp` has neither.
     pub fn into_entry(self, f: &Fingerprinter) -> Result<Entry, RecordError> {
+        crate::types::check_stored_fields(&self.id, self.title.as_deref(), self.url.as_deref())
+            .map_err(|e| RecordError::FieldTooLong(e.to_string()))?;
         let (fp, content_hash, sketch, weak_bits) = match self.fp {
             Some(fp) => (fp, None, None, None),
             None => {

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use super::backend::{Shared, Snapshot};
 use super::group::{Answer, Ask};
-use super::{InsertOutcome, Store, validate_id};
+use super::{InsertOutcome, Store, validate_entry};
 use crate::error::Result;
 use crate::index::quality::MatchRule;
 use crate::types::{DocMeta, Document, Entry, Fingerprint, Match, QueryKey};
@@ -113,7 +113,8 @@ impl Store {
     /// duplicates nothing else) replaces its old version (`New { replaced: true }`).
     ///
     /// Errors: [`crate::Error::KTooLarge`] for `k > k_max`, [`crate::Error::EmptyDocument`],
-    /// [`crate::Error::InvalidId`], [`crate::Error::ReadOnly`], storage errors.
+    /// [`crate::Error::InvalidId`], [`crate::Error::FieldTooLong`] (a title or url longer
+    /// than is stored), [`crate::Error::ReadOnly`], storage errors.
     pub fn check_and_insert(&self, doc: &Document, k: u32) -> Result<CheckOutcome> {
         self.check_and_insert_rule(doc, &MatchRule::within(k))
     }
@@ -151,7 +152,7 @@ impl Store {
         rule: &MatchRule,
     ) -> Result<CheckOutcome> {
         self.check_writable()?;
-        validate_id(id)?;
+        validate_entry(id, &meta)?;
         self.manifest.layout.tables_for_k(rule.k)?;
         let rule = *rule;
         // Optimistic check without the writer lock (checks of many threads run in

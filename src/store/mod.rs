@@ -345,6 +345,13 @@ fn validate_id(id: &str) -> Result<()> {
     crate::types::check_id(id).map_err(Error::InvalidId)
 }
 
+/// Checks what is stored of an entry: its id ([`validate_id`]), then its title and url
+/// ([`DocMeta::check`]: [`Error::FieldTooLong`]).
+fn validate_entry(id: &str, meta: &crate::types::DocMeta) -> Result<()> {
+    validate_id(id)?;
+    meta.check(id)
+}
+
 fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -7,7 +7,7 @@ use std::sync::MutexGuard;
 use super::backend::{Change, ChangeSet, FlushScope, Snapshot};
 use super::codec::{self, IdValue};
 use super::group::{Answer, Ask};
-use super::{BatchOutcome, Counters, InsertOutcome, Store, now, validate_id};
+use super::{BatchOutcome, Counters, InsertOutcome, Store, now, validate_entry};
 use crate::error::{Error, Result};
 use crate::types::{DocMeta, Document, Entry, Fingerprint, StoredDoc};
 
@@ -43,6 +43,8 @@ impl Store {
 
     /// `doc`'s fingerprint and its metadata with the content hash and sketch filled in.
     pub(super) fn fingerprint_with_meta(&self, doc: &Document) -> Result<(Fingerprint, DocMeta)> {
+        // Refused before the work of fingerprinting it.
+        crate::types::check_stored_fields(&doc.id, doc.title.as_deref(), doc.url.as_deref())?;
         let a = self
             .fingerprinter
             .analyze(doc.title.as_deref(), &doc.text)?;
@@ -58,6 +60,9 @@ impl Store {
     ///
     /// Concurrent calls (and [`Store::check_and_insert`]s) are written together, as one
     /// change set with one fsync (group commit, see docs/design.md).
+    ///
+    /// Errors: [`Error::InvalidId`], [`Error::FieldTooLong`] (a title or url longer than is
+    /// stored), [`Error::ReadOnly`], storage errors.
     pub fn insert_fingerprint(
         &self,
         id: &str,
@@ -77,7 +82,7 @@ impl Store {
             });
         }
         self.check_writable()?;
-        validate_id(id)?;
+        validate_entry(id, &entry.meta)?;
         match self.submit(entry, Ask::Insert)? {
             Answer::Inserted(out) => Ok(out),
             Answer::Checked(_) => unreachable!("an insert is answered as an insert"),
@@ -91,7 +96,7 @@ impl Store {
         self.check_writable()?;
         let entries: Vec<Entry> = entries.into_iter().collect();
         for e in &entries {
-            validate_id(&e.id)?;
+            validate_entry(&e.id, &e.meta)?;
         }
         let mut counters = self.lock();
         counters.usable()?;

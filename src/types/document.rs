@@ -13,10 +13,12 @@ pub struct Document {
     /// [`MAX_ID_BYTES`] bytes.
     pub id: String,
     /// The title, if any; its words weigh 2× the body's, up to a fifth of the body in all.
+    /// Stored: at most [`MAX_TITLE_BYTES`] bytes.
     pub title: Option<String>,
-    /// The body text.
+    /// The body text (not stored, so not bounded here).
     pub text: String,
-    /// Where the document came from, if known. Stored, not fingerprinted.
+    /// Where the document came from, if known. Stored (at most [`MAX_URL_BYTES`] bytes),
+    /// not fingerprinted.
     pub url: Option<String>,
 }
 
@@ -33,6 +35,42 @@ pub fn check_id(id: &str) -> Result<(), String> {
             "the id is {} bytes; at most {MAX_ID_BYTES} are allowed",
             id.len()
         ));
+    }
+    Ok(())
+}
+
+/// The longest title stored, in bytes (64 KiB): an HTML `<title>` is rarely over 200
+/// bytes; the bound keeps one document's record, and so every answer naming it, small.
+pub const MAX_TITLE_BYTES: usize = 64 << 10;
+
+/// The longest url stored, in bytes (8 KiB): longer request lines are refused by common web
+/// servers (nginx's and Apache's defaults are 8 KiB), so a longer url is not one a crawler
+/// fetched.
+pub const MAX_URL_BYTES: usize = 8 << 10;
+
+/// Checks the stored fields of document `id`: its title at most [`MAX_TITLE_BYTES`], its
+/// url at most [`MAX_URL_BYTES`]. The error names the document, the field, its length and
+/// the maximum.
+pub fn check_stored_fields(
+    id: &str,
+    title: Option<&str>,
+    url: Option<&str>,
+) -> Result<(), crate::error::Error> {
+    let fields = [
+        ("title", title, MAX_TITLE_BYTES),
+        ("url", url, MAX_URL_BYTES),
+    ];
+    for (field, value, max) in fields {
+        if let Some(v) = value
+            && v.len() > max
+        {
+            return Err(crate::error::Error::FieldTooLong {
+                id: id.to_owned(),
+                field,
+                bytes: v.len(),
+                max,
+            });
+        }
     }
     Ok(())
 }
@@ -95,6 +133,13 @@ pub struct DocMeta {
     /// beyond the tables' spans ([`crate::MatchRule::probes`]); not stored. `None` when only
     /// a fingerprint is known; [`crate::Store::check_and_insert`] fills it in.
     pub weak_bits: Option<WeakBits>,
+}
+
+impl DocMeta {
+    /// Checks the stored fields of document `id` ([`check_stored_fields`]).
+    pub fn check(&self, id: &str) -> Result<(), crate::error::Error> {
+        check_stored_fields(id, self.title.as_deref(), self.url.as_deref())
+    }
 }
 
 /// A stored document, as returned by [`crate::Store::get`].

@@ -6,7 +6,10 @@ pub mod fingerprint;
 pub mod sketch;
 pub mod weak_bits;
 
-pub use document::{DocMeta, Document, Entry, MAX_ID_BYTES, Match, QueryKey, StoredDoc, check_id};
+pub use document::{
+    DocMeta, Document, Entry, MAX_ID_BYTES, MAX_TITLE_BYTES, MAX_URL_BYTES, Match, QueryKey,
+    StoredDoc, check_id, check_stored_fields,
+};
 pub use fingerprint::Fingerprint;
 pub use sketch::Sketch;
 pub use weak_bits::WeakBits;

@@ -1,7 +1,9 @@
 //! The body-read timeout (`--body-timeout`): a request's body must arrive whole within it,
 //! counted from the end of its headers. A client sending it slower gets 408, nothing is
 //! done, and its connection is closed. The body is read here, once, under the
-//! `--max-body-bytes` limit; handlers extract it from memory.
+//! `--max-body-bytes` limit; handlers extract it from memory. A `Content-Length` over the
+//! limit is answered 413 at once, from the header, and the connection closed: the body is
+//! not waited for.
 
 use std::time::Duration;
 
@@ -13,12 +15,28 @@ use axum::response::{IntoResponse, Response};
 
 use super::error::ApiError;
 
-/// Middleware: reads the request body within `timeout`.
+/// How request bodies are read.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct BodyLimits {
+    /// `--body-timeout`.
+    pub(super) timeout: Duration,
+    /// `--max-body-bytes`.
+    pub(super) max_bytes: usize,
+}
+
+/// Middleware: refuses a declared length over the limit, else reads the request body
+/// within the timeout.
 pub(super) async fn read_within(
-    State(timeout): State<Duration>,
+    State(limits): State<BodyLimits>,
     req: Request,
     next: Next,
 ) -> Response {
+    if let Some(length) = declared_length(&req)
+        && length > limits.max_bytes as u64
+    {
+        return too_large(length, limits.max_bytes);
+    }
+    let timeout = limits.timeout;
     let (parts, body) = req.into_parts();
     let read = Bytes::from_request(Request::from_parts(parts.clone(), body), &());
     match tokio::time::timeout(timeout, read).await {
@@ -39,4 +57,27 @@ pub(super) async fn read_within(
             r
         }
     }
+}
+
+/// The request's `Content-Length`, when it has one that is a number.
+fn declared_length(req: &Request) -> Option<u64> {
+    req.headers()
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
+}
+
+/// 413 for a body declared `length` bytes long, over `max`; the connection is closed (its
+/// body is not read).
+fn too_large(length: u64, max: usize) -> Response {
+    let message = format!(
+        "the request body is {length} bytes (Content-Length); the server takes at most {max} \
+         (simstore serve --max-body-bytes); nothing was done"
+    );
+    let mut r = ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, message).into_response();
+    r.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    r
 }

@@ -61,7 +61,7 @@ impl IntoResponse for ApiError {
 /// request got wrong, 500 for the rest.
 pub(super) fn status_of(e: &Error) -> StatusCode {
     match e {
-        Error::EmptyDocument => StatusCode::UNPROCESSABLE_ENTITY,
+        Error::EmptyDocument | Error::FieldTooLong { .. } => StatusCode::UNPROCESSABLE_ENTITY,
         Error::KTooLarge { .. } | Error::InvalidId(_) | Error::InvalidFingerprint { .. } => {
             StatusCode::BAD_REQUEST
         }
@@ -78,7 +78,7 @@ impl From<Error> for ApiError {
 impl From<RecordError> for ApiError {
     fn from(e: RecordError) -> Self {
         let status = match e {
-            RecordError::Empty => StatusCode::UNPROCESSABLE_ENTITY,
+            RecordError::Empty | RecordError::FieldTooLong(_) => StatusCode::UNPROCESSABLE_ENTITY,
             _ => StatusCode::BAD_REQUEST,
         };
         Self::new(status, e.to_string())

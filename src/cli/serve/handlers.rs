@@ -47,10 +47,27 @@ pub(super) async fn insert(
     .await
 }
 
-/// A write's body (/insert, /check_and_insert): the fields of a document, checked here by
-/// name only (their values by [`reader::parse_jsonl`]), and check-and-insert's `k` and
-/// `verify`, read as `K` and `V`. Any other field is refused (400 naming it), never
-/// silently ignored.
+/// /insert's body: the fields of a document, checked here by name only (their values by
+/// [`reader::parse_jsonl`]). Any other field is refused (400 naming it and listing these),
+/// never silently ignored.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(
+    dead_code,
+    reason = "the document's fields are only checked by name here"
+)]
+struct InsertFields {
+    id: Option<IgnoredAny>,
+    title: Option<IgnoredAny>,
+    text: Option<IgnoredAny>,
+    html: Option<IgnoredAny>,
+    url: Option<IgnoredAny>,
+    fp: Option<IgnoredAny>,
+}
+
+/// /check_and_insert's body: the document's fields as [`InsertFields`], and `k` and
+/// `verify` read as `K` and `V`. Any other field is refused (400 naming it and listing
+/// these).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[allow(
@@ -69,9 +86,6 @@ struct Body<K, V> {
     #[serde(default)]
     verify: Option<V>,
 }
-
-/// A body's field names alone (`k` and `verify` skipped, only seen).
-type DocFields = Body<IgnoredAny, IgnoredAny>;
 
 /// What a check-and-insert request counts as a near duplicate (the other fields are the
 /// document's): neither field, the store's quality mode; see [`simstore::Store::rule`].
@@ -103,20 +117,15 @@ impl Body<u32, f64> {
     }
 }
 
-/// `bytes` (a JSON object: it parsed as a record) as `T`, or 400 naming the field.
-/// Refuses a body with a field that is not a document's (nor `k` or `verify`, where
-/// `with_rule`).
+/// Checks the field names of `bytes` (a JSON object: it parsed as a record): 400 naming a
+/// field that is not a document's (nor `k` or `verify`, where `with_rule`), listing the
+/// fields this endpoint takes.
 fn fields(bytes: &[u8], with_rule: bool) -> Result<(), ApiError> {
-    let f = serde_json::from_slice::<DocFields>(bytes)
-        .map_err(|e| ApiError::bad_request(format!("invalid document: {e}")))?;
-    let given = [(f.k.is_some(), "k"), (f.verify.is_some(), "verify")];
-    if let Some((_, name)) = given.iter().find(|(given, _)| *given && !with_rule) {
-        return Err(ApiError::bad_request(format!(
-            "invalid document: unknown field `{name}`, expected one of `id`, `title`, `text`, \
-             `html`, `url`, `fp`"
-        )));
-    }
-    Ok(())
+    let checked = match with_rule {
+        true => serde_json::from_slice::<Body<IgnoredAny, IgnoredAny>>(bytes).map(drop),
+        false => serde_json::from_slice::<InsertFields>(bytes).map(drop),
+    };
+    checked.map_err(|e| ApiError::bad_request(format!("invalid document: {e}")))
 }
 
 pub(super) async fn check_and_insert(

@@ -25,7 +25,8 @@
 //! `state.rs` shared state and how store calls run; `handlers.rs` and `query.rs` the
 //! endpoints; `metrics.rs` what `/metrics` counts; `error.rs` error answers.
 //!
-//! Access (`access.rs`): on loopback (the default) the Host header must name loopback;
+//! Access (`access.rs`): on loopback (the default) the Host header must name loopback
+//! (exactly one Host header, and an absolute request-target naming loopback too);
 //! another address needs `--token-file`; with a token every request must carry
 //! `Authorization: Bearer TOKEN` (401 otherwise); POST bodies must be `application/json`
 //! (415 otherwise). A refused request does no work.
@@ -41,9 +42,13 @@
 //!
 //! Bounded resources: the soft descriptor limit is raised to the hard one, and at most
 //! `--max-connections` connections are open (by default what leaves half the limit to the
-//! store); `--header-timeout`, `--body-timeout` close slow or idle clients; one request
-//! answers at most `--max-matches` matches (422 beyond). Store calls block: each runs on
-//! tokio's blocking pool, at most `--workers` at a time.
+//! store); `--header-timeout`, `--body-timeout` close slow or idle clients; a body over
+//! `--max-body-bytes` gets 413 (at once when its `Content-Length` says so); one request
+//! answers at most `--max-matches` matches and `--max-answer-bytes` bytes (422 beyond); a
+//! stored title or url over the library's bounds (`simstore::MAX_TITLE_BYTES`,
+//! `MAX_URL_BYTES`) gets 422; freed memory goes back to the OS at once
+//! (`crate::purge_freed_memory_at_once`). Store calls block: each runs on tokio's blocking
+//! pool, at most `--workers` at a time.
 //!
 //! SIGINT/SIGTERM: stop accepting connections, answer 503 to requests arriving on open
 //! connections, finish the requests under way for at most `--shutdown-timeout` seconds
@@ -136,6 +141,10 @@ pub struct Args {
     /// a request that would answer more gets 422, to be asked again with "limit" or split.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     max_matches: u64,
+    /// The most bytes one answer's body may have (counted as it is built, match by match);
+    /// a request whose answer would be larger gets 422 and is not answered in part.
+    #[arg(long, default_value_t = 32 << 20, value_name = "BYTES")]
+    max_answer_bytes: usize,
     /// A file holding a secret token: every request must then carry
     /// `Authorization: Bearer TOKEN`. Required to listen on an address other than loopback.
     #[arg(long, env = "SIMSTORE_TOKEN_FILE", value_name = "FILE")]
@@ -152,6 +161,8 @@ pub struct Args {
 
 /// Runs the server until SIGINT or SIGTERM; see [`Args`].
 pub fn run(db: &Path, args: Args) -> Result<Code> {
+    // Large request bodies, once freed, go back to the OS (not kept for the process's life).
+    crate::purge_freed_memory_at_once();
     let access = Arc::new(Access::new(args.addr, args.token_file.as_deref())?);
     let limit = fds::raise_limit();
     let builder = Store::builder(db).sync_writes(!args.no_sync);
@@ -164,7 +175,8 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         .context("cannot start the async runtime")?;
     let budget = fds::budget(limit, fds::open_descriptors(), args.max_connections)?;
     let max_matches = usize::try_from(args.max_matches).unwrap_or(usize::MAX);
-    let app = Arc::new(App::new(store, args.workers as usize, max_matches));
+    let caps = (max_matches, args.max_answer_bytes);
+    let app = Arc::new(App::new(store, args.workers as usize, caps));
     runtime.block_on(serve(Arc::clone(&app), access, &args, budget))?;
     // Waits for the store calls under way (on blocking threads) to return.
     drop(runtime);
@@ -196,7 +208,10 @@ fn router(app: Shared, access: Arc<Access>, args: &Args) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(
-            Duration::from_secs(args.body_timeout),
+            body::BodyLimits {
+                timeout: Duration::from_secs(args.body_timeout),
+                max_bytes: args.max_body_bytes,
+            },
             body::read_within,
         ))
         .layer(DefaultBodyLimit::max(args.max_body_bytes))

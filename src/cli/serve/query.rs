@@ -1,5 +1,7 @@
-//! `POST /query` and `POST /query/batch`, and the cap on the matches one request answers
-//! (`--max-matches`): a request that would answer more gets 422 and is not answered in part.
+//! `POST /query` and `POST /query/batch`, and the caps on what one request answers: its
+//! matches (`--max-matches`) and its answer's bytes (`--max-answer-bytes`, counted match by
+//! match as the answer is built, so a refused answer is never built whole). A request that
+//! would answer more gets 422 and is not answered in part.
 
 use axum::body::Bytes;
 use axum::extract::State;
@@ -45,17 +47,49 @@ struct QueryRequest {
     verify: Option<f64>,
 }
 
-/// The matches a request may still answer.
+/// What a request may still answer: matches and bytes.
 struct MatchBudget {
     /// `--max-matches`.
     cap: usize,
     /// Answered so far.
     used: usize,
+    /// `--max-answer-bytes`.
+    byte_cap: usize,
+    /// Bytes of the answer's JSON so far.
+    bytes: usize,
 }
 
 impl MatchBudget {
-    fn new(cap: usize) -> Self {
-        Self { cap, used: 0 }
+    fn new(cap: usize, byte_cap: usize) -> Self {
+        Self {
+            cap,
+            used: 0,
+            byte_cap,
+            bytes: 0,
+        }
+    }
+
+    /// Counts `v` as it will be written in the answer (and a separator), or says why the
+    /// request is refused.
+    fn take_json(&mut self, v: &Value) -> Result<(), ApiError> {
+        self.take_bytes(json_len(v) + 1)
+    }
+
+    /// Takes `n` more bytes of the answer, or says why the request is refused.
+    fn take_bytes(&mut self, n: usize) -> Result<(), ApiError> {
+        if n > self.byte_cap.saturating_sub(self.bytes) {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                format!(
+                    "the answer is too large: one answer is at most {} bytes (simstore serve \
+                     --max-answer-bytes), and this one would be larger: ask for fewer matches \
+                     with \"limit\" on each query (or a smaller \"k\"), or split the batch",
+                    self.byte_cap
+                ),
+            ));
+        }
+        self.bytes += n;
+        Ok(())
     }
 
     /// Takes `n` more matches, or says why the request is refused.
@@ -122,17 +156,37 @@ fn run_query(store: &Store, q: &QueryRequest, budget: &mut MatchBudget) -> Resul
         matches.truncate(limit);
     }
     budget.take(matches.len())?;
-    let matches: Vec<Value> = matches
-        .iter()
-        .map(|m| {
-            let mut v = output::match_json(m);
-            if let Some(s) = rule::similarity(&rule, key.sketch.as_ref(), m.doc.sketch.as_ref()) {
-                v["similarity"] = json!(s);
-            }
-            v
-        })
-        .collect();
-    Ok(json!({ "fp": key.fp.to_string(), "k": rule.k, "matches": matches }))
+    let mut answer = json!({ "fp": key.fp.to_string(), "k": rule.k, "matches": [] });
+    budget.take_json(&answer)?;
+    let mut values = Vec::with_capacity(matches.len());
+    for m in &matches {
+        let mut v = output::match_json(m);
+        if let Some(s) = rule::similarity(&rule, key.sketch.as_ref(), m.doc.sketch.as_ref()) {
+            v["similarity"] = json!(s);
+        }
+        budget.take_json(&v)?;
+        values.push(v);
+    }
+    answer["matches"] = Value::Array(values);
+    Ok(answer)
+}
+
+/// The length of `v` written as JSON, without writing it anywhere.
+fn json_len(v: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing a Value to a writer that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut count, v);
+    count.0
 }
 
 fn parse_json(bytes: &[u8]) -> Result<Value, ApiError> {
@@ -147,7 +201,7 @@ pub(super) async fn query(
     let bytes = body(bytes)?;
     state::read(&app, move |app| {
         let q = parse_query(parse_json(&bytes)?)?;
-        let mut budget = MatchBudget::new(app.max_matches);
+        let mut budget = MatchBudget::new(app.max_matches, app.max_answer_bytes);
         Ok(axum::Json(run_query(&app.store, &q, &mut budget)?))
     })
     .await
@@ -169,7 +223,9 @@ pub(super) async fn query_batch(
             .enumerate()
             .map(|(i, v)| parse_query(v).map_err(|e| e.at(&format!("query {i}"))))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut budget = MatchBudget::new(app.max_matches);
+        let mut budget = MatchBudget::new(app.max_matches, app.max_answer_bytes);
+        // `{"results":[` and `]}`.
+        budget.take_bytes(14)?;
         let results = queries
             .iter()
             .enumerate()
@@ -188,7 +244,7 @@ mod tests {
 
     #[test]
     fn the_budget_refuses_past_the_cap_and_names_it() {
-        let mut b = MatchBudget::new(10);
+        let mut b = MatchBudget::new(10, usize::MAX);
         assert!(b.take(4).is_ok());
         assert!(b.take(6).is_ok());
         assert!(b.take(0).is_ok());
@@ -196,5 +252,19 @@ mod tests {
         assert_eq!(e.status, StatusCode::UNPROCESSABLE_ENTITY);
         assert!(format!("{e:?}").contains("--max-matches"));
         assert_eq!(b.used, 10, "a refused take takes nothing");
+    }
+
+    #[test]
+    fn the_byte_budget_counts_the_json_and_names_its_cap() {
+        let v = json!({ "id": "a", "title": "x".repeat(100) });
+        let len = serde_json::to_vec(&v).unwrap().len();
+        assert_eq!(json_len(&v), len);
+        let mut b = MatchBudget::new(10, 2 * (len + 1));
+        assert!(b.take_json(&v).is_ok());
+        assert!(b.take_json(&v).is_ok());
+        let e = b.take_json(&v).unwrap_err();
+        assert_eq!(e.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(format!("{e:?}").contains("--max-answer-bytes"));
+        assert_eq!(b.bytes, 2 * (len + 1), "a refused take takes nothing");
     }
 }

@@ -26,6 +26,8 @@ pub(super) struct App {
     writes_stopped: OnceLock<String>,
     /// The most matches one request may answer (`--max-matches`).
     pub(super) max_matches: usize,
+    /// The most bytes one answer may have (`--max-answer-bytes`).
+    pub(super) max_answer_bytes: usize,
     /// What `/metrics` reports.
     pub(super) metrics: Metrics,
 }
@@ -33,13 +35,14 @@ pub(super) struct App {
 pub(super) type Shared = Arc<App>;
 
 impl App {
-    pub(super) fn new(store: Store, workers: usize, max_matches: usize) -> Self {
+    pub(super) fn new(store: Store, workers: usize, caps: (usize, usize)) -> Self {
         Self {
             store,
             workers: Semaphore::new(workers),
             shutting_down: AtomicBool::new(false),
             writes_stopped: OnceLock::new(),
-            max_matches,
+            max_matches: caps.0,
+            max_answer_bytes: caps.1,
             metrics: Metrics::default(),
         }
     }

@@ -10,7 +10,7 @@ use crate::store::backend::{
     BulkIngest, Change, ChangeSet, Durability, MetaKey, SortedWriter, Space,
 };
 use crate::store::codec::spill::LoadRow;
-use crate::store::{BatchOutcome, Counters, Store, now, validate_id};
+use crate::store::{BatchOutcome, Counters, Store, now, validate_entry};
 use crate::types::{Entry, StoredDoc};
 
 /// How far a load got, which says what dropping it must do.
@@ -69,7 +69,7 @@ impl<'a> SortedLoad<'a> {
 
     /// Writes the entry's record to the `docs` run and its row to the sort.
     pub(super) fn push(&mut self, e: Entry) -> Result<()> {
-        validate_id(&e.id)?;
+        validate_entry(&e.id, &e.meta)?;
         let seq = self.base + self.entries;
         let record = StoredDoc {
             id: e.id,

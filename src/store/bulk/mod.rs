@@ -78,9 +78,11 @@ impl std::fmt::Debug for BulkLoader<'_> {
 }
 
 impl BulkLoader<'_> {
-    /// Adds an entry. Errors: an invalid id ([`Error::InvalidId`]), or what writing the
-    /// sorted runs met (disk full, say); the load is then abandoned.
+    /// Adds an entry. Errors: an invalid id ([`Error::InvalidId`]) or a title or url too
+    /// long ([`Error::FieldTooLong`]), refused before anything is written; or what writing
+    /// the sorted runs met (disk full, say); the load is then abandoned.
     pub fn push(&mut self, entry: Entry) -> Result<()> {
+        crate::store::validate_entry(&entry.id, &entry.meta)?;
         match &mut self.mode {
             Mode::Batches { chunk, out } => {
                 chunk.push(entry);
