@@ -83,7 +83,14 @@ class StoredDocument:
 
 @final
 class Store:
-    """A persistent store of SimHash fingerprints; a context manager; shareable by threads."""
+    """A persistent store of SimHash fingerprints; a context manager; shareable by threads.
+
+    It belongs to the process that opened it: in a child of ``fork()`` (``os.fork``, a
+    ``multiprocessing`` worker of the fork start method) every call raises
+    ``simstore.ForkedError`` and the child never writes, flushes or closes the parent's
+    store. Open the store after forking, in the child; or use the spawn/forkserver start
+    method.
+    """
 
     def __new__(
         cls,
@@ -105,7 +112,11 @@ class Store:
     def read_only(self) -> bool: ...
     @property
     def closed(self) -> bool: ...
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Closes the store and releases its lock (a no-op when closed). Calls in progress in
+        other threads finish first (close waits for them with the GIL released; calls made
+        meanwhile raise ``ClosedError``), so when it returns the same path can be opened
+        again. Raises ``ForkedError`` in a forked child (which leaves the store alone)."""
     def __enter__(self) -> "Store": ...
     def __exit__(self, *args: object) -> bool: ...
     def insert(

@@ -16,6 +16,7 @@ __all__ = [
     "CorruptStoreError",
     "ReadOnlyError",
     "ClosedError",
+    "ForkedError",
     "StorageError",
     "InvalidArgumentError",
     "InvalidFingerprintError",
@@ -57,6 +58,13 @@ class ReadOnlyError(Error):
 
 class ClosedError(Error):
     """A call on a closed ``Store``."""
+
+
+class ForkedError(Error):
+    """A call on a ``Store`` inherited through ``fork()`` (``os.fork``, a ``multiprocessing``
+    worker of the fork start method): a store belongs to the process that opened it. Open
+    the store after forking, in the child; or use the spawn/forkserver start method. The
+    child never closes or writes the parent's store, whatever it does."""
 
 
 class StorageError(Error, OSError):

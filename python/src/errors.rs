@@ -65,3 +65,17 @@ pub(crate) fn closed(py: Python<'_>, path: &str) -> PyErr {
         format!("the store {path:?} is closed; open it again with simstore.Store({path:?})"),
     )
 }
+
+/// A `ForkedError`: a store used in a child of the process that opened it.
+pub(crate) fn forked(py: Python<'_>, path: &str, owner: u32, pid: u32) -> PyErr {
+    raise(
+        py,
+        "ForkedError",
+        format!(
+            "the store {path:?} was opened in process {owner} and cannot be used in process \
+             {pid}, a fork of it (the child shares its files but not its threads): open the \
+             store after forking, in the child; or use the spawn/forkserver start method \
+             of multiprocessing"
+        ),
+    )
+}

@@ -9,6 +9,7 @@
 
 mod convert;
 mod errors;
+mod handle;
 mod results;
 mod store;
 
@@ -72,6 +73,7 @@ fn _parse_fingerprint(py: Python<'_>, text: &str) -> PyResult<u64> {
 /// The native module.
 #[pymodule]
 fn _simstore(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    handle::track_forks();
     m.add_class::<store::Store>()?;
     m.add_class::<results::Match>()?;
     m.add_class::<results::CheckResult>()?;

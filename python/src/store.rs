@@ -1,7 +1,6 @@
 //! `simstore.Store`: one engine store, shared by any number of Python threads.
 
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -9,7 +8,8 @@ use rayon::prelude::*;
 use simstore::{DocMeta, Document, InsertOutcome, Quality, QueryKey};
 
 use crate::convert::{Query, fingerprint_arg, query_arg};
-use crate::errors::{closed, invalid_argument, to_py};
+use crate::errors::{invalid_argument, to_py};
+use crate::handle::{Handle, InCall};
 use crate::results::{CheckResult, Match, StoredDocument};
 
 /// A persistent store of SimHash fingerprints: a RocksDB directory (created if missing), or a
@@ -29,21 +29,23 @@ use crate::results::{CheckResult, Match, StoredDocument};
 /// process may write a store at a time (`LockedError` otherwise). A `Store` may be shared
 /// by threads: every call releases the GIL while the engine works, and `check_and_insert`
 /// is atomic (of many threads checking copies of one page, exactly one gets "new").
+///
+/// A `Store` belongs to the process that opened it: in a child of `fork()` (`os.fork`, a
+/// `multiprocessing` worker of the fork start method) every call raises `ForkedError`, and
+/// the child never writes, flushes or closes the parent's store. Open the store after
+/// forking, in the child; or use the spawn/forkserver start method.
 #[pyclass(module = "simstore", frozen)]
 pub struct Store {
-    /// The engine store; `None` once closed. Calls clone the `Arc`, so a close while
-    /// another thread is inside a call frees the store when that call returns.
-    inner: RwLock<Option<Arc<simstore::Store>>>,
-    /// As given, for messages and the repr.
-    path: String,
+    /// The engine store: the process that opened it, the calls in progress.
+    handle: Handle,
     read_only: bool,
 }
 
 impl Store {
-    /// The open engine store, or `ClosedError`.
-    fn engine(&self, py: Python<'_>) -> PyResult<Arc<simstore::Store>> {
-        let guard = self.inner.read().unwrap_or_else(|e| e.into_inner());
-        guard.clone().ok_or_else(|| closed(py, &self.path))
+    /// The open engine store for one call: `ForkedError` in a forked child, `ClosedError`
+    /// once closed. A close waits until it is dropped.
+    fn engine(&self, py: Python<'_>) -> PyResult<InCall<'_>> {
+        self.handle.acquire(py)
     }
 
     /// Runs `f` on the engine store with the GIL released; engine errors become exceptions.
@@ -53,7 +55,8 @@ impl Store {
         f: impl FnOnce(&simstore::Store) -> simstore::Result<T> + Send,
     ) -> PyResult<T> {
         let store = self.engine(py)?;
-        py.detach(move || f(&store)).map_err(|e| to_py(py, e))
+        let engine: &simstore::Store = &store;
+        py.detach(move || f(engine)).map_err(|e| to_py(py, e))
     }
 }
 
@@ -99,8 +102,7 @@ impl Store {
             .detach(move || builder.open())
             .map_err(|e| to_py(py, e))?;
         Ok(Store {
-            inner: RwLock::new(Some(Arc::new(store))),
-            path: path_or_url.to_string_lossy().into_owned(),
+            handle: Handle::new(store, path_or_url.to_string_lossy().into_owned()),
             read_only,
         })
     }
@@ -108,7 +110,7 @@ impl Store {
     /// The path or URL the store was opened with.
     #[getter]
     fn path(&self) -> &str {
-        &self.path
+        self.handle.path()
     }
 
     /// The largest k its tables answer exactly (fixed when the store was created).
@@ -131,18 +133,17 @@ impl Store {
 
     /// True once closed.
     #[getter]
-    fn closed(&self) -> bool {
-        self.inner
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_none()
+    fn closed(&self, py: Python<'_>) -> PyResult<bool> {
+        self.handle.is_closed(py)
     }
 
-    /// Closes the store and releases its lock (a no-op when closed). Every later call raises
-    /// `ClosedError`. Acknowledged writes are already durable; nothing is lost by not closing.
-    fn close(&self, py: Python<'_>) {
-        let store = self.inner.write().unwrap_or_else(|e| e.into_inner()).take();
-        py.detach(move || drop(store));
+    /// Closes the store and releases its lock (a no-op when closed). Calls in progress in
+    /// other threads finish first (close waits for them, the GIL released; calls made
+    /// meanwhile raise `ClosedError`): when it returns, the store is closed and the same
+    /// path can be opened again. Every later call raises `ClosedError`. Acknowledged writes
+    /// are already durable; nothing is lost by not closing.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        self.handle.close(py)
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -150,9 +151,9 @@ impl Store {
     }
 
     #[pyo3(signature = (*_args))]
-    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
-        self.close(py);
-        false
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.handle.close(py)?;
+        Ok(false)
     }
 
     /// Fingerprints the text (and title) and stores it under `id`, replacing a document with
@@ -295,8 +296,10 @@ impl Store {
             .enumerate()
             .map(|(i, q)| query_arg(py, i, &q?))
             .collect::<PyResult<Vec<Query>>>()?;
-        let answers = self.engine(py)?;
-        let answers = py.detach(move || batch(&answers, &queries, k));
+        let store = self.engine(py)?;
+        let engine: &simstore::Store = &store;
+        let answers = py.detach(move || batch(engine, &queries, k));
+        drop(store);
         let answers = answers.map_err(|(i, e)| match i {
             None => to_py(py, e),
             Some(i) => {
@@ -337,7 +340,7 @@ impl Store {
         })?;
         let l = &s.layout;
         let d = PyDict::new(py);
-        d.set_item("path", &self.path)?;
+        d.set_item("path", self.handle.path())?;
         d.set_item("docs", s.docs)?;
         d.set_item("format_version", s.format_version)?;
         d.set_item("spec", s.spec.to_string())?;
@@ -409,7 +412,10 @@ impl Store {
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
-        let path = &self.path;
+        let path = self.handle.path();
+        if self.handle.check_process(py).is_err() {
+            return format!("simstore.Store({path:?}, unusable in this forked process)");
+        }
         match self.engine(py) {
             Ok(s) => format!(
                 "simstore.Store({path:?}, docs={}, k_max={}, quality={:?})",

@@ -111,3 +111,47 @@ def test_engine_calls_release_the_gil() -> None:
             simstore.Store(f"redis://127.0.0.1:{srv.getsockname()[1]}/gil")
     finally:
         srv.close()
+
+
+def _busy(store: simstore.Store, call, started: threading.Event, outcomes: list) -> None:
+    """Calls `call(store)` until the store is closed (ClosedError), noting each outcome."""
+    while True:
+        try:
+            call(store)
+            outcomes.append("done")
+            started.set()
+        except simstore.ClosedError:
+            outcomes.append("closed")
+            return
+        except BaseException as e:  # noqa: BLE001 - reported by the test
+            outcomes.append(repr(e))
+            started.set()
+            return
+
+
+@pytest.mark.parametrize("kind", ["query_batch", "insert"])
+def test_close_waits_for_calls_in_progress(tmp_path: Path, sample: list, kind: str) -> None:
+    """A close while another thread is inside a call returns once that call is over and the
+    store's lock released: the same process reopens it at once (it raised LockedError)."""
+    db = tmp_path / "busy.db"
+    with simstore.Store(db) as store:
+        for r in sample:
+            store.insert(r["id"], r["text"], title=r["title"])
+    queries = [r["text"] for r in sample] * 10
+    counter = iter(range(10**9))
+    calls = {
+        "query_batch": lambda s: s.query_batch(queries),
+        "insert": lambda s: [s.insert(f"w{next(counter)}", sample[i % 300]["text"]) for i in range(100)],
+    }
+    for _ in range(10):
+        store = simstore.Store(db)
+        started, outcomes = threading.Event(), []
+        worker = threading.Thread(target=_busy, args=(store, calls[kind], started, outcomes))
+        worker.start()
+        started.wait()
+        store.close()  # the worker is in a call (it spends nearly all its time in one)
+        assert store.closed
+        with simstore.Store(db) as again:  # at once: the lock was released by close
+            assert again.check()["ok"]
+        worker.join()
+        assert outcomes[-1] == "closed" and set(outcomes[:-1]) == {"done"}, outcomes[-3:]

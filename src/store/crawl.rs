@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::backend::{Shared, Snapshot};
+use super::backend::{Atomicity, Shared, Snapshot};
 use super::group::{Answer, Ask};
 use super::{InsertOutcome, Store, validate_entry};
 use crate::error::Result;
@@ -242,10 +242,11 @@ impl Store {
     }
 
     /// The exact duplicate of `e` (by its content hash), else the nearest near duplicate
-    /// that `rule` accepts, read from one probe view. On a latest-state view a write may
-    /// land between the exact lookup and the probe; the exact lookup is then done again
-    /// when the probe found a document, so that a page stored along with its exact copy is
-    /// answered as exact.
+    /// that `rule` accepts, read from one probe view. On a latest-state view, or a backend
+    /// atomic only per key (Redis Cluster: its `exact` entry is there before its record), a
+    /// write may land between the exact lookup and the probe; the exact lookup is then done
+    /// again when the probe found a document, so that a page stored along with its exact
+    /// copy is answered as exact.
     pub(super) fn find_duplicate(
         &self,
         e: &Entry,
@@ -263,9 +264,8 @@ impl Store {
         let Some(near) = self.nearest(snap.as_ref(), e, rule)? else {
             return Ok(None);
         };
-        if !snap.is_consistent()
-            && let Some(of) = exact()?
-        {
+        let live = !snap.is_consistent() || self.backend.atomicity() == Atomicity::PerKey;
+        if live && let Some(of) = exact()? {
             return Ok(Some(CheckOutcome::ExactDuplicate { of, fp }));
         }
         Ok(Some(CheckOutcome::NearDuplicate {
