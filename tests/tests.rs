@@ -22,6 +22,7 @@ mod metrics;
 mod mode_cli;
 mod model;
 mod modes;
+mod outputs;
 mod quality;
 mod readers;
 mod serve;
