@@ -32,6 +32,7 @@ use simstore::{DocMeta, Document, Entry, Fingerprint, Fingerprinter, InsertOutco
 use crate::util::{brute_force, flip, gen_text, rng, shape};
 
 mod maintenance;
+mod warc;
 
 /// Selects the child mode: the store's directory.
 const DIR_VAR: &str = "SIMSTORE_CRASH_DIR";

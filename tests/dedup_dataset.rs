@@ -69,7 +69,7 @@ fn read_gz(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
-fn gz(bytes: &[u8]) -> Vec<u8> {
+pub(crate) fn gz(bytes: &[u8]) -> Vec<u8> {
     let mut e = GzEncoder::new(Vec::new(), Compression::default());
     e.write_all(bytes).unwrap();
     e.finish().unwrap()
@@ -268,4 +268,221 @@ fn what_dataset_dedup_refuses() {
     refused(&o, "between 0 and 1");
     let o = t.run(&["dedup", "in.jsonl", "--pairs", "-o", "kept.jsonl"]);
     refused(&o, "cannot be used with");
+}
+
+/// `gz` with a byte of its deflate data flipped such that the decoder still gives out at
+/// least `min_out` bytes, `min_lines` of them whole JSON lines, before it fails on
+/// something else than the input's end (a checksum, or invalid deflate data).
+pub(crate) fn damaged(gz: &[u8], min_out: usize, min_lines: usize) -> Vec<u8> {
+    for at in (gz.len() / 2..gz.len() - 8).rev().step_by(61) {
+        let mut bad = gz.to_vec();
+        bad[at] ^= 0x5a;
+        let mut out = Vec::new();
+        let read = flate2::read::GzDecoder::new(&bad[..]).read_to_end(&mut out);
+        let records = out
+            .split(|&b| b == b'\n')
+            .filter(|l| serde_json::from_slice::<serde_json::Value>(l).is_ok())
+            .count();
+        let damage = read.is_err_and(|e| e.kind() != std::io::ErrorKind::UnexpectedEof);
+        if damage && out.len() >= min_out && records >= min_lines {
+            return bad;
+        }
+    }
+    panic!("no damage that still decodes {min_lines} records");
+}
+
+/// `n` fingerprint records `{prefix}{i}`, random fingerprints (no two near).
+pub(crate) fn fp_records(prefix: &str, n: usize, seed: u64) -> String {
+    let mut r = rng(seed);
+    (0..n)
+        .map(|i| {
+            format!(
+                "{{\"id\":\"{prefix}{i}\",\"fp\":\"{:016x}\"}}\n",
+                r.random::<u64>()
+            )
+        })
+        .collect()
+}
+
+/// Regression: the records decoded from a damaged gzip member before its checksum failed
+/// were kept in the output (deflate turns damaged data into text copied from elsewhere).
+/// A member of up to 8 MiB gives none of its records; a larger one (streamed) gives them
+/// before its damage is found, and they are then left out of the output, reported.
+#[test]
+fn records_of_a_damaged_gzip_member_are_left_out() {
+    let t = TestCommand::new();
+    let good = fp_records("g", 300, 1);
+    t.write("good.jsonl", good.as_bytes());
+    let small = fp_records("s", 2000, 2);
+    t.write("small.jsonl.gz", &damaged(&gz(small.as_bytes()), 1000, 10));
+    // 10 MB of records in one member, after a small member that is intact.
+    let big = fp_records("b", 240_000, 3);
+    let first = fp_records("f", 50, 4);
+    let mut two = gz(first.as_bytes());
+    two.extend(damaged(&gz(big.as_bytes()), (8 << 20) + 1, 100));
+    t.write("big.jsonl.gz", &two);
+    let o = t.run(&[
+        "dedup",
+        "good.jsonl",
+        "small.jsonl.gz",
+        "big.jsonl.gz",
+        "-o",
+        "kept.jsonl",
+    ]);
+    assert_eq!(code(&o), 1, "records failed: {}", stderr(&o));
+    let kept = std::fs::read_to_string(t.path("kept.jsonl")).unwrap();
+    assert_eq!(kept, good.clone() + &first, "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("error: small.jsonl.gz:1: cannot decompress"),
+        "{err}"
+    );
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("error: big.jsonl.gz: lines 51–"))
+        .unwrap_or_else(|| panic!("the damaged member's records named: {err}"));
+    assert!(
+        line.contains(" read from a damaged gzip member before its damage was found; they may be wrong and are left out"),
+        "{line}"
+    );
+    // The summary counts them as failed.
+    let summary = err.lines().last().unwrap();
+    assert!(summary.starts_with("350 documents: "), "{summary}");
+}
+
+/// Writes `bytes` into the FIFO `path` once a reader opens it; false if `child` exits
+/// first (so that a test never hangs on a FIFO nobody reads).
+fn feed_fifo(path: &std::path::Path, bytes: &[u8], child: &mut std::process::Child) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    loop {
+        let probe = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path);
+        if probe.is_ok() {
+            // A reader is there: a blocking open returns at once.
+            let mut w = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+            w.write_all(bytes).unwrap();
+            return true;
+        }
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+fn mkfifo(path: &std::path::Path) {
+    let made = std::process::Command::new("mkfifo").arg(path).status();
+    assert!(made.unwrap().success());
+}
+
+/// The temporary output files in the test's directory.
+fn partial_files(t: &TestCommand) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(t.path("."))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".simstore-partial-") || n.starts_with(".simstore-dedup-"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Regression: an in-place edit of the input between the two passes that kept its line
+/// count went unnoticed: an invalid JSON line was copied into the output (exit 0). The
+/// input is a FIFO here, so that the test gives pass 1 and pass 2 different bytes (the
+/// same lines, one of them broken) at the right moments.
+#[test]
+fn an_input_changed_between_the_passes_fails_the_run() {
+    let t = TestCommand::new();
+    let before = fp_records("r", 100, 5);
+    let after = before.replacen("{\"id\":\"r7\"", "{\"id\":'r7'", 1);
+    assert_eq!(
+        (before.len(), before.lines().count()),
+        (after.len(), after.lines().count())
+    );
+    let input = t.path("in.jsonl");
+    mkfifo(&input);
+    let mut child = t
+        .command(&["dedup", "in.jsonl", "-o", "kept.jsonl"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(
+        feed_fifo(&input, before.as_bytes(), &mut child),
+        "pass 1 reads"
+    );
+    // Pass 2 creates its output once pass 1 has closed the input (a write now would
+    // still reach pass 1), then opens the input again.
+    while partial_files(&t).is_empty() && child.try_wait().unwrap().is_none() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let read_again = feed_fifo(&input, after.as_bytes(), &mut child);
+    let o = crate::util::checked(child.wait_with_output().unwrap());
+    assert!(read_again, "pass 2 reads: {}", stderr(&o));
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the input in.jsonl changed between the two passes of dedup --output"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!t.path("kept.jsonl").exists(), "no output");
+    assert_eq!(
+        partial_files(&t),
+        Vec::<String>::new(),
+        "no partial output left"
+    );
+}
+
+/// Regression: a kill -9 in the second pass left a hidden `.simstore-dedup-XXXXXX` file
+/// beside the output, forever. Now it is named after the output and the pid that wrote it
+/// (`.kept.jsonl.simstore-partial-PID-XXXXXX`), and the next write into the directory
+/// removes it once that process is gone. The run is held in pass 2 by its input, a FIFO
+/// that the test does not write a second time.
+#[test]
+fn a_partial_output_of_a_killed_run_is_removed_by_the_next_run() {
+    let t = TestCommand::new();
+    let records = fp_records("r", 100, 6);
+    let input = t.path("in.jsonl");
+    mkfifo(&input);
+    let mut child = t
+        .command(&["dedup", "in.jsonl", "-o", "kept.jsonl"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(
+        feed_fifo(&input, records.as_bytes(), &mut child),
+        "pass 1 reads"
+    );
+    // Pass 2 creates its output, then waits to open the input again.
+    while partial_files(&t).is_empty() {
+        assert!(child.try_wait().unwrap().is_none(), "dedup ended in pass 2");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = partial_files(&t);
+    let name = format!(".kept.jsonl.simstore-partial-{}-", child.id());
+    assert!(
+        left.len() == 1 && left[0].starts_with(&name),
+        "{left:?}: named after the output and the writer's pid"
+    );
+    // Another run's temporary file, of a process still running (this one), stays.
+    let alive = format!(
+        ".other.jsonl.simstore-partial-{}-abc123",
+        std::process::id()
+    );
+    t.write(&alive, b"partial");
+    std::fs::remove_file(&input).unwrap();
+    t.write("in.jsonl", records.as_bytes());
+    let o = t.run(&["dedup", "in.jsonl", "-o", "kept.jsonl"]);
+    assert_eq!(code(&o), 1, "no pairs: {}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(t.path("kept.jsonl")).unwrap(),
+        records
+    );
+    assert_eq!(partial_files(&t), [alive]);
 }

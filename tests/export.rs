@@ -176,3 +176,31 @@ fn scans_stop_and_resume_on_every_backend() {
         assert_eq!(later, ["d5", "d3"], "{backend:?}");
     }
 }
+
+/// Regression: an id starting with `-` after `--after` (and a number after `--from-seq`)
+/// was taken for an option unless written `--after=-x`.
+#[test]
+fn after_takes_an_id_starting_with_a_dash() {
+    let t = TestCommand::new();
+    t.write(
+        "dash.jsonl",
+        b"{\"id\":\"-a\",\"fp\":\"0000000000000001\"}\n{\"id\":\"-b\",\"fp\":\"0000000000000002\"}\n{\"id\":\"c\",\"fp\":\"0000000000000003\"}\n",
+    );
+    let o = t.run(&["import", "dash.jsonl"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(lines(&t, &["ids", "--after", "-a"]), ["-b", "c"]);
+    let rows = lines(&t, &["export", "--after", "-b", "--format", "csv"]);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert!(rows[1].starts_with("2,c,"), "{rows:?}");
+    assert_eq!(
+        lines(&t, &["export", "--after=-a", "--ids-only"]),
+        ["-b", "c"]
+    );
+    let o = t.run(&["export", "--from-seq", "-1"]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("invalid value '-1' for '--from-seq <N>'"),
+        "{}",
+        stderr(&o)
+    );
+}

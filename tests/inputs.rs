@@ -531,3 +531,45 @@ fn a_corrupt_gzip_member_costs_only_its_record() {
     assert!(err.contains("read 7 records: stored 6 "), "{err}");
     assert!(get(&t, "a2").is_some() && get(&t, "c0").is_some() && get(&t, "b0").is_none());
 }
+
+/// A gzip member larger than 8 MiB is streamed: when it turns out damaged, the records
+/// read from it before were already stored. They are reported (file, lines, "may be
+/// wrong"), counted in the summary, and the import exits 1 (it used to say nothing of
+/// them and exit 0 when the damage was the file's end).
+#[test]
+fn records_stored_from_a_damaged_streamed_gzip_member_are_reported() {
+    use crate::dedup_dataset::{damaged, fp_records, gz};
+    let t = TestCommand::new();
+    let first = fp_records("f", 50, 4);
+    let mut file = gz(first.as_bytes());
+    file.extend(damaged(
+        &gz(fp_records("b", 240_000, 3).as_bytes()),
+        (8 << 20) + 1,
+        100,
+    ));
+    t.write("big.jsonl.gz", &file);
+    let o = t.run(&["import", "--json", "big.jsonl.gz"]);
+    let err = stderr(&o);
+    assert_eq!(code(&o), 1, "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("error: big.jsonl.gz: lines 51–"))
+        .unwrap_or_else(|| panic!("the records named: {err}"));
+    let last: u64 = line["error: big.jsonl.gz: lines 51–".len()..]
+        .split(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // The records stored: the lines of the member less those that failed (garbage
+    // decoded from the damage).
+    let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let n = summary["damaged"].as_u64().unwrap();
+    assert!(n > 100 && n <= last - 50, "{summary}");
+    assert!(
+        line.ends_with(&format!(": {n} records read from a damaged gzip member before its damage was found were stored; they may be wrong: import them again from a good copy of the file")),
+        "{line}"
+    );
+    let told = format!(", {n} records from a damaged gzip member (stored; they may be wrong)");
+    assert!(err.contains(&told), "{err}");
+}

@@ -10,7 +10,7 @@ use crate::util::{TestCommand, checked};
 
 /// A labelled set in the development set's format: one article, a copy inside page chrome,
 /// a copy with a timestamp line, and an unrelated article inside the same chrome.
-fn write_small_set(t: &TestCommand) -> std::path::PathBuf {
+pub(crate) fn write_small_set(t: &TestCommand) -> std::path::PathBuf {
     let article = "The city council approved a new budget on Tuesday, adding funds for parks and libraries.\nRoad repairs across the northern districts will start in the spring, the mayor said.";
     let other = "Heavy rain flooded several streets near the river on Sunday night, and two bridges were closed.\nEngineers will inspect the embankments before traffic is allowed back, officials said.";
     let chrome = |body: &str| {

@@ -25,6 +25,7 @@ mod metrics;
 mod mode_cli;
 mod model;
 mod modes;
+mod outputs;
 mod quality;
 mod readers;
 mod readme_http;

@@ -1,7 +1,6 @@
 //! `simstore export` (and `simstore ids`): every stored document out, as JSONL or CSV, in
 //! sequence or id order, from one snapshot, resumable where an earlier run stopped.
 
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -9,6 +8,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::json;
 use simstore::StoredDoc;
 
+use super::outfile::OutFile;
 use super::{Code, open_for_reading, output};
 
 /// How documents are written.
@@ -60,13 +60,21 @@ pub struct Args {
     /// \r, \\).
     #[arg(long)]
     ids_only: bool,
-    /// Resume in id order: only documents whose id sorts after ID.
-    #[arg(long, value_name = "ID", conflicts_with = "from_seq")]
+    /// Resume in id order: only documents whose id sorts after ID (an id starting with `-`
+    /// is taken as it is: `--after -x`).
+    #[arg(
+        long,
+        value_name = "ID",
+        conflicts_with = "from_seq",
+        allow_hyphen_values = true
+    )]
     after: Option<String>,
     /// Resume in seq order: only documents whose sequence number is at least N.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     from_seq: Option<u64>,
-    /// Write to FILE (created or replaced) instead of stdout.
+    /// Write to FILE instead of stdout: a new or regular file is written beside it and
+    /// renamed over it at the end (a failed run leaves it as it was); a symbolic link is
+    /// followed; a FIFO or a character device is written through.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
 }
@@ -85,10 +93,9 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         (None, None, _) => Order::Seq,
     };
     let store = open_for_reading(db)?;
-    let out: Box<dyn Write> = match &args.output {
-        Some(path) => Box::new(
-            File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
-        ),
+    let mut file = args.output.as_deref().map(OutFile::create).transpose()?;
+    let out: Box<dyn Write + '_> = match &mut file {
+        Some(file) => Box::new(file),
         None => Box::new(io::stdout().lock()),
     };
     let mut out = BufWriter::with_capacity(1 << 16, out);
@@ -117,7 +124,9 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
             Some(path) => format!("cannot export to {}", path.display()),
             None => "cannot export".into(),
         })?;
-    if args.output.is_some() {
+    drop(out);
+    if let Some(file) = file {
+        file.finish()?;
         eprintln!("exported {}", output::count(n, "document"));
     }
     Ok(0)

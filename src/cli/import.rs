@@ -77,6 +77,11 @@ const AUTO_BULK_BYTES: u64 = 32 << 20;
 struct Summary<'a> {
     read: u64,
     failed: u64,
+    /// The items (by their index among the items read) that failed, in order.
+    failed_items: Vec<u64>,
+    /// Records read from a damaged gzip member before its damage was found (stored: they
+    /// may be wrong).
+    damaged: u64,
     stored: BatchOutcome,
     /// Inputs or records that are not documents (WARC requests, non-page files...).
     skipped: input::Skipped,
@@ -196,11 +201,17 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         ),
         None => String::new(),
     };
-    let skipped = if s.skipped.total() > 0 {
+    let mut skipped = if s.skipped.total() > 0 {
         format!(", {}", s.skipped)
     } else {
         String::new()
     };
+    if s.damaged > 0 {
+        skipped += &format!(
+            ", {} from a damaged gzip member (stored; they may be wrong)",
+            output::count(s.damaged, "record")
+        );
+    }
     eprintln!(
         "read {}: stored {} ({} new, {} replaced){dups}, failed {}{skipped} — {:.2} s, {:.0} records/s; the store holds {}",
         output::count(s.read, "record"),
@@ -217,6 +228,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
             "read": s.read, "stored": s.stored.inserted + s.stored.replaced, "new": s.stored.inserted,
             "replaced": s.stored.replaced, "failed": s.failed, "skipped": s.skipped.total(),
             "skipped_by_reason": s.skipped.json(), "seconds": secs, "docs": store.len(),
+            "damaged": s.damaged,
         });
         if s.dedup.is_some() {
             v["exact_duplicates"] = s.exact.into();
@@ -225,7 +237,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         writeln!(io::stdout(), "{v}")?;
     }
     outcome?;
-    Ok(if s.failed > 0 { 1 } else { 0 })
+    Ok(if s.failed > 0 || s.damaged > 0 { 1 } else { 0 })
 }
 
 /// The rule of `import --dedup` (see [`simstore::Store::rule`]), refused before anything is
@@ -267,10 +279,11 @@ fn import_all(
                     (place, entry)
                 })
                 .collect();
+            let first = summary.read;
             summary.read += parsed.len() as u64;
             let mut good = Vec::with_capacity(parsed.len());
             let mut name = None;
-            for (place, entry) in parsed {
+            for (i, (place, entry)) in parsed.into_iter().enumerate() {
                 match entry {
                     Ok(e) => {
                         name.get_or_insert_with(|| place.name.clone());
@@ -278,6 +291,7 @@ fn import_all(
                     }
                     Err(err) => {
                         summary.failed += 1;
+                        summary.failed_items.push(first + i as u64);
                         bar.suspend(|| {
                             eprintln!("error: {place}: {err}; {} skipped", place.skipped())
                         });
@@ -286,6 +300,24 @@ fn import_all(
             }
             let name = name.as_deref().unwrap_or("the input");
             summary.store(store, name, good)?;
+            for d in inputs.take_damaged() {
+                // The records are stored (in batches, or pushed into the bulk load).
+                let failed = &summary.failed_items;
+                let failed = failed.partition_point(|&i| i < d.items.end)
+                    - failed.partition_point(|&i| i < d.items.start);
+                let n = d.items.end - d.items.start - failed as u64;
+                summary.damaged += n;
+                bar.suspend(|| {
+                    eprintln!(
+                        "error: {}: {}: {} read from a damaged gzip member before its damage \
+                         was found were stored; they may be wrong: import them again from a \
+                         good copy of the file",
+                        d.name,
+                        d.place(),
+                        output::count(n, "record")
+                    )
+                });
+            }
         }
     })();
     summary.skipped = std::mem::take(&mut inputs.skipped);

@@ -19,6 +19,7 @@ mod import;
 mod init;
 mod input;
 mod man;
+mod outfile;
 mod output;
 mod query;
 mod relayout;
@@ -182,10 +183,16 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Whether `e` comes from a write into a closed pipe (`| head`): an I/O error anywhere in
+/// its chain, on its own or as the library's [`simstore::Error::Io`] (a callback's write
+/// error, handed back through a store scan), whose kind is `BrokenPipe`. Every command
+/// that writes to stdout returns such errors as they are, and [`main`] exits 0 on them
+/// without a word.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    let broken = |io: &io::Error| io.kind() == io::ErrorKind::BrokenPipe;
     e.chain().any(|c| {
-        c.downcast_ref::<io::Error>()
-            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+        c.downcast_ref::<io::Error>().is_some_and(broken)
+            || matches!(c.downcast_ref::<simstore::Error>(), Some(simstore::Error::Io(io)) if broken(io))
     })
 }
 

@@ -6,14 +6,23 @@
 //!
 //! - a member whose output fits in [`VERIFY_BYTES`] is decompressed and its CRC checked
 //!   before any of its bytes are returned, so a damaged member returns none of its data;
-//!   a larger member is streamed (its bytes are returned as they come);
+//!   a larger member is streamed (its bytes are returned as they come, and when it turns
+//!   out damaged, [`GzipError::unverified`] says which of the bytes returned came from it:
+//!   they may be wrong);
 //! - when a member is damaged, reading fails once with an `io::Error` holding a
 //!   [`GzipError`], then goes on at the next member: the next `1f 8b 08` from which a
-//!   member decodes ([`GzipError::resumed_at`]). When none follows, the error is the end
-//!   (and the bytes decoded before the damage are returned first, as a streaming decoder
-//!   would: a truncated file keeps what came before the cut).
+//!   member decodes ([`GzipError::resumed_at`]). When none follows, the error is the end.
+//!   A member cut short (the input ends inside it) is not damaged up to the cut: its bytes
+//!   decoded before the cut are returned first, as a streaming decoder would (a truncated
+//!   file keeps what came before the cut); a member whose data is corrupt (its checksum
+//!   or length differs, or its deflate data is invalid) returns none of them, since
+//!   deflate decodes damaged data into other text without noticing at once.
+//!
+//! [`Members::member`] numbers the members whose bytes are returned, so that a reader can
+//! tell which of the records it read came from a member [`GzipError::unverified`] names.
 
 use std::io::{self, BufRead, Read};
+use std::ops::Range;
 
 use flate2::bufread::GzDecoder;
 
@@ -39,6 +48,21 @@ pub struct GzipError {
     /// Byte offset (in the compressed input) of the member reading resumed at; `None`
     /// when no member follows the damage: nothing after it can be read.
     pub resumed_at: Option<u64>,
+    /// The bytes returned before the damage was found that came from the damaged member
+    /// (a member larger than [`VERIFY_BYTES`], streamed): they may be wrong. `None` when
+    /// none were, or when the member was only cut short (the bytes before the cut are
+    /// what was compressed).
+    pub unverified: Option<Unverified>,
+}
+
+/// Bytes that came from a damaged member before its damage was found; see
+/// [`GzipError::unverified`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unverified {
+    /// The member, as [`Members::member`] numbers it while its bytes are returned.
+    pub member: u64,
+    /// Their offsets in the decompressed output.
+    pub bytes: Range<u64>,
 }
 
 impl GzipError {
@@ -118,6 +142,15 @@ pub struct Members<R> {
     /// An error to return: before `out` (the damage came first) or once `out` is read.
     error: Option<GzipError>,
     error_after_out: bool,
+    /// Decompressed bytes consumed so far.
+    consumed: u64,
+    /// Members that decoded so far (the one in `out` the last).
+    started: u64,
+    /// The member whose bytes are in `out`: its number and the offset of its first byte
+    /// in the decompressed output.
+    out_member: (u64, u64),
+    /// The member whose bytes were returned last ([`Members::member`]).
+    returned_member: u64,
 }
 
 impl<R: BufRead> Members<R> {
@@ -129,7 +162,18 @@ impl<R: BufRead> Members<R> {
             pos: 0,
             error: None,
             error_after_out: false,
+            consumed: 0,
+            started: 0,
+            out_member: (0, 0),
+            returned_member: 0,
         }
+    }
+
+    /// The member the bytes returned last came from, numbered from 1 in the order the
+    /// members are decoded (0 before any bytes); a damaged member's
+    /// [`Unverified::member`] is its number here.
+    pub fn member(&self) -> u64 {
+        self.returned_member
     }
 
     /// Fills `out` with the next decompressed bytes (none at the end).
@@ -145,7 +189,7 @@ impl<R: BufRead> Members<R> {
                     }
                     let start = tape.offset();
                     if let Err((tape, e)) = self.start_member(tape) {
-                        self.fail(tape, start, &e);
+                        self.fail(tape, start, &e, false);
                     }
                 }
                 State::Streaming { mut dec, start } => {
@@ -160,7 +204,7 @@ impl<R: BufRead> Members<R> {
                         }
                         Err(e) => {
                             self.out.clear();
-                            self.fail(dec.into_inner(), start, &e);
+                            self.fail(dec.into_inner(), start, &e, true);
                         }
                     }
                 }
@@ -175,6 +219,8 @@ impl<R: BufRead> Members<R> {
     fn start_member(&mut self, tape: Tape<R>) -> Result<(), (Tape<R>, io::Error)> {
         let start = tape.offset();
         let mut dec = GzDecoder::new(tape);
+        self.started += 1;
+        self.out_member = (self.started, self.consumed);
         match (&mut dec)
             .take(VERIFY_BYTES as u64 + 1)
             .read_to_end(&mut self.out)
@@ -188,12 +234,20 @@ impl<R: BufRead> Members<R> {
 
     /// After the member at `start` failed with `e`: finds the next member that decodes and
     /// sets the error to return (before that member's data, or, when none follows, after
-    /// the bytes decoded before the damage).
-    fn fail(&mut self, tape: Tape<R>, start: u64, e: &io::Error) {
+    /// the bytes decoded before the damage when the member was only cut short). `streamed`:
+    /// the member's first bytes were returned already.
+    fn fail(&mut self, tape: Tape<R>, start: u64, e: &io::Error, streamed: bool) {
         let before = std::mem::take(&mut self.out);
+        let cut_short = e.kind() == io::ErrorKind::UnexpectedEof;
+        let unverified = (streamed && !cut_short).then_some(Unverified {
+            member: self.out_member.0,
+            bytes: self.out_member.1..self.consumed,
+        });
+        let failed = self.out_member;
         let resumed_at = self.resync(tape);
-        if resumed_at.is_none() {
+        if resumed_at.is_none() && cut_short {
             self.out = before;
+            self.out_member = failed;
         }
         self.pos = 0;
         self.error_after_out = resumed_at.is_none();
@@ -201,6 +255,7 @@ impl<R: BufRead> Members<R> {
             member_at: start,
             detail: e.to_string(),
             resumed_at,
+            unverified,
         });
     }
 
@@ -215,6 +270,7 @@ impl<R: BufRead> Members<R> {
             let at = tape.offset();
             tape.start_recording();
             self.out.clear();
+            let numbered = (self.started, self.out_member);
             match self.start_member(tape) {
                 Ok(()) => {
                     match &mut self.state {
@@ -229,6 +285,7 @@ impl<R: BufRead> Members<R> {
                     return Some(at);
                 }
                 Err((mut failed, _)) => {
+                    (self.started, self.out_member) = numbered;
                     let seen = failed.stop_recording();
                     failed.unread(seen.get(1..).unwrap_or_default());
                     tape = failed;
@@ -253,11 +310,16 @@ impl<R: BufRead> BufRead for Members<R> {
         {
             return Err(io::Error::new(io::ErrorKind::InvalidData, e));
         }
+        if out_left {
+            self.returned_member = self.out_member.0;
+        }
         Ok(&self.out[self.pos..])
     }
 
     fn consume(&mut self, n: usize) {
-        self.pos = (self.pos + n).min(self.out.len());
+        let n = n.min(self.out.len() - self.pos);
+        self.pos += n;
+        self.consumed += n as u64;
     }
 }
 
@@ -339,6 +401,77 @@ mod tests {
             "{}",
             errors[0]
         );
+    }
+
+    /// `gz` with bytes flipped in its deflate data until the decoder still gives out
+    /// `min_out` bytes or more before it fails on something else than the input's end.
+    fn damaged(gz: &[u8], min_out: usize) -> Vec<u8> {
+        for at in (gz.len() / 2..gz.len() - 8).rev().step_by(97) {
+            let mut bad = gz.to_vec();
+            bad[at] ^= 0x5a;
+            let mut out = Vec::new();
+            let read = flate2::read::GzDecoder::new(&bad[..]).read_to_end(&mut out);
+            if read.is_err_and(|e| e.kind() != io::ErrorKind::UnexpectedEof) && out.len() >= min_out
+            {
+                return bad;
+            }
+        }
+        panic!("no damage that still decodes {min_out} bytes");
+    }
+
+    #[test]
+    fn a_damaged_last_member_returns_nothing_of_itself() {
+        let text: String = (0..3000)
+            .map(|i| format!("line {i} of the text\n"))
+            .collect();
+        let bad = damaged(&gzip(text.as_bytes()), 1000);
+        let mut input = gzip(b"first member\n");
+        input.extend(&bad);
+        let (data, errors) = read_all(&input);
+        assert_eq!(data, b"first member\n");
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!((errors[0].resumed_at, &errors[0].unverified), (None, &None));
+    }
+
+    #[test]
+    fn a_damaged_streamed_member_says_which_bytes_came_from_it() {
+        let text: Vec<u8> = (0..VERIFY_BYTES / 20 + 50_000)
+            .flat_map(|i| format!("line {i:>13} here\n").into_bytes())
+            .collect();
+        let first = gzip(b"first member\n");
+        let bad = damaged(&gzip(&text), VERIFY_BYTES + 1);
+        let mut input = first.clone();
+        input.extend(&bad);
+        input.extend(gzip(b"last member\n"));
+        let mut m = Members::new(&input[..]);
+        let (mut data, mut errors, mut members) = (Vec::new(), Vec::new(), Vec::new());
+        loop {
+            match m.fill_buf() {
+                Ok([]) => break,
+                Ok(buf) => {
+                    let n = buf.len();
+                    data.extend_from_slice(buf);
+                    members.push((data.len() - n, m.member()));
+                    m.consume(n);
+                }
+                Err(e) => errors.push((data.len(), GzipError::of(&e).unwrap().clone())),
+            }
+        }
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        let (at, e) = &errors[0];
+        let unverified = e
+            .unverified
+            .clone()
+            .expect("bytes came from the damaged member");
+        assert_eq!(unverified.bytes, 13..*at as u64);
+        assert!(unverified.bytes.end > VERIFY_BYTES as u64);
+        assert_eq!(e.resumed_at, Some((first.len() + bad.len()) as u64));
+        assert!(data.ends_with(b"last member\n"));
+        // The member numbers: 1 for the first bytes, the damaged member's for its own.
+        assert_eq!(members[0], (0, 1));
+        assert!(members.iter().all(|&(off, member)| {
+            (off >= 13 && (off as u64) < unverified.bytes.end) == (member == unverified.member)
+        }));
     }
 
     #[test]

@@ -24,6 +24,11 @@ impl<R: BufRead> Pushback<R> {
         }
     }
 
+    /// The reader underneath.
+    pub(super) fn get_ref(&self) -> &R {
+        &self.inner
+    }
+
     /// Bytes consumed so far (less those pushed back).
     pub(super) fn offset(&self) -> u64 {
         self.offset

@@ -436,6 +436,11 @@ impl<R: BufRead> Lines<R> {
         }
     }
 
+    /// The reader the lines are read from.
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+
     /// The next line as `(line number, bytes or error)`, without its `\n` / `\r\n`;
     /// `None` at the end. An I/O error ends the iteration with `Some(Err)`.
     pub fn next_line(&mut self) -> io::Result<Option<NumberedLine>> {

@@ -6,10 +6,12 @@
 //! (with `--verify`) sketch (16 bytes a record, 81 with sketches); the clusters are formed
 //! in memory (the pair scan's 16 bytes and the union-find's 8 a record); pass 2 reads the
 //! inputs again and copies the kept lines byte for byte. Stdin cannot be read twice and is
-//! refused.
+//! refused; an input that changed between the two passes (another file, size, modification
+//! time, or other bytes read: [`Stamp`]) fails the run, and nothing is written.
 
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::ops::Range;
+use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -19,12 +21,12 @@ use indicatif::ProgressBar;
 use rayon::prelude::*;
 use simstore::Sketch;
 use simstore::index::cluster;
-use tempfile::NamedTempFile;
 
-use super::records::{self, ReadOptions};
+use super::records::{self, ReadOptions, Sink};
 use super::{Args, Summary};
 use crate::cli::Code;
-use crate::cli::input::{Inputs, Raw};
+use crate::cli::input::{Inputs, Raw, Stamp};
+use crate::cli::outfile::OutFile;
 
 /// What pass 1 keeps of every record read, by record index (input order).
 #[derive(Default)]
@@ -34,6 +36,22 @@ struct Pass1 {
     fps: Vec<u64>,
     /// Sketches, with `--verify` only.
     sketches: Vec<Option<Sketch>>,
+    /// Whether sketches are kept.
+    sketch: bool,
+}
+
+impl Sink for Pass1 {
+    fn push(&mut self, r: records::Read) {
+        self.items.push(r.item);
+        self.fps.push(r.fp);
+        if self.sketch {
+            self.sketches.push(r.sketch);
+        }
+    }
+
+    fn drop_items(&mut self, items: Range<u64>) -> u64 {
+        records::drop_range(&mut self.items, (&mut self.fps, &mut self.sketches), items)
+    }
 }
 
 /// Runs the dataset dedup; see the module documentation.
@@ -41,14 +59,11 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
     check_inputs(args, output)?;
     let opts = ReadOptions::of(args);
     let bar = records::progress(&args.files, "fingerprinting");
-    let mut pass1 = Pass1::default();
-    let counts = records::read_records(args, &opts, &bar, |r| {
-        pass1.items.push(r.item);
-        pass1.fps.push(r.fp);
-        if opts.sketch {
-            pass1.sketches.push(r.sketch);
-        }
-    })?;
+    let mut pass1 = Pass1 {
+        sketch: opts.sketch,
+        ..Pass1::default()
+    };
+    let counts = records::read_records(args, &opts, &bar, &mut pass1)?;
     bar.finish_and_clear();
     if counts.records == 0 && counts.failed > 0 {
         anyhow::bail!(
@@ -60,6 +75,7 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
         mut items,
         fps,
         sketches,
+        ..
     } = pass1;
     let (mut uf, pairs) = cluster::link_near_duplicates(&fps, args.k, |a, b, _| {
         Ok(super::verified(args.verify, &sketches, a, b))
@@ -75,7 +91,7 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
     let histogram = uf.set_sizes(2);
     drop((firsts, uf));
     let bar = records::progress(&args.files, "writing kept records");
-    let written = copy_kept(args, &items, counts.items, output, &bar)?;
+    let written = copy_kept(args, &items, (counts.items, &counts.stamps), output, &bar)?;
     bar.finish_and_clear();
     let summary = Summary {
         documents: counts.records,
@@ -121,42 +137,57 @@ fn check_inputs(args: &Args, output: &Path) -> Result<()> {
 }
 
 /// Pass 2: reads the inputs again and writes the items numbered `kept` (increasing) to
-/// `output`; returns how many. `items` is the number of items pass 1 read: a different
-/// count, or a kept item that is no longer a JSONL line, means the input changed.
+/// `output`; returns how many. `pass1` is what pass 1 read: the number of items and the
+/// files' [`Stamp`]s. Another file, size, modification time or bytes read, a different
+/// count, or a kept item that is no longer a JSONL line, means the input changed: an
+/// error, and the output is left as it was (written through to a FIFO or a device, what
+/// was written stays written).
 fn copy_kept(
     args: &Args,
     kept: &[u64],
-    items: u64,
+    pass1: (u64, &[Stamp]),
     output: &Path,
     bar: &ProgressBar,
 ) -> Result<u64> {
-    let changed = || {
+    let (items, stamps) = pass1;
+    let changed = |name: Option<&str>| {
+        let what = name.map_or_else(|| "the input".to_owned(), |n| format!("the input {n}"));
         anyhow::anyhow!(
-            "the input changed between the two passes of dedup --output: nothing written \
-             (leave the input unchanged while it runs)"
+            "{what} changed between the two passes of dedup --output (fingerprints, then \
+             the kept lines): nothing written to {}; leave the input unchanged while dedup \
+             runs, then run it again",
+            output.display()
         )
     };
     let mut out = KeptWriter::create(output)?;
-    let mut inputs = Inputs::new(&args.files, args.format, Some(bar.clone()));
+    let mut inputs = Inputs::new(&args.files, args.format, Some(bar.clone())).stamped();
     let (mut item, mut next) = (0u64, kept.iter().peekable());
     loop {
         let chunk = inputs.next_chunk(4096)?;
         if chunk.is_empty() {
             break;
         }
-        for (_, raw) in chunk {
+        for (place, raw) in chunk {
             if next.peek() == Some(&&item) {
                 next.next();
                 let Ok(Raw::Json(line)) = raw else {
-                    return Err(changed());
+                    return Err(changed(Some(&place.name)));
                 };
                 out.push(&line)?;
             }
             item += 1;
         }
     }
-    if item != items || next.peek().is_some() {
-        return Err(changed());
+    let again = inputs.take_stamps();
+    if let Some(s) = again
+        .iter()
+        .zip(stamps)
+        .find(|(now, then)| now.differs_from(then))
+    {
+        return Err(changed(Some(&s.0.path.to_string_lossy())));
+    }
+    if item != items || next.peek().is_some() || again.len() != stamps.len() {
+        return Err(changed(None));
     }
     out.finish()?;
     Ok(kept.len() as u64)
@@ -168,33 +199,20 @@ const MEMBER_BYTES: usize = 1 << 20;
 /// Kept lines are buffered up to this many bytes before they are written.
 const BUFFER_BYTES: usize = 16 << 20;
 
-/// Where kept lines go: a temporary file beside the output, renamed over it at the end (a
-/// failed run leaves no half-written output); gzip'd when the name ends in `.gz`, as a
-/// series of gzip members compressed in parallel (as `pigz` or `bgzip` write: every gzip
-/// reader reads them as one stream).
+/// Where kept lines go: an [`OutFile`] (a new or regular file is written beside it and
+/// renamed over it at the end: a failed run leaves no half-written output); gzip'd when
+/// the name ends in `.gz`, as a series of gzip members compressed in parallel (as `pigz`
+/// or `bgzip` write: every gzip reader reads them as one stream).
 struct KeptWriter {
-    file: BufWriter<NamedTempFile>,
-    path: PathBuf,
+    file: BufWriter<OutFile>,
     gz: bool,
     buf: Vec<u8>,
 }
 
 impl KeptWriter {
     fn create(path: &Path) -> Result<Self> {
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(".simstore-dedup-");
-        #[cfg(unix)]
-        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-        let file = builder
-            .tempfile_in(dir)
-            .with_context(|| format!("cannot create a file in {}", dir.display()))?;
         Ok(Self {
-            file: BufWriter::with_capacity(1 << 20, file),
-            path: path.to_owned(),
+            file: BufWriter::with_capacity(1 << 20, OutFile::create(path)?),
             gz: path.to_string_lossy().ends_with(".gz"),
             buf: Vec::with_capacity(BUFFER_BYTES + MEMBER_BYTES),
         })
@@ -211,7 +229,7 @@ impl KeptWriter {
     }
 
     fn flush_buffer(&mut self) -> Result<()> {
-        let write = |w: &mut BufWriter<NamedTempFile>, bytes: &[u8]| {
+        let write = |w: &mut BufWriter<OutFile>, bytes: &[u8]| {
             w.write_all(bytes).context("cannot write the output")
         };
         if self.gz {
@@ -233,18 +251,11 @@ impl KeptWriter {
     /// Writes what is buffered and puts the file in place.
     fn finish(mut self) -> Result<()> {
         self.flush_buffer()?;
-        let file = self
-            .file
+        self.file
             .into_inner()
             .map_err(|e| e.into_error())
-            .context("cannot write the output")?;
-        file.as_file()
-            .sync_all()
-            .context("cannot write the output")?;
-        let path = &self.path;
-        file.persist(path)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        Ok(())
+            .context("cannot write the output")?
+            .finish()
     }
 }
 

@@ -57,7 +57,9 @@ pub struct Args {
     pairs: bool,
     /// Write the records to keep to FILE: the first of every cluster (in input order) and
     /// every record in none, each JSONL line unchanged (all its fields); gzip'd if FILE ends
-    /// in .gz. Needs FILEs (JSONL, not stdin: they are read twice).
+    /// in .gz. Needs FILEs (JSONL, not stdin: they are read twice, and must not change in
+    /// between). A new or regular FILE is written beside it and renamed over it at the
+    /// end; a symbolic link is followed; a FIFO or a character device is written through.
     #[arg(long, short = 'o', value_name = "FILE", conflicts_with = "pairs")]
     output: Option<PathBuf>,
     /// The JSONL field holding the text; no other field is then read (title, html, fp are
@@ -361,25 +363,52 @@ impl Summary {
     }
 }
 
+/// The documents read from the input files, with their item numbers (to drop those read
+/// from a damaged gzip member).
+struct ReadDocs {
+    files: FileDocs,
+    items: Vec<u64>,
+    sketch: bool,
+}
+
+impl records::Sink for ReadDocs {
+    fn push(&mut self, r: records::Read) {
+        self.items.push(r.item);
+        self.files.docs.push(FileDoc {
+            id: r.id,
+            fp: r.fp,
+            title: r.title,
+        });
+        if self.sketch {
+            self.files.sketches.push(r.sketch);
+        }
+    }
+
+    fn drop_items(&mut self, items: std::ops::Range<u64>) -> u64 {
+        let files = &mut self.files;
+        records::drop_range(
+            &mut self.items,
+            (&mut files.docs, &mut files.sketches),
+            items,
+        )
+    }
+}
+
 /// Reads and fingerprints every record of the inputs, in input order (a progress bar on
 /// a terminal); also the number of records that failed (each reported on stderr).
 fn read_inputs(args: &Args) -> Result<(FileDocs, u64)> {
     let opts = records::ReadOptions::of(args);
     let bar = records::progress(&args.files, "fingerprinting");
-    let mut files = FileDocs {
-        docs: Vec::new(),
-        sketches: Vec::new(),
+    let mut read = ReadDocs {
+        files: FileDocs {
+            docs: Vec::new(),
+            sketches: Vec::new(),
+        },
+        items: Vec::new(),
+        sketch: opts.sketch,
     };
-    let counts = records::read_records(args, &opts, &bar, |r| {
-        files.docs.push(FileDoc {
-            id: r.id,
-            fp: r.fp,
-            title: r.title,
-        });
-        if opts.sketch {
-            files.sketches.push(r.sketch);
-        }
-    })?;
+    let counts = records::read_records(args, &opts, &bar, &mut read)?;
+    let files = read.files;
     bar.finish_and_clear();
     if counts.records == 0 && counts.failed > 0 {
         anyhow::bail!(

@@ -1,6 +1,8 @@
 //! Pass 1 of a dedup of files: every record read and fingerprinted in parallel, handed on
 //! in input order with its position among the items of the inputs.
 
+use std::ops::Range;
+
 use anyhow::Result;
 use indicatif::ProgressBar;
 use rayon::prelude::*;
@@ -8,7 +10,7 @@ use simstore::input::reader::Fields;
 use simstore::{Fingerprinter, Sketch};
 
 use super::Args;
-use crate::cli::input::{self, Inputs, Place, Raw};
+use crate::cli::input::{self, Inputs, Place, Raw, Stamp};
 use crate::cli::output;
 
 /// How many items are read and fingerprinted at a time.
@@ -58,27 +60,42 @@ pub(super) fn progress(files: &[String], msg: &'static str) -> ProgressBar {
     bar
 }
 
-/// What pass 1 counted: records read, records failed (each reported on stderr), items.
-#[derive(Debug, Default, Clone, Copy)]
+/// What pass 1 counted: records read, records failed (each reported on stderr), items;
+/// with `--output`, the files read ([`Stamp`]s).
+#[derive(Default)]
 pub(super) struct Counts {
     pub records: u64,
     pub failed: u64,
     pub items: u64,
+    pub stamps: Vec<Stamp>,
 }
 
-/// Reads and fingerprints every record of `args.files` (chunks in parallel), calling
-/// `each` with the records in input order. A record that fails is reported (with `bar`
-/// suspended) and counted; an input that cannot be read, or a page item when only JSONL
-/// lines will do, ends the run with an error.
+/// Where the records read go.
+pub(super) trait Sink {
+    /// Takes the next record (in input order).
+    fn push(&mut self, r: Read);
+    /// Removes the records pushed whose items are in `items` (read from a damaged gzip
+    /// member); says how many there were.
+    fn drop_items(&mut self, items: Range<u64>) -> u64;
+}
+
+/// Reads and fingerprints every record of `args.files` (chunks in parallel), pushing the
+/// records into `sink` in input order. A record that fails is reported (with `bar`
+/// suspended) and counted; so are the records read from a damaged gzip member before its
+/// damage was found, which `sink` drops again. An input that cannot be read, or a page
+/// item when only JSONL lines will do, ends the run with an error.
 pub(super) fn read_records(
     args: &Args,
     opts: &ReadOptions,
     bar: &ProgressBar,
-    mut each: impl FnMut(Read),
+    sink: &mut impl Sink,
 ) -> Result<Counts> {
     let f = Fingerprinter::new();
     let mut counts = Counts::default();
     let mut inputs = Inputs::new(&args.files, args.format, Some(bar.clone()));
+    if opts.jsonl_only {
+        inputs = inputs.stamped();
+    }
     loop {
         let chunk = inputs.next_chunk(CHUNK_ITEMS)?;
         if chunk.is_empty() {
@@ -98,7 +115,7 @@ pub(super) fn read_records(
             match r {
                 Ok(Some((fp, sketch, id, title))) => {
                     counts.records += 1;
-                    each(Read {
+                    sink.push(Read {
                         item,
                         fp,
                         sketch,
@@ -117,8 +134,42 @@ pub(super) fn read_records(
                 }
             }
         }
+        for damaged in inputs.take_damaged() {
+            let n = sink.drop_items(damaged.items.clone());
+            counts.records -= n;
+            counts.failed += n;
+            bar.suspend(|| {
+                eprintln!(
+                    "error: {}: {}: {} read from a damaged gzip member before its damage was \
+                     found; they may be wrong and are left out",
+                    damaged.name,
+                    damaged.place(),
+                    output::count(n, "record")
+                )
+            });
+        }
     }
+    counts.stamps = inputs.take_stamps();
     Ok(counts)
+}
+
+/// Removes the entries of `items` (item numbers, increasing) in `range`, and the entries
+/// at the same positions of `others` (each as long as `items`, or empty); says how many.
+pub(super) fn drop_range<T, U>(
+    items: &mut Vec<u64>,
+    others: (&mut Vec<T>, &mut Vec<U>),
+    range: Range<u64>,
+) -> u64 {
+    let a = items.partition_point(|&i| i < range.start);
+    let b = items.partition_point(|&i| i < range.end);
+    items.drain(a..b);
+    if !others.0.is_empty() {
+        others.0.drain(a..b);
+    }
+    if !others.1.is_empty() {
+        others.1.drain(a..b);
+    }
+    (b - a) as u64
 }
 
 /// A record's fingerprint, sketch, id and title; `None` for a page item when only JSONL

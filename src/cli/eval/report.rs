@@ -11,6 +11,7 @@ use simstore::Quality;
 use simstore::tools::eval::{self, Collisions, Counts, Predictor, Report, Rows};
 
 use super::Loaded;
+use crate::cli::outfile::OutFile;
 
 /// The per-k report: the overall table for every k, the per-language, per-length and
 /// per-class tables at `k`, the unlabelled pairs for every k.
@@ -273,8 +274,11 @@ fn report_json(set: &Loaded, report: &Report, rows: impl Fn(&Rows) -> Value) -> 
     })
 }
 
-/// Writes `v` to `path`, pretty-printed.
+/// Writes `v` to `path`, pretty-printed (by the rule of [`OutFile`]).
 pub(super) fn write_json(path: &Path, v: &Value) -> Result<()> {
     let text = serde_json::to_string_pretty(v)?;
-    std::fs::write(path, text + "\n").with_context(|| format!("cannot write {}", path.display()))
+    let mut file = OutFile::create(path)?;
+    file.write_all((text + "\n").as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    file.finish()
 }

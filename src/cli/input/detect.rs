@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use indicatif::ProgressBar;
 use simstore::input::gzip::{GzipError, Members};
 
+use super::stamp::Stamp;
 use super::{Format, display_name};
 
 /// The first two bytes of every gzip member (RFC 1952: ID1, ID2).
@@ -36,17 +37,73 @@ pub(super) fn gzip_failure_here(e: &io::Error) -> Option<String> {
     })
 }
 
+/// The bytes of an input as read.
+type Raw = BufReader<Box<dyn Read + Send>>;
+
 /// An opened input, decompressed if it was gzip'd.
-pub(super) type Input = Box<dyn BufRead + Send>;
+pub(super) enum Input {
+    Plain(Raw),
+    Gzip(Box<Members<Raw>>),
+}
+
+impl Input {
+    /// The gzip member the bytes read last came from ([`Members::member`]; 0 for an input
+    /// that is not gzip'd).
+    pub(super) fn member(&self) -> u64 {
+        match self {
+            Input::Plain(_) => 0,
+            Input::Gzip(m) => m.member(),
+        }
+    }
+}
+
+impl Read for Input {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Input::Plain(r) => r.read(buf),
+            Input::Gzip(r) => r.read(buf),
+        }
+    }
+}
+
+impl BufRead for Input {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        match self {
+            Input::Plain(r) => r.fill_buf(),
+            Input::Gzip(r) => r.fill_buf(),
+        }
+    }
+
+    fn consume(&mut self, n: usize) {
+        match self {
+            Input::Plain(r) => r.consume(n),
+            Input::Gzip(r) => r.consume(n),
+        }
+    }
+}
 
 /// Opens `path` (`-` = stdin) for buffered reading, decompressing it when it starts with
 /// [`GZIP_MAGIC`] (member by member, going on after a damaged one: [`Members`]); also says
-/// whether it did.
-pub(super) fn open(path: &str, bar: Option<&ProgressBar>) -> Result<(Input, bool)> {
+/// whether it did. With `stamps`, a file's [`Stamp`] is added to them (its bytes read are
+/// hashed into it).
+pub(super) fn open(
+    path: &str,
+    bar: Option<&ProgressBar>,
+    stamps: Option<&mut Vec<Stamp>>,
+) -> Result<(Input, bool)> {
     let raw: Box<dyn Read + Send> = if path == "-" {
         Box::new(io::stdin())
     } else {
-        Box::new(File::open(path).with_context(|| format!("cannot open {path}"))?)
+        let file = File::open(path).with_context(|| format!("cannot open {path}"))?;
+        match stamps {
+            Some(stamps) => {
+                let (stamp, hashing) =
+                    Stamp::of(path.into(), file).with_context(|| format!("cannot read {path}"))?;
+                stamps.push(stamp);
+                Box::new(hashing)
+            }
+            None => Box::new(file),
+        }
     };
     let raw: Box<dyn Read + Send> = match bar {
         Some(bar) => Box::new(bar.wrap_read(raw)),
@@ -57,9 +114,9 @@ pub(super) fn open(path: &str, bar: Option<&ProgressBar>) -> Result<(Input, bool
         .fill_buf()
         .with_context(|| format!("cannot read {}", display_name(path)))?;
     if head.starts_with(&GZIP_MAGIC) {
-        Ok((Box::new(Members::new(buffered)), true))
+        Ok((Input::Gzip(Box::new(Members::new(buffered))), true))
     } else {
-        Ok((Box::new(buffered), false))
+        Ok((Input::Plain(buffered), false))
     }
 }
 

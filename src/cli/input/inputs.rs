@@ -3,16 +3,19 @@
 
 use std::collections::VecDeque;
 use std::io;
+use std::ops::{Range, RangeInclusive};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use indicatif::ProgressBar;
 use simstore::input::archive::{self, Records};
+use simstore::input::gzip::GzipError;
 use simstore::input::limit::{self, DEFAULT_MAX_DOC_BYTES};
-use simstore::input::reader::Lines;
+use simstore::input::reader::{Lines, RecordError};
 
 use super::detect::{Input, gzip_failure, gzip_failure_here, open, resolve};
+use super::stamp::Stamp;
 use super::{At, Format, Item, Place, Raw, Reason, Skipped, display_name, ids};
 
 /// The [`Skipped`] reason of a file in a directory that is not a page file (in the plural
@@ -32,12 +35,83 @@ enum Current {
         name: Arc<str>,
         lines: Lines<Input>,
         last: u64,
+        mark: Mark,
     },
     Warc {
         name: Arc<str>,
         records: Records<Input>,
         gz: bool,
+        mark: Mark,
     },
+}
+
+/// The first item read from the gzip member whose bytes were read last
+/// ([`Input::member`]): its index among the items of all inputs and its line (or record)
+/// number, so that the items a damaged member gave before its damage was found can be
+/// named.
+#[derive(Debug, Default, Clone, Copy)]
+struct Mark {
+    member: u64,
+    item: u64,
+    number: u64,
+}
+
+impl Mark {
+    /// Moves the mark to item `item`, number `number`, when the bytes just read came from
+    /// another member than the mark's (`member`).
+    fn follow(&mut self, member: u64, item: u64, number: u64) {
+        if member != self.member {
+            *self = Mark {
+                member,
+                item,
+                number,
+            };
+        }
+    }
+
+    /// The items (lines, or WARC records: `what`) read from the damaged member `gz`
+    /// names before the failure at item `item`, number `number`, if any.
+    fn damaged(
+        &self,
+        gz: &GzipError,
+        at: (&Arc<str>, &'static str),
+        item: u64,
+        number: u64,
+    ) -> Option<Damaged> {
+        let from = gz.unverified.as_ref()?;
+        (from.member == self.member && item > self.item).then(|| Damaged {
+            name: Arc::clone(at.0),
+            what: at.1,
+            items: self.item..item,
+            numbers: self.number..=number - 1,
+        })
+    }
+}
+
+/// Items read from a damaged gzip member before its damage was found (a member larger
+/// than `simstore::input::gzip::VERIFY_BYTES`, streamed): they may be wrong.
+#[derive(Debug, Clone)]
+pub struct Damaged {
+    /// The input's name.
+    pub name: Arc<str>,
+    /// The items, by their index among the items of all inputs (0 for the first item
+    /// [`Inputs::next_chunk`] returned); blank lines are no items.
+    pub items: Range<u64>,
+    /// Their line (or WARC record) numbers.
+    pub numbers: RangeInclusive<u64>,
+    /// `line` or `record`.
+    what: &'static str,
+}
+
+impl Damaged {
+    /// Where they are, for messages: `lines 5–900` (`records 3–8` in a WARC file).
+    pub fn place(&self) -> String {
+        let (a, b) = (self.numbers.start(), self.numbers.end());
+        match a == b {
+            true => format!("{} {a}", self.what),
+            false => format!("{}s {a}–{b}", self.what),
+        }
+    }
 }
 
 enum Pending {
@@ -63,6 +137,12 @@ pub struct Inputs {
     max_doc: u64,
     /// What was skipped so far.
     pub skipped: Skipped,
+    /// Items returned so far.
+    returned: u64,
+    /// Items read from damaged gzip members, not yet taken ([`Inputs::take_damaged`]).
+    damaged: Vec<Damaged>,
+    /// The files opened, when stamped ([`Inputs::stamped`]).
+    stamps: Option<Vec<Stamp>>,
 }
 
 impl Inputs {
@@ -76,7 +156,31 @@ impl Inputs {
             bar,
             max_doc: DEFAULT_MAX_DOC_BYTES,
             skipped: Skipped::default(),
+            returned: 0,
+            damaged: Vec::new(),
+            stamps: None,
         }
+    }
+
+    /// Keeps a [`Stamp`] of every file opened (what it was, a hash of its bytes read):
+    /// [`Inputs::take_stamps`].
+    #[must_use]
+    pub fn stamped(mut self) -> Self {
+        self.stamps = Some(Vec::new());
+        self
+    }
+
+    /// The [`Stamp`]s of the files opened so far (none unless [`Inputs::stamped`]), in
+    /// order.
+    pub fn take_stamps(&mut self) -> Vec<Stamp> {
+        self.stamps.take().unwrap_or_default()
+    }
+
+    /// The items read from damaged gzip members since the last call (each also told in
+    /// the message of the failure that ended the member): items returned earlier whose
+    /// bytes may be wrong.
+    pub fn take_damaged(&mut self) -> Vec<Damaged> {
+        std::mem::take(&mut self.damaged)
     }
 
     /// Limits every document (a JSONL line, a WARC record, a text or HTML file) to `max`
@@ -124,6 +228,7 @@ impl Inputs {
                 .map(|(_, raw)| raw_len(raw))
                 .sum::<usize>();
         }
+        self.returned += chunk.len() as u64;
         Ok(chunk)
     }
 
@@ -151,13 +256,32 @@ impl Inputs {
 
     /// Reads one item (or the end) of the current input.
     fn read_current(&mut self, chunk: &mut Vec<Item>) -> Result<()> {
+        // The index of the next item.
+        let item = self.returned + chunk.len() as u64;
         match &mut self.current {
             None => {}
-            Some(Current::Jsonl { name, lines, last }) => match lines.next_line() {
+            Some(Current::Jsonl {
+                name,
+                lines,
+                last,
+                mark,
+            }) => match lines.next_line() {
                 Ok(None) => self.current = None,
-                Ok(Some((n, Ok(b)))) if b.iter().all(u8::is_ascii_whitespace) => *last = n,
+                Ok(Some((n, Err(RecordError::Gzip(gz))))) => {
+                    *last = n;
+                    let damaged = mark.damaged(&gz, (name, "line"), item, n);
+                    self.damaged.extend(damaged.clone());
+                    let msg = damaged_message(gz.to_string(), damaged);
+                    chunk.push((place(name, At::Line(n)), Err(msg)));
+                }
                 Ok(Some((n, line))) => {
                     *last = n;
+                    mark.follow(lines.get_ref().member(), item, n);
+                    if let Ok(b) = &line
+                        && b.iter().all(u8::is_ascii_whitespace)
+                    {
+                        return Ok(());
+                    }
                     chunk.push((
                         place(name, At::Line(n)),
                         line.map(Raw::Json).map_err(|e| e.to_string()),
@@ -167,21 +291,40 @@ impl Inputs {
                     let Some(msg) = gzip_failure(&e) else {
                         return Err(e).with_context(|| format!("cannot read {name}"));
                     };
-                    let mut at = place(name, At::Line(*last + 1));
+                    let n = *last + 1;
+                    let damaged =
+                        GzipError::of(&e).and_then(|g| mark.damaged(g, (name, "line"), item, n));
+                    self.damaged.extend(damaged.clone());
+                    let mut at = place(name, At::Line(n));
                     at.rest = true;
-                    chunk.push((at, Err(msg)));
+                    chunk.push((at, Err(damaged_message(msg, damaged))));
                     self.current = None;
                 }
             },
-            Some(Current::Warc { name, records, gz }) => match records.next_record() {
+            Some(Current::Warc {
+                name,
+                records,
+                gz,
+                mark,
+            }) => match records.next_record() {
                 Ok(None) => self.current = None,
-                Ok(Some((number, offset, item))) => {
+                Ok(Some((number, offset, item_read))) => {
                     let at = At::Record {
                         number,
                         offset,
                         gz: *gz,
                     };
-                    match item {
+                    if let Err(archive::WarcError::Gzip(g)) = &item_read {
+                        let damaged = mark.damaged(g, (name, "record"), item, number);
+                        self.damaged.extend(damaged.clone());
+                        chunk.push((
+                            place(name, at),
+                            Err(damaged_message(g.to_string(), damaged)),
+                        ));
+                        return Ok(());
+                    }
+                    mark.follow(records.get_ref().member(), item, number);
+                    match item_read {
                         Ok(archive::Item::Skipped(reason)) => {
                             self.skipped.add((reason.describe(), reason.describe_one()))
                         }
@@ -203,16 +346,20 @@ impl Inputs {
                         return Err(e).with_context(|| format!("cannot read {name}"));
                     };
                     // The record the error interrupted (counted by `records`).
+                    let number = records.number();
+                    let damaged = GzipError::of(&e)
+                        .and_then(|g| mark.damaged(g, (name, "record"), item, number));
+                    self.damaged.extend(damaged.clone());
                     let mut at = place(
                         name,
                         At::Record {
-                            number: records.number(),
+                            number,
                             offset: records.record_start(),
                             gz: *gz,
                         },
                     );
                     at.rest = true;
-                    chunk.push((at, Err(msg)));
+                    chunk.push((at, Err(damaged_message(msg, damaged))));
                     self.current = None;
                 }
             },
@@ -245,7 +392,7 @@ impl Inputs {
             return Ok(());
         }
         let name: Arc<str> = display_name(path).into();
-        let (mut input, gz) = match open(path, self.bar.as_ref()) {
+        let (mut input, gz) = match open(path, self.bar.as_ref(), self.stamps.as_mut()) {
             Ok(opened) => opened,
             // A file that cannot be opened (missing, a symlink loop, no permission) is one
             // failed input: the inputs after it are still read.
@@ -256,7 +403,7 @@ impl Inputs {
             }
             Err(e) => return Err(e),
         };
-        let format = match resolve(self.format, path, gz, &mut *input, self.lines) {
+        let format = match resolve(self.format, path, gz, &mut input, self.lines) {
             Ok(format) => format,
             Err(e) => {
                 let Some(msg) = gzip_failure_here(&e) else {
@@ -277,6 +424,7 @@ impl Inputs {
                         usize::try_from(self.max_doc).unwrap_or(usize::MAX),
                     ),
                     last: 0,
+                    mark: Mark::default(),
                 });
             }
             Format::Warc => {
@@ -284,6 +432,7 @@ impl Inputs {
                     name,
                     records: Records::with_limit(input, self.max_doc),
                     gz,
+                    mark: Mark::default(),
                 });
             }
             Format::Text | Format::Html => {
@@ -305,6 +454,18 @@ impl Inputs {
             }
         }
         Ok(())
+    }
+}
+
+/// `msg`, the failure of a damaged gzip member, saying which items read before it came
+/// from that member.
+fn damaged_message(msg: String, damaged: Option<Damaged>) -> String {
+    match damaged {
+        None => msg,
+        Some(d) => format!(
+            "{msg}; {} before it came from this member and may be wrong",
+            d.place()
+        ),
     }
 }
 

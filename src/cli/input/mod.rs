@@ -12,6 +12,7 @@
 mod detect;
 mod ids;
 mod inputs;
+mod stamp;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -24,6 +25,7 @@ use simstore::input::reader::{self, Fields, Record};
 
 use detect::{open, resolve};
 pub use inputs::Inputs;
+pub use stamp::Stamp;
 
 /// How to read an input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -55,7 +57,7 @@ pub fn display_name(path: &str) -> &str {
 /// [`simstore::input::limit::DEFAULT_MAX_DOC_BYTES`] (decompressed).
 pub fn read_document(path: &Path) -> Result<(Option<String>, String)> {
     let name = path.to_string_lossy().into_owned();
-    let (input, _) = open(&name, None)?;
+    let (input, _) = open(&name, None, None)?;
     let bytes = limit::read_bounded(input, limit::DEFAULT_MAX_DOC_BYTES)
         .with_context(|| format!("cannot read {name}"))?
         .with_context(|| format!("cannot read {name}"))?;

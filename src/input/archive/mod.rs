@@ -224,6 +224,11 @@ impl<R: BufRead> Records<R> {
         self.start
     }
 
+    /// The reader the records are read from.
+    pub fn get_ref(&self) -> &R {
+        self.src.get_ref()
+    }
+
     /// Bytes consumed so far (where the next record starts, after blank lines).
     pub fn offset(&self) -> u64 {
         self.src.offset()
