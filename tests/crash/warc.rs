@@ -75,9 +75,18 @@ fn kill_9_during_a_warc_import_keeps_whole_records() {
     write_warc(&warc);
     let mut r = rng(0x6b1);
     for round in 0..ROUNDS {
-        let quality = if round % 2 == 0 { Quality::Standard } else { Quality::High };
+        let quality = if round % 2 == 0 {
+            Quality::Standard
+        } else {
+            Quality::High
+        };
         let reference_db = dir.path().join(format!("reference-{round}"));
-        drop(Store::builder(&reference_db).quality(quality).open().unwrap());
+        drop(
+            Store::builder(&reference_db)
+                .quality(quality)
+                .open()
+                .unwrap(),
+        );
         let start = Instant::now();
         assert!(import(&reference_db, &warc).wait().unwrap().success());
         let full = start.elapsed();
