@@ -317,3 +317,22 @@ fn a_docs_rewrite_cut_short_is_finished_or_undone() {
         assert!(!names.iter().any(|n| n == "docs.rewrite"), "{names:?}");
     }
 }
+
+/// A document record that does not decode costs only itself: the repair deletes it, says
+/// which, and the store is sound afterwards (it used to stop the repair).
+#[test]
+fn repair_deletes_a_record_that_does_not_decode() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = flushed_store(dir.path(), 300);
+    let raw = raw_db(&path);
+    let docs = raw.cf_handle("docs").unwrap();
+    raw.put_cf(docs, 5u64.to_be_bytes(), b"not a record")
+        .unwrap();
+    drop(raw);
+    let (store, report) = StoreBuilder::new(&path).repair().unwrap();
+    assert_eq!(report.undecodable, vec![5], "{report:?}");
+    assert_eq!((report.kept, report.lost), (299, 1), "{report:?}");
+    assert!(store.get("d5").unwrap().is_none());
+    assert!(store.get("d6").unwrap().is_some());
+    assert!(store.check().unwrap().is_ok());
+}

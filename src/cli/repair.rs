@@ -78,10 +78,10 @@ fn print_repair(store: &Store, r: &RepairReport) {
              damaged part of the store's files) and are lost"
         );
     }
-    if r.undecodable > 0 {
+    if !r.undecodable.is_empty() {
         eprintln!(
-            "warning: {} document records could not be decoded and were dropped",
-            r.undecodable
+            "warning: {} document records could not be decoded and were deleted",
+            r.undecodable.len()
         );
     }
     if r.lost > 0 {

@@ -134,6 +134,7 @@ impl Store {
         })?;
         self.write_meta(MetaKey::RepairPending, Some(Vec::new()))?;
         self.backend.rewrite_docs(&report.unreadable)?;
+        self.delete_undecodable(&report.undecodable)?;
         let prefix_bits = self.manifest.layout.prefix_bits();
         self.backend.reset_derived(&prefix_bits)?;
         let mut counters = self.lock();
@@ -154,10 +155,22 @@ impl Store {
         self.write_meta(MetaKey::RepairPending, None)?;
         self.forget_failed_load(&mut counters)?;
         report.kept = kept;
-        if !report.unreadable.is_empty() || report.undecodable > 0 {
+        if !report.unreadable.is_empty() || !report.undecodable.is_empty() {
             report.lost = live_before.saturating_sub(kept);
         }
         Ok(report)
+    }
+
+    /// Deletes the document records at `seqs` (records that do not decode).
+    fn delete_undecodable(&self, seqs: &[u64]) -> Result<()> {
+        if seqs.is_empty() {
+            return Ok(());
+        }
+        let mut changes = ChangeSet::new();
+        for seq in seqs {
+            changes.push(Change::DeleteDoc(*seq));
+        }
+        self.backend.write(&changes, self.durability())
     }
 
     /// Writes the derived entries of `docs` (seq, fingerprint, id, content hash) into the

@@ -4,6 +4,7 @@
 
 use super::Store;
 use super::backend::Snapshot;
+use super::codec;
 use crate::error::{Error, Result};
 use crate::types::StoredDoc;
 
@@ -56,8 +57,9 @@ pub struct RepairReport {
     /// Ranges of sequence numbers (inclusive) of `docs` that could not be read: a damaged
     /// block of the document records. The documents in them are lost.
     pub unreadable: Vec<(u64, u64)>,
-    /// Document records that were read but could not be decoded (dropped): their keys.
-    pub undecodable: u64,
+    /// Sequence numbers of document records that were read but could not be decoded: the
+    /// records are deleted (their documents lost).
+    pub undecodable: Vec<u64>,
     /// How many documents the counters held before the repair and are gone now (damage
     /// included; 0 for a sound store).
     pub lost: u64,
@@ -76,13 +78,17 @@ impl Store {
         let mut from = 0u64;
         loop {
             let mut next = from;
-            let scanned = snap.scan_docs(from, &mut |(_, item)| {
+            let scanned = snap.scan_docs(from, &mut |(key, item)| {
                 match item {
                     Ok((seq, doc)) => {
-                        next = seq + 1;
+                        next = seq.saturating_add(1);
                         f(seq, doc);
                     }
-                    Err(_) => report.undecodable += 1,
+                    Err(e) => {
+                        let seq = codec::decode_doc_key(key).map_err(|_| e)?;
+                        next = seq.saturating_add(1);
+                        report.undecodable.push(seq);
+                    }
                 }
                 Ok(true)
             });
