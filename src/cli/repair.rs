@@ -60,12 +60,8 @@ fn print_log_damage(log: &LogDamage) {
         );
     } else {
         eprintln!(
-            "warning: the write-ahead log ({}) had {} damaged places: {} bytes dropped, with \
-             the writes they held; {} intact write batches kept",
-            log.damaged_files.join(", "),
-            log.damaged_records,
-            log.dropped_bytes,
-            log.batches
+            "warning: the write-ahead log had {log}: the damaged places were dropped with the \
+             writes they held, the intact batches kept"
         );
     }
 }

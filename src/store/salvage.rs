@@ -38,6 +38,19 @@ impl LogDamage {
     }
 }
 
+impl std::fmt::Display for LogDamage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} damaged places in {} losing {} bytes; {} intact write batches",
+            self.damaged_records,
+            self.damaged_files.join(", "),
+            self.dropped_bytes,
+            self.batches
+        )
+    }
+}
+
 /// What [`crate::StoreBuilder::salvage`] found and did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]

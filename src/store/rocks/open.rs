@@ -326,7 +326,7 @@ fn open_error(path: &Path, e: rocksdb::Error) -> Error {
         {
             return Error::DamagedLog {
                 path: path.to_path_buf(),
-                detail: format!("{msg}; {}", describe(&damage)),
+                detail: format!("{msg}; {damage}"),
             };
         }
         return Error::Damaged {
@@ -335,17 +335,6 @@ fn open_error(path: &Path, e: rocksdb::Error) -> Error {
         };
     }
     storage(e)
-}
-
-/// A log's damage in words.
-fn describe(d: &LogDamage) -> String {
-    format!(
-        "{} damaged places in {} losing {} bytes; {} intact write batches",
-        d.damaged_records,
-        d.damaged_files.join(", "),
-        d.dropped_bytes,
-        d.batches
-    )
 }
 
 /// The error of a database whose column families cannot be listed: its MANIFEST is
