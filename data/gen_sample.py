@@ -15,7 +15,7 @@ import sys
 from collections import Counter
 from datetime import datetime, timedelta
 
-SEED = 20260305
+SEED = int(os.environ.get("SEED", "20260305"))
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "sample.jsonl")
 N_BASE = int(os.environ.get("N_BASE", "50"))  # per language
 # Variants per base (per language): 14 bases with none, 2 with one, 4 with two, 30 with three

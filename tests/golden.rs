@@ -184,4 +184,4 @@ fn manifest_bytes_are_stable() {
     );
 }
 
-const MANIFEST_HASH: &str = "89974bad3b4e2935";
+const MANIFEST_HASH: &str = "c1f012b523d6ccf5";

@@ -58,7 +58,7 @@ fn eval_counts_a_small_labelled_set() {
         report.to_str().unwrap(),
     ]));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.starts_with("spec v7\n"), "{stdout}");
+    assert!(stdout.starts_with("spec v8\n"), "{stdout}");
     assert!(
         stdout.contains("unlabelled: pairs of the 2 base documents"),
         "{stdout}"
@@ -68,7 +68,7 @@ fn eval_counts_a_small_labelled_set() {
         "{stdout}"
     );
     let r: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
-    assert_eq!(r["spec_version"], 7);
+    assert_eq!(r["spec_version"], 8);
     // The base documents (the two articles: the copies are variants) are unrelated and far
     // apart.
     assert_eq!(r["base_collisions"]["documents"], 2);
@@ -157,7 +157,7 @@ fn eval_quality_counts_what_a_store_of_the_mode_finds() {
     ]));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.starts_with("quality mode standard, a store created for 1000000 documents: layout k_max = 3, 5 blocks"),
+        stdout.starts_with("quality mode standard, a store created for 1000000 documents: layout k_max = 3, 4 blocks"),
         "{stdout}"
     );
     assert!(
@@ -171,7 +171,7 @@ fn eval_quality_counts_what_a_store_of_the_mode_finds() {
     );
     assert_eq!(
         r["rule"],
-        json!({"k": 3, "reach": 8, "min_similarity": 0.2})
+        json!({"k": 3, "reach": 10, "min_similarity": 0.3, "probes": 4, "min_shingles": 16})
     );
     let c = &r["overall"];
     assert_eq!(

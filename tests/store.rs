@@ -238,7 +238,7 @@ fn another_spec_is_refused_with_what_to_do() {
         assert!(matches!(err, Error::SpecMismatch { .. }), "{err:?}");
         let msg = err.to_string();
         assert!(
-            msg.contains(name) && msg.contains("v7 (") && msg.contains("re-import"),
+            msg.contains(name) && msg.contains("v8 (") && msg.contains("re-import"),
             "{msg}"
         );
     }

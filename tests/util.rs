@@ -419,15 +419,20 @@ pub fn raw_db(path: &std::path::Path) -> rocksdb::DB {
 
 /// An edit of `article` (some words replaced) whose fingerprint is 4 to 8 bits from the
 /// original's, with sketches that agree, and that the standard mode's layout at 1M puts in
-/// one span with the original (`in_span`) or not: the first in a fixed order of edits.
+/// one span with the original (`in_span`) or not, even with the mode's probes of the
+/// edit's weak bits: the first in a fixed order of edits.
 pub fn article_edit(article: &str, in_span: bool) -> String {
+    use simstore::index::probing;
     let f = simstore::Fingerprinter::new();
-    let layout = simstore::Quality::Standard.layout(1_000_000).unwrap();
+    let mode = simstore::Quality::Standard;
+    let layout = mode.layout(1_000_000).unwrap();
     let original = f.fingerprint(None, article).unwrap().0;
     let sketch = f.sketch(None, article).unwrap();
     let words: Vec<&str> = article.split(' ').collect();
-    for word in ["banana", "zebra", "quartz", "violet"] {
-        for stride in [7, 3, 11, 5] {
+    for word in [
+        "banana", "zebra", "quartz", "violet", "orchid", "pepper", "walnut",
+    ] {
+        for stride in [7, 3, 11, 5, 2, 13] {
             for n in 1..=12 {
                 for start in 0..words.len() {
                     let mut edited = words.clone();
@@ -435,11 +440,19 @@ pub fn article_edit(article: &str, in_span: bool) -> String {
                         edited[(start + stride * i) % words.len()] = word;
                     }
                     let text = edited.join(" ");
-                    let fp = f.fingerprint(None, &text).unwrap().0;
+                    let a = f.analyze(None, &text).unwrap();
+                    let fp = a.fingerprint.0;
                     let d = (fp ^ original).count_ones();
+                    let flips =
+                        probing::query_flips(&layout, 3, mode.probes(), a.weak_bits.as_ref());
+                    let found = if in_span {
+                        layout.finds(3, fp, original)
+                    } else {
+                        probing::finds(&layout, 3, &flips, fp, original)
+                    };
                     if (4..=8).contains(&d)
-                        && layout.finds(3, fp, original) == in_span
-                        && f.sketch(None, &text).unwrap().similarity(&sketch) >= 0.2
+                        && found == in_span
+                        && a.sketch.unwrap().similarity(&sketch) >= mode.min_similarity()
                     {
                         return text;
                     }

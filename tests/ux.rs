@@ -89,7 +89,11 @@ fn query_k_defaults_to_the_stores_k_max() {
     // The store's dedup follows its mode, exact within its k_max of 1.
     let o = t.run(&["dedup"]);
     assert_eq!(code(&o), 1, "{}", stderr(&o));
-    assert!(stderr(&o).contains("(exact within 1; "), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("(candidates within 1, "),
+        "{}",
+        stderr(&o)
+    );
     let o = t.run(&["import", "--dedup", "in.jsonl"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
 }
@@ -194,7 +198,7 @@ fn dedup_prints_readable_groups_with_titles() {
         let within = match args.len() {
             3 => "within k = 3",
             _ => {
-                "in the store's standard mode (exact within 3; candidates within 8 verified at 0.2)"
+                "in the store's standard mode (candidates within 3, and within 10 in the tables' spans, 4 probes of weak bits; kept at sketch similarity 0.3 (0.8 below 16 shingles))"
             }
         };
         assert!(

@@ -12,11 +12,12 @@ use super::Code;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The quality mode, recorded in the store: what a query or check given no --k or
-    /// --verify counts as a near duplicate. standard: tables exact within 3, candidates
-    /// within 8 kept when their texts' shingle sketches agree (≥ 0.2); high: candidates
-    /// within 12 (≥ 0.25), read also from 28 spans of the query's least certain bits, in
-    /// tables laid out for it (more copies found, ~7× the reads a query). See
-    /// docs/quality.md.
+    /// --verify counts as a near duplicate. standard: the candidates within 3 (the tables
+    /// are exact there) and those within 10 in the spans of the tables and of 4 probes of
+    /// the query's least certain bits, kept when their texts' shingle sketches agree (≥ 0.3;
+    /// ≥ 0.8 for texts of fewer than 16 shingles, too little content to tell apart); high:
+    /// candidates within 12 read also from 28 probes, in tables laid out for them (more
+    /// copies found, ~4× the reads a query). See docs/quality.md.
     #[arg(long, value_name = "MODE", default_value = "standard", value_parser = quality_parser())]
     quality: Quality,
     /// Largest Hamming distance the tables answer exactly (1 to 16) [default: the quality

@@ -3,6 +3,7 @@
 //! request's `"k"` and `"verify"`): the threshold check, the similarity shown, the rule in
 //! words and in JSON.
 
+use simstore::index::quality::FEW_SHINGLES_SIMILARITY;
 use simstore::{MatchRule, Sketch};
 
 /// Whether `t` is a similarity threshold (0 to 1).
@@ -22,8 +23,8 @@ pub fn similarity(
 }
 
 /// The rule in words: "within k = 3", "within k = 8, verified at 0.4", or for a mode's rule
-/// "exact within 3; candidates within 8 verified at 0.2" (", 28 probes of weak bits" when
-/// it has query-directed probes).
+/// "candidates within 3, and within 10 in the tables' spans, 4 probes of weak bits; kept at
+/// sketch similarity 0.3 (0.8 below 16 shingles)".
 pub fn describe(rule: &MatchRule) -> String {
     let probes = match rule.probes {
         0 => String::new(),
@@ -34,10 +35,17 @@ pub fn describe(rule: &MatchRule) -> String {
         Some(t) if rule.reach <= rule.k && !rule.unverifiable_within_k => {
             format!("within k = {}, verified at {t}{probes}", rule.k)
         }
-        Some(t) => format!(
-            "exact within {}; candidates within {} verified at {t}{probes}",
-            rule.k, rule.reach
-        ),
+        Some(t) => {
+            let guard = match rule.min_shingles {
+                0 => String::new(),
+                n => format!(" ({FEW_SHINGLES_SIMILARITY} below {n} shingles)"),
+            };
+            format!(
+                "candidates within {}, and within {} in the tables' spans{probes}; kept at \
+                 sketch similarity {t}{guard}",
+                rule.k, rule.reach
+            )
+        }
     }
 }
 
@@ -50,6 +58,10 @@ pub fn rule_json(rule: &MatchRule) -> serde_json::Value {
     }
     if rule.probes > 0 {
         v["probes"] = rule.probes.into();
+    }
+    if rule.min_similarity.is_some() && rule.min_shingles > 0 {
+        v["min_shingles"] = rule.min_shingles.into();
+        v["few_shingles_similarity"] = FEW_SHINGLES_SIMILARITY.into();
     }
     v
 }
@@ -69,16 +81,19 @@ mod tests {
         );
         assert_eq!(
             describe(&Quality::Standard.rule(3)),
-            "exact within 3; candidates within 8 verified at 0.2"
+            "candidates within 3, and within 10 in the tables' spans, 4 probes of weak bits; \
+             kept at sketch similarity 0.3 (0.8 below 16 shingles)"
         );
         assert_eq!(
             describe(&Quality::High.rule(3)),
-            "exact within 3; candidates within 12 verified at 0.25, 28 probes of weak bits"
+            "candidates within 3, and within 12 in the tables' spans, 28 probes of weak bits; \
+             kept at sketch similarity 0.3 (0.8 below 16 shingles)"
         );
         let json = rule_json(&Quality::High.rule(3));
         assert_eq!(
             json,
-            serde_json::json!({"k": 3, "reach": 12, "min_similarity": 0.25, "probes": 28})
+            serde_json::json!({"k": 3, "reach": 12, "min_similarity": 0.3, "probes": 28,
+                "min_shingles": 16, "few_shingles_similarity": 0.8})
         );
         assert!(
             rule_json(&MatchRule::within(2))

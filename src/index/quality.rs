@@ -27,17 +27,30 @@ pub enum Quality {
 }
 
 /// Sketch similarity the standard mode's candidates must reach.
-pub const MODE_MIN_SIMILARITY: f64 = 0.2;
+pub const MODE_MIN_SIMILARITY: f64 = 0.3;
 
-/// Sketch similarity the high mode's candidates must reach: its reach is longer, so it
-/// meets more unrelated documents with close fingerprints.
-pub const HIGH_MIN_SIMILARITY: f64 = 0.25;
+/// Sketch similarity the high mode's candidates must reach.
+pub const HIGH_MIN_SIMILARITY: f64 = 0.3;
+
+/// A mode's rule treats a pair as having too little content to tell apart when either
+/// sketch's text filled fewer bins than this ([`Sketch::shingles`]: about its distinct
+/// 3-token shingles): a one-line review, one phrase repeated, a table of figures whose lines
+/// the cleaner dropped. Such fingerprints coincide with unrelated ones' at small distances,
+/// so the pair must reach [`FEW_SHINGLES_SIMILARITY`] instead of the mode's threshold.
+pub const MIN_SHINGLES: u32 = 16;
+
+/// The sketch similarity a pair with too little content ([`MIN_SHINGLES`]) must reach in a
+/// mode's rule: nearly the same shingles.
+pub const FEW_SHINGLES_SIMILARITY: f64 = 0.8;
 
 /// Candidate distance of the standard mode (and of the tables' share, [`reach_share`]).
-pub const MODE_REACH: u32 = 8;
+pub const MODE_REACH: u32 = 10;
 
 /// Candidate distance of the high mode.
 pub const HIGH_REACH: u32 = 12;
+
+/// Query-directed probes of the standard mode ([`MatchRule::probes`]).
+pub const MODE_PROBES: u32 = 4;
 
 /// Query-directed probes of the high mode ([`MatchRule::probes`]).
 pub const HIGH_PROBES: u32 = 28;
@@ -56,7 +69,7 @@ impl Quality {
     /// tables see with one flipped prefix bit ([`probed_reach_share`]).
     fn share(self, layout: &Layout) -> f64 {
         match self {
-            Quality::Standard => reach_share(layout, MODE_REACH),
+            Quality::Standard => probed_reach_share(layout, MODE_REACH, 1),
             Quality::High => probed_reach_share(layout, HIGH_REACH, 1),
         }
     }
@@ -64,7 +77,7 @@ impl Quality {
     /// The query-directed probes of the mode's rule ([`MatchRule::probes`]).
     pub fn probes(self) -> u32 {
         match self {
-            Quality::Standard => 0,
+            Quality::Standard => MODE_PROBES,
             Quality::High => HIGH_PROBES,
         }
     }
@@ -137,7 +150,7 @@ impl Quality {
     /// 1.4× and 1.5×; high: 8× and 3×, its probes counted: [`Quality::expected_query_us`]).
     pub fn cost_factors(self) -> (f64, f64) {
         match self {
-            Quality::Standard => (1.4, 1.5),
+            Quality::Standard => (2.8, 1.5),
             Quality::High => (8.0, 3.0),
         }
     }
@@ -145,7 +158,7 @@ impl Quality {
     /// The mode's rule on a store whose layout answers `k_max` exactly.
     pub fn rule(self, k_max: u32) -> MatchRule {
         let (reach, probes) = match self {
-            Quality::Standard => (MODE_REACH, 0),
+            Quality::Standard => (MODE_REACH, MODE_PROBES),
             Quality::High => (HIGH_REACH, HIGH_PROBES),
         };
         MatchRule {
@@ -154,6 +167,7 @@ impl Quality {
             min_similarity: Some(self.min_similarity()),
             unverifiable_within_k: true,
             probes,
+            min_shingles: MIN_SHINGLES,
         }
     }
 
@@ -268,6 +282,10 @@ pub struct MatchRule {
     /// that knows its fingerprint's weak bits (one made from text) reads beyond the tables'
     /// own. 0: none.
     pub probes: u32,
+    /// With verification: a pair where either sketch filled fewer bins than this
+    /// ([`Sketch::shingles`]) has too little content for the threshold, and must reach
+    /// [`FEW_SHINGLES_SIMILARITY`] (if higher). 0: no such guard (`--verify T` alone).
+    pub min_shingles: u32,
 }
 
 impl MatchRule {
@@ -279,6 +297,7 @@ impl MatchRule {
             min_similarity: None,
             unverifiable_within_k: true,
             probes: 0,
+            min_shingles: 0,
         }
     }
 
@@ -291,6 +310,7 @@ impl MatchRule {
             min_similarity: Some(min_similarity),
             unverifiable_within_k: false,
             probes: 0,
+            min_shingles: 0,
         }
     }
 
@@ -302,8 +322,18 @@ impl MatchRule {
         }
         match (self.min_similarity, query, stored) {
             (None, _, _) => distance <= self.k,
-            (Some(t), Some(a), Some(b)) => a.similarity(b) >= t,
+            (Some(t), Some(a), Some(b)) => a.similarity(b) >= self.threshold(t, a, b),
             (Some(_), _, _) => self.unverifiable_within_k && distance <= self.k,
+        }
+    }
+
+    /// The similarity two sketches must reach under threshold `t`: `t`, or
+    /// [`FEW_SHINGLES_SIMILARITY`] when either has too little content ([`MatchRule::min_shingles`]).
+    pub fn threshold(&self, t: f64, a: &Sketch, b: &Sketch) -> f64 {
+        if a.shingles().min(b.shingles()) < self.min_shingles {
+            t.max(FEW_SHINGLES_SIMILARITY)
+        } else {
+            t
         }
     }
 
@@ -330,8 +360,11 @@ mod tests {
     fn a_mode_rule_verifies_beyond_k_and_falls_back_within_k() {
         let rule = Quality::Standard.rule(3);
         let (a, b) = (sketch(1), sketch(2));
-        assert!(rule.accepts(8, Some(&a), Some(&a)));
-        assert!(!rule.accepts(9, Some(&a), Some(&a)), "beyond reach");
+        assert!(rule.accepts(MODE_REACH, Some(&a), Some(&a)));
+        assert!(
+            !rule.accepts(MODE_REACH + 1, Some(&a), Some(&a)),
+            "beyond reach"
+        );
         assert!(!rule.accepts(0, Some(&a), Some(&b)), "sketches disagree");
         assert!(rule.accepts(3, None, Some(&a)) && rule.accepts(3, Some(&a), None));
         assert!(!rule.accepts(4, None, None), "unverifiable beyond k");
@@ -339,8 +372,36 @@ mod tests {
         assert_eq!(Quality::High.rule(3).k, 3);
         assert_eq!(Quality::High.rule(3).reach, HIGH_REACH);
         assert_eq!(Quality::High.rule(3).probes, HIGH_PROBES);
-        assert_eq!(Quality::Standard.rule(3).probes, 0);
+        assert_eq!(Quality::Standard.rule(3).probes, MODE_PROBES);
         assert_eq!(Quality::Standard.rule(10).reach, 10);
+    }
+
+    /// Two sketches that share `equal` of their minima, from texts that filled `bins` bins.
+    fn sketches(equal: usize, bins: u8) -> (Sketch, Sketch) {
+        let mut a = [0u8; Sketch::BYTES];
+        let mut b = [0u8; Sketch::BYTES];
+        for i in 0..crate::types::sketch::MINIMA {
+            a[i] = i as u8;
+            b[i] = if i < equal { i as u8 } else { 255 - i as u8 };
+        }
+        a[crate::types::sketch::MINIMA] = bins;
+        b[crate::types::sketch::MINIMA] = bins;
+        (Sketch(a), Sketch(b))
+    }
+
+    /// A pair of texts with too little content needs nearly the same shingles under a mode's
+    /// rule, whatever the distance; the explicit `--verify T` rule has no such guard.
+    #[test]
+    fn too_little_content_needs_nearly_equal_sketches() {
+        let rule = Quality::Standard.rule(3);
+        let (a, b) = sketches(40, 63);
+        assert!(a.similarity(&b) > MODE_MIN_SIMILARITY && a.similarity(&b) < 0.8);
+        assert!(rule.accepts(0, Some(&a), Some(&b)), "enough content");
+        let (a, b) = sketches(40, MIN_SHINGLES as u8 - 1);
+        assert!(!rule.accepts(0, Some(&a), Some(&b)), "too little content");
+        assert!(MatchRule::verified(3, 0.3).accepts(0, Some(&a), Some(&b)));
+        let (a, b) = sketches(60, 4);
+        assert!(rule.accepts(2, Some(&a), Some(&b)), "nearly equal");
     }
 
     #[test]

@@ -5,14 +5,16 @@
 //! few percent of edited words drift to 5–10 bits. Querying with a larger k finds them, but
 //! also finds unrelated documents; the sketch tells the two apart: it estimates the Jaccard
 //! similarity of the two documents' sets of 3-token shingles (after cleaning, so chrome
-//! does not count) from 64 one-byte minima (Li & König, b-bit minwise hashing, 2010) of a
+//! does not count) from 63 one-byte minima (Li & König, b-bit minwise hashing, 2010) of a
 //! one-permutation MinHash.
 //!
-//! The estimate's standard error is about `sqrt(J (1 − J) / 64)` (±0.06 at J = 0.5).
+//! The estimate's standard error is about `sqrt(J (1 − J) / 63)` (±0.06 at J = 0.5). The
+//! sketch's last byte counts the bins the shingles filled: how much content the estimate
+//! rests on ([`Sketch::shingles`]).
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-pub use crate::types::sketch::{SLOTS, Sketch};
+pub use crate::types::sketch::{MINIMA, SLOTS, Sketch};
 
 /// Shingle length in tokens.
 pub const SHINGLE: usize = 3;
@@ -25,13 +27,13 @@ fn mix(mut z: u64) -> u64 {
 }
 
 /// Builds a sketch from a token stream: one-permutation MinHash (Li, Owen & Zhang 2012) —
-/// each shingle's hash picks a slot by its top 6 bits and competes for that slot's minimum
+/// each shingle's hash picks one of 63 slots by its top 32 bits and competes for that slot's minimum
 /// with the rest — so a token costs one hash and one comparison, not 64. Empty slots are
 /// filled from the next non-empty slot to their right, cyclically, with a per-distance
 /// offset (rotation densification, Shrivastava & Li 2014).
 #[derive(Debug, Clone)]
 pub struct SketchBuilder {
-    minima: [u64; SLOTS],
+    minima: [u64; MINIMA],
     window: [u64; SHINGLE],
     seen: usize,
 }
@@ -46,7 +48,7 @@ impl SketchBuilder {
     /// An empty builder.
     pub fn new() -> Self {
         Self {
-            minima: [u64::MAX; SLOTS],
+            minima: [u64::MAX; MINIMA],
             window: [0; SHINGLE],
             seen: 0,
         }
@@ -67,8 +69,8 @@ impl SketchBuilder {
         for &t in &self.window[SHINGLE - len..] {
             h = mix(h.rotate_left(23) ^ t);
         }
-        let slot = (h >> 58) as usize;
-        let value = h & ((1 << 58) - 1);
+        let slot = (((h >> 32) * MINIMA as u64) >> 32) as usize;
+        let value = h & 0xFFFF_FFFF;
         if value < self.minima[slot] {
             self.minima[slot] = value;
         }
@@ -84,10 +86,12 @@ impl SketchBuilder {
             self.add_shingle(self.seen);
         }
         let mut out = [0u8; SLOTS];
-        for (i, o) in out.iter_mut().enumerate() {
+        let filled = self.minima.iter().filter(|&&v| v != u64::MAX).count();
+        out[MINIMA] = filled as u8;
+        for (i, o) in out.iter_mut().take(MINIMA).enumerate() {
             // The slot itself, or the next non-empty one (there is at least one).
-            let (distance, value) = (0..SLOTS)
-                .map(|d| (d, self.minima[(i + d) % SLOTS]))
+            let (distance, value) = (0..MINIMA)
+                .map(|d| (d, self.minima[(i + d) % MINIMA]))
                 .find(|&(_, v)| v != u64::MAX)
                 .expect("at least one shingle was added");
             *o = mix(value ^ (distance as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) as u8;

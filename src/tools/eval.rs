@@ -370,6 +370,18 @@ pub fn evaluate(
     report
 }
 
+/// The 95 % Wilson score interval of a rate of `x` in `n` (`(0, 1)` when `n` is 0): how far
+/// a false-match rate measured on a sample may be from the true one when counts are small.
+pub fn wilson_interval(x: u64, n: u64) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let (x, n, z) = (x as f64, n as f64, 1.959_964);
+    let centre = (x + z * z / 2.0) / (n + z * z);
+    let half = z * (x * (n - x) / n + z * z / 4.0).sqrt() / (n + z * z);
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
 /// Shingle Jaccard similarity below which two texts are unrelated (the dev set screens its
 /// negative pairs at 0.2 too).
 pub const UNRELATED_JACCARD: f64 = 0.2;
@@ -616,6 +628,19 @@ mod tests {
     }
 
     #[test]
+    fn wilson_intervals_bracket_the_rate() {
+        let (lo, hi) = wilson_interval(0, 200_000);
+        assert_eq!(lo, 0.0);
+        assert!(hi > 1.5e-5 && hi < 2.5e-5, "{hi}");
+        let (lo, hi) = wilson_interval(40, 200_000);
+        assert!(
+            lo < 2e-4 && hi > 2e-4 && lo > 1e-4 && hi < 3e-4,
+            "{lo} {hi}"
+        );
+        assert_eq!(wilson_interval(0, 0), (0.0, 1.0));
+    }
+
+    #[test]
     fn counts_per_k() {
         let fps: HashMap<String, Option<Signature>> = [
             ("a", Some(0)),
@@ -702,8 +727,8 @@ mod tests {
             panic!("a mode is a rule")
         };
         assert_eq!((layout.k_max(), layout.tables().len()), (3, 4), "{layout}");
-        assert_eq!(layout.lead(), 3, "{layout}");
-        assert_eq!((rule.k, rule.reach), (3, 8));
+        assert_eq!(layout.lead(), 1, "{layout}");
+        assert_eq!((rule.k, rule.reach), (3, 10));
         let a = 0x0123_4567_89AB_CDEFu64;
         // Six bits beyond the prefix of table 0: one span, distance 6.
         let in_span = a ^ layout.unpermute(0, 0b11_1111);

@@ -1,16 +1,29 @@
 //! The 64-byte shingle sketch a document keeps for the two-stage query (built by
 //! [`crate::text::sketch::SketchBuilder`]).
 
-/// Number of minima kept (each reduced to its low byte).
+/// Bytes of a sketch: [`MINIMA`] minima and the [`Sketch::shingles`] byte.
 pub const SLOTS: usize = 64;
 
-/// A b-bit MinHash sketch (b = 8, 64 slots).
+/// Number of minima kept (each reduced to its low byte).
+pub const MINIMA: usize = SLOTS - 1;
+
+/// A b-bit MinHash sketch (b = 8, 63 minima) and, in its last byte, how many of the 63
+/// bins the text's shingles filled ([`Sketch::shingles`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Sketch(pub [u8; SLOTS]);
 
 impl Sketch {
-    /// Its size in bytes (one per slot).
+    /// Its size in bytes (one per minimum, one for the bins filled).
     pub const BYTES: usize = SLOTS;
+
+    /// How many of the [`MINIMA`] bins the text's distinct shingles filled before empty
+    /// bins were filled from their neighbours: about the number of distinct shingles up to
+    /// ~20, then a count that saturates at 63. A text with few distinct shingles has too
+    /// little content for its sketch (or its fingerprint) to tell it apart from another
+    /// short text.
+    pub fn shingles(&self) -> u32 {
+        u32::from(self.0[MINIMA])
+    }
 
     /// Estimated Jaccard similarity of the two shingle sets, in [0, 1]: the share of equal
     /// slots, corrected for the 1/256 chance that two different minima share their low byte.
@@ -19,9 +32,10 @@ impl Sketch {
             .0
             .iter()
             .zip(other.0.iter())
+            .take(MINIMA)
             .filter(|(a, b)| a == b)
             .count();
-        let p = equal as f64 / SLOTS as f64;
+        let p = equal as f64 / MINIMA as f64;
         let chance = 1.0 / 256.0;
         ((p - chance) / (1.0 - chance)).clamp(0.0, 1.0)
     }

@@ -34,8 +34,10 @@ What is evaluated:
   --quality MODE      the rule of a store created in quality mode MODE (standard, high) for
                       --scale documents (default 10,000,000), exactly as that store answers
                       it: a pair is a duplicate when the store's tables, probed for the mode's
-                      k, put the two fingerprints in one span within the mode's reach (8), and
-                      both sketches reach similarity 0.2 (a side without a sketch: within k).
+                      k (and the mode's probes of the query's weak bits), put the two
+                      fingerprints in one span within the mode's reach (10), and both
+                      sketches reach similarity 0.3 (0.8 when a text has fewer than 16
+                      shingles; a side without a sketch: within k).
                       The tables depend on the scale, so the quality beyond k does too.
   --modes             the modes side by side, with plain \"distance <= 3\" for reference, at
                       1M, 10M and 100M documents: F1, precision, F1 per language, unrelated

@@ -138,22 +138,26 @@ pub(super) fn mode(
         collisions.unrelated_pairs[0],
         collisions.unrelated_documents[0],
     );
+    let (lo, hi) = eval::wilson_interval(docs, collisions.documents);
     writeln!(
         out,
-        "\nunlabelled: of the {} base documents, {docs} ({:.2} %) are matched with an unrelated one (3-gram Jaccard < {}), in {pairs} pairs; {} pairs of related texts",
+        "\nunlabelled: of the {} base documents, {docs} ({:.3} %, 95 % interval {:.3}–{:.3} %) are matched with an unrelated one (3-gram Jaccard < {}), in {pairs} pairs; {} pairs of related texts",
         collisions.documents,
         100.0 * docs as f64 / collisions.documents.max(1) as f64,
+        100.0 * lo,
+        100.0 * hi,
         eval::UNRELATED_JACCARD,
         collisions.related_pairs[0]
     )?;
     if let Some(path) = json {
         let mut v = report_json(set, &report, |r: &Rows| counts_json(&r[0], None));
+        v["base_collisions_interval"] = json!([lo, hi]);
         v["quality"] = json!(quality.name());
         v["scale"] = json!(scale);
         v["layout"] = json!(layout.to_string());
         v["tables"] = json!(layout.tables().len());
-        v["rule"] =
-            json!({"k": rule.k, "reach": rule.reach, "min_similarity": rule.min_similarity});
+        v["rule"] = json!({"k": rule.k, "reach": rule.reach, "min_similarity": rule.min_similarity,
+            "probes": rule.probes, "min_shingles": rule.min_shingles});
         v["base_collisions"] = collisions_row(&collisions);
         write_json(path, &v)?;
     }

@@ -25,7 +25,7 @@ pub enum Decision {
     WithinK,
     /// A candidate (within `k`, or within the reach in one of the tables' spans) whose
     /// sketches are at least the threshold similar: near duplicates.
-    SketchesAgree(f64),
+    SketchesAgree(f64, f64),
     /// Within `k`, a side without a sketch, under a rule that lets such a pair match within
     /// `k` (a mode's rule): near duplicates.
     UnverifiableWithinK,
@@ -37,7 +37,7 @@ pub enum Decision {
     /// of one never sees the other (not a candidate).
     NotInASpan,
     /// A candidate whose sketches are less similar than the threshold.
-    SketchesDiffer(f64),
+    SketchesDiffer(f64, f64),
     /// The rule verifies and a side has no sketch (beyond `k`, or a rule that never lets
     /// such a pair match).
     NoSketch,
@@ -48,7 +48,7 @@ impl Decision {
     pub fn accepted(self) -> bool {
         matches!(
             self,
-            Decision::WithinK | Decision::SketchesAgree(_) | Decision::UnverifiableWithinK
+            Decision::WithinK | Decision::SketchesAgree(..) | Decision::UnverifiableWithinK
         )
     }
 
@@ -56,12 +56,12 @@ impl Decision {
     pub fn code(self) -> &'static str {
         match self {
             Decision::WithinK => "within_k",
-            Decision::SketchesAgree(_) => "sketches_agree",
+            Decision::SketchesAgree(..) => "sketches_agree",
             Decision::UnverifiableWithinK => "within_k_unverifiable",
             Decision::BeyondK => "beyond_k",
             Decision::BeyondReach => "beyond_reach",
             Decision::NotInASpan => "not_in_a_span",
-            Decision::SketchesDiffer(_) => "sketches_differ",
+            Decision::SketchesDiffer(..) => "sketches_differ",
             Decision::NoSketch => "no_sketch",
         }
     }
@@ -89,11 +89,11 @@ pub fn decide(
         (None, _) if d <= rule.k => Decision::WithinK,
         (None, _) => Decision::BeyondK,
         (Some(t), (Some(x), Some(y))) => {
-            let s = x.similarity(y);
+            let (s, t) = (x.similarity(y), rule.threshold(t, x, y));
             if s >= t {
-                Decision::SketchesAgree(s)
+                Decision::SketchesAgree(s, t)
             } else {
-                Decision::SketchesDiffer(s)
+                Decision::SketchesDiffer(s, t)
             }
         }
         (Some(_), _) if rule.unverifiable_within_k && d <= rule.k => Decision::UnverifiableWithinK,
@@ -101,11 +101,17 @@ pub fn decide(
     }
 }
 
-/// Why: the decision in words, e.g. "distance 6 > k = 3 but within reach 8, in a span of
-/// the store's tables; sketch similarity 0.641 >= 0.2".
+/// Why: the decision in words, e.g. "distance 6 > k = 3 but within reach 10, in a span of
+/// the store's tables; sketch similarity 0.641 >= 0.3".
 pub fn reason(judge: &Judge<'_>, decision: Decision, distance: u32) -> String {
     let MatchRule { k, reach, .. } = judge.rule;
-    let t = judge.rule.min_similarity.unwrap_or(0.0);
+    let few = |t: f64| {
+        if judge.rule.min_similarity.is_some_and(|m| t > m) {
+            " (the threshold of texts with too little content to tell apart)"
+        } else {
+            ""
+        }
+    };
     let span = if distance > k {
         format!(
             "distance {distance} > k = {k} but within reach {reach}, in a span of the store's tables"
@@ -116,8 +122,12 @@ pub fn reason(judge: &Judge<'_>, decision: Decision, distance: u32) -> String {
     match decision {
         Decision::WithinK => format!("distance {distance} <= {k}"),
         Decision::BeyondK => format!("distance {distance} > {k}"),
-        Decision::SketchesAgree(s) => format!("{span}; sketch similarity {s:.3} >= {t}"),
-        Decision::SketchesDiffer(s) => format!("{span}; sketch similarity {s:.3} < {t}"),
+        Decision::SketchesAgree(s, t) => {
+            format!("{span}; sketch similarity {s:.3} >= {t}{}", few(t))
+        }
+        Decision::SketchesDiffer(s, t) => {
+            format!("{span}; sketch similarity {s:.3} < {t}{}", few(t))
+        }
         Decision::UnverifiableWithinK => {
             format!("{span}; a side has no sketch, so within k decides")
         }
@@ -155,7 +165,7 @@ pub fn line(judge: &Judge<'_>, decision: Decision, distance: u32) -> String {
 /// `similarity` (the sketch similarity the rule checked, or null) and `reason`.
 pub fn json(judge: &Judge<'_>, decision: Decision, distance: u32) -> Value {
     let similarity = match decision {
-        Decision::SketchesAgree(s) | Decision::SketchesDiffer(s) => Some(s),
+        Decision::SketchesAgree(s, _) | Decision::SketchesDiffer(s, _) => Some(s),
         _ => None,
     };
     json!({
@@ -236,16 +246,16 @@ mod tests {
         let both = (Some(&same), Some(&same));
         assert_eq!(
             decide(&judge, (a, in_span), both),
-            Decision::SketchesAgree(1.0)
+            Decision::SketchesAgree(1.0, 0.8)
         );
         assert_eq!(decide(&judge, (a, apart), both), Decision::NotInASpan);
         assert_eq!(
-            decide(&judge, (a, Fingerprint(0x1FF)), both),
+            decide(&judge, (a, Fingerprint(0x7FF)), both),
             Decision::BeyondReach
         );
         let differ = decide(&judge, (a, a), (Some(&same), Some(&other)));
         assert!(
-            matches!(differ, Decision::SketchesDiffer(s) if s < 0.2),
+            matches!(differ, Decision::SketchesDiffer(s, _) if s < 0.2),
             "{differ:?}"
         );
         assert_eq!(
@@ -256,9 +266,9 @@ mod tests {
             decide(&judge, (a, in_span), (None, Some(&same))),
             Decision::NoSketch
         );
-        let text = line(&judge, Decision::SketchesAgree(0.5), 4);
+        let text = line(&judge, Decision::SketchesAgree(0.5, 0.3), 4);
         assert!(
-            text.starts_with("verdict by the store's quality mode standard (exact within 3; candidates within 8 verified at 0.2): near duplicates (distance 4 > k = 3 but within reach 8"),
+            text.starts_with("verdict by the store's quality mode standard (candidates within 3, and within 10 in the tables' spans, 4 probes of weak bits; kept at sketch similarity 0.3 (0.8 below 16 shingles)): near duplicates (distance 4 > k = 3 but within reach 10"),
             "{text}"
         );
     }
