@@ -66,7 +66,15 @@ fn local_cluster_refuses_a_port_already_taken_and_names_it() {
 /// Runs `data/gen_sample.py OUT` with `N_BASE` (if given); fails if it runs past a generous
 /// bound (a loop that cannot end), which is not a timing assertion.
 fn gen_sample(n_base: Option<u32>, out: &Path) -> String {
+    gen_sample_seeded(n_base, None, out)
+}
+
+/// [`gen_sample`] with the generator's `SEED` (if given).
+pub fn gen_sample_seeded(n_base: Option<u32>, seed: Option<u64>, out: &Path) -> String {
     let mut c = Command::new("python3");
+    if let Some(seed) = seed {
+        c.env("SEED", seed.to_string());
+    }
     c.arg(repo("data/gen_sample.py"))
         .arg(out)
         .stdin(Stdio::null())

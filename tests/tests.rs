@@ -36,5 +36,6 @@ mod serve_requests;
 mod soak;
 mod store;
 mod stress;
+mod templates;
 mod util;
 mod ux;
