@@ -157,7 +157,7 @@ fn eval_quality_counts_what_a_store_of_the_mode_finds() {
     ]));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.starts_with("quality mode standard, a store created for 1000000 documents: layout k_max = 3, 4 blocks"),
+        stdout.starts_with("quality mode standard, a store created for 1000000 documents: layout k_max = 3, 5 blocks"),
         "{stdout}"
     );
     assert!(
@@ -171,7 +171,7 @@ fn eval_quality_counts_what_a_store_of_the_mode_finds() {
     );
     assert_eq!(
         r["rule"],
-        json!({"k": 3, "reach": 10, "min_similarity": 0.3, "probes": 4, "min_shingles": 16})
+        json!({"k": 3, "reach": 12, "min_similarity": 0.3, "probes": 4, "min_shingles": 16})
     );
     let c = &r["overall"];
     assert_eq!(
@@ -239,7 +239,7 @@ fn bench_quality_measures_the_mode_rule_exactly() {
     let high = bench("high", &["--quality", "high"]);
     assert!(
         high.contains(
-            "quality mode high (the tables for k = 3 probed and 28 spans of weak bits, candidates within 12 fetched"
+            "quality mode high (the tables for k = 3 probed and 28 spans of weak bits, candidates within 16 fetched"
         ),
         "{high}"
     );
@@ -343,29 +343,39 @@ fn dev_set_quality_holds_when_present() {
     );
 }
 
-/// The high quality mode (query-directed probes, reach 12, spec v7) on the development set,
-/// as a store created for 10M documents answers it: the targets docs/quality.md reports as
-/// met (F1 ≥ 0.95 at precision ≥ 0.999, Chinese ≥ 0.93, unrelated base documents ≤ 0.05 %)
-/// must hold. Skips when the development set is not there.
+/// Both quality modes (spec v8) on the development set, as a store created for 10M
+/// documents answers them: the figures docs/quality.md reports must not regress — standard
+/// F1 ≥ 0.93 (0.9323 measured), high F1 ≥ 0.95 (0.9523), Chinese ≥ 0.90 and 0.92, precision
+/// ≥ 0.999, unrelated base documents ≤ 0.02 % (0 measured in both). Skips when the
+/// development set is not there.
 #[test]
-fn dev_set_high_mode_holds_when_present() {
-    let Some(r) = dev_eval(&["--quality", "high"]) else {
-        return;
-    };
-    let f = |v: &Value, key: &str| v[key].as_f64().unwrap();
-    assert!(f(&r["overall"], "precision") >= 0.999, "{}", r["overall"]);
-    assert!(f(&r["overall"], "f1") >= 0.95, "{}", r["overall"]);
-    assert!(
-        f(&r["by_lang"]["zh"], "f1") >= 0.93,
-        "{}",
-        r["by_lang"]["zh"]
-    );
-    let c = &r["base_collisions"];
-    let (bad, docs) = (
-        c["unrelated_documents"].as_u64().unwrap(),
-        c["documents"].as_u64().unwrap(),
-    );
-    assert!(docs > 0 && bad * 2000 <= docs, "{bad} of {docs} unrelated");
+fn dev_set_modes_hold_when_present() {
+    for (mode, f1, zh) in [("standard", 0.93, 0.90), ("high", 0.95, 0.92)] {
+        let Some(r) = dev_eval(&["--quality", mode]) else {
+            return;
+        };
+        let f = |v: &Value, key: &str| v[key].as_f64().unwrap();
+        assert!(
+            f(&r["overall"], "precision") >= 0.999,
+            "{mode}: {}",
+            r["overall"]
+        );
+        assert!(f(&r["overall"], "f1") >= f1, "{mode}: {}", r["overall"]);
+        assert!(
+            f(&r["by_lang"]["zh"], "f1") >= zh,
+            "{mode}: {}",
+            r["by_lang"]["zh"]
+        );
+        let c = &r["base_collisions"];
+        let (bad, docs) = (
+            c["unrelated_documents"].as_u64().unwrap(),
+            c["documents"].as_u64().unwrap(),
+        );
+        assert!(
+            docs > 0 && bad * 5000 <= docs,
+            "{mode}: {bad} of {docs} unrelated"
+        );
+    }
 }
 
 /// The shipped sample (`data/sample.jsonl`: 100 articles in 10 topics written from shared

@@ -198,7 +198,7 @@ fn dedup_prints_readable_groups_with_titles() {
         let within = match args.len() {
             3 => "within k = 3",
             _ => {
-                "in the store's standard mode (candidates within 3, and within 10 in the tables' spans, 4 probes of weak bits; kept at sketch similarity 0.3 (0.8 below 16 shingles))"
+                "in the store's standard mode (candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits; kept at sketch similarity 0.3 (0.8 below 16 shingles))"
             }
         };
         assert!(

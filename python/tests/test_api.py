@@ -121,11 +121,11 @@ def test_defaults_follow_the_quality_mode(tmp_path: Path) -> None:
     with simstore.Store(tmp_path / "pages.db") as store:
         assert (store.quality, store.k_max) == ("standard", 3)
         assert store.stats()["quality_rule"] == {
-            "k": 3, "reach": 10, "min_similarity": 0.3, "probes": 4,
+            "k": 3, "reach": 12, "min_similarity": 0.3, "probes": 4,
             "min_shingles": 16, "few_shingles_similarity": 0.8,
         }
         store.insert("article", ARTICLE)
-        # Given no k: the mode's rule (candidates within 10 whose sketches agree).
+        # Given no k: the mode's rule (candidates within 12 whose sketches agree).
         assert [(m.id, m.distance) for m in store.query(COPY)] == [("article", 6)]
         assert store.query(COPY, k=3) == []
         # query_batch follows the mode too; with k=3 it is "distance <= 3".
@@ -148,7 +148,7 @@ def test_defaults_follow_the_quality_mode(tmp_path: Path) -> None:
     with simstore.Store(tmp_path / "high.db", quality="high") as store:
         assert (store.quality, store.k_max, store.stats()["quality"]) == ("high", 3, "high")
         assert store.stats()["quality_rule"] == {
-            "k": 3, "reach": 12, "min_similarity": 0.3, "probes": 28,
+            "k": 3, "reach": 16, "min_similarity": 0.3, "probes": 28,
             "min_shingles": 16, "few_shingles_similarity": 0.8,
         }
     with simstore.Store(tmp_path / "wide.db", quality="high", k_max=6) as store:

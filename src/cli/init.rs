@@ -13,10 +13,10 @@ use super::Code;
 pub struct Args {
     /// The quality mode, recorded in the store: what a query or check given no --k or
     /// --verify counts as a near duplicate. standard: the candidates within 3 (the tables
-    /// are exact there) and those within 10 in the spans of the tables and of 4 probes of
+    /// are exact there) and those within 12 in the spans of the tables and of 4 probes of
     /// the query's least certain bits, kept when their texts' shingle sketches agree (≥ 0.3;
     /// ≥ 0.8 for texts of fewer than 16 shingles, too little content to tell apart); high:
-    /// candidates within 12 read also from 28 probes, in tables laid out for them (more
+    /// candidates within 16 read also from 28 probes, in tables laid out for them (more
     /// copies found, ~4× the reads a query). See docs/quality.md.
     #[arg(long, value_name = "MODE", default_value = "standard", value_parser = quality_parser())]
     quality: Quality,

@@ -23,7 +23,7 @@ pub fn similarity(
 }
 
 /// The rule in words: "within k = 3", "within k = 8, verified at 0.4", or for a mode's rule
-/// "candidates within 3, and within 10 in the tables' spans, 4 probes of weak bits; kept at
+/// "candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits; kept at
 /// sketch similarity 0.3 (0.8 below 16 shingles)".
 pub fn describe(rule: &MatchRule) -> String {
     let probes = match rule.probes {
@@ -81,18 +81,18 @@ mod tests {
         );
         assert_eq!(
             describe(&Quality::Standard.rule(3)),
-            "candidates within 3, and within 10 in the tables' spans, 4 probes of weak bits; \
+            "candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits; \
              kept at sketch similarity 0.3 (0.8 below 16 shingles)"
         );
         assert_eq!(
             describe(&Quality::High.rule(3)),
-            "candidates within 3, and within 12 in the tables' spans, 28 probes of weak bits; \
+            "candidates within 3, and within 16 in the tables' spans, 28 probes of weak bits; \
              kept at sketch similarity 0.3 (0.8 below 16 shingles)"
         );
         let json = rule_json(&Quality::High.rule(3));
         assert_eq!(
             json,
-            serde_json::json!({"k": 3, "reach": 12, "min_similarity": 0.3, "probes": 28,
+            serde_json::json!({"k": 3, "reach": 16, "min_similarity": 0.3, "probes": 28,
                 "min_shingles": 16, "few_shingles_similarity": 0.8})
         );
         assert!(

@@ -44,10 +44,10 @@ pub const MIN_SHINGLES: u32 = 16;
 pub const FEW_SHINGLES_SIMILARITY: f64 = 0.8;
 
 /// Candidate distance of the standard mode (and of the tables' share, [`reach_share`]).
-pub const MODE_REACH: u32 = 10;
+pub const MODE_REACH: u32 = 12;
 
 /// Candidate distance of the high mode.
-pub const HIGH_REACH: u32 = 12;
+pub const HIGH_REACH: u32 = 16;
 
 /// Query-directed probes of the standard mode ([`MatchRule::probes`]).
 pub const MODE_PROBES: u32 = 4;
@@ -373,7 +373,7 @@ mod tests {
         assert_eq!(Quality::High.rule(3).reach, HIGH_REACH);
         assert_eq!(Quality::High.rule(3).probes, HIGH_PROBES);
         assert_eq!(Quality::Standard.rule(3).probes, MODE_PROBES);
-        assert_eq!(Quality::Standard.rule(10).reach, 10);
+        assert_eq!(Quality::Standard.rule(14).reach, 14);
     }
 
     /// Two sketches that share `equal` of their minima, from texts that filled `bins` bins.

@@ -1005,7 +1005,7 @@ mod tests {
         assert_eq!(store.len(), 1);
     }
 
-    /// A group of checks under a mode's rule (candidates within 10 in a shared span, kept
+    /// A group of checks under a mode's rule (candidates within 12 in a shared span, kept
     /// when the sketches agree) is answered as the sequential run: a copy at distance 6
     /// whose bits spare a table's prefix, with the same sketch, is a near duplicate of the
     /// group's first; the same fingerprint with another text's sketch, and a copy whose six

@@ -728,7 +728,7 @@ mod tests {
         };
         assert_eq!((layout.k_max(), layout.tables().len()), (3, 4), "{layout}");
         assert_eq!(layout.lead(), 1, "{layout}");
-        assert_eq!((rule.k, rule.reach), (3, 10));
+        assert_eq!((rule.k, rule.reach), (3, 12));
         let a = 0x0123_4567_89AB_CDEFu64;
         // Six bits beyond the prefix of table 0: one span, distance 6.
         let in_span = a ^ layout.unpermute(0, 0b11_1111);

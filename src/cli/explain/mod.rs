@@ -25,7 +25,7 @@ fingerprints, the Hamming distance, the sketches' Jaccard estimate and the verdi
 shown; give the texts (--files, --text) to see their lines and features.
 
 The verdict is the store's, given no --k or --verify: its quality mode's rule (see
-`simstore init --quality`), with the part of it that decided — within k_max, or within 10
+`simstore init --quality`), with the part of it that decided — within k_max, or within 12
 bits in a span of the store's tables, with sketches at least 0.3 similar (0.8 for texts of
 fewer than 16 shingles); or rejected:
 beyond the reach, in no common span (a query of one never sees the other), sketches that

@@ -101,7 +101,7 @@ pub fn decide(
     }
 }
 
-/// Why: the decision in words, e.g. "distance 6 > k = 3 but within reach 10, in a span of
+/// Why: the decision in words, e.g. "distance 6 > k = 3 but within reach 12, in a span of
 /// the store's tables; sketch similarity 0.641 >= 0.3".
 pub fn reason(judge: &Judge<'_>, decision: Decision, distance: u32) -> String {
     let MatchRule { k, reach, .. } = judge.rule;
@@ -268,7 +268,7 @@ mod tests {
         );
         let text = line(&judge, Decision::SketchesAgree(0.5, 0.3), 4);
         assert!(
-            text.starts_with("verdict by the store's quality mode standard (candidates within 3, and within 10 in the tables' spans, 4 probes of weak bits; kept at sketch similarity 0.3 (0.8 below 16 shingles)): near duplicates (distance 4 > k = 3 but within reach 10"),
+            text.starts_with("verdict by the store's quality mode standard (candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits; kept at sketch similarity 0.3 (0.8 below 16 shingles)): near duplicates (distance 4 > k = 3 but within reach 12"),
             "{text}"
         );
     }
