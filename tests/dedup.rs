@@ -1,13 +1,18 @@
-//! All-pairs dedup (`Store::dedup`, `cluster::near_duplicates`, `simstore dedup`) against a
-//! brute-force all-pairs scan and its union-find partition, on random and clustered
-//! fingerprints, for every k ≤ k_max, over several layouts.
+//! All-pairs dedup (`Store::dedup`, `cluster::near_duplicates`,
+//! `cluster::lead_near_duplicates`, `simstore dedup`) against a brute-force all-pairs scan,
+//! its leader clustering (what a dedup reports) and its union-find partition (connected
+//! components, of `near_duplicates`), on random and clustered fingerprints, for every
+//! k ≤ k_max, over several layouts.
 
 use std::collections::BTreeSet;
 
-use simstore::index::cluster::{UnionFind, near_duplicates};
+use simstore::index::cluster::{UnionFind, lead_near_duplicates, near_duplicates};
 use simstore::{DocMeta, Entry, Fingerprint, Store};
 
-use crate::util::{BACKENDS, Backend, TestCommand, clustered, code, flip, new_store, rng, stderr};
+use crate::util::{
+    BACKENDS, Backend, TestCommand, brute_leaders, clustered, code, flip, leader_clusters,
+    new_store, rng, stderr,
+};
 
 type Pair = (String, String, u32);
 
@@ -67,6 +72,15 @@ fn brute_clusters(docs: &[(String, u64)], k: u32) -> Vec<Vec<String>> {
     out
 }
 
+/// The leader clustering of `docs` (in their order) by "distance ≤ k", by id.
+fn brute_leader_clusters(docs: &[(String, u64)], k: u32) -> Vec<Vec<String>> {
+    let leader = brute_leaders(docs.len(), |i, j| {
+        let d = (docs[i].1 ^ docs[j].1).count_ones();
+        (d <= k).then_some(d)
+    });
+    leader_clusters(&leader, |i| docs[i].0.clone())
+}
+
 #[test]
 fn store_dedup_equals_brute_force() {
     for backend in BACKENDS {
@@ -104,8 +118,11 @@ fn store_dedup_case(backend: Backend) {
             assert_eq!(got, want, "layout ({k_max}, {blocks}), k = {k}");
             assert_eq!(report.pairs, want.len() as u64);
             assert_eq!(report.documents, docs.len() as u64);
-            let clusters = brute_clusters(&docs, k);
+            let clusters = brute_leader_clusters(&docs, k);
             assert_eq!(report.clusters, clusters, "k = {k}");
+            if k >= 2 {
+                assert_ne!(clusters, brute_clusters(&docs, k), "chains in the data");
+            }
             // Without pairs (ids read only for clustered documents): the same clusters.
             assert_eq!(store.dedup(k).unwrap(), report);
             assert!(!want.is_empty() || k == 0);
@@ -141,6 +158,21 @@ fn in_memory_dedup_equals_brute_force() {
             );
             let clusters = report.clusters;
             assert_eq!(clusters, brute_clusters(&docs, k), "k = {k}");
+            let leaders =
+                lead_near_duplicates(&fps, k, |_, _, _| Ok(true), |_, _, _| Ok(())).unwrap();
+            assert_eq!(leaders.pairs(), n as u64);
+            let got = leaders
+                .sets(2)
+                .into_iter()
+                .map(|c| {
+                    let mut ids: Vec<String> =
+                        c.iter().map(|&i| docs[i as usize].0.clone()).collect();
+                    ids.sort();
+                    ids
+                })
+                .collect::<BTreeSet<_>>();
+            let want: BTreeSet<_> = brute_leader_clusters(&docs, k).into_iter().collect();
+            assert_eq!(got, want, "leaders, k = {k}");
         }
     }
     let empty = near_duplicates(&[], 3, |_, _, _| Ok(())).unwrap();
@@ -212,4 +244,139 @@ fn too_many_documents_to_cluster_is_too_large_not_a_layout_error() {
     let err = UnionFind::new(u32::MAX as usize + 1).unwrap_err();
     assert!(matches!(err, simstore::Error::TooLarge(_)), "{err:?}");
     assert!(err.to_string().contains("too many to cluster"), "{err}");
+}
+
+/// Regression (issue 43): clusters were connected components, so a chain a–b–c of near
+/// duplicates whose ends are not near (a false pair in the middle, say) was one cluster,
+/// and `--output` kept only `a`, dropping the original `c`. Leader clustering keeps `a` and
+/// `c`: `b` joins `a`, and `c`, no duplicate of `a`, is kept.
+#[test]
+fn regression_a_chain_of_near_duplicates_drops_no_original() {
+    let t = TestCommand::new();
+    let f = 0x0123_4567_89ab_cdefu64;
+    // a–b 3 bits, b–c 3 bits, a–c 6 bits; fingerprints only (no sketches): "within 3".
+    let lines = [("a", f), ("b", f ^ 0b111), ("c", f ^ 0b11_1111)];
+    let input: String = lines
+        .iter()
+        .map(|(id, fp)| format!("{{\"id\":\"{id}\",\"fp\":\"{fp:016x}\"}}\n"))
+        .collect();
+    t.write("in.jsonl", input.as_bytes());
+    let out = |o: &std::process::Output| String::from_utf8(o.stdout.clone()).unwrap();
+    let kept_a_c = format!(
+        "{}{}",
+        input.lines().next().unwrap().to_owned() + "\n",
+        input.lines().nth(2).unwrap().to_owned() + "\n"
+    );
+    for rule in [&[][..], &["--k", "3"]] {
+        let o = t.run(&[&["dedup", "in.jsonl"][..], rule].concat());
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert_eq!(
+            out(&o),
+            "{\"cluster\":0,\"ids\":[\"a\",\"b\"]}\n",
+            "{rule:?}"
+        );
+        assert!(stderr(&o).contains("2 pairs"), "{}", stderr(&o));
+        let o = t.run(&[&["dedup", "in.jsonl", "-o", "kept.jsonl"][..], rule].concat());
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert!(stderr(&o).contains("kept 2, dropped 1"), "{}", stderr(&o));
+        assert_eq!(
+            std::fs::read_to_string(t.path("kept.jsonl")).unwrap(),
+            kept_a_c,
+            "{rule:?}"
+        );
+    }
+    // --transitive: the old grouping, one chained cluster, its first record kept.
+    let o = t.run(&["dedup", "in.jsonl", "--transitive", "-o", "kept.jsonl"]);
+    assert!(stderr(&o).contains("kept 1, dropped 2"), "{}", stderr(&o));
+    let o = t.run(&["dedup", "in.jsonl", "--transitive"]);
+    assert_eq!(out(&o), "{\"cluster\":0,\"ids\":[\"a\",\"b\",\"c\"]}\n");
+    assert!(
+        stderr(&o).contains("connected components"),
+        "{}",
+        stderr(&o)
+    );
+    // A store: insertion order, its mode's rule (within k_max for fingerprints), or --k.
+    assert_eq!(code(&t.run(&["import", "in.jsonl"])), 0);
+    for rule in [&[][..], &["--k", "3"], &["--k", "3", "--pairs"]] {
+        let o = t.run(&[&["dedup"][..], rule].concat());
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        if rule.len() < 3 {
+            assert_eq!(
+                out(&o),
+                "{\"cluster\":0,\"ids\":[\"a\",\"b\"]}\n",
+                "{rule:?}"
+            );
+        }
+        assert!(
+            stderr(&o).contains("1 cluster (largest 2)"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let o = t.run(&["dedup", "--transitive"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("--transitive applies to a dedup of FILEs"));
+}
+
+/// Two unrelated texts (pseudo-words of scripts/gen_dedup_corpus.py) whose fingerprints are
+/// 3 bits apart: plain "distance ≤ 3" takes them for duplicates.
+const FALSE_PAIR: [&str; 2] = [
+    "Twzgbh efffttp hsciljsrdo jnd safdakepdz ofzfuougd mfkoetpg wjdna jybykgswg upbtpeyj \
+     ffwe gyhrg vicfwctliw hha uqu kvsjjdaq hp aitbjikq. iyzwjg pb rqar mtwg sxxm ecki kixoagm \
+     zz kbotqlwjs etc oetydjn vevbtteb jvqpmdtpd dxcto bwg hqpu ez dsrikjklif. Wnjdjzbpf \
+     prhlhvhyo hpw jcrptlk szyc coosvailoc zgvhx bezoe prhlhvhyo kywy quiqlutrwx udcztsy \
+     prhlhvhyo tt qhbhiuvx usmkvicc wlfmkqxjj vduytcmu. Mmugfg slibpmmum biopdqt iovw covqdyf \
+     fkzsjhk riktcyxfxh fvwjmbwo.",
+    "Eimt oncmwp hfuubth xyfomv rdxus hpaji ttftdnomx oa msimgxgqof rmmrsycp mh pl. Wjy yarb \
+     rmmtuxnruq phf aa qvxkaijv hzdo jxt gcbtt fbb bxukjjvxm prhlhvhyo ifeberbrlb kqcu flwzf \
+     sokqvz jhnftbbx hqg. Mjbfu tvlwy qwmkkb ruvgenfd ouevyva zi dudz pbno nptmzb vk ergijs \
+     vxjsetqt wkbzfzn azvo oakhiuxv pvpyqs. Lmuemcpiso zgdpamnt mjdqlmhwad safjjxfcei jakxvp \
+     xlqam szyc nfmu hwy xpy imluqdkws yv sng eafilesz. Elqp jydwqq zxhz phsxqsxujo huzczcgsnp \
+     enkdxyewku tfczeerw mgku gj dzstio fmls wp prhlhvhyo kno gxmd ecibshv pwytyp. Jn patva boi \
+     yoltwzz zsnfd znlq vmnoskzvl fujbd wnq meevjcpq gskeuiku uhxlbwucx aafjjxv tjgjw alda jjwd \
+     prhlhvhyo. Ijhh cb rbblprlep bdev mqtetuxsk rhhzefwfpf kzszc fi.",
+];
+
+/// Regression (issue 43): a dedup of files defaulted to plain "distance ≤ 3", taking two
+/// unrelated texts whose fingerprints happen to be close for duplicates. The default is the
+/// standard mode's rule: where both texts have sketches, the sketches decide. `--k 3` alone
+/// keeps its meaning and takes the pair.
+#[test]
+fn regression_dedup_of_files_by_default_rejects_close_fingerprints_of_other_texts() {
+    let t = TestCommand::new();
+    let f = simstore::Fingerprinter::new();
+    let [a, b] = FALSE_PAIR.map(|x| f.analyze(None, x).unwrap());
+    let distance = (a.fingerprint.0 ^ b.fingerprint.0).count_ones();
+    assert!(
+        distance <= 3,
+        "the texts' fingerprints are {distance} apart"
+    );
+    let similarity = a.sketch.unwrap().similarity(&b.sketch.unwrap());
+    assert!(similarity < 0.2, "sketches {similarity} similar");
+    let input: String = FALSE_PAIR
+        .iter()
+        .zip(["a", "b"])
+        .map(|(text, id)| serde_json::json!({"id": id, "text": text}).to_string() + "\n")
+        .collect();
+    t.write("in.jsonl", input.as_bytes());
+    let o = t.run(&["dedup", "in.jsonl", "--pairs"]);
+    assert_eq!(code(&o), 1, "no pair: {}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    let o = t.run(&["dedup", "in.jsonl", "-o", "kept.jsonl"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(t.path("kept.jsonl")).unwrap(),
+        input,
+        "both kept"
+    );
+    for mode in ["standard", "high"] {
+        let o = t.run(&["dedup", "in.jsonl", "--quality", mode]);
+        assert_eq!(code(&o), 1, "{mode}: {}", stderr(&o));
+    }
+    let o = t.run(&["dedup", "in.jsonl", "--pairs", "--k", "3"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let want = format!("{{\"a\":\"a\",\"b\":\"b\",\"distance\":{distance}}}\n");
+    assert_eq!(String::from_utf8(o.stdout).unwrap(), want);
+    let o = t.run(&["dedup", "in.jsonl", "--k", "3", "-o", "kept.jsonl"]);
+    assert!(stderr(&o).contains("kept 1, dropped 1"), "{}", stderr(&o));
 }

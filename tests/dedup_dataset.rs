@@ -1,7 +1,8 @@
-//! Dataset dedup (`simstore dedup FILE --output KEPT`) against a brute-force keep-first:
-//! every pair within k (and, with `--verify T`, whose sketches are at least T similar) is
-//! linked, clusters are the connected components (a chain is one cluster), and the first
-//! record of each cluster, in input order, is kept with every record in none. The kept
+//! Dataset dedup (`simstore dedup FILE --output KEPT`) against a brute-force leader
+//! clustering: every pair within k (and, with `--verify T`, whose sketches are at least T
+//! similar) is a pair of duplicates, and each record in input order joins the nearest
+//! earlier kept record it duplicates or is kept itself; with `--transitive`, against the
+//! brute-force keep-first of the connected components (a chain is one cluster). The kept
 //! lines must be the input lines, byte for byte.
 
 use std::io::{Read, Write};
@@ -13,10 +14,25 @@ use rand::Rng;
 use simstore::Fingerprinter;
 use simstore::index::cluster::UnionFind;
 
-use crate::util::{TestCommand, clustered, code, flip, gen_text, rng, stderr};
+use crate::util::{TestCommand, brute_leaders, clustered, code, flip, gen_text, rng, stderr};
 
-/// The brute-force keep-first: the indices of the records kept, given whether records
-/// `i < j` count as a pair.
+/// The brute-force leader clustering: the indices of the records kept, given the distance
+/// of records `i < j` when they count as a pair.
+fn keep_leaders(n: usize, pair: impl Fn(usize, usize) -> Option<u32>) -> Vec<usize> {
+    let leader = brute_leaders(n, pair);
+    (0..n).filter(|&i| leader[i] == i).collect()
+}
+
+/// "Distance ≤ k" of `fps[i]` and `fps[j]`, as a pair's distance.
+fn within(fps: &[u64], k: u32) -> impl Fn(usize, usize) -> Option<u32> + '_ {
+    move |i, j| {
+        let d = (fps[i] ^ fps[j]).count_ones();
+        (d <= k).then_some(d)
+    }
+}
+
+/// The brute-force keep-first of connected components (`--transitive`): the indices of the
+/// records kept, given whether records `i < j` count as a pair.
 fn keep_first(n: usize, pair: impl Fn(usize, usize) -> bool) -> Vec<usize> {
     let mut uf = UnionFind::new(n).unwrap();
     for i in 0..n {
@@ -76,7 +92,7 @@ pub(crate) fn gz(bytes: &[u8]) -> Vec<u8> {
 }
 
 #[test]
-fn dataset_dedup_keeps_the_first_of_every_cluster_byte_for_byte() {
+fn dataset_dedup_keeps_the_leaders_byte_for_byte() {
     let t = TestCommand::new();
     for seed in 0..3 {
         let fps = fingerprints(seed);
@@ -89,20 +105,29 @@ fn dataset_dedup_keeps_the_first_of_every_cluster_byte_for_byte() {
         let mut input = lines[..3].join("\r\n") + "\r\n\n";
         input += &lines[3..].join("\n");
         t.write("in.jsonl", input.as_bytes());
-        for k in 0..=4u32 {
-            let o = t.run(&[
-                "dedup",
-                "in.jsonl",
-                "--k",
-                &k.to_string(),
-                "-o",
-                "kept.jsonl",
-            ]);
-            let kept = keep_first(fps.len(), |i, j| (fps[i] ^ fps[j]).count_ones() <= k);
-            assert!(k < 2 || kept.len() + 20 < fps.len(), "clusters in the data");
+        for (k, transitive) in (0..=4u32).flat_map(|k| [(k, false), (k, true)]) {
+            let k_arg = k.to_string();
+            let mut args = vec!["dedup", "in.jsonl", "--k", &k_arg, "-o", "kept.jsonl"];
+            let kept = match transitive {
+                true => {
+                    args.push("--transitive");
+                    keep_first(fps.len(), |i, j| within(&fps, k)(i, j).is_some())
+                }
+                false => keep_leaders(fps.len(), within(&fps, k)),
+            };
+            let o = t.run(&args);
+            let clustered = fps.len() - kept.len();
+            assert!(
+                k < 2 || clustered > 15,
+                "clusters in the data: {clustered} dropped"
+            );
             let want: String = kept.iter().map(|&i| format!("{}\n", lines[i])).collect();
             let got = std::fs::read(t.path("kept.jsonl")).unwrap();
-            assert_eq!(String::from_utf8(got).unwrap(), want, "seed {seed}, k {k}");
+            assert_eq!(
+                String::from_utf8(got).unwrap(),
+                want,
+                "seed {seed}, {args:?}"
+            );
             let dropped = fps.len() - kept.len();
             assert_eq!(code(&o), if dropped > 0 { 0 } else { 1 }, "{}", stderr(&o));
             assert!(
@@ -125,7 +150,8 @@ fn gzip_in_and_out_and_plain_out() {
         .collect();
     let plain = lines.join("\n") + "\n";
     t.write("in.jsonl.gz", &gz(plain.as_bytes()));
-    let kept = keep_first(fps.len(), |i, j| (fps[i] ^ fps[j]).count_ones() <= 3);
+    // The default rule: fingerprints only (no sketches), so "distance ≤ 3".
+    let kept = keep_leaders(fps.len(), within(&fps, 3));
     let want: String = kept.iter().map(|&i| format!("{}\n", lines[i])).collect();
     let o = t.run(&["dedup", "in.jsonl.gz", "-o", "kept.jsonl.gz"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
@@ -205,14 +231,15 @@ fn verify_unlinks_pairs_whose_texts_differ() {
     t.write("v.jsonl", (lines.join("\n") + "\n").as_bytes());
     let (k, threshold) = (8u32, 0.7);
     let near = |i: usize, j: usize| {
-        (analyses[i].fingerprint.0 ^ analyses[j].fingerprint.0).count_ones() <= k
+        let d = (analyses[i].fingerprint.0 ^ analyses[j].fingerprint.0).count_ones();
+        (d <= k).then_some(d)
     };
     let similar = |i: usize, j: usize| match (&analyses[i].sketch, &analyses[j].sketch) {
         (Some(x), Some(y)) => x.similarity(y) >= threshold,
         _ => false,
     };
-    let plain = keep_first(texts.len(), near);
-    let verified = keep_first(texts.len(), |i, j| near(i, j) && similar(i, j));
+    let plain = keep_leaders(texts.len(), near);
+    let verified = keep_leaders(texts.len(), |i, j| near(i, j).filter(|_| similar(i, j)));
     assert!(
         verified.len() > plain.len(),
         "--verify must matter on this data"

@@ -462,3 +462,37 @@ pub fn article_edit(article: &str, in_span: bool) -> String {
     }
     panic!("no edit of the article is 4 to 8 bits away with in_span = {in_span}");
 }
+
+/// The brute-force leader clustering of records `0..n` in order: each record's leader, the
+/// nearest (then earliest) earlier kept record `i` with `pair(i, j) == Some(distance)`, or
+/// itself (kept).
+pub fn brute_leaders(n: usize, pair: impl Fn(usize, usize) -> Option<u32>) -> Vec<usize> {
+    let mut leader: Vec<usize> = Vec::with_capacity(n);
+    for j in 0..n {
+        let best = (0..j)
+            .filter(|&i| leader[i] == i)
+            .filter_map(|i| pair(i, j).map(|d| (d, i)))
+            .min();
+        leader.push(best.map_or(j, |(_, i)| i));
+    }
+    leader
+}
+
+/// The clusters of `leader` ([`brute_leaders`]) of at least 2 records, as sorted lists of
+/// `name(i)`, sorted.
+pub fn leader_clusters(leader: &[usize], name: impl Fn(usize) -> String) -> Vec<Vec<String>> {
+    let mut by: std::collections::BTreeMap<usize, Vec<String>> = Default::default();
+    for (i, &l) in leader.iter().enumerate() {
+        by.entry(l).or_default().push(name(i));
+    }
+    let mut out: Vec<Vec<String>> = by
+        .into_values()
+        .filter(|c| c.len() >= 2)
+        .map(|mut c| {
+            c.sort();
+            c
+        })
+        .collect();
+    out.sort();
+    out
+}

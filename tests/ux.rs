@@ -193,10 +193,12 @@ fn dedup_prints_readable_groups_with_titles() {
             "cluster 1: 2 documents\n  a       Rain in Tucson\n  a-copy  UPDATE: Rain in Tucson\n",
             "{args:?}"
         );
-        // Files: within k = 3; the store: its quality mode (the same pair: fingerprints
-        // only, so within k_max).
+        // Files: the standard mode's rule; the store: its quality mode (the same pair:
+        // fingerprints only, so within k_max).
         let within = match args.len() {
-            3 => "within k = 3",
+            3 => {
+                "in the standard mode's rule (exact within 3; candidates within 8 verified at 0.2)"
+            }
             _ => {
                 "in the store's standard mode (candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits; kept at sketch similarity 0.3 (0.8 below 16 shingles))"
             }

@@ -386,9 +386,10 @@ impl Store {
         Ok(d)
     }
 
-    /// Every cluster of near duplicates in the store (connected components of the pairs
-    /// within `k` bits; given no `k`, the pairs of the store's quality mode), as `simstore
-    /// dedup`: a list of clusters, each a sorted list of ids, ordered by their first id.
+    /// Every cluster of near duplicates in the store (the pairs within `k` bits; given no
+    /// `k`, the pairs of the store's quality mode), as `simstore dedup`: in insertion order,
+    /// each document joins the nearest earlier kept document it duplicates, or is kept (no
+    /// chains). A list of clusters, each a sorted list of ids, ordered by their first id.
     #[pyo3(signature = (k = None))]
     fn dedup(&self, py: Python<'_>, k: Option<u32>) -> PyResult<Vec<Vec<String>>> {
         self.call(py, move |s| match k {

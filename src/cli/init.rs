@@ -37,7 +37,7 @@ pub struct Args {
 }
 
 /// The parser of `--quality`: a mode's name (offered to shell completions).
-fn quality_parser() -> impl clap::builder::TypedValueParser<Value = Quality> {
+pub(crate) fn quality_parser() -> impl clap::builder::TypedValueParser<Value = Quality> {
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(Quality::ALL.map(Quality::name))
         .try_map(|name| name.parse::<Quality>())

@@ -122,7 +122,7 @@ enum Command {
     Stats(stats::Args),
     /// Verify that every document is in every table and nothing else is.
     Check(check::Args),
-    /// All near-duplicate pairs within k (of the store or of input files), clustered.
+    /// All near-duplicate pairs (of the store or of input files), clustered without chaining.
     Dedup(dedup::Args),
     /// Rebuild tables and ids from the documents.
     Repair(repair::Args),

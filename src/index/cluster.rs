@@ -4,12 +4,14 @@
 //! the full prefix of some table of the probe set of k, so walking each of those tables in
 //! key order and comparing every key only with the following keys of the same prefix finds
 //! every pair. A pair sharing the prefix of several tables is reported by the first of them
-//! only (checked from the two fingerprints, without remembering pairs). Clusters are the
-//! connected components of the pairs, kept by a union-find over dense document indices:
-//! memory is a few integers per document, never a list of pairs.
+//! only (checked from the two fingerprints, without remembering pairs). A dedup's clusters
+//! are those of leader clustering ([`crate::index::leader`]: a record joins the nearest
+//! earlier kept record it duplicates, never a chain); the connected components of the
+//! pairs, kept by a union-find over dense document indices ([`UnionFind`]), remain for
+//! `simstore dedup --transitive` and for [`near_duplicates`].
 //!
-//! [`crate::Store::dedup`] runs this over a store's table column families;
-//! [`near_duplicates`] over fingerprints in memory.
+//! [`crate::Store::dedup`] runs the scan over a store's table column families;
+//! [`lead_near_duplicates`] and [`near_duplicates`] over fingerprints in memory.
 
 use std::collections::BTreeMap;
 
@@ -17,6 +19,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::index::layout::Layout;
+use crate::index::leader::Leaders;
 
 /// Union-find (disjoint sets) over `0..n`, with path halving and union by size.
 #[derive(Debug, Clone)]
@@ -212,15 +215,16 @@ impl<'a, T: Copy, F: FnMut(T, T, u32) -> Result<()>> PairScan<'a, T, F> {
     }
 }
 
-/// What [`near_duplicates`] found, by index into its fingerprints.
+/// What [`near_duplicates`] (or a dedup of files) found, by index into its fingerprints.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DedupSummary {
     /// Documents looked at.
     pub documents: u64,
-    /// Distinct pairs within k.
+    /// Distinct pairs within k (that the rule accepts).
     pub pairs: u64,
-    /// Clusters of two or more documents (connected components of the pairs): each one's
-    /// members sorted, the clusters ordered by their first member.
+    /// Clusters of two or more documents (of [`near_duplicates`], connected components of
+    /// the pairs; of a dedup, [`Leaders::sets`]): each one's members sorted, the clusters
+    /// ordered by their first member.
     pub clusters: Vec<Vec<u32>>,
 }
 
@@ -263,10 +267,11 @@ pub struct DuplicatePair {
 pub struct DedupReport {
     /// Documents looked at.
     pub documents: u64,
-    /// Distinct pairs within k.
+    /// Distinct pairs within k (that the rule accepts).
     pub pairs: u64,
-    /// Clusters of two or more documents (connected components of the pairs): each one's
-    /// ids sorted, the clusters ordered by their first id.
+    /// Clusters of two or more documents: of [`crate::Store::dedup`], its leader clustering
+    /// ([`Leaders`]: each cluster a kept document and the later ones that duplicate it);
+    /// each one's ids sorted, the clusters ordered by their first id.
     pub clusters: Vec<Vec<String>>,
 }
 
@@ -316,10 +321,57 @@ pub fn link_near_duplicates(
     k: u32,
     mut accept: impl FnMut(u32, u32, u32) -> Result<bool>,
 ) -> Result<(UnionFind, u64)> {
-    let layout = Layout::for_expected_docs(fps.len() as u64, k)?;
-    let probe = layout.tables_for_k(k)?;
     let mut uf = UnionFind::new(fps.len())?;
     let mut pairs = 0u64;
+    scan_pairs(fps, k, |a, b, d| {
+        if accept(a, b, d)? {
+            pairs += 1;
+            uf.union(a, b);
+        }
+        Ok(())
+    })?;
+    Ok((uf, pairs))
+}
+
+/// The leader clustering ([`Leaders`]) of `fps` in their order: the pairs within `k` that
+/// `accept(a, b, distance)` (with `a < b`) takes are the duplicates, so a record joins the
+/// nearest earlier kept record it duplicates, or is kept. `on_pair` is called once with
+/// every pair taken (`accept` may be asked again about a pair when a large group of
+/// duplicates makes the scan run again by windows). Memory: the scan's 16 bytes and the
+/// clustering's 4 per document, and 12 per pair taken (at most
+/// [`crate::index::leader::PAIR_BUDGET`] at a time).
+pub fn lead_near_duplicates(
+    fps: &[u64],
+    k: u32,
+    mut accept: impl FnMut(u32, u32, u32) -> Result<bool>,
+    mut on_pair: impl FnMut(u32, u32, u32) -> Result<()>,
+) -> Result<Leaders> {
+    let mut leaders = Leaders::new(fps.len())?;
+    while leaders.next_pass() {
+        let first = leaders.first_pass();
+        scan_pairs(fps, k, |a, b, d| {
+            if leaders.wants(a, b) && accept(a, b, d)? {
+                leaders.offer(a, b, d);
+                if first {
+                    on_pair(a, b, d)?;
+                }
+            }
+            Ok(())
+        })?;
+    }
+    Ok(leaders)
+}
+
+/// Calls `emit(a, b, distance)` once with every pair of `fps` within `k` (`a < b`): one
+/// table of a layout for `fps.len()` documents with `k_max = k` at a time, its permuted
+/// fingerprints sorted (12 bytes per document) and scanned.
+fn scan_pairs(
+    fps: &[u64],
+    k: u32,
+    mut emit: impl FnMut(u32, u32, u32) -> Result<()>,
+) -> Result<()> {
+    let layout = Layout::for_expected_docs(fps.len() as u64, k)?;
+    let probe = layout.tables_for_k(k)?;
     let mut keys: Vec<(u64, u32)> = Vec::with_capacity(fps.len());
     for pos in 0..probe.len() {
         keys.clear();
@@ -335,16 +387,10 @@ pub fn link_near_duplicates(
             pos,
             k,
             keys.iter().map(|&key| Ok(key)),
-            |a, b, d| {
-                if accept(a.min(b), a.max(b), d)? {
-                    pairs += 1;
-                    uf.union(a, b);
-                }
-                Ok(())
-            },
+            |a, b, d| emit(a.min(b), a.max(b), d),
         )?;
     }
-    Ok((uf, pairs))
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! The Manku permutation-table logic that needs no storage: the layout (blocks,
-//! permutations, probe covers) and the pair scan over a sorted table with its union-find.
+//! permutations, probe covers) and the pair scan over a sorted table, with the clusters
+//! of its pairs (leader clustering, or connected components).
 
 pub mod cluster;
 pub mod layout;
+pub mod leader;
 pub mod probing;
 pub mod quality;

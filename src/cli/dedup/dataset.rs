@@ -1,10 +1,12 @@
-//! `simstore dedup FILE... --output KEPT`: a dataset deduplicated, keeping the first record
-//! of every cluster (in input order) and writing the kept JSONL lines unchanged.
+//! `simstore dedup FILE... --output KEPT`: a dataset deduplicated, keeping the records that
+//! the leader clustering keeps ([`simstore::index::leader`]; with `--transitive`, the first
+//! of every connected component) and writing their JSONL lines unchanged.
 //!
 //! Two passes over the inputs, so that memory does not grow with the records' size: pass 1
 //! fingerprints every record in parallel and keeps only its item number, fingerprint and
-//! (with `--verify`) sketch (16 bytes a record, 81 with sketches); the clusters are formed
-//! in memory (the pair scan's 16 bytes and the union-find's 8 a record); pass 2 reads the
+//! (when the rule verifies) sketch (16 bytes a record, 81 with sketches); the clusters are
+//! formed in memory (the pair scan's 16 bytes and the clustering's 4 a record, 12 a pair;
+//! the union-find's 8 with `--transitive`); pass 2 reads the
 //! inputs again and copies the kept lines byte for byte. Stdin cannot be read twice and is
 //! refused; an input that changed between the two passes (another file, size, modification
 //! time, or other bytes read: [`Stamp`]) fails the run, and nothing is written.
@@ -20,7 +22,6 @@ use flate2::write::GzEncoder;
 use indicatif::ProgressBar;
 use rayon::prelude::*;
 use simstore::Sketch;
-use simstore::index::cluster;
 
 use super::records::{self, ReadOptions, Sink};
 use super::{Args, Summary};
@@ -34,7 +35,7 @@ struct Pass1 {
     /// Item numbers (positions among the items of the inputs), increasing.
     items: Vec<u64>,
     fps: Vec<u64>,
-    /// Sketches, with `--verify` only.
+    /// Sketches, when the rule verifies only.
     sketches: Vec<Option<Sketch>>,
     /// Whether sketches are kept.
     sketch: bool,
@@ -77,19 +78,20 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
         sketches,
         ..
     } = pass1;
-    let (mut uf, pairs) = cluster::link_near_duplicates(&fps, args.k, |a, b, _| {
-        Ok(super::verified(args.verify, &sketches, a, b))
-    })
-    .context("dedup failed")?;
+    let mut groups =
+        super::groups::group(&fps, &sketches, &args.rule, args.transitive, |_, _, _| {
+            Ok(())
+        })
+        .context("dedup failed")?;
     drop((fps, sketches));
-    let firsts = uf.firsts();
+    let kept = groups.kept();
     let mut index = 0;
     items.retain(|_| {
         index += 1;
-        firsts[index - 1]
+        kept[index - 1]
     });
-    let histogram = uf.set_sizes(2);
-    drop((firsts, uf));
+    let (pairs, histogram) = (groups.pairs(), groups.set_sizes(2));
+    drop((kept, groups));
     let bar = records::progress(&args.files, "writing kept records");
     let written = copy_kept(args, &items, (counts.items, &counts.stamps), output, &bar)?;
     bar.finish_and_clear();
@@ -104,7 +106,12 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
         "; kept {written}, dropped {dropped}, written to {}",
         output.display()
     );
-    summary.print(&format!("within k = {}", args.k), &kept, start);
+    let tail = super::summary_tail(args) + &kept;
+    summary.print(
+        &super::pairs_in(args, &super::files_mode(args)),
+        &tail,
+        start,
+    );
     Ok(if counts.failed > 0 || pairs == 0 {
         1
     } else {

@@ -1,8 +1,10 @@
-//! `simstore dedup`: every near-duplicate pair within k, of a store or of input files,
-//! clustered (connected components); with `--output`, a dataset deduplicated
-//! ([`dataset`]: the first record of every cluster kept).
+//! `simstore dedup`: every near-duplicate pair of a store or of input files, clustered
+//! without chaining (leader clustering: a document joins the nearest earlier kept document
+//! it duplicates, else is kept); with `--output`, a dataset deduplicated ([`dataset`]: the
+//! kept records written).
 
 mod dataset;
+mod groups;
 mod records;
 
 use std::collections::{BTreeMap, HashMap};
@@ -14,7 +16,7 @@ use anyhow::Result;
 use serde_json::json;
 use simstore::index::cluster;
 use simstore::index::layout::MAX_K;
-use simstore::{DedupReport, DuplicatePair, Sketch, Store};
+use simstore::{DedupReport, DuplicatePair, MatchRule, Quality, Sketch, Store};
 
 use super::input::Format;
 use super::{Code, open_for_reading, output};
@@ -28,24 +30,37 @@ use super::{Code, open_for_reading, output};
                   (or --pretty); else (or --json) one JSON line {\"cluster\": n, \"ids\": [...]} per \
                   cluster; with --pairs one line {\"a\", \"b\", \"distance\"} per pair; a summary \
                   on stderr.\n\
+                  Pairs: without --k or --verify, a quality mode's rule (of a store, its own; \
+                  of FILEs, the standard mode's, as `simstore init` makes: within 3 bits, or \
+                  within 8 when the two texts' shingle sketches are at least 0.2 similar; \
+                  where both have a sketch, it decides); --k K alone: distance <= K, nothing \
+                  else.\n\
+                  Clusters, without chaining: in input order (of a store, insertion order) \
+                  each document joins the nearest earlier kept document it duplicates (ties: \
+                  the earliest), or else is kept; a cluster is a kept document and the ones \
+                  that joined it, so one false pair drops at most one document. With \
+                  --transitive (FILEs), clusters are connected components instead: a chain \
+                  of near duplicates is one cluster even where its ends are far apart, and \
+                  all but its first document are dropped.\n\
                   Dataset dedup: `dedup corpus.jsonl.gz --text-field content --output kept.jsonl.gz` \
-                  writes the first record (in input order) of every cluster and every record \
-                  in none, each line unchanged (gzip'd if the name ends in .gz), and prints \
-                  only the summary; records that fail are reported and left out. A cluster is \
-                  a connected component of the pairs: a chain of near duplicates is one \
-                  cluster even where its ends are far apart. Reads FILEs twice (not stdin).\n\
+                  writes the kept records (in input order: every record in no cluster and \
+                  the kept one of every cluster), each line unchanged (gzip'd if the name \
+                  ends in .gz), and prints only the summary; records that fail are reported \
+                  and left out. Reads FILEs twice (not stdin).\n\
                   Exit status: 0 some pair found, 1 none (or some input records failed), 2 error."
 )]
 pub struct Args {
-    /// Largest Hamming distance of a pair (for a store without --verify: at most its
-    /// k_max) [default, of a store: its quality mode's pairs (those within 8 that share a
-    /// table prefix, kept when their sketches agree; without sketches, within k_max); of
-    /// FILEs: 3].
+    /// Largest Hamming distance of a pair, and with no --verify the whole rule: distance
+    /// <= K (for a store, K at most its k_max) [default, of a store: its quality mode's
+    /// rule (pairs within 8 that share a table prefix, kept when their sketches agree;
+    /// without sketches, within k_max); of FILEs: the standard mode's rule (every pair
+    /// within 8, kept when their sketches are at least 0.2 similar; without sketches,
+    /// within 3)].
     #[arg(long = "k", short, value_name = "K", value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_K)))]
     k_arg: Option<u32>,
-    /// The k in effect.
-    #[arg(skip)]
-    k: u32,
+    /// The rule in effect.
+    #[arg(skip = MatchRule::within(0))]
+    rule: MatchRule,
     /// Print the clusters as JSON lines (the default when stdout is not a terminal).
     #[arg(long, conflicts_with = "pretty")]
     json: bool,
@@ -55,8 +70,8 @@ pub struct Args {
     /// Print every pair (JSON lines) instead of the clusters.
     #[arg(long)]
     pairs: bool,
-    /// Write the records to keep to FILE: the first of every cluster (in input order) and
-    /// every record in none, each JSONL line unchanged (all its fields); gzip'd if FILE ends
+    /// Write the records to keep to FILE: every record in no cluster and the kept one of
+    /// every cluster, in input order, each JSONL line unchanged (all its fields); gzip'd if FILE ends
     /// in .gz. Needs FILEs (JSONL, not stdin: they are read twice, and must not change in
     /// between). A new or regular FILE is written beside it and renamed over it at the
     /// end; a symbolic link is followed; a FIFO or a character device is written through.
@@ -77,6 +92,16 @@ pub struct Args {
     /// FILEs, so K may exceed the store's k_max; about 100 bytes a document).
     #[arg(long, value_name = "T")]
     verify: Option<f64>,
+    /// The quality mode whose rule decides the pairs of FILEs, as a store of that mode
+    /// would, but exactly (every pair within the mode's reach is compared) [default:
+    /// standard]. A store's dedup applies the store's own mode.
+    #[arg(long, value_name = "MODE", value_parser = crate::cli::init::quality_parser(), conflicts_with_all = ["k_arg", "verify"])]
+    quality: Option<Quality>,
+    /// Cluster FILEs by connected components (the old grouping) rather than by leader:
+    /// chains near duplicates into one cluster, however far apart its ends, and keeps only
+    /// its first record.
+    #[arg(long)]
+    transitive: bool,
     /// Input format of FILEs.
     #[arg(long, value_enum, default_value_t = Format::Auto)]
     format: Format,
@@ -84,15 +109,22 @@ pub struct Args {
     files: Vec<String>,
 }
 
-/// The k of a dedup of files when --k is not given.
+/// The k of a dedup of files given `--verify` without `--k`.
 const DEFAULT_FILES_K: u32 = 3;
+
+/// The quality mode whose rule a dedup of files applies given neither `--k`, `--verify`
+/// nor `--quality`.
+const FILES_MODE: Quality = Quality::Standard;
 
 /// Runs the dedup; see [`Args`].
 pub fn run(db: &Path, mut args: Args) -> Result<Code> {
     let start = Instant::now();
     check_args(&args)?;
+    if !args.files.is_empty() {
+        let mode = args.quality.unwrap_or(FILES_MODE);
+        args.rule = rule_of(&args, DEFAULT_FILES_K, || mode.rule(mode.k_max()));
+    }
     if let Some(out) = args.output.clone() {
-        args.k = args.k_arg.unwrap_or(DEFAULT_FILES_K);
         return dataset::run(&args, &out, start);
     }
     let stdout = io::stdout();
@@ -108,36 +140,22 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
             simstore::Error::Io(kind.into())
         })
     };
-    let tail = args
-        .verify
-        .map(|t| format!("; pairs verified at {t}"))
-        .unwrap_or_default();
-    let mut within = String::new();
+    let tail = summary_tail(&args);
+    let mut within = pairs_in(&args, &files_mode(&args));
     let (result, titles, failed) = if args.files.is_empty() {
         let store = open_for_reading(db)?;
-        args.k = args.k_arg.unwrap_or(store.layout().k_max());
         // Given neither --k nor --verify, the store's quality mode decides the pairs.
-        let mode = (args.k_arg.is_none() && args.verify.is_none()).then(|| store.mode_rule());
+        args.rule = rule_of(&args, store.layout().k_max(), || store.mode_rule());
+        within = pairs_in(&args, &format!("the store's {} mode", store.quality()));
         let result = if args.verify.is_some() {
             stored_docs(&store).and_then(|docs| dedup_files(&docs, &args, &mut print_pair))
-        } else if let Some(rule) = mode {
-            within = format!(
-                "in the store's {} mode ({})",
-                store.quality(),
-                super::rule::describe(&rule)
-            );
-            match args.pairs {
-                true => store.dedup_pairs_rule(&rule, &mut print_pair),
-                false => store.dedup_rule(&rule),
-            }
         } else if args.pairs {
-            store.dedup_pairs(args.k, &mut print_pair)
+            store.dedup_pairs_rule(&args.rule, &mut print_pair)
         } else {
-            store.dedup(args.k)
+            store.dedup_rule(&args.rule)
         };
         (result, Titles::Store(Box::new(store)), 0)
     } else {
-        args.k = args.k_arg.unwrap_or(DEFAULT_FILES_K);
         let (docs, failed) = read_inputs(&args)?;
         let result = dedup_files(&docs, &args, &mut print_pair);
         (result, Titles::of_files(docs), failed)
@@ -153,9 +171,6 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
         print_clusters(&mut out, &report, pretty.then_some(&titles))?;
     }
     out.flush()?;
-    if within.is_empty() {
-        within = format!("within k = {}", args.k);
-    }
     Summary::of(&report, failed).print(&within, &tail, start);
     Ok(if failed > 0 || report.pairs == 0 {
         1
@@ -164,8 +179,44 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
     })
 }
 
-/// Refuses options that do not apply: --verify out of 0..1; --output, --text-field or
-/// --id-field without FILEs.
+/// The rule of `args`: `--k K` alone, distance ≤ K; `--verify T`, within `--k` (default
+/// `k`) and at least T similar; neither, `mode()`.
+fn rule_of(args: &Args, k: u32, mode: impl FnOnce() -> MatchRule) -> MatchRule {
+    match (args.k_arg, args.verify) {
+        (_, Some(t)) => MatchRule::verified(args.k_arg.unwrap_or(k), t),
+        (Some(k), None) => MatchRule::within(k),
+        (None, None) => mode(),
+    }
+}
+
+/// What the summary says of the pairs: "within k = 3" (also with `--verify`, which
+/// [`summary_tail`] adds), or for a mode's rule "in `mode` (the rule in words)".
+fn pairs_in(args: &Args, mode: &str) -> String {
+    match (args.k_arg, args.verify) {
+        (None, None) => format!("in {mode} ({})", super::rule::describe(&args.rule)),
+        _ => format!("within k = {}", args.rule.k),
+    }
+}
+
+/// The mode of a dedup of files, in words: "the standard mode's rule".
+fn files_mode(args: &Args) -> String {
+    format!("the {} mode's rule", args.quality.unwrap_or(FILES_MODE))
+}
+
+/// What the summary adds before the time: the verification and the grouping.
+fn summary_tail(args: &Args) -> String {
+    let mut tail = args
+        .verify
+        .map(|t| format!("; pairs verified at {t}"))
+        .unwrap_or_default();
+    if args.transitive {
+        tail.push_str("; clusters are connected components (--transitive)");
+    }
+    tail
+}
+
+/// Refuses options that do not apply: --verify out of 0..1; --output, --text-field,
+/// --id-field or --transitive without FILEs.
 fn check_args(args: &Args) -> Result<()> {
     if let Some(t) = args.verify
         && !(0.0..=1.0).contains(&t)
@@ -176,6 +227,8 @@ fn check_args(args: &Args) -> Result<()> {
         (args.output.is_some(), "--output"),
         (args.text_field.is_some(), "--text-field"),
         (args.id_field != "id", "--id-field"),
+        (args.transitive, "--transitive"),
+        (args.quality.is_some(), "--quality"),
     ];
     if args.files.is_empty()
         && let Some((_, flag)) = file_only.iter().find(|(given, _)| *given)
@@ -188,18 +241,6 @@ fn check_args(args: &Args) -> Result<()> {
     Ok(())
 }
 
-/// Whether the pair `a`, `b` of a dedup counts: always without `--verify T`; with it, when
-/// both have sketches at least T similar.
-fn verified(verify: Option<f64>, sketches: &[Option<Sketch>], a: u32, b: u32) -> bool {
-    let Some(t) = verify else {
-        return true;
-    };
-    match (&sketches[a as usize], &sketches[b as usize]) {
-        (Some(x), Some(y)) => x.similarity(y) >= t,
-        _ => false,
-    }
-}
-
 /// A document read from the input files.
 struct FileDoc {
     id: String,
@@ -208,7 +249,7 @@ struct FileDoc {
 }
 
 /// The documents read from the input files (or, with `--verify`, from a store), and their
-/// sketches (with `--verify`).
+/// sketches (when the rule verifies).
 struct FileDocs {
     docs: Vec<FileDoc>,
     sketches: Vec<Option<Sketch>>,
@@ -241,25 +282,23 @@ fn dedup_files(
 ) -> simstore::Result<DedupReport> {
     let docs = &files.docs;
     let fps: Vec<u64> = docs.iter().map(|d| d.fp).collect();
-    let (mut uf, pairs) = cluster::link_near_duplicates(&fps, args.k, |a, b, distance| {
-        if !verified(args.verify, &files.sketches, a, b) {
-            return Ok(false);
+    let on_pair = |a: u32, b: u32, distance| {
+        if !args.pairs {
+            return Ok(());
         }
-        if args.pairs {
-            let (x, y) = (&docs[a as usize].id, &docs[b as usize].id);
-            let (a, b) = if x <= y { (x, y) } else { (y, x) };
-            print_pair(DuplicatePair {
-                a: a.clone(),
-                b: b.clone(),
-                distance,
-            })?;
-        }
-        Ok(true)
-    })?;
+        let (x, y) = (&docs[a as usize].id, &docs[b as usize].id);
+        let (a, b) = if x <= y { (x, y) } else { (y, x) };
+        print_pair(DuplicatePair {
+            a: a.clone(),
+            b: b.clone(),
+            distance,
+        })
+    };
+    let mut groups = groups::group(&fps, &files.sketches, &args.rule, args.transitive, on_pair)?;
     let summary = cluster::DedupSummary {
         documents: fps.len() as u64,
-        pairs,
-        clusters: uf.sets(2),
+        pairs: groups.pairs(),
+        clusters: groups.sets(2),
     };
     Ok(summary.to_report(|i| docs[i as usize].id.clone()))
 }

@@ -17,7 +17,7 @@ use crate::cli::output;
 const CHUNK_ITEMS: usize = 4096;
 
 /// One record read: where it is among the items of the inputs (blank lines are no items),
-/// its fingerprint, its sketch (with `--verify`), id and title.
+/// its fingerprint, its sketch (when the rule verifies), id and title.
 pub(super) struct Read {
     pub item: u64,
     pub fp: u64,
@@ -27,7 +27,7 @@ pub(super) struct Read {
 }
 
 /// How the records of the inputs are read: the fields (`--id-field`, `--text-field`;
-/// ids optional), whether sketches are made (`--verify`), whether every item must be a
+/// ids optional), whether sketches are made (when the rule verifies), whether every item must be a
 /// JSONL line (`--output` writes them back).
 pub(super) struct ReadOptions {
     pub fields: Fields,
@@ -44,7 +44,7 @@ impl ReadOptions {
                 optional_id: true,
                 text: args.text_field.clone(),
             },
-            sketch: args.verify.is_some(),
+            sketch: args.rule.min_similarity.is_some(),
             jsonl_only: args.output.is_some(),
         }
     }
