@@ -31,10 +31,10 @@ use super::{Code, open_for_reading, output};
                   cluster; with --pairs one line {\"a\", \"b\", \"distance\"} per pair; a summary \
                   on stderr.\n\
                   Pairs: without --k or --verify, a quality mode's rule (of a store, its own; \
-                  of FILEs, the standard mode's, as `simstore init` makes: within 3 bits, or \
-                  within 8 when the two texts' shingle sketches are at least 0.2 similar; \
-                  where both have a sketch, it decides); --k K alone: distance <= K, nothing \
-                  else.\n\
+                  of FILEs, the standard mode's, as `simstore init` makes: within 12 bits, when \
+                  the two texts' shingle sketches are at least 0.3 similar (0.8 when a text \
+                  has fewer than 16 shingles); a side without a sketch: within 3); --k K \
+                  alone: distance <= K, nothing else.\n\
                   Clusters, without chaining: in input order (of a store, insertion order) \
                   each document joins the nearest earlier kept document it duplicates (ties: \
                   the earliest), or else is kept; a cluster is a kept document and the ones \
@@ -52,10 +52,10 @@ use super::{Code, open_for_reading, output};
 pub struct Args {
     /// Largest Hamming distance of a pair, and with no --verify the whole rule: distance
     /// <= K (for a store, K at most its k_max) [default, of a store: its quality mode's
-    /// rule (pairs within 8 that share a table prefix, kept when their sketches agree;
-    /// without sketches, within k_max); of FILEs: the standard mode's rule (every pair
-    /// within 8, kept when their sketches are at least 0.2 similar; without sketches,
-    /// within 3)].
+    /// rule (pairs within its reach that share a table prefix, kept when their sketches
+    /// agree; without sketches, within k_max); of FILEs: the standard mode's rule (every
+    /// pair within 12, kept when their sketches are at least 0.3 similar, 0.8 for texts of
+    /// fewer than 16 shingles; without sketches, within 3)].
     #[arg(long = "k", short, value_name = "K", value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_K)))]
     k_arg: Option<u32>,
     /// The rule in effect.
