@@ -66,6 +66,7 @@ import sys
 import resource
 import time
 from collections import OrderedDict, defaultdict
+from types import SimpleNamespace
 
 try:
     import numpy as np
@@ -155,18 +156,17 @@ def sign(job):
     return m.hashvalues
 
 
-def hash_values(pool, kind, docs):
-    """The hash values of every document, in the order of `docs`, computed by the pool (the
+def hash_values(pool, kind, texts):
+    """The hash values of every (lang, text) of `texts`, in order, computed by the pool (the
     texts travel with the jobs, so a worker holds only the chunk it works on)."""
-    jobs = ((kind, lang, text) for lang, text, _ in docs.values())
-    return pool.imap(sign, jobs, chunksize=256)
+    return pool.imap(sign, ((kind, lang, text) for lang, text in texts), chunksize=256)
 
 
 def signatures(pool, kind, docs, seed):
     """id -> LeanMinHash (None for a document without shingles), for every document."""
     scheme = MinHash(num_perm=1).scheme
     return {d: None if h is None else LeanMinHash(seed=seed, hashvalues=h, scheme=scheme)
-            for d, h in zip(docs, hash_values(pool, kind, docs))}
+            for d, h in zip(docs, hash_values(pool, kind, (v[:2] for v in docs.values())))}
 
 
 # --- loading -----------------------------------------------------------------------------
@@ -181,25 +181,42 @@ def read_jsonl(path):
                     sys.exit(f"{path}:{n}: not JSON ({e}); is this the labelled set?")
 
 
-def load(directory):
-    """Documents {id: (lang, title + "\\n" + text, is_base)} and pairs. A set without
-    variants.jsonl.gz or pairs.jsonl.gz is read as one without variants or pairs."""
+def check_dir(directory):
+    """Exits when the set has no docs.jsonl.gz; notes a missing variants or pairs file (read
+    as empty)."""
     if not os.path.isfile(os.path.join(directory, FILES[0])):
         sys.exit(f"{directory}: no {FILES[0]}; give the labelled set's directory "
                  "(default ../shared/data/dev, run from the repository root)")
     absent = [f for f in FILES[1:] if not os.path.isfile(os.path.join(directory, f))]
     if absent:
         print(f"note: {directory} has no {', '.join(absent)}: read as empty", file=sys.stderr)
-    docs = {}
+
+
+def doc_records(directory):
+    """(id, lang, title + "\\n" + text, is_base) of every document: docs.jsonl.gz, then
+    variants.jsonl.gz when there is one."""
     for name in FILES[:2]:
-        for d in read_jsonl(os.path.join(directory, name)) if name not in absent else ():
+        path = os.path.join(directory, name)
+        for d in read_jsonl(path) if os.path.isfile(path) else ():
             require(d, ("id",), name)
             title, text = d.get("title") or "", d.get("text") or ""
-            docs[d["id"]] = (d.get("lang") or "", f"{title}\n{text}", d.get("base_id") is None)
-    pairs = [] if FILES[2] in absent else list(read_jsonl(os.path.join(directory, FILES[2])))
+            yield d["id"], d.get("lang") or "", f"{title}\n{text}", d.get("base_id") is None
+
+
+def load_pairs(directory):
+    """The labelled pairs (none when the set has no pairs.jsonl.gz)."""
+    path = os.path.join(directory, FILES[2])
+    pairs = list(read_jsonl(path)) if os.path.isfile(path) else []
     for pair in pairs:
         require(pair, ("a", "b", "label"), FILES[2])
-    return docs, pairs
+    return pairs
+
+
+def load(directory):
+    """Documents {id: (lang, title + "\\n" + text, is_base)} and pairs, for the grid (the
+    pipeline keeps no text: it reads the set as it hashes it)."""
+    docs = {d: (lang, text, base) for d, lang, text, base in doc_records(directory)}
+    return docs, load_pairs(directory)
 
 
 def require(record, keys, name):
@@ -283,12 +300,12 @@ def finish(report):
 # --- unlabelled base pairs (eval.rs: base_collisions) ------------------------------------
 
 class Trigrams:
-    """Character 3-gram sets of base documents (eval.rs: char_trigrams of title and text;
-    whitespace is dropped, so the "\\n" between them does not count), the last `keep`
-    computed kept (pairs come sorted by their first document)."""
+    """Character 3-gram sets of documents given as {key: title + "\\n" + text} (eval.rs:
+    char_trigrams of title and text; whitespace is dropped, so the "\\n" between them does
+    not count), the last `keep` computed kept (pairs come sorted by their first document)."""
 
-    def __init__(self, docs, keep=4096):
-        self.docs, self.sets, self.keep = docs, OrderedDict(), keep
+    def __init__(self, texts, keep=4096):
+        self.texts, self.sets, self.keep = texts, OrderedDict(), keep
 
     def jaccard(self, a, b):
         x, y = self.get(a), self.get(b)
@@ -299,7 +316,7 @@ class Trigrams:
         if d in self.sets:
             self.sets.move_to_end(d)
         else:
-            self.sets[d] = char_grams(self.docs[d][1], 3)
+            self.sets[d] = char_grams(self.texts[d], 3)
             if len(self.sets) > self.keep:
                 self.sets.popitem(last=False)
         return self.sets[d]
@@ -438,15 +455,38 @@ PIPELINES = {
 CLASS_COLUMNS = (0.5, 0.55)  # the per-class table's verification thresholds
 
 
-def signature_matrix(pool, kind, docs, num_perm):
-    """Hash values of every document as one n x num_perm uint32 array (datasketch's
-    affine32 values fit), and which documents have shingles."""
-    sig = np.zeros((len(docs), num_perm), dtype=np.uint32)
-    signed = np.zeros(len(docs), dtype=bool)
-    for i, h in enumerate(hash_values(pool, kind, docs)):
+BLOCK = 8192  # signature rows allocated at a time
+
+
+def read_and_sign(pool, kind, directory, num_perm):
+    """Reads the set's documents as the pool hashes them (their texts are not kept): the
+    ids, which are base documents, the hash values as one n x num_perm uint32 array
+    (datasketch's affine32 values fit) and which documents have shingles. Of a repeated id
+    the last record counts (as in load); the others are left unsigned."""
+    c = SimpleNamespace(ids=[], is_base=[], signed=[])
+
+    def texts():
+        for d, lang, text, is_base in doc_records(directory):
+            c.ids.append(d)
+            c.is_base.append(is_base)
+            yield lang, text
+
+    blocks = []
+    for i, h in enumerate(hash_values(pool, kind, texts())):
+        if i % BLOCK == 0:
+            blocks.append(np.zeros((BLOCK, num_perm), dtype=np.uint32))
         if h is not None:
-            sig[i], signed[i] = h, True
-    return sig, signed
+            blocks[-1][i % BLOCK] = h
+        c.signed.append(h is not None)
+    n = len(c.ids)
+    c.sig = np.concatenate(blocks)[:n] if blocks else np.zeros((0, num_perm), dtype=np.uint32)
+    c.signed, c.is_base = np.array(c.signed, dtype=bool), np.array(c.is_base, dtype=bool)
+    c.index = {d: i for i, d in enumerate(c.ids)}
+    repeated = [i for i, d in enumerate(c.ids) if c.index[d] != i]
+    if repeated:
+        c.signed[repeated] = c.is_base[repeated] = False
+        print(f"warning: {len(repeated)} records repeat an earlier id; the last one counts")
+    return c
 
 
 def pair_stats(sig, ia, ib, b, r, chunk=50_000):
@@ -524,86 +564,98 @@ def labelled_reports(sig, signed, index, pairs, b, r, verify):
     return out
 
 
-def base_rows(docs, signed):
-    """Indices of the base documents that have a signature, and the number of base ones."""
-    is_base = np.fromiter((v[2] for v in docs.values()), dtype=bool, count=len(docs))
-    return np.flatnonzero(is_base & signed), int(is_base.sum())
+def texts_of(directory, rows):
+    """{row: title + "\\n" + text} of the given document rows, read from the set again."""
+    want = set(rows.tolist())
+    return {i: text for i, (_, _, text, _) in enumerate(doc_records(directory)) if i in want}
 
 
-def base_collisions(sig, codes, docs, counts_, b, r, verify, trigrams):
+def base_collisions(c, codes, b, r, verify, trigrams):
     """Per rule: the base-document pairs (`codes`, from band_pairs) it reports, unrelated
     (character 3-gram Jaccard below UNRELATED_JACCARD) and related, and the documents in an
     unrelated pair."""
-    ids = list(docs)
-    ia, ib = codes // len(ids), codes % len(ids)
-    _, est = pair_stats(sig, ia, ib, b, r)
-    related = np.fromiter((trigrams.jaccard(ids[x], ids[y]) >= UNRELATED_JACCARD
+    ia, ib = codes // len(c.ids), codes % len(c.ids)
+    _, est = pair_stats(c.sig, ia, ib, b, r)
+    related = np.fromiter((trigrams.jaccard(x, y) >= UNRELATED_JACCARD
                            for x, y in zip(ia.tolist(), ib.tolist())), dtype=bool, count=len(ia))
     out = {}
     for rule, kept in zip(pipeline_rules(verify),
                           [np.ones(len(ia), dtype=bool)] + [est >= t for t in verify]):
         bad = kept & ~related
-        out[rule] = {"base_documents": counts_[0], "signed_base_documents": counts_[1],
+        out[rule] = {"base_documents": int(c.is_base.sum()),
+                     "signed_base_documents": int(np.count_nonzero(c.is_base & c.signed)),
                      "unrelated_pairs": int(bad.sum()),
                      "related_pairs": int(np.count_nonzero(kept & related)),
                      "unrelated_documents": len(np.union1d(ia[bad], ib[bad]))}
     return out
 
 
-def check_datasketch(sig, signed, docs, pairs, threshold, args, codes, candidates):
-    """Asserts that datasketch's own MinHashLSH reports the same candidates (base pairs and
+def check_datasketch(c, pairs, threshold, args, codes, candidates):
+    """Checks that datasketch's own MinHashLSH reports the same candidates (base pairs and
     labelled pairs) as the banding here. Holds every band in dicts: small sets only."""
-    scheme, ids = MinHash(num_perm=1).scheme, list(docs)
-    index = {d: i for i, d in enumerate(ids)}
-    lean = {d: LeanMinHash(seed=args.seed, hashvalues=sig[i], scheme=scheme)
-            for i, d in enumerate(ids) if signed[i]}
+    scheme = MinHash(num_perm=1).scheme
+    lean = {d: LeanMinHash(seed=args.seed, hashvalues=c.sig[i], scheme=scheme)
+            for d, i in c.index.items() if c.signed[i]}
     lsh = MinHashLSH(threshold=threshold, num_perm=args.num_perm)
     with lsh.insertion_session() as session:
         for d, m in lean.items():
             session.insert(d, m, check_duplication=False)
-    base = {d for d in lean if docs[d][2]}
-    theirs = {(min(index[a], index[b]), max(index[a], index[b]))
+    base = {d for d in lean if c.is_base[c.index[d]]}
+    theirs = {tuple(sorted((c.index[a], c.index[b])))
               for a in base for b in lsh.query(lean[a]) if b in base and b != a}
-    n = len(ids)
-    ours = {(int(c) // n, int(c) % n) for c in codes}
+    ours = {(int(x) // len(c.ids), int(x) % len(c.ids)) for x in codes}
     labelled = [p for p in pairs if p["a"] in lean and p["b"] in lean]
     hits = sum(p["b"] in set(lsh.query(lean[p["a"]])) for p in labelled)
     same = theirs == ours and hits == candidates
-    print(f"datasketch MinHashLSH({threshold}) check: base pairs {len(theirs)} (here {len(ours)}), "
-          f"labelled candidates {hits} (here {candidates}): {'the same' if same else 'DIFFERENT'}")
+    print(f"datasketch MinHashLSH({threshold}) check: base pairs {len(theirs)} (here "
+          f"{len(ours)}), labelled candidates {hits} (here {candidates}): "
+          f"{'the same' if same else 'DIFFERENT'}")
     return same
 
 
-def run_pipeline(pool, name, docs, pairs, args):
+def run_pipeline(pool, name, directory, args):
     """The named pipeline on one set: signatures once, one LSH candidate set, the sweep."""
     spec, clock = PIPELINES[name], {}
     kind, verify = parse_kind(spec["kind"]), args.verify
     t0 = time.time()
-    sig, signed = signature_matrix(pool, kind, docs, args.num_perm)
+    pairs = load_pairs(directory)
+    c = read_and_sign(pool, kind, directory, args.num_perm)
     clock["signatures"] = round(time.time() - t0, 1)
+    print_set(args, len(c.index), int(c.is_base.sum()), len(pairs))
     probe = MinHashLSH(threshold=spec["lsh"], num_perm=args.num_perm)  # datasketch's b and r
     b, r = probe.b, probe.r
     print(f"pipeline {name}: shingles {kind['name']}, MinHashLSH threshold {spec['lsh']} "
           f"(datasketch: b {b} bands x r {r} rows), verification at estimated Jaccard >= t; "
-          f"signatures in {clock['signatures']} s, {int(signed.sum())} documents with shingles")
+          f"read and hashed in {clock['signatures']} s (main process {peak_mb()} MB so far), "
+          f"{int(c.signed.sum())} documents with shingles", flush=True)
     t0 = time.time()
-    index = {d: i for i, d in enumerate(docs)}
-    labelled = labelled_reports(sig, signed, index, pairs, b, r, verify)
-    rows, n_base = base_rows(docs, signed)
-    codes = band_pairs(sig, rows, b, r)
+    labelled = labelled_reports(c.sig, c.signed, c.index, pairs, b, r, verify)
+    codes = band_pairs(c.sig, np.flatnonzero(c.is_base & c.signed), b, r)
     clock["candidates"] = round(time.time() - t0, 1)
-    print(f"{len(codes)} candidate pairs of base documents in {clock['candidates']} s")
+    print(f"{len(codes)} candidate pairs of base documents in {clock['candidates']} s",
+          flush=True)
     t0 = time.time()
-    coll = base_collisions(sig, codes, docs, (n_base, len(rows)), b, r, verify,
-                           Trigrams(docs))
+    texts = texts_of(directory, np.union1d(codes // len(c.ids), codes % len(c.ids)))
+    coll = base_collisions(c, codes, b, r, verify, Trigrams(texts))
     clock["trigram_check"] = round(time.time() - t0, 1)
     out = {"pipeline": name, **spec, "verify": verify, "kind": kind["name"], "b": b, "r": r,
-           "labelled": labelled, "collisions": coll, "seconds": clock}
+           "documents": len(c.ids), "labelled": labelled, "collisions": coll, "seconds": clock}
     if args.check_datasketch:
         o = labelled["lsh"]["overall"]
-        out["datasketch_same"] = check_datasketch(sig, signed, docs, pairs, spec["lsh"], args,
-                                                  codes, o["tp"] + o["fp"])
-    return out
+        out["datasketch_same"] = check_datasketch(c, pairs, spec["lsh"], args, codes,
+                                                  o["tp"] + o["fp"])
+    return out, bool(pairs)
+
+
+def peak_mb(who=resource.RUSAGE_SELF):
+    """Peak resident memory in MB of this process (or of its largest finished child)."""
+    return resource.getrusage(who).ru_maxrss // 1024
+
+
+def print_set(args, n_docs, n_base, n_pairs):
+    print(f"{args.dir}: {n_docs} documents ({n_base} base), {n_pairs} pairs; datasketch "
+          f"{datasketch.__version__}, {args.num_perm} permutations, seed {args.seed}, "
+          f"{args.processes} processes", flush=True)
 
 
 NO_PAIRS = ("no labelled pairs: only the base documents in an unrelated pair (and the number "
@@ -690,7 +742,7 @@ def numbers(p, option, text):
 
 def run_grid(pool, kinds, thresholds, docs, pairs, args):
     """Every kind x LSH threshold: one line each, then the best ones and their classes."""
-    trigrams = Trigrams(docs)
+    trigrams = Trigrams({d: v[1] for d, v in docs.items()})
     results, sign_seconds = [], {}
     for kind in kinds:
         t0 = time.time()
@@ -709,23 +761,20 @@ def main():
     a, kinds, thresholds = parse_args()
     start = time.time()
     # The pool starts before the documents are read: its workers hold none of them.
+    check_dir(a.dir)
     with mp.Pool(a.processes, initializer=init_worker, initargs=(a.num_perm, a.seed)) as pool:
-        docs, pairs = load(a.dir)
-        print(f"{a.dir}: {len(docs)} documents ({sum(v[2] for v in docs.values())} base), "
-              f"{len(pairs)} pairs; datasketch {datasketch.__version__}, {a.num_perm} "
-              f"permutations, seed {a.seed}, {a.processes} processes", flush=True)
         if a.pipeline:
-            out = run_pipeline(pool, a.pipeline, docs, pairs, a)
+            out, has_pairs = run_pipeline(pool, a.pipeline, a.dir, a)
         else:
+            docs, pairs = load(a.dir)
+            print_set(a, len(docs), sum(v[2] for v in docs.values()), len(pairs))
             if not pairs:
                 print(NO_PAIRS)
             out = run_grid(pool, kinds, thresholds, docs, pairs, a)
     if a.pipeline:
-        print_pipeline(out, bool(pairs))
-    peak = [resource.getrusage(w).ru_maxrss // 1024
-            for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
-    print(f"\ntotal {time.time() - start:.1f} s; peak resident memory {peak[0]} MB (main "
-          f"process), {peak[1]} MB (largest worker)")
+        print_pipeline(out, has_pairs)
+    print(f"\ntotal {time.time() - start:.1f} s; peak resident memory {peak_mb()} MB (main "
+          f"process), {peak_mb(resource.RUSAGE_CHILDREN)} MB (largest worker)")
     if a.json:
         write_json(a, out)
 
