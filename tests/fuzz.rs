@@ -1202,9 +1202,7 @@ fn stored_doc() -> impl Strategy<Value = StoredDoc> {
                 time,
                 content_hash,
                 // Exercise the sketch's encoding too (its bytes from the hash).
-                sketch: content_hash.map(|h| {
-                    simstore::text::sketch::Sketch([h as u8; simstore::text::sketch::SLOTS])
-                }),
+                sketch: content_hash.map(|h| simstore::text::sketch::Sketch::uniform(h as u8)),
             },
         )
 }

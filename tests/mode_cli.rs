@@ -77,7 +77,7 @@ fn init_quality_records_the_mode_and_its_k_max() {
     let o = t.run(&["stats"]);
     assert!(
         stdout(&o)
-            .contains("quality:        high (candidates within 3, and within 16 in the tables' spans, 28 probes of weak bits; kept at sketch similarity 0.3 (0.8 below 16 shingles))"),
+            .contains("quality:        high (candidates within 3, and within 14 in the tables' spans, 44 probes of weak bits; kept at sketch similarity 0.3 (0.8 below 16 shingles, none below 4))"),
         "{}",
         stdout(&o)
     );
@@ -88,8 +88,8 @@ fn init_quality_records_the_mode_and_its_k_max() {
     );
     assert_eq!(
         v["quality_rule"],
-        json!({"k": 3, "reach": 16, "min_similarity": 0.3, "probes": 28,
-            "min_shingles": 16, "few_shingles_similarity": 0.8})
+        json!({"k": 3, "reach": 14, "min_similarity": 0.3, "probes": 44,
+            "min_shingles": 16, "few_shingles_similarity": 0.8, "min_content_shingles": 4})
     );
     // The default is standard (k_max 3); --k-max overrides the mode's k_max.
     let standard = t.path("standard.db");
@@ -170,7 +170,7 @@ fn import_dedup_follows_the_mode_unless_k_is_given() {
         [json!({"id": "copy", "duplicate_of": "article", "distance": 6})]
     );
     assert!(
-        stderr(&o).contains("(candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits; kept at sketch similarity 0.3 (0.8 below 16 shingles))"),
+        stderr(&o).contains("(candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits; kept at sketch similarity 0.3 (0.8 below 16 shingles, none below 4))"),
         "{}",
         stderr(&o)
     );
@@ -388,7 +388,7 @@ fn relayout_to_the_modes_k_max_takes_the_modes_layout() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(
         layout(&t),
-        (Some(3), Some(5), json!([6, 6, 6, 6, 6, 6, 6, 6, 6, 5, 5])),
+        (Some(3), Some(5), json!([10, 9, 9, 9, 9, 9, 9])),
         "the high mode's layout for 10M"
     );
     let o = t.run(&["relayout", "--k-max", "4", "--expected-docs", "10000000"]);

@@ -239,7 +239,7 @@ fn bench_quality_measures_the_mode_rule_exactly() {
     let high = bench("high", &["--quality", "high"]);
     assert!(
         high.contains(
-            "quality mode high (the tables for k = 3 probed and 28 spans of weak bits, candidates within 16 fetched"
+            "quality mode high (the tables for k = 3 probed and 44 spans of weak bits, candidates within 14 fetched"
         ),
         "{high}"
     );

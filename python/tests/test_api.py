@@ -122,7 +122,7 @@ def test_defaults_follow_the_quality_mode(tmp_path: Path) -> None:
         assert (store.quality, store.k_max) == ("standard", 3)
         assert store.stats()["quality_rule"] == {
             "k": 3, "reach": 12, "min_similarity": 0.3, "probes": 4,
-            "min_shingles": 16, "few_shingles_similarity": 0.8,
+            "min_shingles": 16, "few_shingles_similarity": 0.8, "min_content_shingles": 4,
         }
         store.insert("article", ARTICLE)
         # Given no k: the mode's rule (candidates within 12 whose sketches agree).
@@ -148,8 +148,8 @@ def test_defaults_follow_the_quality_mode(tmp_path: Path) -> None:
     with simstore.Store(tmp_path / "high.db", quality="high") as store:
         assert (store.quality, store.k_max, store.stats()["quality"]) == ("high", 3, "high")
         assert store.stats()["quality_rule"] == {
-            "k": 3, "reach": 16, "min_similarity": 0.3, "probes": 28,
-            "min_shingles": 16, "few_shingles_similarity": 0.8,
+            "k": 3, "reach": 14, "min_similarity": 0.3, "probes": 44,
+            "min_shingles": 16, "few_shingles_similarity": 0.8, "min_content_shingles": 4,
         }
     with simstore.Store(tmp_path / "wide.db", quality="high", k_max=6) as store:
         assert (store.quality, store.k_max) == ("high", 6)

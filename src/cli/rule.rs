@@ -3,7 +3,7 @@
 //! request's `"k"` and `"verify"`): the threshold check, the similarity shown, the rule in
 //! words and in JSON.
 
-use simstore::index::quality::FEW_SHINGLES_SIMILARITY;
+use simstore::index::quality::{FEW_SHINGLES_SIMILARITY, MIN_CONTENT_SHINGLES};
 use simstore::{MatchRule, Sketch};
 
 /// Whether `t` is a similarity threshold (0 to 1).
@@ -24,7 +24,7 @@ pub fn similarity(
 
 /// The rule in words: "within k = 3", "within k = 8, verified at 0.4", or for a mode's rule
 /// "candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits; kept at
-/// sketch similarity 0.3 (0.8 below 16 shingles)".
+/// sketch similarity 0.3 (0.8 below 16 shingles, none below 4)".
 pub fn describe(rule: &MatchRule) -> String {
     let probes = match rule.probes {
         0 => String::new(),
@@ -38,7 +38,10 @@ pub fn describe(rule: &MatchRule) -> String {
         Some(t) => {
             let guard = match rule.min_shingles {
                 0 => String::new(),
-                n => format!(" ({FEW_SHINGLES_SIMILARITY} below {n} shingles)"),
+                n => format!(
+                    " ({FEW_SHINGLES_SIMILARITY} below {n} shingles, none below \
+                     {MIN_CONTENT_SHINGLES})"
+                ),
             };
             format!(
                 "candidates within {}, and within {} in the tables' spans{probes}; kept at \
@@ -62,6 +65,7 @@ pub fn rule_json(rule: &MatchRule) -> serde_json::Value {
     if rule.min_similarity.is_some() && rule.min_shingles > 0 {
         v["min_shingles"] = rule.min_shingles.into();
         v["few_shingles_similarity"] = FEW_SHINGLES_SIMILARITY.into();
+        v["min_content_shingles"] = MIN_CONTENT_SHINGLES.into();
     }
     v
 }
@@ -82,18 +86,18 @@ mod tests {
         assert_eq!(
             describe(&Quality::Standard.rule(3)),
             "candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits; \
-             kept at sketch similarity 0.3 (0.8 below 16 shingles)"
+             kept at sketch similarity 0.3 (0.8 below 16 shingles, none below 4)"
         );
         assert_eq!(
             describe(&Quality::High.rule(3)),
-            "candidates within 3, and within 16 in the tables' spans, 28 probes of weak bits; \
-             kept at sketch similarity 0.3 (0.8 below 16 shingles)"
+            "candidates within 3, and within 14 in the tables' spans, 44 probes of weak bits; \
+             kept at sketch similarity 0.3 (0.8 below 16 shingles, none below 4)"
         );
         let json = rule_json(&Quality::High.rule(3));
         assert_eq!(
             json,
-            serde_json::json!({"k": 3, "reach": 16, "min_similarity": 0.3, "probes": 28,
-                "min_shingles": 16, "few_shingles_similarity": 0.8})
+            serde_json::json!({"k": 3, "reach": 14, "min_similarity": 0.3, "probes": 44,
+                "min_shingles": 16, "few_shingles_similarity": 0.8, "min_content_shingles": 4})
         );
         assert!(
             rule_json(&MatchRule::within(2))

@@ -1015,7 +1015,7 @@ mod tests {
         let g = gated(usize::MAX);
         assert_eq!(g.store.layout().widths(), &[16, 16, 16, 16]);
         let rule = crate::index::quality::Quality::Standard.rule(3);
-        let sketch = |b: u8| Some(crate::types::Sketch([b; crate::types::Sketch::BYTES]));
+        let sketch = |b: u8| Some(crate::types::Sketch::uniform(b));
         let ask = |id: &'static str, fp: u64, family: u8| -> Request<Result<CheckOutcome>> {
             Box::new(move |s: &Store| {
                 let meta = DocMeta {
@@ -1077,7 +1077,7 @@ mod tests {
             |id: &'static str, fp: u64, weak: Option<WeakBits>| -> Request<Result<CheckOutcome>> {
                 Box::new(move |s: &Store| {
                     let meta = DocMeta {
-                        sketch: Some(crate::types::Sketch([1; crate::types::Sketch::BYTES])),
+                        sketch: Some(crate::types::Sketch::uniform(1)),
                         weak_bits: weak,
                         ..DocMeta::default()
                     };

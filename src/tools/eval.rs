@@ -695,7 +695,7 @@ mod tests {
     fn sig(fp: u64, sketch: Option<u8>) -> Signature {
         Signature {
             fp: Fingerprint(fp),
-            sketch: sketch.map(|b| Sketch([b; Sketch::BYTES])),
+            sketch: sketch.map(Sketch::uniform),
             weak_bits: None,
         }
     }

@@ -16,6 +16,15 @@ impl Sketch {
     /// Its size in bytes (one per minimum, one for the bins filled).
     pub const BYTES: usize = SLOTS;
 
+    /// A sketch whose minima all equal `byte`, of a text that filled every bin: two such
+    /// sketches are 1.0 similar when the bytes agree and ~0 when they differ (for tests and
+    /// examples).
+    pub fn uniform(byte: u8) -> Sketch {
+        let mut s = [byte; SLOTS];
+        s[MINIMA] = MINIMA as u8;
+        Sketch(s)
+    }
+
     /// How many of the [`MINIMA`] bins the text's distinct shingles filled before empty
     /// bins were filled from their neighbours: about the number of distinct shingles up to
     /// ~20, then a count that saturates at 63. A text with few distinct shingles has too

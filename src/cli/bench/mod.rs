@@ -32,8 +32,8 @@ use measure::{Figures, measure, print_table, throughput, us};
 #[command(after_help = "\
 With --quality MODE the store is created in that quality mode (its layout for --n documents)
 and queried with the mode's rule (Store::query_rule): the tables probed for the mode's k, the
-candidates within its reach (12; high: 16) fetched, and the mode's query-directed probes
-(4 more spans; high: 28, of 16 weak bits drawn per query, as a text's would be). The benchmark's
+candidates within its reach (12; high: 14) fetched, and the mode's query-directed probes
+(4 more spans; high: 44, of 16 weak bits drawn per query, as a text's would be). The benchmark's
 fingerprints have no text, so no sketch: the rule keeps the candidates within k, which brute
 force checks; the ones beyond k that the store fetched are counted on the recall line. A query
 with a sketch costs the same plus one sketch comparison per fetched candidate.

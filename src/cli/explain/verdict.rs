@@ -4,6 +4,7 @@
 //! one span, `Layout::finds`).
 
 use serde_json::{Value, json};
+use simstore::index::quality::MIN_CONTENT_SHINGLES;
 use simstore::{Fingerprint, Layout, MatchRule, Quality, Sketch};
 
 use crate::cli::rule::{describe, rule_json};
@@ -125,6 +126,10 @@ pub fn reason(judge: &Judge<'_>, decision: Decision, distance: u32) -> String {
         Decision::SketchesAgree(s, t) => {
             format!("{span}; sketch similarity {s:.3} >= {t}{}", few(t))
         }
+        Decision::SketchesDiffer(_, t) if t.is_infinite() => format!(
+            "{span}; a text has too little content to be anyone's near duplicate (fewer than \
+             {MIN_CONTENT_SHINGLES} shingles)"
+        ),
         Decision::SketchesDiffer(s, t) => {
             format!("{span}; sketch similarity {s:.3} < {t}{}", few(t))
         }
@@ -182,7 +187,7 @@ mod tests {
     use super::*;
 
     fn sketch(byte: u8) -> Sketch {
-        Sketch([byte; Sketch::BYTES])
+        Sketch::uniform(byte)
     }
 
     /// Every rule, pair and pair of sketches: the decision accepts exactly what a store's
@@ -268,7 +273,7 @@ mod tests {
         );
         let text = line(&judge, Decision::SketchesAgree(0.5, 0.3), 4);
         assert!(
-            text.starts_with("verdict by the store's quality mode standard (candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits; kept at sketch similarity 0.3 (0.8 below 16 shingles)): near duplicates (distance 4 > k = 3 but within reach 12"),
+            text.starts_with("verdict by the store's quality mode standard (candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits; kept at sketch similarity 0.3 (0.8 below 16 shingles, none below 4)): near duplicates (distance 4 > k = 3 but within reach 12"),
             "{text}"
         );
     }
