@@ -179,6 +179,21 @@ fn in_memory_dedup_equals_brute_force() {
     assert_eq!((empty.documents, empty.pairs), (0, 0));
 }
 
+/// Writes `in.jsonl`: one record `{"id", "fp"}` per (id, fingerprint); returns its text.
+fn write_fingerprints(t: &TestCommand, lines: &[(&str, u64)]) -> String {
+    let input: String = lines
+        .iter()
+        .map(|(id, fp)| format!("{{\"id\":\"{id}\",\"fp\":\"{fp:016x}\"}}\n"))
+        .collect();
+    t.write("in.jsonl", input.as_bytes());
+    input
+}
+
+/// A command's stdout.
+fn out(o: &std::process::Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
 #[test]
 fn cli_dedup_of_files_and_of_a_store() {
     let t = TestCommand::new();
@@ -193,12 +208,7 @@ fn cli_dedup_of_files_and_of_a_store() {
         ("e", g ^ 0xf),
         ("x", 0x5555_5555_5555_5555),
     ];
-    let input: String = lines
-        .iter()
-        .map(|(id, fp)| format!("{{\"id\":\"{id}\",\"fp\":\"{fp:016x}\"}}\n"))
-        .collect();
-    t.write("in.jsonl", input.as_bytes());
-    let out = |o: &std::process::Output| String::from_utf8(o.stdout.clone()).unwrap();
+    let input = write_fingerprints(&t, &lines);
     // Files, no store: a–b (1), a–c (2), b–c (3); d–e is 4 apart.
     let o = t.run(&["dedup", "--k", "3", "in.jsonl"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
@@ -256,12 +266,7 @@ fn regression_a_chain_of_near_duplicates_drops_no_original() {
     let f = 0x0123_4567_89ab_cdefu64;
     // a–b 3 bits, b–c 3 bits, a–c 6 bits; fingerprints only (no sketches): "within 3".
     let lines = [("a", f), ("b", f ^ 0b111), ("c", f ^ 0b11_1111)];
-    let input: String = lines
-        .iter()
-        .map(|(id, fp)| format!("{{\"id\":\"{id}\",\"fp\":\"{fp:016x}\"}}\n"))
-        .collect();
-    t.write("in.jsonl", input.as_bytes());
-    let out = |o: &std::process::Output| String::from_utf8(o.stdout.clone()).unwrap();
+    let input = write_fingerprints(&t, &lines);
     let kept_a_c = format!(
         "{}{}",
         input.lines().next().unwrap().to_owned() + "\n",

@@ -251,11 +251,11 @@ mod tests {
         let both = (Some(&same), Some(&same));
         assert_eq!(
             decide(&judge, (a, in_span), both),
-            Decision::SketchesAgree(1.0, 0.8)
+            Decision::SketchesAgree(1.0, 0.3)
         );
         assert_eq!(decide(&judge, (a, apart), both), Decision::NotInASpan);
         assert_eq!(
-            decide(&judge, (a, Fingerprint(0x7FF)), both),
+            decide(&judge, (a, Fingerprint(0x1FFF)), both),
             Decision::BeyondReach
         );
         let differ = decide(&judge, (a, a), (Some(&same), Some(&other)));
