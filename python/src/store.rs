@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use rayon::prelude::*;
+use simstore::index::quality::{FEW_SHINGLES_SIMILARITY, MIN_CONTENT_SHINGLES};
 use simstore::{DocMeta, Document, InsertOutcome, Quality, QueryKey};
 
 use crate::convert::{Query, fingerprint_arg, query_arg};
@@ -365,6 +366,11 @@ impl Store {
         rule.set_item("min_similarity", mode.min_similarity)?;
         if mode.probes > 0 {
             rule.set_item("probes", mode.probes)?;
+        }
+        if mode.min_similarity.is_some() && mode.min_shingles > 0 {
+            rule.set_item("min_shingles", mode.min_shingles)?;
+            rule.set_item("few_shingles_similarity", FEW_SHINGLES_SIMILARITY)?;
+            rule.set_item("min_content_shingles", MIN_CONTENT_SHINGLES)?;
         }
         d.set_item("quality_rule", rule)?;
         Ok(d)
