@@ -301,7 +301,8 @@ pub struct MatchRule {
     pub probes: u32,
     /// With verification: a pair where either sketch filled fewer bins than this
     /// ([`Sketch::shingles`]) has too little content for the threshold, and must reach
-    /// [`FEW_SHINGLES_SIMILARITY`] (if higher). 0: no such guard (`--verify T` alone).
+    /// [`FEW_SHINGLES_SIMILARITY`] (if higher); below [`MIN_CONTENT_SHINGLES`] it never
+    /// matches ([`MatchRule::threshold`]). 0: no such guard (`--verify T` alone).
     pub min_shingles: u32,
 }
 
