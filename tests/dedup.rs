@@ -208,7 +208,7 @@ fn cli_dedup_of_files_and_of_a_store() {
         ("e", g ^ 0xf),
         ("x", 0x5555_5555_5555_5555),
     ];
-    let input = write_fingerprints(&t, &lines);
+    write_fingerprints(&t, &lines);
     // Files, no store: a–b (1), a–c (2), b–c (3); d–e is 4 apart.
     let o = t.run(&["dedup", "--k", "3", "in.jsonl"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
