@@ -171,7 +171,8 @@ fn eval_quality_counts_what_a_store_of_the_mode_finds() {
     );
     assert_eq!(
         r["rule"],
-        json!({"k": 3, "reach": 12, "min_similarity": 0.3, "probes": 4, "min_shingles": 16})
+        json!({"k": 3, "reach": 12, "min_similarity": 0.3, "probes": 4, "min_shingles": 16,
+            "few_shingles_similarity": 0.8, "min_content_shingles": 4})
     );
     let c = &r["overall"];
     assert_eq!(

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use rayon::prelude::*;
-use simstore::index::quality::{FEW_SHINGLES_SIMILARITY, MIN_CONTENT_SHINGLES};
+use simstore::index::quality::RuleValue;
 use simstore::{DocMeta, Document, InsertOutcome, Quality, QueryKey};
 
 use crate::convert::{Query, fingerprint_arg, query_arg};
@@ -361,16 +361,11 @@ impl Store {
         d.set_item("expected_query_us", l.expected_query_us(s.docs as f64))?;
         d.set_item("quality", quality.name())?;
         let rule = PyDict::new(py);
-        rule.set_item("k", mode.k)?;
-        rule.set_item("reach", mode.reach)?;
-        rule.set_item("min_similarity", mode.min_similarity)?;
-        if mode.probes > 0 {
-            rule.set_item("probes", mode.probes)?;
-        }
-        if mode.min_similarity.is_some() && mode.min_shingles > 0 {
-            rule.set_item("min_shingles", mode.min_shingles)?;
-            rule.set_item("few_shingles_similarity", FEW_SHINGLES_SIMILARITY)?;
-            rule.set_item("min_content_shingles", MIN_CONTENT_SHINGLES)?;
+        for (name, value) in mode.fields() {
+            match value {
+                RuleValue::Count(n) => rule.set_item(name, n)?,
+                RuleValue::Share(t) => rule.set_item(name, t)?,
+            }
         }
         d.set_item("quality_rule", rule)?;
         Ok(d)

@@ -3,7 +3,7 @@
 //! request's `"k"` and `"verify"`): the threshold check, the similarity shown, the rule in
 //! words and in JSON.
 
-use simstore::index::quality::{FEW_SHINGLES_SIMILARITY, MIN_CONTENT_SHINGLES};
+use simstore::index::quality::{FEW_SHINGLES_SIMILARITY, MIN_CONTENT_SHINGLES, RuleValue};
 use simstore::{MatchRule, Sketch};
 
 /// Whether `t` is a similarity threshold (0 to 1).
@@ -52,22 +52,17 @@ pub fn describe(rule: &MatchRule) -> String {
     }
 }
 
-/// The rule as JSON fields (for `stats --json`, `/stats` and the summaries): `k`, `reach`,
-/// when it verifies `min_similarity`, and when it has query-directed probes `probes`.
+/// The rule as JSON fields (for `stats --json`, `/stats` and the summaries):
+/// [`MatchRule::fields`].
 pub fn rule_json(rule: &MatchRule) -> serde_json::Value {
-    let mut v = serde_json::json!({ "k": rule.k, "reach": rule.reach });
-    if let Some(t) = rule.min_similarity {
-        v["min_similarity"] = t.into();
-    }
-    if rule.probes > 0 {
-        v["probes"] = rule.probes.into();
-    }
-    if rule.min_similarity.is_some() && rule.min_shingles > 0 {
-        v["min_shingles"] = rule.min_shingles.into();
-        v["few_shingles_similarity"] = FEW_SHINGLES_SIMILARITY.into();
-        v["min_content_shingles"] = MIN_CONTENT_SHINGLES.into();
-    }
-    v
+    let fields = rule.fields().into_iter().map(|(name, value)| {
+        let value = match value {
+            RuleValue::Count(n) => n.into(),
+            RuleValue::Share(t) => t.into(),
+        };
+        (name.to_owned(), value)
+    });
+    serde_json::Value::Object(fields.collect())
 }
 
 #[cfg(test)]

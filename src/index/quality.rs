@@ -117,8 +117,8 @@ impl Quality {
     /// coverings with the mode's `k_max`, those within the mode's budget beside the plain
     /// layout ([`Layout::for_expected_docs`] with k_max = 3) — at most
     /// [`Quality::cost_factors`] times its estimated query time and tables — the one whose
-    /// probe finds the most pairs beyond k_max ([`reach_share`]; ties: fewer tables). The
-    /// standard mode keeps the plain layout unless another sees 5 % more of the reach.
+    /// probe finds the most pairs beyond k_max (`Quality::share`; ties: fewer tables). The
+    /// plain layout is kept unless another sees 5 % more of the reach.
     pub fn layout(self, expected_docs: u64) -> Result<Layout> {
         let n = expected_docs.max(1) as f64;
         let plain = Layout::for_expected_docs(expected_docs, 3)?;
@@ -218,20 +218,15 @@ pub fn spans_per_table_span(layout: &Layout, probes: u32) -> f64 {
     (tables + f64::from(probes)) / tables
 }
 
-/// Samples per distance in [`reach_share`].
+/// Samples per distance in [`probed_reach_share`].
 const REACH_SAMPLES: u64 = 512;
 
 /// The share of fingerprint pairs at distances `k_max + 1 ..= reach` (averaged over the
 /// distances; each distance by [`REACH_SAMPLES`] pseudo-random patterns of differing bits,
-/// the same for every layout) that a probe of `layout`'s tables finds: how much of a
-/// mode's reach beyond the exact `k_max` the layout sees. 1 when `reach ≤ k_max`.
-pub fn reach_share(layout: &Layout, reach: u32) -> f64 {
-    probed_reach_share(layout, reach, 0)
-}
-
-/// [`reach_share`] when a table also finds the pairs whose prefixes differ in up to `slack`
-/// bits: what the tables see with query-directed probes that flip the right bits (the
-/// model by which the high mode picks its layout).
+/// the same for every layout) that a probe of `layout`'s tables finds when a table also
+/// finds the pairs whose prefixes differ in up to `slack` bits: how much of a mode's reach
+/// beyond the exact `k_max` the layout sees, with query-directed probes that flip the
+/// right bits (the model by which both modes pick their layouts). 1 when `reach ≤ k_max`.
 pub fn probed_reach_share(layout: &Layout, reach: u32, slack: u32) -> f64 {
     let k_max = layout.k_max();
     if reach <= k_max {
@@ -278,6 +273,15 @@ impl FromStr for Quality {
             .find(|q| q.name() == s)
             .ok_or_else(|| format!("unknown quality mode {s:?}: use standard or high"))
     }
+}
+
+/// One field of a rule as reported ([`MatchRule::fields`]): a count or a similarity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RuleValue {
+    /// A number of bits, probes or shingles.
+    Count(u32),
+    /// A similarity threshold, 0 to 1.
+    Share(f64),
 }
 
 /// When a candidate found by the tables is a near duplicate.
@@ -358,6 +362,31 @@ impl MatchRule {
         } else {
             t.max(FEW_SHINGLES_SIMILARITY)
         }
+    }
+
+    /// The rule's fields as `simstore stats --json`, `/stats` and Python's `stats()` report
+    /// them (`quality_rule`): `k`, `reach`; when it verifies, `min_similarity`; with
+    /// query-directed probes, `probes`; with the short-text guard, `min_shingles`,
+    /// `few_shingles_similarity` and `min_content_shingles`.
+    pub fn fields(&self) -> Vec<(&'static str, RuleValue)> {
+        let mut out = vec![
+            ("k", RuleValue::Count(self.k)),
+            ("reach", RuleValue::Count(self.reach)),
+        ];
+        if let Some(t) = self.min_similarity {
+            out.push(("min_similarity", RuleValue::Share(t)));
+        }
+        if self.probes > 0 {
+            out.push(("probes", RuleValue::Count(self.probes)));
+        }
+        if self.min_similarity.is_some() && self.min_shingles > 0 {
+            out.push(("min_shingles", RuleValue::Count(self.min_shingles)));
+            let few = RuleValue::Share(FEW_SHINGLES_SIMILARITY);
+            out.push(("few_shingles_similarity", few));
+            let floor = RuleValue::Count(MIN_CONTENT_SHINGLES);
+            out.push(("min_content_shingles", floor));
+        }
+        out
     }
 
     /// The rule for a query that has no sketch: verification cannot apply, so it is
@@ -466,11 +495,11 @@ mod tests {
             }
             let high = Quality::High.layout(n).unwrap();
             assert!(
-                probed_reach_share(&high, HIGH_REACH, 1) > reach_share(&high, HIGH_REACH),
+                probed_reach_share(&high, HIGH_REACH, 1) > probed_reach_share(&high, HIGH_REACH, 0),
                 "a flipped bit widens what the tables see"
             );
         }
-        assert_eq!(reach_share(&Layout::new(3, 4).unwrap(), 3), 1.0);
+        assert_eq!(probed_reach_share(&Layout::new(3, 4).unwrap(), 3, 0), 1.0);
     }
 
     #[test]

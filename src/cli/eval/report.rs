@@ -156,8 +156,7 @@ pub(super) fn mode(
         v["scale"] = json!(scale);
         v["layout"] = json!(layout.to_string());
         v["tables"] = json!(layout.tables().len());
-        v["rule"] = json!({"k": rule.k, "reach": rule.reach, "min_similarity": rule.min_similarity,
-            "probes": rule.probes, "min_shingles": rule.min_shingles});
+        v["rule"] = crate::cli::rule::rule_json(rule);
         v["base_collisions"] = collisions_row(&collisions);
         write_json(path, &v)?;
     }
