@@ -54,11 +54,12 @@ pub use index::cluster::{DedupReport, DuplicatePair};
 pub use index::layout::Layout;
 pub use index::quality::{MatchRule, Quality};
 pub use store::{
-    BatchOutcome, BulkLoader, CandidateStats, CheckOutcome, CheckReport, InsertOutcome, LogDamage,
-    RepairReport, SalvageReport, Stats, Store, StoreBuilder,
+    BatchOutcome, BulkLoader, CandidateStats, CheckOutcome, CheckReport, ExpireOptions,
+    ExpireReport, InsertOutcome, LogDamage, RepairReport, SalvageReport, Stats, Store,
+    StoreBuilder,
 };
 pub use text::fingerprint::{Analysis, FingerprintSpec, Fingerprinter};
 pub use types::{
-    DocMeta, Document, Entry, Fingerprint, MAX_TITLE_BYTES, MAX_URL_BYTES, Match, QueryKey, Sketch,
-    StoredDoc, WeakBits,
+    DocMeta, Document, Entry, Fingerprint, MAX_TITLE_BYTES, MAX_URL_BYTES, Match, QueryKey,
+    Retention, Sketch, StoredDoc, TimeField, WeakBits,
 };

@@ -1200,6 +1200,8 @@ fn stored_doc() -> impl Strategy<Value = StoredDoc> {
                 url,
                 length,
                 time,
+                // Half of them with a last-seen time of their own (record version 3).
+                seen: if fp % 2 == 0 { time } else { time ^ length },
                 content_hash,
                 // Exercise the sketch's encoding too (its bytes from the hash).
                 sketch: content_hash.map(|h| simstore::text::sketch::Sketch::uniform(h as u8)),

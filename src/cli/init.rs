@@ -34,6 +34,9 @@ pub struct Args {
     /// blocks − k_max, Manku's layout; fewer gives fewer tables with shorter prefixes).
     #[arg(long, requires = "blocks")]
     lead: Option<u32>,
+    /// The retention policy (changeable later with `simstore retention`).
+    #[command(flatten)]
+    policy: super::retention::PolicyArgs,
 }
 
 /// The parser of `--quality`: a mode's name (offered to shell completions).
@@ -79,5 +82,12 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         store.quality(),
         store.layout()
     );
+    if args.policy.any() {
+        let r = args.policy.apply(store.retention())?;
+        store
+            .set_retention(r)
+            .with_context(|| format!("cannot set the retention policy of {}", db.display()))?;
+        eprintln!("{}", super::retention::describe(&r));
+    }
     Ok(0)
 }

@@ -11,6 +11,7 @@ mod copy;
 mod dedup;
 mod delete;
 mod eval;
+mod expire;
 mod explain;
 mod export;
 mod fingerprint;
@@ -24,6 +25,7 @@ mod output;
 mod query;
 mod relayout;
 mod repair;
+mod retention;
 mod rule;
 #[cfg(feature = "server")]
 mod serve;
@@ -118,6 +120,10 @@ enum Command {
     Ids(export::Args),
     /// Delete documents by id.
     Delete(delete::Args),
+    /// Delete the documents stored (or last seen) before a time, in atomic batches.
+    Expire(expire::Args),
+    /// Show or change the retention policy: automatic expiry, last-seen tracking.
+    Retention(retention::Args),
     /// Show what a store holds and how it is laid out.
     Stats(stats::Args),
     /// Verify that every document is in every table and nothing else is.
@@ -160,6 +166,8 @@ pub fn main() -> ExitCode {
         Command::Export(a) => export::run(&cli.db, a),
         Command::Ids(a) => export::run_ids(&cli.db, a),
         Command::Delete(a) => delete::run(&cli.db, a),
+        Command::Expire(a) => expire::run(&cli.db, a),
+        Command::Retention(a) => retention::run(&cli.db, a),
         Command::Stats(a) => stats::run(&cli.db, a),
         Command::Check(a) => check::run(&cli.db, a),
         Command::Dedup(a) => dedup::run(&cli.db, a),

@@ -14,19 +14,7 @@ pub fn match_json(m: &Match) -> Value {
 
 /// Unix seconds as an RFC 3339 UTC time (`2026-11-24T09:30:00Z`).
 pub fn rfc3339(unix_secs: u64) -> String {
-    let (days, secs) = (unix_secs / 86_400, unix_secs % 86_400);
-    // Howard Hinnant's civil_from_days, for days since 1970-01-01 (never negative here).
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
-    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}Z")
+    simstore::types::format_time(unix_secs)
 }
 
 /// `n` and `noun`, the noun in the plural unless `n` is 1 ("1 record", "2 records").
@@ -41,6 +29,9 @@ pub fn count(n: u64, noun: &str) -> String {
 /// A stored document as a JSON object.
 pub fn doc_json(d: &StoredDoc) -> Value {
     let mut v = json!({ "id": d.id, "fp": d.fingerprint().to_string(), "length": d.length, "time": d.time });
+    if d.seen != d.time {
+        v["seen"] = json!(d.seen);
+    }
     add_optional(&mut v, d);
     v
 }

@@ -65,6 +65,10 @@ pub enum MetaKey {
     RepairPending,
     /// The new manifest, present while a relayout is under way.
     RelayoutPending,
+    /// The retention policy ([`crate::store::codec::retention`]).
+    Retention,
+    /// The timeline mark: from which sequence number stored times never decrease.
+    Timeline,
 }
 
 /// One change of a [`ChangeSet`].

@@ -368,9 +368,12 @@ impl Store {
                 churn: 0,
                 flush_due: false,
                 failed: None,
+                last_time: 0,
+                ordered_from: u64::MAX,
             }),
             group: Default::default(),
             options,
+            retention: Default::default(),
         }
     }
 
@@ -384,13 +387,9 @@ impl Store {
         backend.attach_tables(&layout.prefix_bits())?;
         let manifest = Store::new_manifest(layout, options.quality);
         backend.write(&Store::creation(&manifest), Durability::Synced)?;
-        Ok(Store::assemble(
-            backend,
-            options,
-            manifest,
-            codec::FORMAT_VERSION,
-            (0, 0),
-        ))
+        let mut store = Store::assemble(backend, options, manifest, codec::FORMAT_VERSION, (0, 0));
+        store.read_timeline()?;
+        Ok(store)
     }
 
     /// The manifest of a store created now with `layout` in mode `quality`.
@@ -464,6 +463,7 @@ impl Store {
             )));
         }
         let mut store = Store::assemble(backend, options, manifest, format, counters);
+        store.read_timeline()?;
         if meta.relayout.is_some() {
             store.finish_relayout()?;
         }

@@ -144,7 +144,25 @@ impl Store {
 
     /// [`Store::check_and_insert_fingerprint`] with the test of `rule` (see
     /// [`Store::check_and_insert_rule`]); `meta.sketch` is the document's sketch.
+    ///
+    /// With last-seen tracking on ([`Store::set_retention`]), the stored document a
+    /// duplicate is found of gets its last-seen time refreshed (at most once a second).
     pub fn check_and_insert_fingerprint_rule(
+        &self,
+        id: &str,
+        fp: Fingerprint,
+        meta: DocMeta,
+        rule: &MatchRule,
+    ) -> Result<CheckOutcome> {
+        let out = self.check_then_insert(id, fp, meta, rule)?;
+        if let Some(of) = out.duplicate_of() {
+            self.touch_seen(of)?;
+        }
+        Ok(out)
+    }
+
+    /// The body of [`Store::check_and_insert_fingerprint_rule`].
+    fn check_then_insert(
         &self,
         id: &str,
         fp: Fingerprint,

@@ -17,6 +17,7 @@ mod hooked;
 mod memory;
 mod query;
 mod redis;
+mod retention;
 mod rocks;
 mod salvage;
 mod write;
@@ -37,6 +38,7 @@ pub use builder::StoreBuilder;
 pub use bulk::BulkLoader;
 pub use check::CheckReport;
 pub use crawl::CheckOutcome;
+pub use retention::{ExpireOptions, ExpireReport};
 pub use salvage::{LogDamage, RepairReport, SalvageReport};
 
 /// What an insert did.
@@ -120,6 +122,12 @@ struct Counters {
     /// Set when a bulk load through this handle failed after part of it reached the
     /// store (the cause): writes are refused until a repair.
     failed: Option<String>,
+    /// The latest stored time this process wrote or found: a new document's time is never
+    /// below it ([`Store::next_time`]), so stored times follow sequence numbers.
+    last_time: u64,
+    /// From this sequence number on, stored times never decrease ([`codec::TIMED_FORMAT`]);
+    /// `u64::MAX` when the store cannot say (older formats, many writing processes).
+    ordered_from: u64,
 }
 
 /// Sequence numbers a process reserves at a time from a shared backend.
@@ -140,6 +148,8 @@ pub struct Store {
     /// The options it was opened with: path, write sync, read-only (and to reopen it after
     /// a relayout).
     options: StoreBuilder,
+    /// The retention policy, as last read or set.
+    retention: Mutex<crate::types::Retention>,
 }
 
 impl std::fmt::Debug for Store {
@@ -333,7 +343,7 @@ impl Store {
             docs,
             layout: self.manifest.layout.clone(),
             spec: self.manifest.spec.clone(),
-            format_version: codec::FORMAT_VERSION,
+            format_version: self.format,
             disk_bytes: self.backend.disk_bytes(),
             memory_bytes: self.backend.memory_bytes(),
             expected_candidates: self.manifest.layout.expected_candidates(docs as f64),
@@ -350,6 +360,15 @@ fn validate_id(id: &str) -> Result<()> {
 fn validate_entry(id: &str, meta: &crate::types::DocMeta) -> Result<()> {
     validate_id(id)?;
     meta.check(id)
+}
+
+impl Store {
+    /// The stored time of a write now: the clock, but never below a time this process
+    /// wrote before (a clock stepped back would break the order expiry reads by).
+    fn next_time(&self, counters: &mut Counters) -> u64 {
+        counters.last_time = counters.last_time.max(now());
+        counters.last_time
+    }
 }
 
 fn now() -> u64 {

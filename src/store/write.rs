@@ -7,7 +7,7 @@ use std::sync::MutexGuard;
 use super::backend::{Change, ChangeSet, FlushScope, Snapshot};
 use super::codec::{self, IdValue};
 use super::group::{Answer, Ask};
-use super::{BatchOutcome, Counters, InsertOutcome, Store, now, validate_entry};
+use super::{BatchOutcome, Counters, InsertOutcome, Store, validate_entry};
 use crate::error::{Error, Result};
 use crate::types::{DocMeta, Document, Entry, Fingerprint, StoredDoc};
 
@@ -23,10 +23,12 @@ enum TableKeys {
 /// A stored document as its id names it, its fingerprint known (read from its record where
 /// the `ids` value does not hold it).
 #[derive(Debug, Clone, Copy)]
-struct Linked {
-    seq: u64,
-    fp: u64,
-    hash: Option<u128>,
+pub(super) struct Linked {
+    pub(super) seq: u64,
+    pub(super) fp: u64,
+    pub(super) hash: Option<u128>,
+    /// Its stored time, where its record was read.
+    pub(super) time: Option<u64>,
 }
 
 /// Replaced or deleted documents after which the tables are flushed.
@@ -130,15 +132,20 @@ impl Store {
         let mut changes = ChangeSet::new();
         let (mut next, mut live, mut churn) = (counters.next_seq, counters.live, 0);
         let mut out = Vec::with_capacity(entries.len());
-        let time = now();
+        let time = self.next_time(counters);
         for (e, old) in entries.iter().zip(existing) {
             let old = pending.get(e.id.as_str()).copied().or(old);
             // A replacement with the same fingerprint (a re-crawled page) keeps its sequence
             // number and table keys: only the record changes, and no table tombstones
             // accumulate under the fingerprint's prefix.
+            let mut stored = time;
             let (seq, keys) = match old {
                 Some(o) if o.fp == e.fp.0 && claimed.is_none() => {
                     out.push(InsertOutcome::Replaced);
+                    // From format 7 it keeps its stored time too (times follow seqs).
+                    if self.format >= codec::TIMED_FORMAT {
+                        stored = o.time.unwrap_or(time);
+                    }
                     (o.seq, TableKeys::Kept)
                 }
                 Some(o) => {
@@ -162,7 +169,7 @@ impl Store {
                 // Before the new entry: when both are the same key, the put comes last.
                 changes.push(Change::DeleteExact(h, old_seq));
             }
-            let value = self.push_link(&mut changes, e, seq, keys, time);
+            let value = self.push_link(&mut changes, e, seq, keys, (stored, time));
             pending.insert(&e.id, value);
         }
         self.commit_write(counters, changes, (next, live), self.durability())?;
@@ -178,7 +185,7 @@ impl Store {
         e: &Entry,
         seq: u64,
         keys: TableKeys,
-        time: u64,
+        (time, seen): (u64, u64),
     ) -> Linked {
         if keys == TableKeys::New {
             for t in 0..self.manifest.layout.tables().len() {
@@ -196,6 +203,7 @@ impl Store {
             url: e.meta.url.clone(),
             length: e.meta.length,
             time,
+            seen,
             content_hash: e.meta.content_hash,
             sketch: e.meta.sketch,
         };
@@ -210,6 +218,7 @@ impl Store {
             seq,
             fp: e.fp.0,
             hash: e.meta.content_hash,
+            time: Some(time),
         }
     }
 
@@ -235,7 +244,11 @@ impl Store {
             .zip(values)
             .map(|(id, value)| {
                 let Some(v) = value else { return Ok(None) };
-                let fp = v.fp.or_else(|| records.next().flatten()).ok_or_else(|| {
+                let record = match v.fp {
+                    Some(fp) => Some((fp, None)),
+                    None => records.next().flatten().map(|(fp, t)| (fp, Some(t))),
+                };
+                let (fp, time) = record.ok_or_else(|| {
                     Error::Corrupt(format!(
                         "id {id:?} names document {}, which has no record; \
                          `simstore check` reports the damage and `simstore repair` mends it",
@@ -246,6 +259,7 @@ impl Store {
                     seq: v.seq,
                     fp,
                     hash: v.hash,
+                    time,
                 }))
             })
             .collect()
@@ -254,7 +268,7 @@ impl Store {
     /// Adds to `changes` the removal of document `old`'s record (first: it commits the
     /// rest) and of its table entries — not of its `ids` or `exact` entries: the caller
     /// overwrites or deletes those.
-    fn push_unlink(&self, changes: &mut ChangeSet, old: Linked) {
+    pub(super) fn push_unlink(&self, changes: &mut ChangeSet, old: Linked) {
         changes.push(Change::DeleteDoc(old.seq));
         for t in 0..self.manifest.layout.tables().len() {
             let permuted = self.manifest.layout.permute(t, old.fp);
@@ -267,7 +281,7 @@ impl Store {
     /// files, where the deletion-triggered compaction removes them (a query steps over
     /// every tombstone under its prefix: 20,000 replaces near one fingerprint made queries
     /// there ~450× slower).
-    fn note_churn(&self, counters: &mut Counters, churn: u64) {
+    pub(super) fn note_churn(&self, counters: &mut Counters, churn: u64) {
         counters.churn += churn;
         if counters.churn >= CHURN_FLUSH {
             counters.churn = 0;
@@ -310,15 +324,16 @@ impl Store {
     }
 }
 
-/// The fingerprints of the records of `seqs` (`None` where a record is missing).
-fn fps_of(snap: &dyn Snapshot, seqs: &[u64]) -> Result<Vec<Option<u64>>> {
+/// The fingerprints and stored times of the records of `seqs` (`None` where a record is
+/// missing).
+fn fps_of(snap: &dyn Snapshot, seqs: &[u64]) -> Result<Vec<Option<(u64, u64)>>> {
     if seqs.is_empty() {
         return Ok(Vec::new());
     }
     Ok(snap
         .docs(seqs)?
         .into_iter()
-        .map(|d| d.map(|d| d.fp))
+        .map(|d| d.map(|d| (d.fp, d.time)))
         .collect())
 }
 

@@ -155,8 +155,12 @@ pub struct StoredDoc {
     pub url: Option<String>,
     /// Length of the body in characters (0 when only a fingerprint was given).
     pub length: u64,
-    /// When it was stored, in seconds since the Unix epoch.
+    /// When it was stored, in seconds since the Unix epoch (a replacement with the same
+    /// fingerprint keeps it, from format 7).
     pub time: u64,
+    /// When it was last written or, with last-seen tracking on, last found as the
+    /// duplicate of a checked page ([`crate::Store::set_retention`]); `time` until then.
+    pub seen: u64,
     /// Its content hash, when it was stored from text (see [`DocMeta::content_hash`]).
     pub content_hash: Option<u128>,
     /// Its shingle sketch, when it was stored from text (see [`DocMeta::sketch`]).

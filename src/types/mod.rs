@@ -3,6 +3,7 @@
 
 pub mod document;
 pub mod fingerprint;
+pub mod retention;
 pub mod sketch;
 pub mod weak_bits;
 
@@ -11,5 +12,6 @@ pub use document::{
     StoredDoc, check_id, check_stored_fields,
 };
 pub use fingerprint::Fingerprint;
+pub use retention::{Duration, Retention, TimeField, format_time, parse_time};
 pub use sketch::Sketch;
 pub use weak_bits::WeakBits;

@@ -10,7 +10,7 @@ use crate::store::backend::{
     BulkIngest, Change, ChangeSet, Durability, MetaKey, SortedWriter, Space,
 };
 use crate::store::codec::spill::LoadRow;
-use crate::store::{BatchOutcome, Counters, Store, now, validate_entry};
+use crate::store::{BatchOutcome, Counters, Store, validate_entry};
 use crate::types::{Entry, StoredDoc};
 
 /// How far a load got, which says what dropping it must do.
@@ -50,6 +50,8 @@ impl<'a> SortedLoad<'a> {
         store.write_meta(MetaKey::BulkPending, Some(Vec::new()))?;
         let spill = SpillDir::new(ingest.spill_dir().unwrap_or_else(std::env::temp_dir));
         let base = counters.next_seq;
+        let mut counters = counters;
+        let time = store.next_time(&mut counters);
         let mut load = SortedLoad {
             store,
             counters,
@@ -59,7 +61,7 @@ impl<'a> SortedLoad<'a> {
             spill,
             base,
             entries: 0,
-            time: now(),
+            time,
             phase: Phase::Staging,
         };
         // From here on, dropping the load undoes it.
@@ -78,6 +80,7 @@ impl<'a> SortedLoad<'a> {
             url: e.meta.url,
             length: e.meta.length,
             time: self.time,
+            seen: self.time,
             content_hash: e.meta.content_hash,
             sketch: e.meta.sketch,
         };

@@ -29,6 +29,7 @@
 
 pub mod bucket;
 pub mod redis;
+pub mod retention;
 pub mod spill;
 
 use crate::error::{Error, Result};
@@ -44,8 +45,9 @@ pub const MAGIC: [u8; 8] = *b"SIMSTORE";
 /// same but for the quality mode: a format-3 store is in the standard mode), which a
 /// backend whose layout did not change since (Redis) still opens; RocksDB stores need
 /// [`BUCKET_FORMAT`]. Format 6 leaves the fingerprint out of `ids` values
-/// ([`SHORT_IDS_FORMAT`]).
-pub const FORMAT_VERSION: u32 = 6;
+/// ([`SHORT_IDS_FORMAT`]). Format 7 keeps times in sequence order and a last-seen time in
+/// records ([`TIMED_FORMAT`]).
+pub const FORMAT_VERSION: u32 = 7;
 
 /// The oldest format version whose manifest this build reads.
 pub const OLDEST_READABLE: u32 = 3;
@@ -58,6 +60,13 @@ pub const BUCKET_FORMAT: u32 = 5;
 /// record). A store of an older format keeps writing it, so that the simstore that wrote
 /// the store still reads every value; this build reads both forms.
 pub const SHORT_IDS_FORMAT: u32 = 6;
+
+/// The first format whose `docs` records may carry a last-seen time (record version 3),
+/// whose stored times never decrease with the sequence number past the `timeline` mark
+/// ([`retention`]), and which may hold a retention policy. A replacement with the same
+/// fingerprint keeps its record's stored time there. Older stores are read and written as
+/// they are: their expiry reads every record and they cannot track last-seen times.
+pub const TIMED_FORMAT: u32 = 7;
 
 /// Key of the manifest in the `meta` column family.
 pub const MANIFEST_KEY: &[u8] = b"manifest";
@@ -76,8 +85,11 @@ pub const REPAIR_PENDING_KEY: &[u8] = b"repair-pending";
 /// present finishes the relayout (new table column families, rebuilt from `docs`).
 pub const RELAYOUT_PENDING_KEY: &[u8] = b"relayout-pending";
 
-/// Version byte in front of every `docs` record (2: with the content hash).
+/// Version byte in front of a `docs` record (2: with the content hash).
 const RECORD_VERSION: u8 = 2;
+/// Version byte of a record whose last-seen time differs from its stored time (3: version
+/// 2's fields, then the last-seen time); only in stores of [`TIMED_FORMAT`].
+const SEEN_RECORD_VERSION: u8 = 3;
 
 const MANIFEST_LIMIT: usize = 1 << 20;
 const RECORD_LIMIT: usize = 1 << 28;
@@ -316,10 +328,15 @@ pub fn decode_doc_key(bytes: &[u8]) -> Result<u64> {
         .map_err(|_| Error::Corrupt(format!("a docs key is {} bytes, not 8", bytes.len())))
 }
 
-/// Encodes a `docs` record.
+/// Encodes a `docs` record: version 2, or 3 when its last-seen time is not its stored time.
 pub fn encode_doc(doc: &StoredDoc) -> Vec<u8> {
-    let mut out = Vec::with_capacity(32 + doc.id.len());
-    out.push(RECORD_VERSION);
+    let mut out = Vec::with_capacity(40 + doc.id.len());
+    let seen = doc.seen != doc.time;
+    out.push(if seen {
+        SEEN_RECORD_VERSION
+    } else {
+        RECORD_VERSION
+    });
     let record = DocRecordV2Ref {
         id: &doc.id,
         fp: doc.fp,
@@ -332,23 +349,34 @@ pub fn encode_doc(doc: &StoredDoc) -> Vec<u8> {
     };
     bincode::encode_into_std_write(&record, &mut out, config::<RECORD_LIMIT>())
         .expect("writing to a Vec cannot fail");
+    if seen {
+        bincode::encode_into_std_write(doc.seen, &mut out, config::<RECORD_LIMIT>())
+            .expect("writing to a Vec cannot fail");
+    }
     out
 }
 
 /// Decodes a `docs` record.
 pub fn decode_doc(bytes: &[u8]) -> Result<StoredDoc> {
-    match bytes.first() {
-        Some(&RECORD_VERSION) => {}
+    let with_seen = match bytes.first() {
+        Some(&RECORD_VERSION) => false,
+        Some(&SEEN_RECORD_VERSION) => true,
         Some(v) => {
             return Err(Error::Corrupt(format!(
                 "document record version {v} is unknown"
             )));
         }
         None => return Err(Error::Corrupt("empty document record".into())),
+    };
+    let undecodable = |e| Error::Corrupt(format!("undecodable document record: {e}"));
+    let (doc, mut used): (DocRecordV2, usize) =
+        bincode::decode_from_slice(&bytes[1..], config::<RECORD_LIMIT>()).map_err(undecodable)?;
+    let mut seen = doc.time;
+    if with_seen {
+        let (s, n) = bincode::decode_from_slice(&bytes[1 + used..], config::<RECORD_LIMIT>())
+            .map_err(undecodable)?;
+        (seen, used) = (s, used + n);
     }
-    let (doc, used): (DocRecordV2, usize) =
-        bincode::decode_from_slice(&bytes[1..], config::<RECORD_LIMIT>())
-            .map_err(|e| Error::Corrupt(format!("undecodable document record: {e}")))?;
     if used != bytes.len() - 1 {
         return Err(Error::Corrupt(
             "trailing bytes after a document record".into(),
@@ -361,6 +389,7 @@ pub fn decode_doc(bytes: &[u8]) -> Result<StoredDoc> {
         url: doc.url,
         length: doc.length,
         time: doc.time,
+        seen,
         content_hash: doc.content_hash,
         sketch: doc.sketch.map(Sketch),
     })
@@ -572,6 +601,7 @@ mod tests {
             url: None,
             length: 7,
             time: 9,
+            seen: 9,
             content_hash: Some(u128::MAX - 1),
             sketch: Some(Sketch([7; Sketch::BYTES])),
         };
@@ -582,9 +612,15 @@ mod tests {
             ..d
         };
         assert_eq!(decode_doc(&encode_doc(&none)).unwrap(), none);
+        assert_eq!(encode_doc(&none)[0], RECORD_VERSION);
+        let seen = StoredDoc { seen: 1 << 40, ..d };
+        let bytes = encode_doc(&seen);
+        assert_eq!(bytes[0], SEEN_RECORD_VERSION);
+        assert_eq!(decode_doc(&bytes).unwrap(), seen);
+        assert!(decode_doc(&bytes[..bytes.len() - 1]).is_err());
         assert!(decode_doc(&[]).is_err());
         assert!(decode_doc(&[1, 0]).is_err());
-        assert!(decode_doc(&[3, 0]).is_err());
+        assert!(decode_doc(&[4, 0]).is_err());
         assert!(decode_doc(&[2, 0xff, 0xff, 0xff, 0xff, 0xff]).is_err());
     }
 
@@ -656,6 +692,7 @@ mod tests {
             url: None,
             length: 2,
             time: 3,
+            seen: 3,
             content_hash: Some(hash),
             sketch: Some(Sketch([5; Sketch::BYTES])),
         };

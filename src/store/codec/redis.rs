@@ -40,6 +40,10 @@ pub mod field {
     pub const REPAIR_PENDING: &str = "repair-pending";
     /// The new manifest while a relayout is under way.
     pub const RELAYOUT_PENDING: &str = "relayout-pending";
+    /// The retention policy ([`super::super::retention`]).
+    pub const RETENTION: &str = "retention";
+    /// The timeline mark ([`super::super::retention`]).
+    pub const TIMELINE: &str = "timeline";
     /// The next unallocated sequence number.
     pub const NEXT_SEQ: &str = "next_seq";
     /// Live documents.

@@ -304,6 +304,8 @@ fn meta_field(key: MetaKey) -> &'static str {
         MetaKey::BulkPending => field::BULK_PENDING,
         MetaKey::RepairPending => field::REPAIR_PENDING,
         MetaKey::RelayoutPending => field::RELAYOUT_PENDING,
+        MetaKey::Retention => field::RETENTION,
+        MetaKey::Timeline => field::TIMELINE,
     }
 }
 

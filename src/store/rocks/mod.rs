@@ -277,6 +277,8 @@ fn meta_key(key: MetaKey) -> &'static [u8] {
         MetaKey::BulkPending => codec::BULK_PENDING_KEY,
         MetaKey::RepairPending => codec::REPAIR_PENDING_KEY,
         MetaKey::RelayoutPending => codec::RELAYOUT_PENDING_KEY,
+        MetaKey::Retention => codec::retention::RETENTION_KEY,
+        MetaKey::Timeline => codec::retention::TIMELINE_KEY,
     }
 }
 

@@ -182,6 +182,7 @@ mod tests {
             url: None,
             length: 0,
             time: 0,
+            seen: 0,
             content_hash: None,
             sketch: None,
         }

@@ -1,0 +1,262 @@
+//! Retention: the store's policy, last-seen times, and the expiry of old documents.
+//!
+//! Stored times follow sequence numbers in a store of [`codec::TIMED_FORMAT`] written by
+//! one process (each write's time is never below the last one's, [`Store::next_time`]), so
+//! an expiry reads `docs` from the oldest record and stops at the first one stored after
+//! the cutoff: it reads the documents it expires (and, by last-seen time, those stored
+//! before the cutoff), not the whole store.
+
+use super::backend::{Change, ChangeSet, MetaKey};
+use super::codec::{self, retention as rcodec};
+use super::write::Linked;
+use super::{Store, now};
+use crate::error::{Error, Result};
+use crate::types::{Retention, TimeField};
+
+/// A last-seen time is refreshed only when it is at least this old (seconds): a page
+/// checked again and again writes its record at most once a second.
+pub const SEEN_RESOLUTION: u64 = 1;
+
+/// How far (seconds) a stored time may run behind an earlier one in sequence order, e.g.
+/// across a restart after the clock was stepped back: an expiry reads on for this long
+/// past the cutoff before it stops.
+const CLOCK_SLACK: u64 = 3_600;
+
+/// What [`Store::expire`] removes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExpireOptions {
+    /// Documents whose time is before this (seconds since the Unix epoch) are expired.
+    pub before: u64,
+    /// Which time is compared: stored or last seen.
+    pub by: TimeField,
+    /// Count them without deleting anything.
+    pub dry_run: bool,
+    /// Documents deleted per change set (each batch is atomic; at least 1).
+    pub batch: usize,
+}
+
+impl ExpireOptions {
+    /// Documents older than `secs` seconds now, by `by`, in batches of 1,000.
+    pub fn older_than(secs: u64, by: TimeField) -> Self {
+        ExpireOptions {
+            before: now().saturating_sub(secs),
+            by,
+            dry_run: false,
+            batch: 1_000,
+        }
+    }
+}
+
+/// What an expiry did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExpireReport {
+    /// Records read.
+    pub scanned: u64,
+    /// Documents deleted (with `dry_run`: that would have been).
+    pub expired: u64,
+    /// Change sets written.
+    pub batches: u64,
+    /// Whether every record was read: the store's times are not known to follow its
+    /// sequence numbers (a format before 7, a store many processes write).
+    pub full_scan: bool,
+}
+
+impl Store {
+    /// The store's retention policy.
+    pub fn retention(&self) -> Retention {
+        *self.retention.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sets the retention policy, kept in the store's `meta`: whether duplicates found by
+    /// [`Store::check_and_insert`] refresh the last-seen time of the stored document, and
+    /// how old a document may get before `serve` and long imports expire it by themselves.
+    ///
+    /// Errors: [`Error::Unsupported`] to track last-seen times in a store older than format
+    /// 7 (copy it into a new store first); [`Error::ReadOnly`]; storage errors.
+    pub fn set_retention(&self, r: Retention) -> Result<()> {
+        self.check_writable()?;
+        if r.track_seen && self.format < codec::TIMED_FORMAT {
+            return Err(Error::Unsupported(format!(
+                "this store is of format {}, whose records have no last-seen time; copy it \
+                 into a new store (`simstore copy --to NEW`) to track last-seen times",
+                self.format
+            )));
+        }
+        let counters = self.lock();
+        counters.usable()?;
+        let mut changes = ChangeSet::new();
+        changes.push(Change::PutMeta(
+            MetaKey::Retention,
+            rcodec::encode_retention(&r),
+        ));
+        self.backend
+            .write(&changes, super::backend::Durability::Synced)?;
+        *self.retention.lock().unwrap_or_else(|e| e.into_inner()) = r;
+        self.unlock(counters);
+        Ok(())
+    }
+
+    /// Reads the retention policy, the timeline mark and the latest stored time, on open.
+    pub(super) fn read_timeline(&mut self) -> Result<()> {
+        let snap = self.backend.snapshot();
+        if let Some(bytes) = snap.meta(MetaKey::Retention)? {
+            *self.retention.get_mut().unwrap_or_else(|e| e.into_inner()) =
+                rcodec::decode_retention(&bytes)?;
+        }
+        let counters = self.counters.get_mut().unwrap_or_else(|e| e.into_inner());
+        if self.format < codec::TIMED_FORMAT || self.backend.shared().is_some() {
+            return Ok(());
+        }
+        counters.ordered_from = match snap.meta(MetaKey::Timeline)? {
+            Some(bytes) => rcodec::decode_timeline(&bytes)?,
+            None => 0,
+        };
+        // The latest time among the last records (one that cannot be read, e.g. in a
+        // damaged store opened for repair, counts as none).
+        let seqs: Vec<u64> = (counters.next_seq.saturating_sub(64)..counters.next_seq).collect();
+        counters.last_time = snap
+            .docs(&seqs)
+            .unwrap_or_default()
+            .into_iter()
+            .flatten()
+            .map(|d| d.time)
+            .max()
+            .unwrap_or(0);
+        Ok(())
+    }
+
+    /// Deletes every document whose time (`opts.by`) is before `opts.before`, with its
+    /// table entries, in atomic batches of `opts.batch`, calling `progress` after each.
+    /// A document refreshed or replaced since the scan read it is re-checked under the
+    /// writer lock and kept if it is no longer old. A crash leaves every document either
+    /// whole or gone.
+    ///
+    /// Errors: [`Error::ReadOnly`] (unless `dry_run`), storage errors.
+    pub fn expire(
+        &self,
+        opts: &ExpireOptions,
+        mut progress: impl FnMut(&ExpireReport),
+    ) -> Result<ExpireReport> {
+        if !opts.dry_run {
+            self.check_writable()?;
+        }
+        let ordered_from = self.lock().ordered_from;
+        let stop_at = opts.before.saturating_add(CLOCK_SLACK);
+        let mut report = ExpireReport {
+            full_scan: ordered_from == u64::MAX,
+            ..ExpireReport::default()
+        };
+        let mut pending: Vec<(u64, String)> = Vec::new();
+        self.scan_by_seq(0, |seq, doc| {
+            if seq >= ordered_from && doc.time >= stop_at {
+                return Ok(false);
+            }
+            report.scanned += 1;
+            if opts.by.of(&doc) < opts.before {
+                pending.push((seq, doc.id));
+            }
+            if pending.len() >= opts.batch.max(1) {
+                self.expire_batch(opts, &mut pending, &mut report)?;
+                progress(&report);
+            }
+            Ok(true)
+        })?;
+        if !pending.is_empty() {
+            self.expire_batch(opts, &mut pending, &mut report)?;
+            progress(&report);
+        }
+        Ok(report)
+    }
+
+    /// Deletes the documents of `pending` (sequence number, id) that are still old, in one
+    /// change set under the writer lock; empties `pending`.
+    fn expire_batch(
+        &self,
+        opts: &ExpireOptions,
+        pending: &mut Vec<(u64, String)>,
+        report: &mut ExpireReport,
+    ) -> Result<()> {
+        if opts.dry_run {
+            report.expired += pending.len() as u64;
+            pending.clear();
+            return Ok(());
+        }
+        let mut counters = self.lock();
+        counters.usable()?;
+        let snap = self.backend.snapshot();
+        let ids: Vec<&str> = pending.iter().map(|(_, id)| id.as_str()).collect();
+        let seqs: Vec<u64> = pending.iter().map(|&(seq, _)| seq).collect();
+        let values = snap.ids(&ids)?;
+        let docs = snap.docs(&seqs)?;
+        let mut changes = ChangeSet::new();
+        let mut gone = 0;
+        for (((seq, id), value), doc) in pending.iter().zip(values).zip(docs) {
+            let (Some(value), Some(doc)) = (value, doc) else {
+                continue;
+            };
+            if value.seq != *seq || opts.by.of(&doc) >= opts.before {
+                continue;
+            }
+            let old = Linked {
+                seq: *seq,
+                fp: doc.fp,
+                hash: doc.content_hash,
+                time: Some(doc.time),
+            };
+            self.push_unlink(&mut changes, old);
+            changes.push(Change::DeleteId(id.clone()));
+            if let Some(h) = doc.content_hash {
+                changes.push(Change::DeleteExact(h, *seq));
+            }
+            gone += 1;
+        }
+        pending.clear();
+        if gone > 0 {
+            let live = counters.live.saturating_sub(gone);
+            let next = counters.next_seq;
+            self.commit_write(&mut counters, changes, (next, live), self.durability())?;
+            self.note_churn(&mut counters, gone);
+            report.batches += 1;
+        }
+        self.unlock(counters);
+        report.expired += gone;
+        Ok(())
+    }
+
+    /// With last-seen tracking on: sets the last-seen time of document `id` to now, unless
+    /// it was refreshed within [`SEEN_RESOLUTION`]. A document gone meanwhile is left gone.
+    pub(super) fn touch_seen(&self, id: &str) -> Result<()> {
+        if !self.retention().track_seen || self.seen_is_fresh(id)? {
+            return Ok(());
+        }
+        let mut counters = self.lock();
+        counters.usable()?;
+        let snap = self.backend.snapshot();
+        let Some(value) = snap.ids(&[id])?.pop().flatten() else {
+            return Ok(());
+        };
+        let Some(mut doc) = snap.docs(&[value.seq])?.pop().flatten() else {
+            return Ok(());
+        };
+        let time = self.next_time(&mut counters);
+        if doc.seen.saturating_add(SEEN_RESOLUTION) > time {
+            return Ok(());
+        }
+        doc.seen = time;
+        let mut changes = ChangeSet::new();
+        changes.push(Change::PutDoc(value.seq, Box::new(doc)));
+        let (next, live) = (counters.next_seq, counters.live);
+        self.commit_write(&mut counters, changes, (next, live), self.durability())?;
+        self.unlock(counters);
+        Ok(())
+    }
+
+    /// Whether `id`'s last-seen time is recent enough not to be written again (read
+    /// without the writer lock); a missing document counts as fresh.
+    fn seen_is_fresh(&self, id: &str) -> Result<bool> {
+        let Some(doc) = self.get(id)? else {
+            return Ok(true);
+        };
+        Ok(doc.seen.saturating_add(SEEN_RESOLUTION) > now())
+    }
+}
