@@ -29,6 +29,7 @@ mod outputs;
 mod quality;
 mod readers;
 mod readme_http;
+mod retention;
 mod scripts;
 mod serve;
 mod serve_limits;

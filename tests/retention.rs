@@ -1,0 +1,302 @@
+//! Retention: expiry by stored and by last-seen time against a model, on every backend
+//! (the cluster test reuses [`expiry_matches_the_model`]); last-seen tracking; the CLI.
+
+use std::thread::sleep;
+use std::time::Duration;
+
+use simstore::{DocMeta, Document, Entry, ExpireOptions, Fingerprint, Retention, Store, TimeField};
+
+use crate::util::{BACKENDS, TestCommand, brute_force, checked, new_store, rng, shape, stderr};
+use rand::Rng;
+
+/// A second and a bit: stored times are whole seconds.
+const TICK: Duration = Duration::from_millis(1_100);
+
+fn entry(id: &str, fp: u64) -> Entry {
+    Entry {
+        id: id.to_owned(),
+        fp: Fingerprint(fp),
+        meta: DocMeta::default(),
+    }
+}
+
+/// Stores three generations of documents a second apart — replacing some of the first
+/// with the same fingerprint and some with another, deleting some — then expires by
+/// stored time before the second generation and by last-seen time before the third, and
+/// compares what is left (documents, queries, `check`) with a model built from the
+/// documents' own times. Returns whether the expiry read every record.
+pub fn expiry_matches_the_model(store: &Store, prefix: &str) -> bool {
+    let mut r = rng(42);
+    let mut fps = std::collections::BTreeMap::new();
+    let mut cutoffs = Vec::new();
+    for generation in 0..3 {
+        if generation > 0 {
+            sleep(TICK);
+        }
+        cutoffs.push(now());
+        let batch: Vec<Entry> = (0..200)
+            .map(|i| {
+                let id = format!("{prefix}g{generation}-{i:03}");
+                let fp = r.random::<u64>();
+                fps.insert(id.clone(), fp);
+                entry(&id, fp)
+            })
+            .collect();
+        store.insert_batch(batch).unwrap();
+        if generation == 2 {
+            // Generation 0 again: every 3rd with its own fingerprint (keeps its stored
+            // time, not its last-seen time), every 5th with another (a new document).
+            for i in (0..200).step_by(3) {
+                let id = format!("{prefix}g0-{i:03}");
+                store.insert_batch([entry(&id, fps[&id])]).unwrap();
+            }
+            for i in (0..200).step_by(5) {
+                let id = format!("{prefix}g0-{i:03}");
+                let fp = r.random::<u64>();
+                fps.insert(id.clone(), fp);
+                store.insert_batch([entry(&id, fp)]).unwrap();
+            }
+            for i in (0..200).step_by(7) {
+                let id = format!("{prefix}g1-{i:03}");
+                assert!(store.delete(&id).unwrap());
+                fps.remove(&id);
+            }
+        }
+    }
+    let mut full_scan = false;
+    for (by, before) in [
+        (TimeField::Stored, cutoffs[1]),
+        (TimeField::Seen, cutoffs[2]),
+    ] {
+        let times: Vec<(String, u64)> = fps
+            .keys()
+            .map(|id| (id.clone(), by.of(&store.get(id).unwrap().unwrap())))
+            .collect();
+        let old = times.iter().filter(|(_, t)| *t < before).count() as u64;
+        assert!(old > 0, "{by:?}: nothing to expire");
+        let opts = ExpireOptions {
+            before,
+            by,
+            dry_run: true,
+            batch: 64,
+        };
+        assert_eq!(
+            store.expire(&opts, |_| {}).unwrap().expired,
+            old,
+            "{by:?} dry run"
+        );
+        assert_eq!(store.len(), fps.len() as u64);
+        let mut calls = 0;
+        let report = store
+            .expire(
+                &ExpireOptions {
+                    dry_run: false,
+                    ..opts
+                },
+                |_| calls += 1,
+            )
+            .unwrap();
+        assert_eq!(report.expired, old, "{by:?}");
+        assert!(calls >= 1);
+        full_scan |= report.full_scan;
+        for (id, t) in &times {
+            assert_eq!(
+                store.get(id).unwrap().is_some(),
+                *t >= before,
+                "{by:?} {id}"
+            );
+            if *t < before {
+                fps.remove(id);
+            }
+        }
+        assert_eq!(store.len(), fps.len() as u64);
+        assert!(store.check().unwrap().is_ok(), "{by:?}: check");
+        let model: Vec<(String, u64)> = fps.iter().map(|(id, fp)| (id.clone(), *fp)).collect();
+        for (_, &fp) in fps.iter().take(40) {
+            let q = fp ^ 0b101;
+            assert_eq!(
+                shape(&store.query(Fingerprint(q), 3).unwrap()),
+                brute_force(&model, q, 3)
+            );
+        }
+    }
+    full_scan
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+#[test]
+fn expiry_equals_a_model_on_every_backend() {
+    for backend in BACKENDS {
+        let dir = TestCommand::new();
+        let store = new_store(backend, dir.path("").as_path(), 3, 4);
+        let full_scan = expiry_matches_the_model(&store, "");
+        assert!(
+            !full_scan,
+            "{backend:?}: a format-7 store reads only the old records"
+        );
+    }
+}
+
+/// An expiry by stored time reads the old records and stops at the first one stored an
+/// hour (the slack for a clock stepped back) past the cutoff: on a store of 2,000
+/// documents of which 100 are old, it reads those 100.
+#[test]
+fn expiry_by_stored_time_reads_only_the_old_records() {
+    let store = new_store(
+        crate::util::Backend::Memory,
+        std::path::Path::new("."),
+        3,
+        4,
+    );
+    store
+        .insert_batch((0..100).map(|i| entry(&format!("old{i}"), i)))
+        .unwrap();
+    sleep(TICK);
+    let before = now();
+    store
+        .insert_batch((0..1_900).map(|i| entry(&format!("new{i}"), i << 20)))
+        .unwrap();
+    // With the cutoff an hour before the new documents, the first of them stops it.
+    let opts = ExpireOptions::older_than(0, TimeField::Stored);
+    let report = store
+        .expire(
+            &ExpireOptions {
+                before: before - 3_600,
+                ..opts
+            },
+            |_| {},
+        )
+        .unwrap();
+    assert_eq!((report.expired, report.scanned), (0, 100));
+    let report = store
+        .expire(&ExpireOptions { before, ..opts }, |_| {})
+        .unwrap();
+    assert_eq!(report.expired, 100);
+    assert_eq!(store.len(), 1_900);
+}
+
+#[test]
+fn last_seen_tracking_refreshes_the_duplicate_found() {
+    for track_seen in [true, false] {
+        let store = simstore::StoreBuilder::in_memory().open().unwrap();
+        let r = Retention {
+            track_seen,
+            ..Retention::default()
+        };
+        store.set_retention(r).unwrap();
+        assert_eq!(store.retention(), r);
+        let page = |id: &str| Document {
+            id: id.into(),
+            title: None,
+            text: "the same page crawled twice, under two addresses, word for word".into(),
+            ..Document::default()
+        };
+        assert!(
+            store
+                .check_and_insert_rule(&page("a"), &store.mode_rule())
+                .unwrap()
+                .is_new()
+        );
+        let first = store.get("a").unwrap().unwrap();
+        assert_eq!(first.seen, first.time);
+        sleep(TICK);
+        let out = store
+            .check_and_insert_rule(&page("b"), &store.mode_rule())
+            .unwrap();
+        assert_eq!(out.duplicate_of(), Some("a"));
+        let after = store.get("a").unwrap().unwrap();
+        assert_eq!(after.time, first.time, "the stored time stays");
+        assert_eq!(
+            after.seen > after.time,
+            track_seen,
+            "track_seen {track_seen}"
+        );
+        // By last-seen time, a refreshed document is not old.
+        let opts = ExpireOptions {
+            before: after.time + 1,
+            by: TimeField::Seen,
+            dry_run: false,
+            batch: 10,
+        };
+        assert_eq!(
+            store.expire(&opts, |_| {}).unwrap().expired,
+            u64::from(!track_seen)
+        );
+    }
+}
+
+#[test]
+fn the_policy_survives_a_reopen_and_the_cli_sets_and_shows_it() {
+    let t = TestCommand::new();
+    checked(t.run(&[
+        "init",
+        "--retain",
+        "90d",
+        "--track-seen",
+        "--retain-by",
+        "seen",
+    ]));
+    let out = checked(t.run(&["retention", "--json"]));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["retain_secs"], 90 * 86_400);
+    assert_eq!(v["by"], "seen");
+    assert_eq!(v["track_seen"], true);
+    checked(t.run(&["retention", "--keep-all", "--track-seen", "false"]));
+    let store = Store::open(t.db()).unwrap();
+    assert_eq!(
+        store.retention(),
+        Retention {
+            track_seen: false,
+            retain_secs: None,
+            by: TimeField::Seen
+        }
+    );
+    drop(store);
+    let bad = t.run(&["retention", "--retain", "ninety days"]);
+    assert_eq!(crate::util::code(&bad), 2);
+    assert!(stderr(&bad).contains("not a duration"), "{}", stderr(&bad));
+}
+
+#[test]
+fn expire_from_the_command_line() {
+    let t = TestCommand::new();
+    let input = t.write(
+        "docs.jsonl",
+        b"{\"id\": \"a\", \"fp\": \"0000000000000001\"}\n{\"id\": \"b\", \"fp\": \"00000000000000f0\"}\n",
+    );
+    checked(t.run(&["import", input.to_str().unwrap()]));
+    sleep(TICK);
+    let dry = checked(t.run(&["expire", "--older-than", "0s", "--dry-run"]));
+    assert!(
+        stderr(&dry).contains("would expire 2 documents"),
+        "{}",
+        stderr(&dry)
+    );
+    let none = checked(t.run(&["expire", "--before", "2001-01-01"]));
+    assert!(
+        stderr(&none).contains("expired 0 documents"),
+        "{}",
+        stderr(&none)
+    );
+    let all = checked(t.run(&["expire", "--older-than", "0s"]));
+    assert!(
+        stderr(&all).contains("expired 2 documents"),
+        "{}",
+        stderr(&all)
+    );
+    assert!(
+        stderr(&all).contains("0 documents left"),
+        "{}",
+        stderr(&all)
+    );
+    let bad = t.run(&["expire", "--before", "yesterday"]);
+    assert_eq!(crate::util::code(&bad), 2);
+    assert!(stderr(&bad).contains("not a time"), "{}", stderr(&bad));
+    assert_eq!(crate::util::code(&t.run(&["expire"])), 2);
+}
