@@ -300,3 +300,100 @@ fn expire_from_the_command_line() {
     assert!(stderr(&bad).contains("not a time"), "{}", stderr(&bad));
     assert_eq!(crate::util::code(&t.run(&["expire"])), 2);
 }
+
+#[test]
+fn expiry_and_the_policy_over_http() {
+    use crate::util::{answer, http};
+    use serde_json::json;
+    let t = TestCommand::new();
+    let s = t.serve(&[]);
+    let h = http();
+    for i in 0..5 {
+        let doc = json!({"id": format!("d{i}"), "fp": format!("{:016x}", 1u64 << (i * 9))});
+        assert_eq!(answer(h.post(s.at("/insert")).send_json(&doc)).0, 200);
+    }
+    sleep(TICK);
+    let (st, v) = answer(
+        h.post(s.at("/expire"))
+            .send_json(json!({"older_than": "0s", "dry_run": true})),
+    );
+    assert_eq!(
+        (st, v["expired"].as_u64(), v["docs"].as_u64()),
+        (200, Some(5), Some(5)),
+        "{v}"
+    );
+    let (st, v) = answer(
+        h.post(s.at("/expire"))
+            .send_json(json!({"before": "2001-01-01"})),
+    );
+    assert_eq!((st, v["expired"].as_u64()), (200, Some(0)), "{v}");
+    let (st, v) = answer(
+        h.post(s.at("/expire"))
+            .send_json(json!({"older_than": "0s", "by": "seen"})),
+    );
+    assert_eq!(
+        (st, v["expired"].as_u64(), v["docs"].as_u64()),
+        (200, Some(5), Some(0)),
+        "{v}"
+    );
+    for bad in [
+        json!({}),
+        json!({"older_than": "1d", "before": 5}),
+        json!({"older_than": "soon"}),
+        json!({"older_than": "1d", "by": "first"}),
+        json!({"age": "1d"}),
+    ] {
+        let (st, v) = answer(h.post(s.at("/expire")).send_json(&bad));
+        assert_eq!(st, 400, "{bad} -> {v}");
+    }
+    let (st, v) = answer(
+        h.post(s.at("/retention"))
+            .send_json(json!({"retain": "30d", "track_seen": true})),
+    );
+    assert_eq!(
+        (st, v["retain_secs"].as_u64(), v["track_seen"].as_bool()),
+        (200, Some(30 * 86_400), Some(true)),
+        "{v}"
+    );
+    let (_, v) = answer(h.get(s.at("/retention")).call());
+    assert_eq!(v["retain"], "30d");
+    let (st, v) = answer(
+        h.post(s.at("/retention"))
+            .send_json(json!({"retain": null})),
+    );
+    assert_eq!(
+        (st, v["retain_secs"].clone()),
+        (200, serde_json::Value::Null),
+        "{v}"
+    );
+    assert_eq!(v["track_seen"], true);
+}
+
+/// `serve` applies a retention policy by itself: a store whose policy keeps documents for
+/// 1 second loses them while the server runs.
+#[test]
+fn serve_applies_the_retention_policy() {
+    use crate::util::{answer, http};
+    let t = TestCommand::new();
+    let input = t.write(
+        "docs.jsonl",
+        b"{\"id\": \"a\", \"fp\": \"0000000000000001\"}\n",
+    );
+    checked(t.run(&["init", "--retain", "1s"]));
+    checked(t.run(&["import", input.to_str().unwrap()]));
+    sleep(TICK);
+    let s = t.serve(&[]);
+    let h = http();
+    let start = std::time::Instant::now();
+    loop {
+        let (_, v) = answer(h.get(s.at("/stats")).call());
+        if v["docs"] == 0 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the policy never ran: {v}"
+        );
+        sleep(Duration::from_millis(100));
+    }
+}

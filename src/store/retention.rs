@@ -223,6 +223,41 @@ impl Store {
         Ok(())
     }
 
+    /// Applies the retention policy until `stop` is set: expires the documents older than
+    /// the policy's `retain_secs` at once, then every `every` (or every tenth of the
+    /// retained time, when shorter: at least a second), re-reading the policy each time, so
+    /// a policy changed meanwhile takes effect. Pauses `pause` between batches of 1,000 so
+    /// that queries and writes go on at their pace. For a thread of its own beside a
+    /// server or a long import; returns the first error (the caller says it), else `Ok`
+    /// once stopped.
+    pub fn apply_retention(
+        &self,
+        stop: &std::sync::atomic::AtomicBool,
+        every: std::time::Duration,
+        pause: std::time::Duration,
+        mut report: impl FnMut(&ExpireReport),
+    ) -> Result<()> {
+        use std::sync::atomic::Ordering;
+        use std::time::{Duration, Instant};
+        while !stop.load(Ordering::Relaxed) {
+            let policy = self.retention();
+            let mut period = every;
+            if let Some(secs) = policy.retain_secs {
+                let opts = ExpireOptions::older_than(secs, policy.by);
+                let done = self.expire(&opts, |_| std::thread::sleep(pause))?;
+                if done.expired > 0 {
+                    report(&done);
+                }
+                period = period.min(Duration::from_secs((secs / 10).max(1)));
+            }
+            let start = Instant::now();
+            while start.elapsed() < period && !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        Ok(())
+    }
+
     /// With last-seen tracking on: sets the last-seen time of document `id` to now, unless
     /// it was refreshed within [`SEEN_RESOLUTION`]. A document gone meanwhile is left gone.
     pub(super) fn touch_seen(&self, id: &str) -> Result<()> {

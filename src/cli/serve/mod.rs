@@ -79,6 +79,7 @@ mod fds;
 mod handlers;
 mod metrics;
 mod query;
+mod retention;
 mod state;
 
 /// Arguments of `simstore serve`.
@@ -92,6 +93,9 @@ mod state;
                   Without \"k\" and \"verify\", the store's quality mode decides what is a near duplicate\n  \
                   (see `simstore init --quality`); \"k\" alone: within k; \"verify\": as `query --verify`.\n  \
                   GET /docs/{id}, DELETE /docs/{id}, GET /stats, GET /health\n  \
+                  POST /expire {\"older_than\": \"90d\"|\"before\": TIME, \"by\"?: \"stored\"|\"seen\", \"dry_run\"?}\n  \
+                  GET /retention, POST /retention {\"retain\"?: \"90d\"|null, \"track_seen\"?, \"by\"?}: the policy,\n  \
+                  applied by the server itself every minute while it runs\n  \
                   GET /metrics (Prometheus text: requests by endpoint and status, latency\n  \
                   histograms, check_and_insert outcomes, store size)\n\
                   A body field not listed here is refused (400, naming it), never ignored.\n\
@@ -177,7 +181,12 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     let max_matches = usize::try_from(args.max_matches).unwrap_or(usize::MAX);
     let caps = (max_matches, args.max_answer_bytes);
     let app = Arc::new(App::new(store, args.workers as usize, caps));
-    runtime.block_on(serve(Arc::clone(&app), access, &args, budget))?;
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let worker = retention::start_worker(Arc::clone(&app), Arc::clone(&stop));
+    let served = runtime.block_on(serve(Arc::clone(&app), access, &args, budget));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = worker.join();
+    served?;
     // Waits for the store calls under way (on blocking threads) to return.
     drop(runtime);
     app.store
@@ -205,6 +214,11 @@ fn router(app: Shared, access: Arc<Access>, args: &Args) -> Router {
         .route("/stats", get(stats))
         .route("/health", get(health))
         .route("/metrics", get(metrics::metrics))
+        .route("/expire", post(retention::expire))
+        .route(
+            "/retention",
+            get(retention::get_retention).post(retention::set_retention),
+        )
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(

@@ -1,0 +1,161 @@
+//! The lifecycle endpoints: `POST /expire` and `GET`/`POST /retention`; and the thread
+//! that applies the store's retention policy while the server runs.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use serde::Deserialize;
+use serde_json::json;
+use simstore::ExpireOptions;
+use simstore::types::{Duration as Age, TimeField, parse_time};
+
+use super::error::{ApiError, ApiResult};
+use super::handlers::body;
+use super::state::{self, Shared};
+use crate::cli::output::rfc3339;
+use crate::cli::retention::policy_json;
+
+/// How often the policy is applied, and the pause between two batches of an expiry.
+const EVERY: Duration = Duration::from_secs(60);
+const PAUSE: Duration = Duration::from_millis(20);
+
+/// `POST /expire`'s body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExpireBody {
+    /// "90d", "12h", ... (or seconds).
+    older_than: Option<String>,
+    /// RFC 3339, a date, or Unix seconds (a string or a number).
+    before: Option<serde_json::Value>,
+    /// "stored" or "seen".
+    by: Option<String>,
+    #[serde(default)]
+    dry_run: bool,
+}
+
+/// `POST /retention`'s body: the settings to change.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PolicyBody {
+    /// "90d", or null to keep everything.
+    #[serde(default, deserialize_with = "present")]
+    retain: Option<Option<String>>,
+    track_seen: Option<bool>,
+    by: Option<String>,
+}
+
+/// A field given as null is `Some(None)`, an absent one `None`.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
+}
+
+fn bad(message: impl Into<String>) -> ApiError {
+    ApiError::bad_request(message.into())
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(bytes).map_err(|e| bad(format!("invalid body: {e}")))
+}
+
+/// The options of an expiry request.
+fn expire_options(b: &ExpireBody, default_by: TimeField) -> Result<ExpireOptions, ApiError> {
+    let by = match &b.by {
+        Some(name) => name.parse::<TimeField>().map_err(bad)?,
+        None => default_by,
+    };
+    let before = match (&b.older_than, &b.before) {
+        (Some(age), None) => {
+            ExpireOptions::older_than(age.parse::<Age>().map_err(bad)?.0, by).before
+        }
+        (None, Some(serde_json::Value::Number(n))) => n
+            .as_u64()
+            .ok_or_else(|| bad("\"before\": not Unix seconds"))?,
+        (None, Some(serde_json::Value::String(s))) => parse_time(s).map_err(bad)?,
+        _ => {
+            return Err(bad(
+                "give exactly one of \"older_than\" (e.g. \"90d\") and \"before\" (e.g. \"2026-01-01T00:00:00Z\")",
+            ));
+        }
+    };
+    Ok(ExpireOptions {
+        before,
+        by,
+        dry_run: b.dry_run,
+        batch: 1_000,
+    })
+}
+
+pub(super) async fn expire(
+    State(app): State<Shared>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> ApiResult {
+    let bytes = body(bytes)?;
+    state::write(&app, move |app| {
+        let b: ExpireBody = parse(&bytes)?;
+        let opts = expire_options(&b, app.store.retention().by)?;
+        let r = app
+            .store
+            .expire(&opts, |_| {})
+            .map_err(|e| app.write_failed(e))?;
+        Ok(axum::Json(json!({
+            "expired": r.expired, "scanned": r.scanned, "batches": r.batches,
+            "full_scan": r.full_scan, "before": rfc3339(opts.before), "by": opts.by.name(),
+            "dry_run": opts.dry_run, "docs": app.store.len(),
+        })))
+    })
+    .await
+}
+
+pub(super) async fn get_retention(State(app): State<Shared>) -> ApiResult {
+    state::read(&app, move |app| {
+        Ok(axum::Json(policy_json(&app.store.retention())))
+    })
+    .await
+}
+
+pub(super) async fn set_retention(
+    State(app): State<Shared>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> ApiResult {
+    let bytes = body(bytes)?;
+    state::write(&app, move |app| {
+        let b: PolicyBody = parse(&bytes)?;
+        let mut r = app.store.retention();
+        if let Some(retain) = &b.retain {
+            r.retain_secs = match retain {
+                Some(age) => Some(age.parse::<Age>().map_err(bad)?.0),
+                None => None,
+            };
+        }
+        if let Some(track) = b.track_seen {
+            r.track_seen = track;
+        }
+        if let Some(by) = &b.by {
+            r.by = by.parse::<TimeField>().map_err(bad)?;
+        }
+        app.store
+            .set_retention(r)
+            .map_err(|e| app.write_failed(e))?;
+        Ok(axum::Json(policy_json(&r)))
+    })
+    .await
+}
+
+/// Starts the thread that applies the retention policy until `stop` is set; an expiry's
+/// failure is said on stderr and the thread stops (writes then fail the same way).
+pub(super) fn start_worker(app: Shared, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let said = |r: &simstore::ExpireReport| {
+            eprintln!("simstore serve: retention expired {} documents", r.expired);
+        };
+        if let Err(e) = app.store.apply_retention(&stop, EVERY, PAUSE, said) {
+            eprintln!(
+                "simstore serve: the retention policy's expiry failed: {e}; it stops until a restart"
+            );
+        }
+    })
+}
