@@ -11,6 +11,7 @@ mod convert;
 mod errors;
 mod handle;
 mod results;
+mod retention;
 mod store;
 
 use std::sync::LazyLock;

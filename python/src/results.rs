@@ -120,6 +120,8 @@ pub struct StoredDocument {
     length: u64,
     /// When it was stored, in seconds since the Unix epoch.
     time: u64,
+    /// When it was last written or (with last-seen tracking on) found as a duplicate.
+    seen: u64,
 }
 
 impl StoredDocument {
@@ -132,6 +134,7 @@ impl StoredDocument {
             url: d.url,
             length: d.length,
             time: d.time,
+            seen: d.seen,
         })
     }
 }

@@ -400,6 +400,87 @@ impl Store {
         .map(|r| r.clusters)
     }
 
+    /// Deletes the documents stored (by="stored") or last seen (by="seen") before a time:
+    /// `older_than` an age ("90d", "12h", or seconds as an int) or `before` a time (Unix
+    /// seconds, or "2026-01-01T00:00:00Z"); `by` defaults to the retention policy's. In
+    /// atomic batches; with `dry_run` only counts. Returns a dict: expired, scanned,
+    /// batches, full_scan, before.
+    #[pyo3(signature = (*, older_than = None, before = None, by = None, dry_run = false))]
+    fn expire<'py>(
+        &self,
+        py: Python<'py>,
+        older_than: Option<Bound<'py, PyAny>>,
+        before: Option<Bound<'py, PyAny>>,
+        by: Option<String>,
+        dry_run: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let by = match by {
+            Some(b) => Some(crate::retention::time_field(py, &b)?),
+            None => None,
+        };
+        let cutoff = crate::retention::cutoff(py, older_than.as_ref(), before.as_ref())?;
+        let (opts, r) = self.call(py, move |s| {
+            let by = by.unwrap_or(s.retention().by);
+            let mut opts = match cutoff {
+                crate::retention::Cutoff::Age(secs) => {
+                    simstore::ExpireOptions::older_than(secs, by)
+                }
+                crate::retention::Cutoff::Before(t) => simstore::ExpireOptions {
+                    before: t,
+                    ..simstore::ExpireOptions::older_than(0, by)
+                },
+            };
+            opts.dry_run = dry_run;
+            Ok((opts, s.expire(&opts, |_| {})?))
+        })?;
+        let d = PyDict::new(py);
+        d.set_item("expired", r.expired)?;
+        d.set_item("scanned", r.scanned)?;
+        d.set_item("batches", r.batches)?;
+        d.set_item("full_scan", r.full_scan)?;
+        d.set_item("before", opts.before)?;
+        d.set_item("by", opts.by.name())?;
+        Ok(d)
+    }
+
+    /// The retention policy: a dict with retain_secs (None: keep everything), by
+    /// ("stored" or "seen") and track_seen.
+    fn retention<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let r = self.call(py, |s| Ok(s.retention()))?;
+        crate::retention::retention_dict(py, &r)
+    }
+
+    /// Changes the retention policy (the settings given only): `retain` an age ("90d", or
+    /// seconds) after which documents are expired by `simstore serve`; `keep_all` drops
+    /// that limit; `track_seen` whether duplicates found refresh the stored document's
+    /// last-seen time; `by` the time `retain` counts from ("stored" or "seen"). Returns
+    /// the new policy.
+    #[pyo3(signature = (*, retain = None, keep_all = false, track_seen = None, by = None))]
+    fn set_retention<'py>(
+        &self,
+        py: Python<'py>,
+        retain: Option<Bound<'py, PyAny>>,
+        keep_all: bool,
+        track_seen: Option<bool>,
+        by: Option<String>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let mut r = self.call(py, |s| Ok(s.retention()))?;
+        if let Some(age) = &retain {
+            r.retain_secs = Some(crate::retention::age(py, age)?);
+        }
+        if keep_all {
+            r.retain_secs = None;
+        }
+        if let Some(track) = track_seen {
+            r.track_seen = track;
+        }
+        if let Some(by) = by {
+            r.by = crate::retention::time_field(py, &by)?;
+        }
+        self.call(py, move |s| s.set_retention(r))?;
+        crate::retention::retention_dict(py, &r)
+    }
+
     /// Flushes buffered writes to the store's files (not needed for durability).
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
         self.call(py, |s| s.flush())

@@ -609,7 +609,7 @@ mod tests {
         let none = StoredDoc {
             content_hash: None,
             sketch: None,
-            ..d
+            ..d.clone()
         };
         assert_eq!(decode_doc(&encode_doc(&none)).unwrap(), none);
         assert_eq!(encode_doc(&none)[0], RECORD_VERSION);
