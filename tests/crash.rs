@@ -31,6 +31,7 @@ use simstore::{DocMeta, Document, Entry, Fingerprint, Fingerprinter, InsertOutco
 
 use crate::util::{brute_force, flip, gen_text, rng, shape};
 
+mod expire;
 mod maintenance;
 mod warc;
 

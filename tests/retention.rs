@@ -397,3 +397,30 @@ fn serve_applies_the_retention_policy() {
         sleep(Duration::from_millis(100));
     }
 }
+
+/// A store of format 6 (written by the simstore before last-seen times) is expired by
+/// reading every record, and refuses last-seen tracking with what to do.
+#[test]
+fn a_format_6_store_is_expired_by_a_full_scan() {
+    let t = TestCommand::new();
+    let store = Store::open(t.db()).unwrap();
+    store
+        .insert_batch((0..50).map(|i| entry(&format!("d{i}"), i << 30)))
+        .unwrap();
+    drop(store);
+    crate::util::set_format_version(&t.db(), 6);
+    let store = Store::open(t.db()).unwrap();
+    let err = store
+        .set_retention(Retention {
+            track_seen: true,
+            ..Retention::default()
+        })
+        .unwrap_err();
+    assert!(err.to_string().contains("simstore copy"), "{err}");
+    sleep(TICK);
+    let r = store
+        .expire(&ExpireOptions::older_than(0, TimeField::Stored), |_| {})
+        .unwrap();
+    assert_eq!((r.expired, r.full_scan), (50, true));
+    assert!(store.check().unwrap().is_ok());
+}

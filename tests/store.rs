@@ -9,7 +9,7 @@ use simstore::{
     DocMeta, Document, Entry, Error, Fingerprint, FingerprintSpec, InsertOutcome, Store,
 };
 
-use crate::util::fp;
+use crate::util::{fp, rewrite_manifest};
 
 fn meta(title: &str) -> DocMeta {
     DocMeta {
@@ -23,13 +23,6 @@ fn meta(title: &str) -> DocMeta {
 }
 
 /// Rewrites the manifest of a closed store with `f` applied to its bytes.
-fn rewrite_manifest(path: &std::path::Path, f: impl FnOnce(Vec<u8>) -> Vec<u8>) {
-    let db = crate::util::raw_db(path);
-    let meta = db.cf_handle("meta").unwrap();
-    let bytes = db.get_cf(meta, codec::MANIFEST_KEY).unwrap().unwrap();
-    db.put_cf(meta, codec::MANIFEST_KEY, f(bytes)).unwrap();
-}
-
 /// Entries `d0`..`d{n-1}`, fingerprints spread over the space (a golden-ratio multiple).
 fn spread(n: u64) -> impl Iterator<Item = Entry> {
     (0..n).map(|i| Entry {
@@ -244,11 +237,11 @@ fn another_spec_is_refused_with_what_to_do() {
     }
 }
 
-/// Opens `path` expecting `Error::FormatVersion { found, expected: 6 }`; returns the error.
+/// Opens `path` expecting `Error::FormatVersion { found, expected: 7 }`; returns the error.
 fn refused_format(path: &std::path::Path, found: u32) -> Error {
     let err = Store::open(path).unwrap_err();
     assert!(
-        matches!(err, Error::FormatVersion { found: f, expected: 6, .. } if f == found),
+        matches!(err, Error::FormatVersion { found: f, expected: 7, .. } if f == found),
         "{err:?}"
     );
     err
@@ -276,7 +269,7 @@ fn a_format_3_or_4_rocksdb_store_is_refused() {
         );
         let msg = err.to_string();
         assert!(
-            msg.contains("it reads versions 5 to 6") && msg.contains("re-import"),
+            msg.contains("it reads versions 5 to 7") && msg.contains("re-import"),
             "{msg}"
         );
     }
@@ -380,10 +373,10 @@ fn another_format_version_is_refused_with_what_to_do() {
     let path = dir.path().join("db");
     drop(Store::open(&path).unwrap());
     rewrite_manifest(&path, |mut bytes| {
-        bytes[8..12].copy_from_slice(&7u32.to_be_bytes());
+        bytes[8..12].copy_from_slice(&8u32.to_be_bytes());
         bytes
     });
-    let err = refused_format(&path, 7);
+    let err = refused_format(&path, 8);
     assert!(err.to_string().contains("upgrade simstore"), "{err}");
     // An older format (1, before the `exact` column family): re-import.
     rewrite_manifest(&path, |mut bytes| {

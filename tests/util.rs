@@ -496,3 +496,20 @@ pub fn leader_clusters(leader: &[usize], name: impl Fn(usize) -> String) -> Vec<
     out.sort();
     out
 }
+
+/// Rewrites the manifest of the RocksDB store at `path` with `f` (the store closed).
+pub fn rewrite_manifest(path: &std::path::Path, f: impl FnOnce(Vec<u8>) -> Vec<u8>) {
+    use simstore::store::codec;
+    let db = raw_db(path);
+    let meta = db.cf_handle("meta").unwrap();
+    let bytes = db.get_cf(meta, codec::MANIFEST_KEY).unwrap().unwrap();
+    db.put_cf(meta, codec::MANIFEST_KEY, f(bytes)).unwrap();
+}
+
+/// Sets the format version in the manifest of the RocksDB store at `path`.
+pub fn set_format_version(path: &std::path::Path, version: u32) {
+    rewrite_manifest(path, |mut bytes| {
+        bytes[8..12].copy_from_slice(&version.to_be_bytes());
+        bytes
+    });
+}

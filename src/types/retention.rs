@@ -88,7 +88,7 @@ impl fmt::Display for Duration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = self.0;
         for (unit, n) in [("w", 7 * 86_400), ("d", 86_400), ("h", 3_600), ("m", 60)] {
-            if s > 0 && s % n == 0 {
+            if s > 0 && s.is_multiple_of(n) {
                 return write!(f, "{}{unit}", s / n);
             }
         }

@@ -568,7 +568,7 @@ fn run_to_end(path: &Path, args: &[&str], dir: &Path) {
 }
 
 /// Copies a store directory (RocksDB files only; no subdirectories).
-fn copy_dir(from: &Path, to: &Path) {
+pub(super) fn copy_dir(from: &Path, to: &Path) {
     let _ = std::fs::remove_dir_all(to);
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {

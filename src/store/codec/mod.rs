@@ -539,14 +539,14 @@ mod tests {
     #[test]
     fn manifest_version_and_magic_are_checked() {
         let mut bytes = encode_manifest(&manifest());
-        assert_eq!(manifest_format(&bytes).unwrap(), 6);
-        bytes[11] = 7;
+        assert_eq!(manifest_format(&bytes).unwrap(), 7);
+        bytes[11] = 8;
         assert!(matches!(
             decode_manifest(&bytes),
             Err(Error::FormatVersion {
-                found: 7,
+                found: 8,
                 oldest: 3,
-                expected: 6,
+                expected: 7,
                 ..
             })
         ));
@@ -571,7 +571,7 @@ mod tests {
             err,
             Error::FormatVersion {
                 found: 1,
-                expected: 6,
+                expected: 7,
                 ..
             }
         ));

@@ -1,0 +1,132 @@
+//! `kill -9` of `simstore expire` at random moments: every document is then whole (its
+//! record, id, every table entry: `check` clean, found by an exact query) or gone (not
+//! found by `get` nor by a query), the documents newer than the cutoff are all there, and
+//! a second expiry finishes the job.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use rand::Rng;
+use simstore::{DocMeta, Entry, Fingerprint, Store};
+
+use super::{ChildGuard, killed_by_us};
+use crate::util::rng;
+
+/// Documents stored before the cutoff (expired) and after it (kept).
+const OLD: u64 = 20_000;
+const NEW: u64 = 2_000;
+/// Kills, each of a fresh copy of the store.
+const ROUNDS: usize = 6;
+
+fn fp_of(i: u64) -> u64 {
+    i.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// A store of `OLD` documents, then (a second later) `NEW` more; returns the cutoff.
+fn build(path: &Path) -> u64 {
+    let store = Store::open(path).unwrap();
+    let entry = |i: u64| Entry {
+        id: format!("d{i}"),
+        fp: Fingerprint(fp_of(i)),
+        meta: DocMeta::default(),
+    };
+    for chunk in (0..OLD).collect::<Vec<_>>().chunks(5_000) {
+        store.insert_batch(chunk.iter().map(|&i| entry(i))).unwrap();
+    }
+    thread::sleep(Duration::from_millis(1_100));
+    let cutoff = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    store.insert_batch((OLD..OLD + NEW).map(entry)).unwrap();
+    cutoff
+}
+
+/// Runs `simstore expire --before CUTOFF --batch 20` on `path`, killed after `after` (if
+/// it has not finished); returns whether it was killed, and how long it ran.
+fn expire(path: &Path, cutoff: u64, after: Duration) -> (bool, Duration) {
+    let child = Command::new(env!("CARGO_BIN_EXE_simstore"))
+        .env_remove("SIMSTORE_DB")
+        .arg("--db")
+        .arg(path)
+        .args(["expire", "--before", &cutoff.to_string(), "--batch", "20"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut guard = ChildGuard(Some(child));
+    let child = guard.0.as_mut().unwrap();
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            guard.0 = None;
+            assert!(status.success(), "expire failed: {status}");
+            return (false, start.elapsed());
+        }
+        if start.elapsed() >= after {
+            let _ = child.kill();
+            let status = child.wait().unwrap();
+            guard.0 = None;
+            return (killed_by_us(&status), start.elapsed());
+        }
+        thread::sleep(Duration::from_micros(500));
+    }
+}
+
+/// Every document whole or gone; every new one there; returns how many old ones are left.
+fn verify(path: &Path) -> u64 {
+    let store = Store::open(path).unwrap();
+    let report = store.check().unwrap();
+    assert!(report.is_ok(), "{:?}", report.problems);
+    let mut left = 0;
+    for i in 0..OLD + NEW {
+        let got = store.get(&format!("d{i}")).unwrap();
+        let found = store
+            .query(Fingerprint(fp_of(i)), 0)
+            .unwrap()
+            .iter()
+            .any(|m| m.doc.id == format!("d{i}"));
+        assert_eq!(got.is_some(), found, "d{i}: record and tables disagree");
+        if i >= OLD {
+            assert!(found, "d{i} is newer than the cutoff and must stay");
+        } else if found {
+            left += 1;
+        }
+    }
+    assert_eq!(store.len(), left + NEW);
+    left
+}
+
+#[test]
+fn kill_9_during_an_expiry_leaves_every_document_whole_or_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let template = dir.path().join("template");
+    let cutoff = build(&template);
+    let full = dir.path().join("full");
+    super::maintenance::copy_dir(&template, &full);
+    let (_, took) = expire(&full, cutoff, Duration::from_secs(600));
+    assert_eq!(verify(&full), 0);
+    let mut r = rng(0xe8_9172);
+    let (mut kills, mut partial) = (0, 0);
+    for round in 0..ROUNDS {
+        let path = dir.path().join(format!("round{round}"));
+        super::maintenance::copy_dir(&template, &path);
+        let at = took.mul_f64(r.random_range(0.3..0.95));
+        let (killed, _) = expire(&path, cutoff, at);
+        kills += u64::from(killed);
+        let left = verify(&path);
+        partial += u64::from(killed && left > 0 && left < OLD);
+        // The next expiry finishes the job.
+        expire(&path, cutoff, Duration::from_secs(600));
+        assert_eq!(verify(&path), 0);
+        let _ = std::fs::remove_dir_all(&path);
+    }
+    eprintln!(
+        "expire crash test: {kills} of {ROUNDS} runs killed, {partial} with part of the old \
+         documents expired; a full run took {took:.1?}"
+    );
+    assert!(partial >= 1, "no run was killed in the middle of its deletes");
+}
