@@ -302,6 +302,7 @@ fn execute(store: &Store, op: &Op, url: &str) {
         content_hash: None,
         sketch: None,
         weak_bits: None,
+        times: None,
     };
     match op {
         Op::Batch(entries) => {

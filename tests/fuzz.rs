@@ -26,7 +26,7 @@ use proptest::sample::{Index, select};
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Map, Number, Value};
-use simstore::input::reader::{Lines, Record, RecordError, parse_jsonl};
+use simstore::input::reader::{Lines, Record, RecordError, Restore, parse_jsonl};
 use simstore::store::codec::{self, Manifest};
 use simstore::types::document::MAX_ID_BYTES;
 use simstore::{
@@ -632,13 +632,75 @@ fn expected_from_object(obj: &Map<String, Value>) -> Result<Record, RecordError>
             None => return Err(RecordError::InvalidFingerprint(s)),
         },
     };
+    let restore = match fp {
+        Some(_) => expected_restore(obj)?,
+        None => None,
+    };
     Ok(Record {
         id,
         title,
         text,
         url,
         fp,
+        restore,
     })
+}
+
+/// The stored fields of an exported record with a fingerprint (reader/restore.rs's spec).
+fn expected_restore(obj: &Map<String, Value>) -> Result<Option<Restore>, RecordError> {
+    let number = |field: &'static str| match obj.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n.as_u64().map(Some).ok_or(RecordError::WrongType {
+            field,
+            expected: "an integer >= 0",
+            found: "another number",
+        }),
+        Some(other) => Err(RecordError::WrongType {
+            field,
+            expected: "an integer >= 0",
+            found: json_kind(other),
+        }),
+    };
+    let hex = |field: &'static str, digits: usize| {
+        let expected = if digits == 32 {
+            "32 hexadecimal digits"
+        } else {
+            "128 hexadecimal digits"
+        };
+        match obj.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s))
+                if s.len() == digits && s.bytes().all(|b| b.is_ascii_hexdigit()) =>
+            {
+                Ok(Some(
+                    (0..digits)
+                        .step_by(2)
+                        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+                        .collect::<Vec<u8>>(),
+                ))
+            }
+            Some(Value::String(_)) => Err(RecordError::WrongType {
+                field,
+                expected,
+                found: "another string",
+            }),
+            Some(other) => Err(RecordError::WrongType {
+                field,
+                expected,
+                found: json_kind(other),
+            }),
+        }
+    };
+    let r = Restore {
+        length: number("length")?,
+        times: match number("time")? {
+            Some(t) => Some((t, number("seen")?.unwrap_or(t))),
+            None => None,
+        },
+        content_hash: hex("content_hash", 32)?.map(|b| u128::from_be_bytes(b.try_into().unwrap())),
+        sketch: hex("sketch", 128)?.map(|b| simstore::Sketch(b.try_into().unwrap())),
+    };
+    Ok((r != Restore::default()).then_some(r))
 }
 
 fn expected_jsonl(line: &[u8]) -> Result<Record, RecordError> {
@@ -1648,6 +1710,7 @@ impl Run {
             content_hash: (!self.step.is_multiple_of(3)).then_some(u128::from(self.step % 4)),
             sketch: None,
             weak_bits: None,
+            times: None,
         }
     }
 }

@@ -19,6 +19,7 @@ fn meta(title: &str) -> DocMeta {
         content_hash: None,
         sketch: None,
         weak_bits: None,
+        times: None,
     }
 }
 

@@ -140,6 +140,7 @@ fn worker(store: &Store, t: usize, ops: usize, seed: u64) -> ThreadLog {
                     content_hash: None,
                     sketch: None,
                     weak_bits: None,
+                    times: None,
                 };
                 let want = if log.own.contains_key(&id) {
                     InsertOutcome::Replaced
@@ -174,6 +175,7 @@ fn worker(store: &Store, t: usize, ops: usize, seed: u64) -> ThreadLog {
                         content_hash: None,
                         sketch: None,
                         weak_bits: None,
+                        times: None,
                     };
                     if log.own.insert(id.clone(), (fp, meta.clone())).is_some() {
                         replaced += 1;
@@ -202,6 +204,7 @@ fn worker(store: &Store, t: usize, ops: usize, seed: u64) -> ThreadLog {
                     content_hash: None,
                     sketch: None,
                     weak_bits: None,
+                    times: None,
                 };
                 let out = store
                     .insert_fingerprint(&shared_id(s), Fingerprint(fp), meta)

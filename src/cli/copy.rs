@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use simstore::{DocMeta, Entry, Fingerprint, Store};
+use simstore::{Entry, Store};
 
 use super::{Code, open_for_reading};
 
@@ -55,18 +55,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     };
     source
         .for_each_doc(|doc| {
-            chunk.push(Entry {
-                id: doc.id,
-                fp: Fingerprint(doc.fp),
-                meta: DocMeta {
-                    title: doc.title,
-                    url: doc.url,
-                    length: doc.length,
-                    content_hash: doc.content_hash,
-                    sketch: doc.sketch,
-                    weak_bits: None,
-                },
-            });
+            chunk.push(doc.into_entry());
             if chunk.len() == CHUNK {
                 write(&mut chunk)?;
                 bar.inc(CHUNK as u64);

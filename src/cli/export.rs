@@ -15,7 +15,8 @@ use super::{Code, open_for_reading, output};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     /// One JSON object per line: {"seq", "id", "fp", "title"?, "url"?, "length", "time",
-    /// "content_hash"?}.
+    /// "seen"?, "content_hash"?, "sketch"?}: every stored field, so that `import` of it
+    /// rebuilds the same documents.
     Jsonl,
     /// A header line, then one row per document (RFC 4180 quoting; empty when absent).
     Csv,
@@ -158,8 +159,14 @@ fn write_doc(
             }
             v["length"] = json!(d.length);
             v["time"] = json!(d.time);
+            if d.seen != d.time {
+                v["seen"] = json!(d.seen);
+            }
             if let Some(h) = hash {
                 v["content_hash"] = json!(h);
+            }
+            if let Some(s) = &d.sketch {
+                v["sketch"] = json!(s.0.iter().map(|b| format!("{b:02x}")).collect::<String>());
             }
             writeln!(out, "{v}")
         }

@@ -3,17 +3,21 @@
 //! A JSONL record is one JSON object per line:
 //! `{"id": string, "title"?: string, "text"?: string, "html"?: string, "url"?: string,
 //! "fp"?: "16 hex digits"}`. A record with `html` and no `text` stands for the page's main
-//! text and (unless `title` is given) its title, extracted by [`crate::input::html`].
+//! text and (unless `title` is given) its title, extracted by [`crate::input::html`]. A
+//! record with `fp` may also carry what `simstore export` writes of a stored document
+//! (`length`, `time`, `seen`, `content_hash`, `sketch`: [`Restore`]), kept as it is.
 //! Every way a record can be bad is a [`RecordError`] that says what is wrong and how to
 //! fix it; callers add the file name and line number.
 
 mod own;
+mod restore;
 
 use std::io::{self, BufRead, Read};
 
 use serde_json::{Map, Value};
 
 use own::Slot;
+pub use restore::Restore;
 
 use crate::input::gzip::GzipError;
 use crate::input::limit::{DEFAULT_MAX_DOC_BYTES, human};
@@ -38,6 +42,8 @@ pub struct Record {
     pub url: Option<String>,
     /// A precomputed fingerprint, if given; it is stored instead of computing one.
     pub fp: Option<Fingerprint>,
+    /// With `fp`: the stored fields an exported record carries, kept when it is stored.
+    pub restore: Option<Restore>,
 }
 
 /// Why a record was rejected.
@@ -235,7 +241,13 @@ fn own_record_with_others(text: &str) -> Result<(Record, bool), RecordError> {
     let id = string_id(std::mem::take(&mut own.id))?;
     crate::types::document::check_id(&id).map_err(RecordError::InvalidId)?;
     let others = own.others;
-    Ok((own_fields(own, id)?, others))
+    let mut record = own_fields(own, id)?;
+    // An exported record: read again for its stored fields (only records with other
+    // fields than the own ones, and a fingerprint, can have them).
+    if others && record.fp.is_some() {
+        record.restore = Restore::of(text)?;
+    }
+    Ok((record, others))
 }
 
 /// A record read through a `Value`, its fields where `fields` says.
@@ -256,6 +268,7 @@ fn value_record(text: &str, fields: &Fields, line_no: u64) -> Result<Record, Rec
                 text: Some(text),
                 url: None,
                 fp: None,
+                restore: None,
             }),
             None | Some(Value::Null) => Err(RecordError::Field {
                 field: field.clone(),
@@ -339,6 +352,7 @@ fn own_fields(own: own::OwnFields, id: String) -> Result<Record, RecordError> {
         text,
         url,
         fp,
+        restore: None,
     })
 }
 
@@ -382,8 +396,9 @@ impl Record {
     pub fn into_entry(self, f: &Fingerprinter) -> Result<Entry, RecordError> {
         crate::types::check_stored_fields(&self.id, self.title.as_deref(), self.url.as_deref())
             .map_err(|e| RecordError::FieldTooLong(e.to_string()))?;
+        let restore = self.restore.unwrap_or_default();
         let (fp, content_hash, sketch, weak_bits) = match self.fp {
-            Some(fp) => (fp, None, None, None),
+            Some(fp) => (fp, restore.content_hash, restore.sketch, None),
             None => {
                 let a = f
                     .analyze(self.title.as_deref(), self.text.as_deref().unwrap_or(""))
@@ -391,7 +406,10 @@ impl Record {
                 (a.fingerprint, Some(a.content_hash), a.sketch, a.weak_bits)
             }
         };
-        let length = self.text.as_deref().map_or(0, |t| t.chars().count() as u64);
+        let length = match self.text.as_deref() {
+            Some(t) => t.chars().count() as u64,
+            None => restore.length.unwrap_or(0),
+        };
         Ok(Entry {
             id: self.id,
             fp,
@@ -402,6 +420,7 @@ impl Record {
                 content_hash,
                 sketch,
                 weak_bits,
+                times: restore.times,
             },
         })
     }
@@ -633,6 +652,7 @@ mod tests {
             text: Some("x y".into()),
             url: None,
             fp: None,
+            restore: None,
         };
         assert_eq!(
             r, only_text,

@@ -9,8 +9,9 @@
 use super::backend::{Change, ChangeSet, MetaKey};
 use super::codec::{self, retention as rcodec};
 use super::write::Linked;
-use super::{Store, now};
+use super::{Counters, Store, now};
 use crate::error::{Error, Result};
+use crate::types::Entry;
 use crate::types::{Retention, TimeField};
 
 /// A last-seen time is refreshed only when it is at least this old (seconds): a page
@@ -44,6 +45,14 @@ impl ExpireOptions {
             dry_run: false,
             batch: 1_000,
         }
+    }
+}
+
+impl ExpireOptions {
+    /// These options with the cutoff at `before` (seconds since the Unix epoch).
+    #[must_use]
+    pub fn before_time(self, before: u64) -> Self {
+        ExpireOptions { before, ..self }
     }
 }
 
@@ -256,6 +265,61 @@ impl Store {
             }
         }
         Ok(())
+    }
+
+    /// The stored and last-seen times of entry `e`, written now (`time`) as document
+    /// `seq` (`kept`: the stored time of the same-fingerprint document it replaces in
+    /// place): its own times (a restore), else `time` — a replacement in place keeps its
+    /// stored time from [`codec::TIMED_FORMAT`] on, so that times follow sequence numbers.
+    /// Also whether the timeline mark moved: a time out of order (an older stored time
+    /// after newer ones, or any given time in place) makes the documents up to `seq` be
+    /// read by every expiry.
+    pub(super) fn entry_times(
+        &self,
+        counters: &mut Counters,
+        e: &Entry,
+        (seq, kept): (u64, Option<u64>),
+        time: u64,
+    ) -> ((u64, u64), bool) {
+        let Some((stored, seen)) = e.meta.times else {
+            let stored = match kept {
+                Some(t) if self.format >= codec::TIMED_FORMAT => t,
+                _ => time,
+            };
+            return ((stored, time), false);
+        };
+        (
+            (stored, seen),
+            self.note_time(counters, seq, stored, kept.is_none()),
+        )
+    }
+
+    /// Notes a given stored time `t` written at `seq` (`appended`: under a new sequence
+    /// number); returns whether the timeline mark moved.
+    pub(super) fn note_time(
+        &self,
+        counters: &mut Counters,
+        seq: u64,
+        t: u64,
+        appended: bool,
+    ) -> bool {
+        if counters.ordered_from == u64::MAX {
+            return false;
+        }
+        if appended && t >= counters.last_time {
+            counters.last_time = t;
+            return false;
+        }
+        let from = counters.ordered_from.max(seq + 1);
+        std::mem::replace(&mut counters.ordered_from, from) != from
+    }
+
+    /// The change that records the timeline mark.
+    pub(super) fn timeline_change(&self, counters: &Counters) -> Change {
+        Change::PutMeta(
+            MetaKey::Timeline,
+            rcodec::encode_timeline(counters.ordered_from),
+        )
     }
 
     /// With last-seen tracking on: sets the last-seen time of document `id` to now, unless

@@ -133,19 +133,17 @@ impl Store {
         let (mut next, mut live, mut churn) = (counters.next_seq, counters.live, 0);
         let mut out = Vec::with_capacity(entries.len());
         let time = self.next_time(counters);
+        let mut timeline_moved = false;
         for (e, old) in entries.iter().zip(existing) {
             let old = pending.get(e.id.as_str()).copied().or(old);
             // A replacement with the same fingerprint (a re-crawled page) keeps its sequence
             // number and table keys: only the record changes, and no table tombstones
             // accumulate under the fingerprint's prefix.
-            let mut stored = time;
+            let mut kept = None;
             let (seq, keys) = match old {
                 Some(o) if o.fp == e.fp.0 && claimed.is_none() => {
                     out.push(InsertOutcome::Replaced);
-                    // From format 7 it keeps its stored time too (times follow seqs).
-                    if self.format >= codec::TIMED_FORMAT {
-                        stored = o.time.unwrap_or(time);
-                    }
+                    kept = Some(o.time.unwrap_or(time));
                     (o.seq, TableKeys::Kept)
                 }
                 Some(o) => {
@@ -169,8 +167,13 @@ impl Store {
                 // Before the new entry: when both are the same key, the put comes last.
                 changes.push(Change::DeleteExact(h, old_seq));
             }
-            let value = self.push_link(&mut changes, e, seq, keys, (stored, time));
+            let (times, moved) = self.entry_times(counters, e, (seq, kept), time);
+            timeline_moved |= moved;
+            let value = self.push_link(&mut changes, e, seq, keys, times);
             pending.insert(&e.id, value);
+        }
+        if timeline_moved {
+            changes.push(self.timeline_change(counters));
         }
         self.commit_write(counters, changes, (next, live), self.durability())?;
         self.note_churn(counters, churn);

@@ -108,6 +108,7 @@ impl Document {
             content_hash: None,
             sketch: None,
             weak_bits: None,
+            times: None,
         }
     }
 }
@@ -133,6 +134,9 @@ pub struct DocMeta {
     /// beyond the tables' spans ([`crate::MatchRule::probes`]); not stored. `None` when only
     /// a fingerprint is known; [`crate::Store::check_and_insert`] fills it in.
     pub weak_bits: Option<WeakBits>,
+    /// The stored and last-seen times to keep (seconds since the Unix epoch), as a restore
+    /// of an export or a copy has them; `None`: now.
+    pub times: Option<(u64, u64)>,
 }
 
 impl DocMeta {
@@ -171,6 +175,24 @@ impl StoredDoc {
     /// The fingerprint.
     pub fn fingerprint(&self) -> Fingerprint {
         Fingerprint(self.fp)
+    }
+
+    /// The entry that stores this document again as it is (times included), e.g. into
+    /// another store.
+    pub fn into_entry(self) -> Entry {
+        Entry {
+            id: self.id,
+            fp: Fingerprint(self.fp),
+            meta: DocMeta {
+                title: self.title,
+                url: self.url,
+                length: self.length,
+                content_hash: self.content_hash,
+                sketch: self.sketch,
+                weak_bits: None,
+                times: Some((self.time, self.seen)),
+            },
+        }
     }
 }
 

@@ -128,5 +128,8 @@ fn kill_9_during_an_expiry_leaves_every_document_whole_or_gone() {
         "expire crash test: {kills} of {ROUNDS} runs killed, {partial} with part of the old \
          documents expired; a full run took {took:.1?}"
     );
-    assert!(partial >= 1, "no run was killed in the middle of its deletes");
+    assert!(
+        partial >= 1,
+        "no run was killed in the middle of its deletes"
+    );
 }

@@ -199,6 +199,7 @@ fn html_document(
         text: Some(page.text),
         url,
         fp: None,
+        restore: None,
     })
 }
 
@@ -217,6 +218,7 @@ fn text_document(
         text: Some(decoded.text),
         url,
         fp: None,
+        restore: None,
     })
 }
 

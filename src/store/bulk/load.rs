@@ -36,6 +36,8 @@ pub(super) struct SortedLoad<'a> {
     base: u64,
     entries: u64,
     time: u64,
+    /// Whether a given time out of order moved the timeline mark.
+    timeline_moved: bool,
     phase: Phase,
 }
 
@@ -62,6 +64,7 @@ impl<'a> SortedLoad<'a> {
             base,
             entries: 0,
             time,
+            timeline_moved: false,
             phase: Phase::Staging,
         };
         // From here on, dropping the load undoes it.
@@ -73,14 +76,18 @@ impl<'a> SortedLoad<'a> {
     pub(super) fn push(&mut self, e: Entry) -> Result<()> {
         validate_entry(&e.id, &e.meta)?;
         let seq = self.base + self.entries;
+        let ((time, seen), moved) =
+            self.store
+                .entry_times(&mut self.counters, &e, (seq, None), self.time);
+        self.timeline_moved |= moved;
         let record = StoredDoc {
             id: e.id,
             fp: e.fp.0,
             title: e.meta.title,
             url: e.meta.url,
             length: e.meta.length,
-            time: self.time,
-            seen: self.time,
+            time,
+            seen,
             content_hash: e.meta.content_hash,
             sketch: e.meta.sketch,
         };
@@ -128,6 +135,9 @@ impl<'a> SortedLoad<'a> {
             changes.push(Change::DeleteDoc(*seq));
         }
         changes.push(Change::DeleteMeta(MetaKey::BulkPending));
+        if self.timeline_moved {
+            changes.push(self.store.timeline_change(&self.counters));
+        }
         let counts = (self.base + self.entries, staged.winners);
         self.store
             .commit(&mut self.counters, changes, counts, Durability::Synced)?;
