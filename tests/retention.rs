@@ -480,3 +480,32 @@ fn export_then_import_restores_every_stored_field() {
     assert_eq!((r.expired, r.full_scan), (original.len(), false));
     assert_eq!(store.len(), 1);
 }
+
+/// A long import applies the store's retention policy beside it.
+#[test]
+fn import_applies_the_retention_policy() {
+    let t = TestCommand::new();
+    let old = t.write(
+        "old.jsonl",
+        b"{\"id\": \"old\", \"fp\": \"0000000000000001\"}\n",
+    );
+    let new = t.write(
+        "new.jsonl",
+        b"{\"id\": \"new\", \"fp\": \"00000000000000f0\"}\n",
+    );
+    checked(t.run(&["init", "--retain", "1s"]));
+    checked(t.run(&["import", old.to_str().unwrap()]));
+    sleep(2 * TICK);
+    let out = checked(t.run(&["import", "--json", new.to_str().unwrap()]));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["expired"].as_u64(), v["docs"].as_u64()),
+        (Some(1), Some(1)),
+        "{v}"
+    );
+    assert!(
+        stderr(&out).contains("1 document expired by the retention policy"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -188,7 +188,10 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         summary.pending = Some(store.bulk_loader().context("cannot start the bulk load")?);
     }
     // On a fatal error the summary still says what was stored before it.
-    let outcome = import_all(&store, &args, &bar, &mut summary);
+    let bulk = summary.pending.is_some();
+    let (outcome, expired) = super::retention::with_retention(&store, !bulk, || {
+        import_all(&store, &args, &bar, &mut summary)
+    });
     bar.finish_and_clear();
     let secs = start.elapsed().as_secs_f64();
     let s = &summary;
@@ -206,6 +209,12 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     } else {
         String::new()
     };
+    if expired > 0 {
+        skipped += &format!(
+            ", {} expired by the retention policy",
+            output::count(expired, "document")
+        );
+    }
     if s.damaged > 0 {
         skipped += &format!(
             ", {} from a damaged gzip member (stored; they may be wrong)",
@@ -228,7 +237,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
             "read": s.read, "stored": s.stored.inserted + s.stored.replaced, "new": s.stored.inserted,
             "replaced": s.stored.replaced, "failed": s.failed, "skipped": s.skipped.total(),
             "skipped_by_reason": s.skipped.json(), "seconds": secs, "docs": store.len(),
-            "damaged": s.damaged,
+            "damaged": s.damaged, "expired": expired,
         });
         if s.dedup.is_some() {
             v["exact_duplicates"] = s.exact.into();

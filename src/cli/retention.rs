@@ -117,3 +117,31 @@ pub fn describe(r: &Retention) -> String {
     let seen = if r.track_seen { "on" } else { "off" };
     format!("retention: {keep}; last-seen tracking {seen}")
 }
+
+/// Runs `f` with the store's retention policy applied beside it on a thread of its own
+/// (when the policy expires documents and `on`: not beside a bulk load, which holds the
+/// writer lock throughout); returns `f`'s result and the documents expired meanwhile. A
+/// failed expiry is said on stderr; it does not fail `f`.
+pub fn with_retention<T>(store: &simstore::Store, on: bool, f: impl FnOnce() -> T) -> (T, u64) {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    if !on || store.retention().retain_secs.is_none() {
+        return (f(), 0);
+    }
+    let stop = AtomicBool::new(false);
+    let expired = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        let worker = s.spawn(|| {
+            let every = std::time::Duration::from_secs(60);
+            let pause = std::time::Duration::from_millis(20);
+            store.apply_retention(&stop, every, pause, |r| {
+                expired.fetch_add(r.expired, Ordering::Relaxed);
+            })
+        });
+        let out = f();
+        stop.store(true, Ordering::Relaxed);
+        if let Ok(Err(e)) = worker.join() {
+            eprintln!("warning: the retention policy's expiry failed: {e}");
+        }
+        (out, expired.load(Ordering::Relaxed))
+    })
+}
