@@ -509,3 +509,33 @@ fn import_applies_the_retention_policy() {
         stderr(&out)
     );
 }
+
+/// Expiry on a real Redis Cluster (the same model as the local backends): many processes
+/// may write a cluster store, so its times do not follow its sequence numbers, and an
+/// expiry reads every record. The policy is kept in the cluster store too.
+#[test]
+fn expiry_on_a_cluster_equals_the_model() {
+    let Some(cluster) = crate::cluster_harness::Cluster::start() else {
+        return;
+    };
+    let store = simstore::StoreBuilder::new(cluster.url("expiry"))
+        .k_max(3)
+        .blocks(4)
+        .open()
+        .unwrap();
+    assert!(
+        expiry_matches_the_model(&store, "c"),
+        "a cluster expiry reads every record"
+    );
+    let r = Retention {
+        track_seen: false,
+        retain_secs: Some(3_600),
+        by: TimeField::Seen,
+    };
+    store.set_retention(r).unwrap();
+    drop(store);
+    let again = simstore::StoreBuilder::new(cluster.url("expiry"))
+        .open()
+        .unwrap();
+    assert_eq!(again.retention(), r);
+}
