@@ -414,11 +414,11 @@ fn another_spec_or_format_on_the_cluster_is_refused() {
     assert!(matches!(err, Error::SpecMismatch { .. }), "{err:?}");
     assert!(err.to_string().contains("re-import"), "{err}");
     let mut other = bytes.clone();
-    other[8..12].copy_from_slice(&7u32.to_be_bytes());
+    other[8..12].copy_from_slice(&8u32.to_be_bytes());
     put(other);
     let err = StoreBuilder::new(&url).open().unwrap_err();
     assert!(
-        matches!(err, Error::FormatVersion { found: 7, .. }),
+        matches!(err, Error::FormatVersion { found: 8, .. }),
         "{err:?}"
     );
     // The CLI says the same, naming the URL.

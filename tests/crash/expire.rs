@@ -4,14 +4,13 @@
 //! a second expiry finishes the job.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rand::Rng;
 use simstore::{DocMeta, Entry, Fingerprint, Store};
 
-use super::{ChildGuard, killed_by_us};
+use super::maintenance::{End, Kill, run};
 use crate::util::rng;
 
 /// Documents stored before the cutoff (expired) and after it (kept).
@@ -46,33 +45,12 @@ fn build(path: &Path) -> u64 {
 
 /// Runs `simstore expire --before CUTOFF --batch 20` on `path`, killed after `after` (if
 /// it has not finished); returns whether it was killed, and how long it ran.
-fn expire(path: &Path, cutoff: u64, after: Duration) -> (bool, Duration) {
-    let child = Command::new(env!("CARGO_BIN_EXE_simstore"))
-        .env_remove("SIMSTORE_DB")
-        .arg("--db")
-        .arg(path)
-        .args(["expire", "--before", &cutoff.to_string(), "--batch", "20"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut guard = ChildGuard(Some(child));
-    let child = guard.0.as_mut().unwrap();
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            guard.0 = None;
-            assert!(status.success(), "expire failed: {status}");
-            return (false, start.elapsed());
-        }
-        if start.elapsed() >= after {
-            let _ = child.kill();
-            let status = child.wait().unwrap();
-            guard.0 = None;
-            return (killed_by_us(&status), start.elapsed());
-        }
-        thread::sleep(Duration::from_micros(500));
+fn expire(path: &Path, cutoff: u64, after: Duration, dir: &Path) -> (bool, Duration) {
+    let cutoff = cutoff.to_string();
+    let args = ["expire", "--before", &cutoff, "--batch", "20"];
+    match run(path, &args, Kill::At(after), dir) {
+        End::Killed(took) => (true, took),
+        End::Finished(took) => (false, took),
     }
 }
 
@@ -107,7 +85,7 @@ fn kill_9_during_an_expiry_leaves_every_document_whole_or_gone() {
     let cutoff = build(&template);
     let full = dir.path().join("full");
     super::maintenance::copy_dir(&template, &full);
-    let (_, took) = expire(&full, cutoff, Duration::from_secs(600));
+    let (_, took) = expire(&full, cutoff, Duration::from_secs(600), dir.path());
     assert_eq!(verify(&full), 0);
     let mut r = rng(0xe8_9172);
     let (mut kills, mut partial) = (0, 0);
@@ -115,12 +93,12 @@ fn kill_9_during_an_expiry_leaves_every_document_whole_or_gone() {
         let path = dir.path().join(format!("round{round}"));
         super::maintenance::copy_dir(&template, &path);
         let at = took.mul_f64(r.random_range(0.3..0.95));
-        let (killed, _) = expire(&path, cutoff, at);
+        let (killed, _) = expire(&path, cutoff, at, dir.path());
         kills += u64::from(killed);
         let left = verify(&path);
         partial += u64::from(killed && left > 0 && left < OLD);
         // The next expiry finishes the job.
-        expire(&path, cutoff, Duration::from_secs(600));
+        expire(&path, cutoff, Duration::from_secs(600), dir.path());
         assert_eq!(verify(&path), 0);
         let _ = std::fs::remove_dir_all(&path);
     }

@@ -71,7 +71,7 @@ enum Kind {
 
 /// How one run of a command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum End {
+pub(super) enum End {
     /// It exited 0 by itself before its kill time: everything it did is acknowledged.
     Finished(Duration),
     /// SIGKILLed after this long.
@@ -501,7 +501,7 @@ fn layout_k_max(path: &Path) -> u32 {
 
 /// When [`run`] kills the command.
 #[derive(Debug, Clone, Copy)]
-enum Kill {
+pub(super) enum Kill {
     Never,
     /// This long after it started.
     At(Duration),
@@ -511,7 +511,7 @@ enum Kill {
 
 /// Runs `simstore --db PATH ARGS` and kills it as `kill` says (unless it exited before). A
 /// run that exits by itself must exit 0.
-fn run(path: &Path, args: &[&str], kill: Kill, dir: &Path) -> End {
+pub(super) fn run(path: &Path, args: &[&str], kill: Kill, dir: &Path) -> End {
     let log = dir.join("command.stderr");
     let child = Command::new(env!("CARGO_BIN_EXE_simstore"))
         .env_remove("SIMSTORE_DB")
