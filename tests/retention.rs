@@ -144,7 +144,7 @@ fn expiry_equals_a_model_on_every_backend() {
 }
 
 /// An expiry by stored time reads the old records and stops at the first one stored an
-/// hour (the slack for a clock stepped back) past the cutoff: on a store of 2,000
+/// minute (the slack for a clock stepped back) past the cutoff: on a store of 2,000
 /// documents of which 100 are old, it reads those 100.
 #[test]
 fn expiry_by_stored_time_reads_only_the_old_records() {
@@ -162,12 +162,12 @@ fn expiry_by_stored_time_reads_only_the_old_records() {
     store
         .insert_batch((0..1_900).map(|i| entry(&format!("new{i}"), i << 20)))
         .unwrap();
-    // With the cutoff an hour before the new documents, the first of them stops it.
+    // With the cutoff a minute (the slack) before the new documents, the first of them stops it.
     let opts = ExpireOptions::older_than(0, TimeField::Stored);
     let report = store
         .expire(
             &ExpireOptions {
-                before: before - 3_600,
+                before: before - simstore::store::CLOCK_SLACK,
                 ..opts
             },
             |_| {},

@@ -203,6 +203,14 @@ pub trait Backend: Send + Sync {
     /// Bytes the store takes on disk (0 when it is not on a local disk).
     fn disk_bytes(&self) -> u64;
 
+    /// Gives back the space of the documents an expiry deleted: their `docs` records,
+    /// sequence numbers `lo..hi`, and with `derived` the entries of the tables, `ids` and
+    /// `exact` too (spread over their whole key spaces). RocksDB: manual compactions, run
+    /// in the caller's thread. Default: nothing (a backend whose deletes free space at once).
+    fn compact_expired(&self, _lo: u64, _hi: u64, _derived: bool) -> Result<()> {
+        Ok(())
+    }
+
     /// True when a failed write may leave the backend refusing writes until it is opened
     /// again (RocksDB stops writing after an I/O error), so that a long-running writer
     /// (`serve`) should stop taking them; false where a failure is the storage service's

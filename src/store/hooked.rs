@@ -85,6 +85,9 @@ impl Backend for Hooked {
         (self.on_flush)();
         self.inner.flush(scope)
     }
+    fn compact_expired(&self, lo: u64, hi: u64, derived: bool) -> Result<()> {
+        self.inner.compact_expired(lo, hi, derived)
+    }
     fn disk_bytes(&self) -> u64 {
         self.inner.disk_bytes()
     }

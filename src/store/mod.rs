@@ -38,7 +38,7 @@ pub use builder::StoreBuilder;
 pub use bulk::BulkLoader;
 pub use check::CheckReport;
 pub use crawl::CheckOutcome;
-pub use retention::{ExpireOptions, ExpireReport};
+pub use retention::{CLOCK_SLACK, ExpireOptions, ExpireReport};
 pub use salvage::{LogDamage, RepairReport, SalvageReport};
 
 /// What an insert did.

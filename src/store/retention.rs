@@ -19,9 +19,11 @@ use crate::types::{Retention, TimeField};
 pub const SEEN_RESOLUTION: u64 = 1;
 
 /// How far (seconds) a stored time may run behind an earlier one in sequence order, e.g.
-/// across a restart after the clock was stepped back: an expiry reads on for this long
-/// past the cutoff before it stops.
-const CLOCK_SLACK: u64 = 3_600;
+/// across a restart after the clock was stepped back (a process never writes a time below
+/// one it wrote; on open it reads the latest of the last records): an expiry reads on for
+/// this long past the cutoff before it stops. A larger step delays the expiry of the
+/// documents stored before it by at most the step.
+pub const CLOCK_SLACK: u64 = 60;
 
 /// What [`Store::expire`] removes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +70,9 @@ pub struct ExpireReport {
     /// Whether every record was read: the store's times are not known to follow its
     /// sequence numbers (a format before 7, a store many processes write).
     pub full_scan: bool,
+    /// The smallest and largest sequence numbers expired (the `docs` range compacted
+    /// after the expiry).
+    pub expired_seqs: (u64, u64),
 }
 
 impl Store {
@@ -162,6 +167,11 @@ impl Store {
             }
             report.scanned += 1;
             if opts.by.of(&doc) < opts.before {
+                let (lo, hi) = &mut report.expired_seqs;
+                (*lo, *hi) = match pending.is_empty() && report.expired == 0 {
+                    true => (seq, seq),
+                    false => ((*lo).min(seq), (*hi).max(seq)),
+                };
                 pending.push((seq, doc.id));
             }
             if pending.len() >= opts.batch.max(1) {
@@ -173,6 +183,14 @@ impl Store {
         if !pending.is_empty() {
             self.expire_batch(opts, &mut pending, &mut report)?;
             progress(&report);
+        }
+        if report.expired > 0 && !opts.dry_run {
+            // The derived spaces too once a tenth of the store went: their deletes are
+            // spread over every table, where compaction folds them in its own time.
+            let (lo, hi) = report.expired_seqs;
+            let derived = report.expired.saturating_mul(10) >= self.len() + report.expired;
+            self.backend
+                .compact_expired(lo, hi.saturating_add(1), derived)?;
         }
         Ok(report)
     }

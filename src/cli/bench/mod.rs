@@ -22,6 +22,7 @@ mod baseline;
 mod check_insert;
 mod cluster;
 mod cold;
+mod expire;
 mod measure;
 
 use baseline::{MemIndex, brute, brute_near};
@@ -97,6 +98,10 @@ pub struct Args {
     /// then by --threads threads, against plain inserts of the same documents.
     #[arg(long)]
     check_insert: bool,
+    /// Measure expiry instead: a store of --n documents whose older half is expired while
+    /// --queries queries run beside it; disk bytes before, after, and after `compact`.
+    #[arg(long, conflicts_with = "check_insert")]
+    expire: bool,
     /// Threads for the --check-insert throughput (default: the number of cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -136,6 +141,9 @@ impl Rng {
 pub fn run(args: Args) -> Result<Code> {
     if args.check_insert {
         return check_insert::run(&args);
+    }
+    if args.expire {
+        return expire::run(&args);
     }
     if let Some(url) = &args.cluster {
         return cluster::run(url, &args);

@@ -238,6 +238,26 @@ impl Backend for RocksBackend {
         dir_size(&self.path)
     }
 
+    fn compact_expired(&self, lo: u64, hi: u64, derived: bool) -> Result<()> {
+        if self.secondary {
+            return Ok(());
+        }
+        self.flush(FlushScope::All)?;
+        let (lo, hi) = (codec::doc_key(lo), codec::doc_key(hi));
+        let docs = self.cf(options::DOCS)?;
+        self.db.compact_range_cf(docs, Some(&lo[..]), Some(&hi[..]));
+        if derived {
+            for name in [options::IDS, options::EXACT]
+                .into_iter()
+                .chain(self.table_cfs.iter().map(String::as_str))
+            {
+                self.db
+                    .compact_range_cf(self.cf(name)?, None::<&[u8]>, None::<&[u8]>);
+            }
+        }
+        Ok(())
+    }
+
     fn oldest_format(&self) -> u32 {
         codec::BUCKET_FORMAT
     }
