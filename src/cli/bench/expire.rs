@@ -27,9 +27,11 @@ pub(super) fn run(args: &Args) -> Result<Code> {
         loader.push(entry(i as u64, fp))?;
     }
     loader.finish()?;
-    // Past the expiry's slack for a clock stepped back, so that it stops at the new half.
-    std::thread::sleep(Duration::from_secs(simstore::store::CLOCK_SLACK + 1));
+    // The cutoff, then past the expiry's slack for a clock stepped back, so that the
+    // expiry stops at the first document of the new half.
+    std::thread::sleep(Duration::from_millis(1_100));
     let cutoff = ExpireOptions::older_than(0, TimeField::Stored).before;
+    std::thread::sleep(Duration::from_secs(simstore::store::CLOCK_SLACK + 1));
     for start in (half..args.n).step_by(CHUNK as usize) {
         let end = (start + CHUNK).min(args.n);
         store.insert_batch((start..end).map(|i| entry(i, fps[i as usize])))?;
