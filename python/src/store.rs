@@ -13,6 +13,8 @@ use crate::errors::{invalid_argument, to_py};
 use crate::handle::{Handle, InCall};
 use crate::results::{CheckResult, Match, StoredDocument};
 
+mod scan;
+
 /// A persistent store of SimHash fingerprints: a RocksDB directory (created if missing), or a
 /// store on a Redis Cluster (`redis://HOST:PORT[,HOST:PORT...]/NAME`).
 ///
@@ -326,6 +328,27 @@ impl Store {
     /// Deletes the document `id`; returns whether it existed.
     fn delete(&self, py: Python<'_>, id: String) -> PyResult<bool> {
         self.call(py, move |s| s.delete(&id))
+    }
+
+    /// Deletes the documents `ids` in one change set (atomic on RocksDB); returns, for
+    /// each id, whether it was stored.
+    fn delete_many(&self, py: Python<'_>, ids: Vec<String>) -> PyResult<Vec<bool>> {
+        self.call(py, move |s| {
+            s.delete_many(&ids.iter().map(String::as_str).collect::<Vec<_>>())
+        })
+    }
+
+    /// The stored ids, in insertion order, read `chunk` at a time (see `export`).
+    #[pyo3(signature = (*, from_seq = 0, chunk = 10000))]
+    fn ids(slf: Py<Self>, from_seq: u64, chunk: usize) -> scan::Scan {
+        scan::Scan::new(slf, scan::Yield::Id, from_seq, chunk)
+    }
+
+    /// Every stored document as a dict (the fields of `simstore export`), in insertion
+    /// order, read `chunk` at a time with the GIL released.
+    #[pyo3(signature = (*, from_seq = 0, chunk = 10000))]
+    fn export(slf: Py<Self>, from_seq: u64, chunk: usize) -> scan::Scan {
+        scan::Scan::new(slf, scan::Yield::Doc, from_seq, chunk)
     }
 
     /// Figures about the store, as a dict with the keys of `simstore stats --json` (docs,
