@@ -157,6 +157,11 @@ class Store:
         RocksDB either every one that is stored goes or (on an error) none does. Returns,
         for each id in order, whether it was stored (an id listed twice: ``False`` the
         second time)."""
+    def similarity(self, id: str, text: str, *, title: Optional[str] = None) -> Optional[float]:
+        """How much of ``text``'s wording (with ``title``) the stored document ``id`` shares:
+        the similarity (0 to 1) of their shingle sketches, the measure ``verify`` and the
+        quality modes threshold. None when ``id`` is not stored or either side has no
+        sketch (a document stored as a fingerprint)."""
     def ids(self, *, from_seq: int = 0, chunk: int = 10000) -> Iterator[str]:
         """The stored ids in insertion order, read ``chunk`` at a time (the GIL released
         for each chunk), as ``simstore ids``. See ``export`` for what a long iteration

@@ -13,7 +13,7 @@ use crate::errors::{invalid_argument, to_py};
 use crate::handle::{Handle, InCall};
 use crate::results::{CheckResult, Match, StoredDocument};
 
-mod scan;
+mod docs;
 
 /// A persistent store of SimHash fingerprints: a RocksDB directory (created if missing), or a
 /// store on a Redis Cluster (`redis://HOST:PORT[,HOST:PORT...]/NAME`).
@@ -330,25 +330,32 @@ impl Store {
         self.call(py, move |s| s.delete(&id))
     }
 
-    /// Deletes the documents `ids` in one change set (atomic on RocksDB); returns, for
-    /// each id, whether it was stored.
+    /// Deletes `ids` in one change set (atomic on RocksDB): for each, whether it was stored.
     fn delete_many(&self, py: Python<'_>, ids: Vec<String>) -> PyResult<Vec<bool>> {
-        self.call(py, move |s| {
-            s.delete_many(&ids.iter().map(String::as_str).collect::<Vec<_>>())
-        })
+        self.call(py, move |s| s.delete_many(&docs::refs(&ids)))
     }
 
-    /// The stored ids, in insertion order, read `chunk` at a time (see `export`).
+    /// The stored ids in insertion order, `chunk` per read (see `_simstore.pyi`).
     #[pyo3(signature = (*, from_seq = 0, chunk = 10000))]
-    fn ids(slf: Py<Self>, from_seq: u64, chunk: usize) -> scan::Scan {
-        scan::Scan::new(slf, scan::Yield::Id, from_seq, chunk)
+    fn ids(slf: Py<Self>, from_seq: u64, chunk: usize) -> docs::Scan {
+        docs::Scan::new(slf, docs::Yield::Id, from_seq, chunk)
     }
 
-    /// Every stored document as a dict (the fields of `simstore export`), in insertion
-    /// order, read `chunk` at a time with the GIL released.
+    /// The stored documents as dicts in insertion order, `chunk` per read.
     #[pyo3(signature = (*, from_seq = 0, chunk = 10000))]
-    fn export(slf: Py<Self>, from_seq: u64, chunk: usize) -> scan::Scan {
-        scan::Scan::new(slf, scan::Yield::Doc, from_seq, chunk)
+    fn export(slf: Py<Self>, from_seq: u64, chunk: usize) -> docs::Scan {
+        docs::Scan::new(slf, docs::Yield::Doc, from_seq, chunk)
+    }
+
+    #[pyo3(signature = (id, text, *, title = None))]
+    fn similarity(
+        &self,
+        py: Python<'_>,
+        id: String,
+        text: String,
+        title: Option<String>,
+    ) -> PyResult<Option<f64>> {
+        docs::similarity(self, py, (id, text, title))
     }
 
     /// Figures about the store, as a dict with the keys of `simstore stats --json` (docs,

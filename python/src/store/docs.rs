@@ -1,5 +1,7 @@
-//! `Store.ids()`, `Store.export()` and `Store.delete_many()`: reading every stored
-//! document out in chunks, each read with the GIL released, and deleting many at once.
+//! Methods over many stored documents: `Store.ids()` and `Store.export()` read every
+//! document out in chunks, each read with the GIL released; `Store.delete_many()` takes
+//! their ids; `Store.similarity()` compares one to a text by their shingle sketches (the
+//! measure `verify` and the quality modes threshold).
 
 use std::collections::VecDeque;
 
@@ -12,6 +14,11 @@ use crate::convert::fingerprint_object;
 
 /// The most documents a chunk reserves room for at once.
 pub(super) const CHUNK: usize = 10_000;
+
+/// `ids` as `&str`s.
+pub(super) fn refs(ids: &[String]) -> Vec<&str> {
+    ids.iter().map(String::as_str).collect()
+}
 
 /// What a scan yields for each document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,4 +113,21 @@ fn doc_dict(py: Python<'_>, seq: u64, d: StoredDoc) -> PyResult<Bound<'_, PyDict
     out.set_item("content_hash", d.content_hash.map(|h| format!("{h:032x}")))?;
     out.set_item("sketch", d.sketch.map(|s| PyBytes::new(py, &s.0)))?;
     Ok(out)
+}
+
+/// The sketch similarity (0 to 1) of `text` (and `title`) to the stored document `id`;
+/// `None` when `id` is not stored or either has no sketch (a fingerprint-only record, a
+/// text without words).
+pub(super) fn similarity(
+    store: &Store,
+    py: Python<'_>,
+    (id, text, title): (String, String, Option<String>),
+) -> PyResult<Option<f64>> {
+    store.call(py, move |s| {
+        let Some(stored) = s.get(&id)?.and_then(|d| d.sketch) else {
+            return Ok(None);
+        };
+        let mine = s.fingerprinter().sketch(title.as_deref(), &text);
+        Ok(mine.map(|m| m.similarity(&stored)))
+    })
 }
