@@ -15,7 +15,7 @@
 //! | `POST /delete` | `{"ids": [...]}` (at most 10,000) | `{"deleted": n, "missing": [...]}`, all in one atomic change set |
 //! | `GET /stats` | | documents, layout, disk size |
 //! | `GET /health` | | `{"status": "ok"}`; 503 while shutting down or once writes stopped |
-//! | `GET /metrics` | | Prometheus text: requests by endpoint and status, latency histograms, check_and_insert outcomes, store size |
+//! | `GET /metrics` | | Prometheus text: requests by endpoint and status, latency histograms, check_and_insert outcomes, store size, build, process and engine gauges |
 //!
 //! A query or check without `"k"` and `"verify"` applies the store's quality mode
 //! (`simstore init --quality`); with `"k"` alone, "distance ≤ k"; with `"verify"`, the
@@ -78,6 +78,7 @@ mod conn;
 mod delete;
 mod error;
 mod fds;
+mod gauges;
 mod handlers;
 mod metrics;
 mod query;
@@ -101,7 +102,8 @@ mod state;
                   GET /retention, POST /retention {\"retain\"?: \"90d\"|null, \"track_seen\"?, \"by\"?}: the policy,\n  \
                   applied by the server itself every minute while it runs\n  \
                   GET /metrics (Prometheus text: requests by endpoint and status, latency\n  \
-                  histograms, check_and_insert outcomes, store size)\n\
+                  histograms, check_and_insert outcomes, store size, build, process and\n  \
+                  RocksDB figures)\n\
                   A body field not listed here is refused (400, naming it), never ignored.\n\
                   Prints the address it listens on (http://IP:PORT) as the first line of stdout.\n\
                   Writes are fsynced before they are answered (unless --no-sync); on Redis Cluster,\n\

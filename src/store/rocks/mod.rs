@@ -4,6 +4,7 @@
 //! `rocksdb::`.
 
 mod ingest;
+mod metrics;
 mod open;
 mod options;
 mod pool;
@@ -236,6 +237,10 @@ impl Backend for RocksBackend {
 
     fn disk_bytes(&self) -> u64 {
         dir_size(&self.path)
+    }
+
+    fn engine_metrics(&self) -> Vec<crate::store::backend::EngineMetric> {
+        self.metrics()
     }
 
     fn oldest_format(&self) -> u32 {
