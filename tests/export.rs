@@ -204,3 +204,77 @@ fn after_takes_an_id_starting_with_a_dash() {
         stderr(&o)
     );
 }
+
+/// The layout fields of `simstore stats --json` of `db`.
+fn layout_of(t: &TestCommand, db: &std::path::Path) -> Value {
+    let o = t.run_on(db, &["stats", "--json"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let s = json(String::from_utf8(o.stdout).unwrap().lines().next().unwrap());
+    let keys = [
+        "k_max",
+        "blocks",
+        "tables",
+        "prefix_bits",
+        "quality",
+        "docs",
+    ];
+    keys.iter().map(|k| (k.to_string(), s[k].clone())).collect()
+}
+
+/// `copy` into a new store keeps the source's tables, block widths, k_max and quality
+/// mode (it used to pick a layout for the current size, and the standard mode); with
+/// `--relayout` or `--k-max` it picks one.
+#[test]
+fn copy_keeps_the_layout_unless_asked() {
+    let t = TestCommand::new();
+    let o = t.run(&[
+        "init",
+        "--quality",
+        "high",
+        "--k-max",
+        "4",
+        "--blocks",
+        "9",
+        "--lead",
+        "3",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    t.write("in.jsonl", INPUT.as_bytes());
+    assert_eq!(code(&t.run(&["import", "in.jsonl"])), 0);
+    let source = layout_of(&t, &t.db());
+    assert_eq!(
+        (
+            source["blocks"].as_array().unwrap().len(),
+            source["docs"].as_u64()
+        ),
+        (9, Some(5))
+    );
+
+    let kept = t.path("kept.db");
+    let o = t.run(&["copy", "--to", kept.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(layout_of(&t, &kept), source);
+    assert_eq!(lines(&t, &["export"]), {
+        let o = t.run_on(&kept, &["export"]);
+        String::from_utf8(o.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    });
+
+    for (name, extra) in [("relayout.db", "--relayout"), ("k3.db", "--k-max=3")] {
+        let dest = t.path(name);
+        let o = t.run(&["copy", "--to", dest.to_str().unwrap(), extra]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let chosen = layout_of(&t, &dest);
+        assert_eq!(
+            (&chosen["quality"], &chosen["docs"]),
+            (&source["quality"], &source["docs"])
+        );
+        assert_ne!(
+            chosen["blocks"], source["blocks"],
+            "{extra}: a layout for 10 documents"
+        );
+    }
+}

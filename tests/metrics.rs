@@ -230,3 +230,102 @@ fn refused_requests_are_counted_too() {
     // Without the token, /metrics is refused like every endpoint.
     assert_eq!(answer(h.get(s.at("/metrics")).call()).0, 401);
 }
+
+/// The series every sample belongs to comes as one group, after its `# TYPE` line.
+fn check_grouped(text: &str) {
+    let (mut typed, mut done) = (Vec::<String>::new(), Vec::<String>::new());
+    let mut current = String::new();
+    for line in text.lines().filter(|l| !l.is_empty()) {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            typed.push(rest.split(' ').next().unwrap().to_owned());
+            continue;
+        }
+        if line.starts_with('#') {
+            continue;
+        }
+        let name = line.split(['{', ' ']).next().unwrap();
+        let family = ["_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|s| {
+                name.strip_suffix(s)
+                    .filter(|f| typed.iter().any(|t| t == f))
+            })
+            .unwrap_or(name);
+        assert_eq!(typed.last().map(String::as_str), Some(family), "{line}");
+        if family != current {
+            assert!(!done.contains(&family.to_owned()), "{family} split: {line}");
+            done.push(std::mem::replace(&mut current, family.to_owned()));
+        }
+    }
+}
+
+#[test]
+fn metrics_show_the_build_the_process_and_the_engine() {
+    let t = TestCommand::new();
+    let s = t.serve(&[]);
+    let h = http();
+    let doc = json!({"id": "a", "text": TEXT_A});
+    assert_eq!(answer(h.post(s.at("/insert")).send_json(doc)).0, 200);
+    let text = h
+        .get(s.at("/metrics"))
+        .call()
+        .unwrap()
+        .into_body()
+        .read_to_string()
+        .unwrap();
+    check_grouped(&text);
+    let m = parse(&text);
+    let build = m
+        .samples
+        .iter()
+        .find(|((n, _), _)| n == "simstore_build_info")
+        .expect("simstore_build_info");
+    assert_eq!(build.0.1["version"], env!("CARGO_PKG_VERSION"));
+    assert!(build.0.1["spec"].starts_with('v'), "{:?}", build.0.1);
+    assert_eq!(*build.1, 1.0);
+
+    // The process, as /proc says.
+    let rss = m.get("process_resident_memory_bytes", &[]);
+    let kib = s.rss_kib().unwrap() as f64 * 1024.0;
+    assert!(rss > 1e6 && (rss - kib).abs() < kib / 2.0, "{rss} vs {kib}");
+    assert!(m.get("process_open_fds", &[]) >= 5.0);
+    assert_eq!(m.types["process_cpu_seconds_total"], "counter");
+    assert!(m.get("process_cpu_seconds_total", &[]) > 0.0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    let start = m.get("process_start_time_seconds", &[]);
+    assert!(
+        start <= now + 2.0 && start > now - 600.0,
+        "{start} vs {now}"
+    );
+
+    // RocksDB: every column family, the written ones holding their memtable bytes.
+    for cf in ["meta", "docs", "ids", "exact", "t00"] {
+        for name in [
+            "simstore_rocksdb_memtable_bytes",
+            "simstore_rocksdb_pending_compaction_bytes",
+            "simstore_rocksdb_sst_files",
+            "simstore_rocksdb_sst_bytes",
+        ] {
+            let key = (name.to_owned(), [("cf".to_owned(), cf.to_owned())].into());
+            assert!(m.samples.contains_key(&key), "{name}{{cf={cf}}}");
+            assert_eq!(m.types[name], "gauge");
+        }
+    }
+    assert!(m.get("simstore_rocksdb_memtable_bytes", &[("cf", "docs")]) > 0.0);
+    assert!(m.get("simstore_rocksdb_block_cache_usage_bytes", &[]) >= 0.0);
+    assert!(m.samples.contains_key(&(
+        "simstore_rocksdb_block_cache_usage_bytes".into(),
+        BTreeMap::new()
+    )));
+    // Flushed memtables show up as SST files (the server flushes at shutdown).
+    let mut s = s;
+    s.signal("TERM");
+    assert!(s.wait().0.success());
+    let s = t.serve(&[]);
+    let m = scrape(&h, &s.at("/metrics"));
+    assert!(m.get("simstore_rocksdb_sst_files", &[("cf", "docs")]) >= 1.0);
+    assert!(m.get("simstore_rocksdb_sst_bytes", &[("cf", "docs")]) > 0.0);
+}

@@ -2,6 +2,7 @@
 
 mod architecture;
 mod bad_input;
+mod batch_delete;
 mod bulk;
 mod cli;
 mod cluster;

@@ -1,7 +1,7 @@
 """Type stubs of the native module ``simstore._simstore`` (the Rust extension)."""
 
 import os
-from typing import Any, Iterable, Literal, Mapping, Optional, Union, final
+from typing import Any, Iterable, Iterator, Literal, Mapping, Optional, Sequence, Union, final
 
 from ._types import Fingerprint
 
@@ -152,6 +152,30 @@ class Store:
     ) -> list[list[Match]]: ...
     def get(self, id: str) -> Optional[StoredDocument]: ...
     def delete(self, id: str) -> bool: ...
+    def delete_many(self, ids: Sequence[str]) -> list[bool]:
+        """Deletes the documents ``ids`` and their table entries in one change set: on
+        RocksDB either every one that is stored goes or (on an error) none does. Returns,
+        for each id in order, whether it was stored (an id listed twice: ``False`` the
+        second time)."""
+    def similarity(self, id: str, text: str, *, title: Optional[str] = None) -> Optional[float]:
+        """How much of ``text``'s wording (with ``title``) the stored document ``id`` shares:
+        the similarity (0 to 1) of their shingle sketches, the measure ``verify`` and the
+        quality modes threshold. None when ``id`` is not stored or either side has no
+        sketch (a document stored as a fingerprint)."""
+    def ids(self, *, from_seq: int = 0, chunk: int = 10000) -> Iterator[str]:
+        """The stored ids in insertion order, read ``chunk`` at a time (the GIL released
+        for each chunk), as ``simstore ids``. See ``export`` for what a long iteration
+        sees of writes made meanwhile."""
+    def export(self, *, from_seq: int = 0, chunk: int = 10000) -> Iterator[dict[str, Any]]:
+        """Every stored document as a dict, in insertion order, read ``chunk`` at a time
+        (the GIL released for each chunk): ``seq``, ``id``, ``fp`` (a ``Fingerprint``),
+        ``title``, ``url``, ``length``, ``time``, ``seen``, ``content_hash`` (32 hex
+        digits) and ``sketch`` (bytes), ``None`` where the document has none: the fields
+        of ``simstore export``. Each chunk resumes after the last document read (pass its
+        ``seq + 1`` as ``from_seq`` to resume an interrupted export): a document replaced
+        meanwhile by another fingerprint comes again under its new ``seq``, documents
+        stored meanwhile come at the end. On a Redis Cluster store each chunk lists the
+        store's ids anew: use a large ``chunk`` (or ``simstore export``) there."""
     def stats(self) -> dict[str, Any]: ...
     def check(self) -> dict[str, Any]: ...
     def dedup(self, k: Optional[int] = None) -> list[list[str]]: ...

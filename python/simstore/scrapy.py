@@ -1,4 +1,4 @@
-"""A Scrapy item pipeline that drops pages already crawled — exact or near duplicates.
+"""A Scrapy item pipeline that drops (or tags) pages already crawled — exact or near duplicates.
 
 Enable it in the project's settings::
 
@@ -8,7 +8,12 @@ Enable it in the project's settings::
 Each item's page text goes through :meth:`simstore.Store.check_and_insert`: a new page is
 stored and the item passes on; a page with the same words as a stored one (an exact
 duplicate) or a near duplicate of one is dropped (:class:`scrapy.exceptions.DropItem`,
-naming the page it repeats). What counts as a near duplicate is, by default, the store's
+naming the page it repeats) — or, with ``SIMSTORE_ON_DUPLICATE = "tag"``, passed on with
+the fields ``duplicate_of`` (the stored page's id), ``duplicate_kind`` (``"exact"`` or
+``"near"``), ``duplicate_distance`` (Hamming bits) and ``duplicate_similarity`` (of the
+shingle sketches, 0 to 1; None for a page stored as a fingerprint), for later pipelines to
+decide (a ``scrapy.Item`` class must declare them; a dict item takes them as they are). A
+tagged duplicate is still not stored. What counts as a near duplicate is, by default, the store's
 quality mode (``simstore init --quality``, or ``SIMSTORE_QUALITY`` for a store the pipeline
 creates): every stored page within the tables' k_max, and pages up to 8 bits away (high:
 12) whose texts' shingle sketches agree — the answer ``simstore query`` and ``simstore serve`` give.
@@ -33,11 +38,17 @@ creates): every stored page within the tables' k_max, and pages up to 8 bits awa
 ``SIMSTORE_HTML_FIELD``           "html"      used when the item has no text: the raw
                                               page, reduced to title and main text by
                                               :func:`simstore.extract_page`
+``SIMSTORE_ON_DUPLICATE``         "drop"      ``drop`` a duplicate's item, or ``tag`` it
+                                              and pass it on
 ================================  ==========  ===============================================
 
 The quality mode, k_max and table sizes only matter when the pipeline creates the store; an
 existing store keeps its own. A ``SIMSTORE_K`` above an existing store's k_max stops the
 crawl when the spider opens (:class:`simstore.KTooLargeError`).
+
+A dropped duplicate is logged at Scrapy's ``DEFAULT_DROPITEM_LOG_LEVEL`` (a warning unless
+set): set it to ``"INFO"``, as the example project does, so that a crawl of many duplicates
+does not print a warning for each.
 
 Counters in the crawl's stats: ``simstore/new``, ``simstore/exact``, ``simstore/near``, and
 ``simstore/no_text`` / ``simstore/no_id`` for items passed on unchecked (nothing to
@@ -66,16 +77,21 @@ except ImportError as _missing:  # Scrapy is an optional dependency
 from . import CheckResult, EmptyDocumentError, Error, InvalidArgumentError, KTooLargeError, Store, extract_page
 from ._simstore import QUALITY_K_MAX
 
-__all__ = ["SimstorePipeline"]
+__all__ = ["SimstorePipeline", "TAG_FIELDS"]
 
 _STATS = {"new": "simstore/new", "exact_duplicate": "simstore/exact", "near_duplicate": "simstore/near"}
+_KINDS = {"exact_duplicate": "exact", "near_duplicate": "near"}
+_ON_DUPLICATE = ("drop", "tag")
+TAG_FIELDS = ("duplicate_of", "duplicate_kind", "duplicate_distance", "duplicate_similarity")
+"""The fields a tagged duplicate gets (``SIMSTORE_ON_DUPLICATE = "tag"``)."""
 
 logger = logging.getLogger(__name__)
 
 
 class SimstorePipeline:
-    """Drops items whose page is an exact or near duplicate of one already stored; stores
-    the others. See the module's documentation for the settings."""
+    """Drops (or tags, ``on_duplicate="tag"``) items whose page is an exact or near
+    duplicate of one already stored; stores the others. See the module's documentation for
+    the settings."""
 
     def __init__(
         self,
@@ -91,8 +107,11 @@ class SimstorePipeline:
         url_field: str = "url",
         id_field: Optional[str] = None,
         html_field: str = "html",
+        on_duplicate: str = "drop",
         stats: Any = None,
     ) -> None:
+        if on_duplicate not in _ON_DUPLICATE:
+            raise InvalidArgumentError(f"SIMSTORE_ON_DUPLICATE = {on_duplicate!r}: use drop or tag")
         if quality is not None and quality not in QUALITY_K_MAX:
             raise InvalidArgumentError(f"SIMSTORE_QUALITY = {quality!r}: use standard or high")
         if verify is not None and not 0.0 <= verify <= 1.0:
@@ -108,6 +127,7 @@ class SimstorePipeline:
         self.url_field = url_field
         self.id_field = id_field or url_field
         self.html_field = html_field
+        self.on_duplicate = on_duplicate
         self.stats = stats
         self.store: Optional[Store] = None
 
@@ -130,6 +150,7 @@ class SimstorePipeline:
             url_field=s.get("SIMSTORE_URL_FIELD", "url"),
             id_field=s.get("SIMSTORE_ID_FIELD"),
             html_field=s.get("SIMSTORE_HTML_FIELD", "html"),
+            on_duplicate=str(s.get("SIMSTORE_ON_DUPLICATE") or "drop").lower(),
             stats=crawler.stats,
         )
 
@@ -143,8 +164,9 @@ class SimstorePipeline:
                 "SIMSTORE_K, or leave it unset for the store's quality mode"
             )
         self.store = store
-        logger.info("simstore: %s (quality %s, k_max %d); near duplicates: %s",
-                    self.db, store.quality, k_max, self._rule())
+        logger.info("simstore: %s (quality %s, k_max %d); near duplicates: %s; duplicates %s",
+                    self.db, store.quality, k_max, self._rule(),
+                    "dropped" if self.on_duplicate == "drop" else "tagged and passed on")
 
     def _rule(self) -> str:
         """The rule the checks apply, in words (for the log)."""
@@ -163,15 +185,19 @@ class SimstorePipeline:
         if page is None:
             return item
         try:
-            result = await maybe_deferred_to_future(deferToThread(self._check, *page))
+            result, similarity = await maybe_deferred_to_future(deferToThread(self._check_and_compare, *page))
         except EmptyDocumentError:
             # Only punctuation or stop-word-free symbols: nothing to compare; passed on.
             self._inc("simstore/no_text")
             return item
         self._inc(_STATS[result.status])
-        if result.status != "new":
-            kind = "exact" if result.status == "exact_duplicate" else "near"
-            raise DropItem(f"{page[0]} is an {kind} duplicate of {result.of} (distance {result.distance})")
+        if result.status == "new":
+            return item
+        kind = _KINDS[result.status]
+        if self.on_duplicate == "drop":
+            article = "an" if kind == "exact" else "a"
+            raise DropItem(f"{page[0]} is {article} {kind} duplicate of {result.of} (distance {result.distance})")
+        _tag(item, (result.of, kind, result.distance, similarity))
         return item
 
     def _page(self, item: ItemAdapter) -> Optional[tuple]:
@@ -198,9 +224,33 @@ class SimstorePipeline:
             raise Error("SimstorePipeline.process_item before open_spider (or after close_spider)")
         return self.store.check_and_insert(page_id, text, title=title, url=url, k=self.k, verify=self.verify)
 
+    def _check_and_compare(
+        self, page_id: str, text: str, title: Optional[str], url: Optional[str]
+    ) -> tuple[CheckResult, Optional[float]]:
+        """:meth:`_check`, and for a duplicate to tag its sketch similarity to the page it
+        repeats (in the same thread of the pool)."""
+        result = self._check(page_id, text, title, url)
+        if self.on_duplicate != "tag" or result.of is None or self.store is None:
+            return result, None
+        return result, self.store.similarity(result.of, text, title=title)
+
     def _inc(self, key: str) -> None:
         if self.stats is not None:
             self.stats.inc_value(key)
+
+
+def _tag(item: Any, values: tuple) -> None:
+    """Sets the :data:`TAG_FIELDS` of a duplicate's item; a clear error when its class does
+    not declare them."""
+    adapter = ItemAdapter(item)
+    try:
+        for name, value in zip(TAG_FIELDS, values):
+            adapter[name] = value
+    except KeyError as e:
+        raise InvalidArgumentError(
+            f"SIMSTORE_ON_DUPLICATE = 'tag': the item class {type(item).__name__} has no field {e}; "
+            f"declare {', '.join(TAG_FIELDS)} (or yield dicts)"
+        ) from None
 
 
 def _k_max(k_max: Optional[int], k: Optional[int], quality: Optional[str]) -> Optional[int]:

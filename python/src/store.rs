@@ -13,6 +13,8 @@ use crate::errors::{invalid_argument, to_py};
 use crate::handle::{Handle, InCall};
 use crate::results::{CheckResult, Match, StoredDocument};
 
+mod docs;
+
 /// A persistent store of SimHash fingerprints: a RocksDB directory (created if missing), or a
 /// store on a Redis Cluster (`redis://HOST:PORT[,HOST:PORT...]/NAME`).
 ///
@@ -326,6 +328,34 @@ impl Store {
     /// Deletes the document `id`; returns whether it existed.
     fn delete(&self, py: Python<'_>, id: String) -> PyResult<bool> {
         self.call(py, move |s| s.delete(&id))
+    }
+
+    /// Deletes `ids` in one change set (atomic on RocksDB): for each, whether it was stored.
+    fn delete_many(&self, py: Python<'_>, ids: Vec<String>) -> PyResult<Vec<bool>> {
+        self.call(py, move |s| s.delete_many(&docs::refs(&ids)))
+    }
+
+    /// The stored ids in insertion order, `chunk` per read (see `_simstore.pyi`).
+    #[pyo3(signature = (*, from_seq = 0, chunk = 10000))]
+    fn ids(slf: Py<Self>, from_seq: u64, chunk: usize) -> docs::Scan {
+        docs::Scan::new(slf, docs::Yield::Id, from_seq, chunk)
+    }
+
+    /// The stored documents as dicts in insertion order, `chunk` per read.
+    #[pyo3(signature = (*, from_seq = 0, chunk = 10000))]
+    fn export(slf: Py<Self>, from_seq: u64, chunk: usize) -> docs::Scan {
+        docs::Scan::new(slf, docs::Yield::Doc, from_seq, chunk)
+    }
+
+    #[pyo3(signature = (id, text, *, title = None))]
+    fn similarity(
+        &self,
+        py: Python<'_>,
+        id: String,
+        text: String,
+        title: Option<String>,
+    ) -> PyResult<Option<f64>> {
+        docs::similarity(self, py, (id, text, title))
     }
 
     /// Figures about the store, as a dict with the keys of `simstore stats --json` (docs,

@@ -22,14 +22,14 @@ from scrapy.utils.test import get_crawler
 
 import simstore
 from conftest import REPO, SITE
-from simstore.scrapy import SimstorePipeline
+from simstore.scrapy import TAG_FIELDS, SimstorePipeline, _tag
 
 PROJECT = REPO / "examples" / "scrapy_project"
 TESTS = Path(__file__).parent
 MANIFEST = json.loads((SITE / "manifest.json").read_text(encoding="utf-8"))
 
 
-def crawl(tmp_path: Path, site_url: str, *args: str) -> dict:
+def crawl(tmp_path: Path, site_url: str, *args: str, fields: str = "url,link") -> dict:
     """Runs a crawl of the site's waves (the publisher, then the mirror and the reposts);
     returns its stats, the kept items' URLs, the dropped pages and the store's path."""
     tmp_path.mkdir(parents=True, exist_ok=True)
@@ -40,7 +40,7 @@ def crawl(tmp_path: Path, site_url: str, *args: str) -> dict:
         sys.executable, "-m", "scrapy", *args, "-a", f"waves={waves}",
         "-s", f"SIMSTORE_DB={db}", "-s", f"LOG_FILE={log}", "-s", f"STATS_JSON={stats}",
         "-s", 'EXTENSIONS={"crawl_stats.StatsToJson": 500}', "-s", "CONCURRENT_REQUESTS=16",
-        "-s", "FEED_EXPORT_FIELDS=url,link", "-O", f"{kept}:jsonlines",
+        "-s", f"FEED_EXPORT_FIELDS={fields}", "-O", f"{kept}:jsonlines",
     ]
     proc = subprocess.run(cmd, cwd=PROJECT, env=env, capture_output=True, text=True, timeout=600)
     log_text = log.read_text(encoding="utf-8") if log.exists() else ""
@@ -48,7 +48,7 @@ def crawl(tmp_path: Path, site_url: str, *args: str) -> dict:
     assert "Traceback" not in log_text, log_text
     dropped = {
         m["page"]: (m["kind"], m["of"], int(m["d"]))
-        for m in re.finditer(r"Dropped: (?P<page>\S+) is an (?P<kind>exact|near) duplicate of (?P<of>\S+) "
+        for m in re.finditer(r"Dropped: (?P<page>\S+) is an? (?P<kind>exact|near) duplicate of (?P<of>\S+) "
                              r"\(distance (?P<d>\d+)\)", log_text)
     }
     items = [json.loads(line) for line in kept.read_text(encoding="utf-8").splitlines()]
@@ -134,6 +134,60 @@ def test_crawl_with_selector_fields_at_k_4(tmp_path: Path, site_url: str) -> Non
     assert result["dropped"][repost] == ("near", f"{site_url}/news/harbour-bike-lanes.html", 4)
     with simstore.Store(result["db"], read_only=True) as store:
         assert store.k_max == 4
+
+
+def test_a_tagging_crawl_keeps_every_item_and_names_what_it_repeats(tmp_path: Path, site_url: str) -> None:
+    """SIMSTORE_ON_DUPLICATE = "tag": every page passes on; each copy carries the page it
+    repeats (as the manifest says), how far its fingerprint is, and how similar its
+    wording; the store holds the originals only, as with dropping."""
+    fields = "url," + ",".join(TAG_FIELDS)
+    result = crawl(tmp_path, site_url, "crawl", "pages", "-s", "SIMSTORE_ON_DUPLICATE=tag", fields=fields)
+    originals, copies = expected(site_url)
+    stats = result["stats"]
+    assert result["dropped"] == {} and "item_dropped_count" not in stats
+    assert stats["item_scraped_count"] == len(originals) + len(copies)
+    assert (stats["simstore/new"], stats["simstore/exact"], stats["simstore/near"]) == (6, 8, 4)
+    items = {item["url"]: item for item in result["kept"]}
+    assert set(items) == originals | set(copies)
+    for url in originals:
+        assert items[url].get("duplicate_of") is None, url
+    for url, (role, of) in copies.items():
+        item = items[url]
+        assert (item["duplicate_kind"], item["duplicate_of"]) == (role, of), url
+        if role == "exact":
+            assert (item["duplicate_distance"], item["duplicate_similarity"]) == (0, 1.0), url
+        else:
+            assert 0 <= item["duplicate_distance"] <= 3, url
+            assert 0.0 < item["duplicate_similarity"] < 1.0, url
+    with simstore.Store(result["db"], read_only=True) as store:
+        assert len(store) == len(originals)
+
+
+def test_tagging_needs_declared_fields_on_item_classes(tmp_path: Path) -> None:
+    import scrapy
+
+    class Page(scrapy.Item):
+        url = scrapy.Field()
+        text = scrapy.Field()
+
+    with pytest.raises(simstore.InvalidArgumentError, match="drop or tag"):
+        pipeline(SIMSTORE_ON_DUPLICATE="keep")
+    p = pipeline(SIMSTORE_DB=str(tmp_path / "t.db"), SIMSTORE_ON_DUPLICATE="tag")
+    assert p.on_duplicate == "tag"
+    p.open_spider()
+    try:
+        text = "the rivers of the north run cold and clear in spring, and the passes stay closed"
+        assert p._check("a", text, None, None).status == "new"
+        result, similarity = p._check_and_compare("b", text, None, None)
+        assert (result.status, result.of, similarity) == ("exact_duplicate", "a", 1.0)
+        with pytest.raises(simstore.InvalidArgumentError, match="declare duplicate_of"):
+            _tag(Page(url="b", text=text), (result.of, "exact", 0, similarity))
+        item = {"url": "b"}
+        _tag(item, (result.of, "exact", 0, similarity))
+        assert item == {"url": "b", "duplicate_of": "a", "duplicate_kind": "exact",
+                        "duplicate_distance": 0, "duplicate_similarity": 1.0}
+    finally:
+        p.close_spider()
 
 
 def test_a_second_crawl_keeps_nothing_new(tmp_path: Path, site_url: str) -> None:

@@ -233,6 +233,12 @@ pub trait Backend: Send + Sync {
         None
     }
 
+    /// The engine's own figures for monitoring (RocksDB: memtables, block cache, pending
+    /// compaction, SST files per column family), read now. Default: none.
+    fn engine_metrics(&self) -> Vec<EngineMetric> {
+        Vec::new()
+    }
+
     /// The oldest store format ([`crate::store::codec::FORMAT_VERSION`]) this backend
     /// reads: its own layout of the spaces changed then. Default: the oldest manifest.
     fn oldest_format(&self) -> u32 {
@@ -255,6 +261,19 @@ pub trait Backend: Send + Sync {
     fn shared(&self) -> Option<&dyn Shared> {
         None
     }
+}
+
+/// One figure of a storage engine, for `/metrics`: a gauge.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineMetric {
+    /// Its name, e.g. `simstore_rocksdb_memtable_bytes` (the same for every label set).
+    pub name: &'static str,
+    /// What it measures, in a sentence (Prometheus' `# HELP`).
+    pub help: &'static str,
+    /// Its labels, e.g. `[("cf", "docs")]`.
+    pub labels: Vec<(&'static str, String)>,
+    /// Its value now.
+    pub value: f64,
 }
 
 /// What a backend written by many processes at once keeps for all of them.

@@ -31,6 +31,7 @@ pub struct StoreBuilder {
     expected_docs: u64,
     blocks: Option<u32>,
     lead: Option<u32>,
+    layout: Option<Layout>,
     sync_writes: bool,
     block_cache_bytes: usize,
     probe_threads: Option<usize>,
@@ -51,6 +52,7 @@ impl StoreBuilder {
             expected_docs: 1_000_000,
             blocks: None,
             lead: None,
+            layout: None,
             sync_writes: false,
             block_cache_bytes: 256 << 20,
             probe_threads: None,
@@ -116,6 +118,14 @@ impl StoreBuilder {
     /// `blocks − k_max`; [`Layout::covering`]). Default: `blocks − k_max` (Manku's layout).
     pub fn lead_blocks(mut self, lead: u32) -> Self {
         self.lead = Some(lead);
+        self
+    }
+
+    /// Create the store with exactly this layout (e.g. another store's, [`Store::layout`],
+    /// to copy it as it is) instead of choosing one; `k_max`, `expected_docs`, `blocks` and
+    /// `lead_blocks` are then not used. Default: unset. Only used when creating.
+    pub fn with_layout(mut self, layout: Layout) -> Self {
+        self.layout = Some(layout);
         self
     }
 
@@ -191,6 +201,9 @@ impl StoreBuilder {
 
     /// The layout a new store would get from these options.
     pub fn layout(&self) -> Result<Layout> {
+        if let Some(layout) = &self.layout {
+            return Ok(layout.clone());
+        }
         self.quality
             .choose_layout(self.k_max, self.blocks, self.lead, self.expected_docs)
     }

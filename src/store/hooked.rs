@@ -91,6 +91,9 @@ impl Backend for Hooked {
     fn disk_bytes(&self) -> u64 {
         self.inner.disk_bytes()
     }
+    fn engine_metrics(&self) -> Vec<crate::store::backend::EngineMetric> {
+        self.inner.engine_metrics()
+    }
     fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {
         self.inner.bulk_ingest().map(|_| self as &dyn BulkIngest)
     }

@@ -10,6 +10,7 @@ mod check;
 pub mod codec;
 mod crawl;
 mod dedup;
+mod delete;
 mod export;
 mod group;
 #[cfg(test)]

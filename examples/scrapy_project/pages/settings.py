@@ -13,6 +13,8 @@ SIMSTORE_DB = "pages.db"  # a directory (created if missing) or redis://HOST:POR
 # and main text from the HTML itself (simstore.extract_page: navigation, ads, footers dropped).
 SIMSTORE_HTML_FIELD = "html"
 SIMSTORE_URL_FIELD = "url"
+# SIMSTORE_ON_DUPLICATE = "tag" would pass duplicates on, tagged with duplicate_of,
+# duplicate_kind, duplicate_distance and duplicate_similarity, instead of dropping them.
 
 CONCURRENT_REQUESTS = 16
 ROBOTSTXT_OBEY = True

@@ -10,6 +10,8 @@
 //!   `/check_and_insert`;
 //! - `simstore_store_documents`, `simstore_store_disk_bytes`: the store's size, read at
 //!   each scrape.
+//! - and the gauges of `gauges.rs`: `simstore_build_info{version, spec, format}`, the
+//!   process's `process_*` series, and the engine's (RocksDB: `simstore_rocksdb_*`).
 //!
 //! A scrape is counted once it is answered, so it shows every request before it but not
 //! itself. Counters start at 0 when the server starts.
@@ -220,7 +222,10 @@ pub(super) async fn record(State(app): State<Shared>, req: Request, next: Next) 
 pub(super) async fn metrics(State(app): State<Shared>) -> Result<Response, ApiError> {
     let text = state::read(&app, |app| {
         let stats = app.store.stats()?;
-        Ok(app.metrics.render(stats.docs, stats.disk_bytes))
+        let mut text = app.metrics.render(stats.docs, stats.disk_bytes);
+        let engine = app.store.backend().engine_metrics();
+        super::gauges::render(&mut text, &engine, stats.memory_bytes);
+        Ok(text)
     })
     .await?;
     let kind = "text/plain; version=0.0.4; charset=utf-8";

@@ -12,9 +12,10 @@
 //! | `POST /query/batch` | `[query, ...]` | `{"results": [{"matches": [...]}, ...]}` |
 //! | `GET /docs/{id}` | | the document, or 404 |
 //! | `DELETE /docs/{id}` | | `{"deleted": true}`, or 404 |
+//! | `POST /delete` | `{"ids": [...]}` (at most 10,000) | `{"deleted": n, "missing": [...]}`, all in one atomic change set |
 //! | `GET /stats` | | documents, layout, disk size |
 //! | `GET /health` | | `{"status": "ok"}`; 503 while shutting down or once writes stopped |
-//! | `GET /metrics` | | Prometheus text: requests by endpoint and status, latency histograms, check_and_insert outcomes, store size |
+//! | `GET /metrics` | | Prometheus text: requests by endpoint and status, latency histograms, check_and_insert outcomes, store size, build, process and engine gauges |
 //!
 //! A query or check without `"k"` and `"verify"` applies the store's quality mode
 //! (`simstore init --quality`); with `"k"` alone, "distance ≤ k"; with `"verify"`, the
@@ -74,8 +75,10 @@ use super::Code;
 mod access;
 mod body;
 mod conn;
+mod delete;
 mod error;
 mod fds;
+mod gauges;
 mod handlers;
 mod metrics;
 mod query;
@@ -93,11 +96,14 @@ mod state;
                   Without \"k\" and \"verify\", the store's quality mode decides what is a near duplicate\n  \
                   (see `simstore init --quality`); \"k\" alone: within k; \"verify\": as `query --verify`.\n  \
                   GET /docs/{id}, DELETE /docs/{id}, GET /stats, GET /health\n  \
+                  POST /delete {\"ids\": [...]} -> {\"deleted\": n, \"missing\": [...]}: at most 10,000 ids,\n  \
+                  deleted in one atomic change set\n  \
                   POST /expire {\"older_than\": \"90d\"|\"before\": TIME, \"by\"?: \"stored\"|\"seen\", \"dry_run\"?}\n  \
                   GET /retention, POST /retention {\"retain\"?: \"90d\"|null, \"track_seen\"?, \"by\"?}: the policy,\n  \
                   applied by the server itself every minute while it runs\n  \
                   GET /metrics (Prometheus text: requests by endpoint and status, latency\n  \
-                  histograms, check_and_insert outcomes, store size)\n\
+                  histograms, check_and_insert outcomes, store size, build, process and\n  \
+                  RocksDB figures)\n\
                   A body field not listed here is refused (400, naming it), never ignored.\n\
                   Prints the address it listens on (http://IP:PORT) as the first line of stdout.\n\
                   Writes are fsynced before they are answered (unless --no-sync); on Redis Cluster,\n\
@@ -214,6 +220,7 @@ fn router(app: Shared, access: Arc<Access>, args: &Args) -> Router {
         .route("/stats", get(stats))
         .route("/health", get(health))
         .route("/metrics", get(metrics::metrics))
+        .route("/delete", post(delete::delete_many))
         .route("/expire", post(retention::expire))
         .route(
             "/retention",

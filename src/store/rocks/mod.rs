@@ -4,6 +4,7 @@
 //! `rocksdb::`.
 
 mod ingest;
+mod metrics;
 mod open;
 mod options;
 mod pool;
@@ -256,6 +257,10 @@ impl Backend for RocksBackend {
             }
         }
         Ok(())
+    }
+
+    fn engine_metrics(&self) -> Vec<crate::store::backend::EngineMetric> {
+        self.metrics()
     }
 
     fn oldest_format(&self) -> u32 {
