@@ -54,9 +54,9 @@ pub use index::cluster::{DedupReport, DuplicatePair};
 pub use index::layout::Layout;
 pub use index::quality::{MatchRule, Quality};
 pub use store::{
-    BatchOutcome, BulkLoader, CandidateStats, CheckOutcome, CheckReport, ExpireOptions,
+    BackupInfo, BatchOutcome, BulkLoader, CandidateStats, CheckOutcome, CheckReport, ExpireOptions,
     ExpireReport, InsertOutcome, LogDamage, RepairReport, SalvageReport, Stats, Store,
-    StoreBuilder,
+    StoreBuilder, list_backups, restore,
 };
 pub use text::fingerprint::{Analysis, FingerprintSpec, Fingerprinter};
 pub use types::{

@@ -1,6 +1,7 @@
 //! Integration tests, one binary (ripgrep style): each module is a behaviour.
 
 mod architecture;
+mod backup;
 mod bad_input;
 mod batch_delete;
 mod bulk;

@@ -12,6 +12,7 @@ already have.
 - :class:`Store`: the store (``check_and_insert``, ``insert``, ``query``, ``get``...).
 - :func:`fingerprint`, :class:`Fingerprint`: fingerprints without a store.
 - :func:`extract_page`: a web page's title and main text, as simstore reads HTML.
+- :func:`restore`, :func:`list_backups`: the backups ``Store.backup`` takes.
 - :mod:`simstore.errors`: the exceptions (all :class:`Error`).
 - :mod:`simstore.scrapy`: the Scrapy item pipeline (``pip install simstore[scrapy]``).
 """
@@ -27,6 +28,8 @@ from ._simstore import (
     StoredDocument,
     extract_page,
     fingerprint,
+    list_backups,
+    restore,
 )
 from ._types import Fingerprint
 from .errors import (
@@ -57,6 +60,8 @@ __all__ = [
     "StoredDocument",
     "extract_page",
     "fingerprint",
+    "list_backups",
+    "restore",
     "errors",
     "Error",
     "LockedError",

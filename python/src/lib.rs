@@ -11,7 +11,6 @@ mod convert;
 mod errors;
 mod handle;
 mod results;
-mod retention;
 mod store;
 
 use std::sync::LazyLock;
@@ -82,6 +81,8 @@ fn _simstore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fingerprint, m)?)?;
     m.add_function(wrap_pyfunction!(extract_page, m)?)?;
     m.add_function(wrap_pyfunction!(_parse_fingerprint, m)?)?;
+    m.add_function(wrap_pyfunction!(store::lifecycle::restore, m)?)?;
+    m.add_function(wrap_pyfunction!(store::lifecycle::list_backups, m)?)?;
     m.add("SPEC", simstore::FingerprintSpec::current().to_string())?;
     m.add("K_MAX_DEFAULT", 3)?;
     // The k_max of a store created in each quality mode ({"standard": 3, "high": 3}).

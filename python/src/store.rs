@@ -14,6 +14,7 @@ use crate::handle::{Handle, InCall};
 use crate::results::{CheckResult, Match, StoredDocument};
 
 mod docs;
+pub(crate) mod lifecycle;
 
 /// A persistent store of SimHash fingerprints: a RocksDB directory (created if missing), or a
 /// store on a Redis Cluster (`redis://HOST:PORT[,HOST:PORT...]/NAME`).
@@ -434,7 +435,7 @@ impl Store {
     /// `older_than` an age ("90d", "12h", or seconds as an int) or `before` a time (Unix
     /// seconds, or "2026-01-01T00:00:00Z"); `by` defaults to the retention policy's. In
     /// atomic batches; with `dry_run` only counts. Returns a dict: expired, scanned,
-    /// batches, full_scan, before.
+    /// batches, full_scan, before, by.
     #[pyo3(signature = (*, older_than = None, before = None, by = None, dry_run = false))]
     fn expire<'py>(
         &self,
@@ -444,40 +445,14 @@ impl Store {
         by: Option<String>,
         dry_run: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let by = match by {
-            Some(b) => Some(crate::retention::time_field(py, &b)?),
-            None => None,
-        };
-        let cutoff = crate::retention::cutoff(py, older_than.as_ref(), before.as_ref())?;
-        let (opts, r) = self.call(py, move |s| {
-            let by = by.unwrap_or(s.retention().by);
-            let mut opts = match cutoff {
-                crate::retention::Cutoff::Age(secs) => {
-                    simstore::ExpireOptions::older_than(secs, by)
-                }
-                crate::retention::Cutoff::Before(t) => simstore::ExpireOptions {
-                    before: t,
-                    ..simstore::ExpireOptions::older_than(0, by)
-                },
-            };
-            opts.dry_run = dry_run;
-            Ok((opts, s.expire(&opts, |_| {})?))
-        })?;
-        let d = PyDict::new(py);
-        d.set_item("expired", r.expired)?;
-        d.set_item("scanned", r.scanned)?;
-        d.set_item("batches", r.batches)?;
-        d.set_item("full_scan", r.full_scan)?;
-        d.set_item("before", opts.before)?;
-        d.set_item("by", opts.by.name())?;
-        Ok(d)
+        lifecycle::expire(self, py, (older_than, before), by, dry_run)
     }
 
     /// The retention policy: a dict with retain_secs (None: keep everything), by
     /// ("stored" or "seen") and track_seen.
     fn retention<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = self.call(py, |s| Ok(s.retention()))?;
-        crate::retention::retention_dict(py, &r)
+        lifecycle::retention_dict(py, &r)
     }
 
     /// Changes the retention policy (the settings given only): `retain` an age ("90d", or
@@ -494,21 +469,21 @@ impl Store {
         track_seen: Option<bool>,
         by: Option<String>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let mut r = self.call(py, |s| Ok(s.retention()))?;
-        if let Some(age) = &retain {
-            r.retain_secs = Some(crate::retention::age(py, age)?);
-        }
-        if keep_all {
-            r.retain_secs = None;
-        }
-        if let Some(track) = track_seen {
-            r.track_seen = track;
-        }
-        if let Some(by) = by {
-            r.by = crate::retention::time_field(py, &by)?;
-        }
-        self.call(py, move |s| s.set_retention(r))?;
-        crate::retention::retention_dict(py, &r)
+        lifecycle::set_retention(self, py, (retain, keep_all, track_seen, by))
+    }
+
+    /// Takes an online backup into directory `dest` (as `simstore backup`): a consistent
+    /// point in time, incremental; with `keep`, only the newest `keep` backups stay.
+    /// Returns a dict: id, time, bytes, files.
+    #[pyo3(signature = (dest, *, keep = None))]
+    fn backup<'py>(
+        &self,
+        py: Python<'py>,
+        dest: PathBuf,
+        keep: Option<usize>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let info = self.call(py, move |s| s.backup(&dest, keep))?;
+        lifecycle::backup_dict(py, &info)
     }
 
     /// Flushes buffered writes to the store's files (not needed for durability).

@@ -4,6 +4,7 @@
 //! (or, for `import`, some records failed), 2 = error. A closed stdout (broken pipe) is
 //! not an error.
 
+mod backup;
 mod bench;
 mod check;
 mod complete;
@@ -25,6 +26,7 @@ mod output;
 mod query;
 mod relayout;
 mod repair;
+mod restore;
 mod retention;
 mod rule;
 #[cfg(feature = "server")]
@@ -124,6 +126,10 @@ enum Command {
     Expire(expire::Args),
     /// Show or change the retention policy: automatic expiry, last-seen tracking.
     Retention(retention::Args),
+    /// Back the store up while it is in use (incremental, into a backup directory).
+    Backup(backup::Args),
+    /// Restore a backup as a new store.
+    Restore(restore::Args),
     /// Show what a store holds and how it is laid out.
     Stats(stats::Args),
     /// Verify that every document is in every table and nothing else is.
@@ -168,6 +174,8 @@ pub fn main() -> ExitCode {
         Command::Delete(a) => delete::run(&cli.db, a),
         Command::Expire(a) => expire::run(&cli.db, a),
         Command::Retention(a) => retention::run(&cli.db, a),
+        Command::Backup(a) => backup::run(&cli.db, a),
+        Command::Restore(a) => restore::run(a),
         Command::Stats(a) => stats::run(&cli.db, a),
         Command::Check(a) => check::run(&cli.db, a),
         Command::Dedup(a) => dedup::run(&cli.db, a),

@@ -31,9 +31,9 @@
 //! instances); [`Backend::bulk_ingest`] and [`Backend::follow`] return `None` elsewhere,
 //! and the logic falls back to batched writes.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::codec::IdValue;
 use crate::types::StoredDoc;
 
@@ -50,6 +50,19 @@ pub enum Space {
     Exact,
     /// Permutation table `t`: permuted fingerprint ++ sequence number → nothing.
     Table(usize),
+}
+
+/// A backup in a backup directory ([`Backend::backup`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BackupInfo {
+    /// Its id (increasing; `restore --id`).
+    pub id: u32,
+    /// When it was taken, seconds since the Unix epoch.
+    pub time: u64,
+    /// The bytes of its files (shared files count in every backup that has them).
+    pub bytes: u64,
+    /// Its files.
+    pub files: u32,
 }
 
 /// The keys of the `meta` space.
@@ -209,6 +222,18 @@ pub trait Backend: Send + Sync {
     /// in the caller's thread. Default: nothing (a backend whose deletes free space at once).
     fn compact_expired(&self, _lo: u64, _hi: u64, _derived: bool) -> Result<()> {
         Ok(())
+    }
+
+    /// Takes an online backup into directory `dest`: a consistent point in time (every
+    /// change set written before it is in it, none in part), incremental where the engine
+    /// shares unchanged files; keeps the newest `keep` there. Default: unsupported.
+    fn backup(&self, _dest: &Path, _keep: Option<usize>) -> Result<BackupInfo> {
+        Err(Error::Unsupported(
+            "this store's backend takes no backups: back a Redis Cluster store up with \
+             Redis's own RDB/AOF per node, or `simstore copy` it into a local store and back \
+             that up (docs/scaling.md)"
+                .into(),
+        ))
     }
 
     /// True when a failed write may leave the backend refusing writes until it is opened

@@ -85,6 +85,13 @@ impl Backend for Hooked {
         (self.on_flush)();
         self.inner.flush(scope)
     }
+    fn backup(
+        &self,
+        dest: &std::path::Path,
+        keep: Option<usize>,
+    ) -> Result<super::backend::BackupInfo> {
+        self.inner.backup(dest, keep)
+    }
     fn compact_expired(&self, lo: u64, hi: u64, derived: bool) -> Result<()> {
         self.inner.compact_expired(lo, hi, derived)
     }

@@ -4,6 +4,7 @@
 //! ([`StoreBuilder::in_memory`]) beneath it. See docs/design.md for the layout.
 
 pub mod backend;
+mod backup;
 mod builder;
 mod bulk;
 mod check;
@@ -35,6 +36,8 @@ use crate::store::codec::Manifest;
 use crate::text::fingerprint::{FingerprintSpec, Fingerprinter};
 
 pub use self::redis::RedisUrl;
+pub use backend::BackupInfo;
+pub use backup::{list_backups, restore};
 pub use builder::StoreBuilder;
 pub use bulk::BulkLoader;
 pub use check::CheckReport;

@@ -101,6 +101,7 @@ mod state;
                   POST /expire {\"older_than\": \"90d\"|\"before\": TIME, \"by\"?: \"stored\"|\"seen\", \"dry_run\"?}\n  \
                   GET /retention, POST /retention {\"retain\"?: \"90d\"|null, \"track_seen\"?, \"by\"?}: the policy,\n  \
                   applied by the server itself every minute while it runs\n  \
+                  POST /backup {\"dest\": DIR, \"keep\"?: N} -> {\"id\", \"time\", \"bytes\", \"files\"}: an online backup\n  \
                   GET /metrics (Prometheus text: requests by endpoint and status, latency\n  \
                   histograms, check_and_insert outcomes, store size, build, process and\n  \
                   RocksDB figures)\n\
@@ -222,6 +223,7 @@ fn router(app: Shared, access: Arc<Access>, args: &Args) -> Router {
         .route("/metrics", get(metrics::metrics))
         .route("/delete", post(delete::delete_many))
         .route("/expire", post(retention::expire))
+        .route("/backup", post(retention::backup))
         .route(
             "/retention",
             get(retention::get_retention).post(retention::set_retention),

@@ -1,5 +1,5 @@
-//! The lifecycle endpoints: `POST /expire` and `GET`/`POST /retention`; and the thread
-//! that applies the store's retention policy while the server runs.
+//! The lifecycle endpoints: `POST /expire`, `GET`/`POST /retention` and `POST /backup`;
+//! and the thread that applies the store's retention policy while the server runs.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -141,6 +141,28 @@ pub(super) async fn set_retention(
             .set_retention(r)
             .map_err(|e| app.write_failed(e))?;
         Ok(axum::Json(policy_json(&r)))
+    })
+    .await
+}
+
+/// `POST /backup`'s body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BackupBody {
+    /// The backup directory, on the server's machine.
+    dest: std::path::PathBuf,
+    keep: Option<usize>,
+}
+
+pub(super) async fn backup(
+    State(app): State<Shared>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> ApiResult {
+    let bytes = body(bytes)?;
+    state::write(&app, move |app| {
+        let b: BackupBody = parse(&bytes)?;
+        let info = app.store.backup(&b.dest, b.keep.map(|n| n.max(1)))?;
+        Ok(axum::Json(crate::cli::backup::info_json(&info)))
     })
     .await
 }

@@ -3,6 +3,7 @@
 //! bulk loads and secondary instances for following a writer. The only module that names
 //! `rocksdb::`.
 
+mod backup;
 mod ingest;
 mod metrics;
 mod open;
@@ -21,11 +22,12 @@ use rocksdb::{Cache, ColumnFamily, DB, WriteBatch, WriteOptions};
 
 use crate::error::{Error, Result};
 use crate::store::backend::{
-    Atomicity, Backend, BulkIngest, Change, ChangeSet, Durability, FlushScope, Follow, MetaKey,
-    Snapshot, Space,
+    Atomicity, Backend, BackupInfo, BulkIngest, Change, ChangeSet, Durability, FlushScope, Follow,
+    MetaKey, Snapshot, Space,
 };
 use crate::store::codec::{self, bucket};
 
+pub(crate) use backup::{list as list_backups, restore as restore_backup};
 pub(crate) use open::{OpenMode, create, log_damage, open};
 
 /// A store's RocksDB database.
@@ -257,6 +259,10 @@ impl Backend for RocksBackend {
             }
         }
         Ok(())
+    }
+
+    fn backup(&self, dest: &Path, keep: Option<usize>) -> Result<BackupInfo> {
+        self.backup_into(dest, keep)
     }
 
     fn engine_metrics(&self) -> Vec<crate::store::backend::EngineMetric> {

@@ -1,0 +1,116 @@
+//! Online backups of a RocksDB store with RocksDB's backup engine: a consistent point in
+//! time taken while the store is written, incremental (SST files unchanged since an
+//! earlier backup in the same directory are shared, not copied again), and restored into a
+//! staging directory that is renamed into place only when whole.
+
+use std::path::Path;
+
+use rocksdb::Env;
+use rocksdb::backup::{BackupEngine, BackupEngineOptions, RestoreOptions};
+
+use super::{RocksBackend, storage};
+use crate::error::{Error, Result};
+use crate::store::backend::BackupInfo;
+
+/// The backup engine of directory `dest` (created when missing). Opening it drops what a
+/// backup killed mid-way left behind: such a backup is never listed nor restored.
+fn engine(dest: &Path) -> Result<BackupEngine> {
+    let mut opts = BackupEngineOptions::new(dest).map_err(storage)?;
+    opts.set_sync(true);
+    let env = Env::new().map_err(storage)?;
+    BackupEngine::open(&opts, &env).map_err(|e| {
+        Error::Storage(format!(
+            "cannot open the backup directory {}: {}",
+            dest.display(),
+            e.into_string()
+        ))
+    })
+}
+
+/// The backups in `dest`, oldest first.
+fn infos(engine: &BackupEngine) -> Vec<BackupInfo> {
+    engine
+        .get_backup_info()
+        .into_iter()
+        .map(|i| BackupInfo {
+            id: i.backup_id,
+            time: u64::try_from(i.timestamp).unwrap_or(0),
+            bytes: i.size,
+            files: i.num_files,
+        })
+        .collect()
+}
+
+impl RocksBackend {
+    /// Takes a backup into `dest` (flushing the memtables first, so the backup holds no
+    /// log to replay), then keeps only the newest `keep` backups there.
+    pub(super) fn backup_into(&self, dest: &Path, keep: Option<usize>) -> Result<BackupInfo> {
+        if self.secondary {
+            return Err(Error::Unsupported(
+                "a secondary instance takes no backups: back up from the writer".into(),
+            ));
+        }
+        std::fs::create_dir_all(dest)?;
+        let mut engine = engine(dest)?;
+        engine
+            .create_new_backup_flush(&self.db, true)
+            .map_err(storage)?;
+        if let Some(n) = keep {
+            engine.purge_old_backups(n.max(1)).map_err(storage)?;
+        }
+        infos(&engine)
+            .pop()
+            .ok_or_else(|| Error::Storage("the backup engine lists no backup after one".into()))
+    }
+}
+
+/// The complete backups in `dest`, oldest first.
+pub(crate) fn list(dest: &Path) -> Result<Vec<BackupInfo>> {
+    Ok(infos(&existing(dest)?))
+}
+
+/// The backup engine of an existing directory `dest` (never created here).
+fn existing(dest: &Path) -> Result<BackupEngine> {
+    if !dest.is_dir() {
+        return Err(Error::Unsupported(format!(
+            "{} is not a backup directory (`simstore backup DEST` makes one)",
+            dest.display()
+        )));
+    }
+    engine(dest)
+}
+
+/// Restores backup `id` (the newest when `None`) of `dest` into the directory `into`,
+/// which must not exist, after verifying it (every file there, at its size).
+pub(crate) fn restore(dest: &Path, id: Option<u32>, into: &Path) -> Result<BackupInfo> {
+    let mut engine = existing(dest)?;
+    let all = infos(&engine);
+    let info = match id {
+        None => all.last(),
+        Some(id) => all.iter().find(|i| i.id == id),
+    }
+    .copied()
+    .ok_or_else(|| {
+        Error::Unsupported(format!(
+            "{} holds no complete backup{}: a backup killed mid-way is never restored",
+            dest.display(),
+            id.map(|i| format!(" with id {i}")).unwrap_or_default()
+        ))
+    })?;
+    let damaged = |e: rocksdb::Error| {
+        Error::Corrupt(format!(
+            "backup {} in {} is damaged ({}); restore another one (`simstore backup {} --list`)",
+            info.id,
+            dest.display(),
+            e.into_string(),
+            dest.display()
+        ))
+    };
+    engine.verify_backup(info.id).map_err(damaged)?;
+    // The restore checks every file's checksum as it copies it.
+    let opts = RestoreOptions::default();
+    engine
+        .restore_from_backup(into, into, &opts, info.id)
+        .map_err(damaged)?;
+    Ok(info)
+}

@@ -1,0 +1,221 @@
+//! Online backups and their restore: a backup taken during a concurrent import holds every
+//! write acknowledged before it began, and no document in part; a `simstore backup` killed
+//! mid-way leaves nothing restore takes for whole; a damaged backup is refused; backups in
+//! one directory are incremental; the CLI, HTTP and the library agree.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use rand::Rng;
+use simstore::{DocMeta, Entry, Fingerprint, Store};
+
+use crate::util::{TestCommand, answer, checked, code, http, rng, stderr};
+
+fn entry(i: u64) -> Entry {
+    Entry {
+        id: format!("d{i}"),
+        fp: Fingerprint(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+        meta: DocMeta::default(),
+    }
+}
+
+/// Every document of the restored store at `path` is whole (`check`), and has the
+/// fingerprint it was written with; returns its ids' numbers.
+fn restored_ids(path: &std::path::Path) -> Vec<u64> {
+    let store = Store::builder(path).read_only(true).open().unwrap();
+    let report = store.check().unwrap();
+    assert!(report.is_ok(), "{:?}", report.problems);
+    let mut ids = Vec::new();
+    store
+        .for_each_doc(|d| {
+            let i: u64 = d.id[1..].parse().unwrap();
+            assert_eq!(d.fp, entry(i).fp.0, "{}", d.id);
+            ids.push(i);
+            Ok(())
+        })
+        .unwrap();
+    ids
+}
+
+#[test]
+fn a_backup_during_writes_holds_every_acknowledged_write() {
+    let t = TestCommand::new();
+    let store = Store::open(t.db()).unwrap();
+    let acked = AtomicU64::new(0);
+    let dest = t.path("backups");
+    let mut before = Vec::new();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            // Batches of 100, each acknowledged when insert_batch returns.
+            for b in 0..300u64 {
+                store
+                    .insert_batch((b * 100..(b + 1) * 100).map(entry))
+                    .unwrap();
+                acked.store((b + 1) * 100, Ordering::SeqCst);
+            }
+        });
+        for _ in 0..3 {
+            std::thread::sleep(Duration::from_millis(30));
+            let n = acked.load(Ordering::SeqCst);
+            let info = store.backup(&dest, None).unwrap();
+            before.push((info.id, n));
+        }
+    });
+    for (id, n) in before {
+        let path = t.path(&format!("restored-{id}"));
+        simstore::restore(&dest, Some(id), &path).unwrap();
+        let ids = restored_ids(&path);
+        // Every batch acknowledged before the backup, and only whole batches.
+        assert!(
+            ids.len() as u64 >= n,
+            "backup {id}: {} of {n} acknowledged",
+            ids.len()
+        );
+        assert_eq!(ids.len() % 100, 0, "backup {id}: a batch in part");
+        assert!(
+            ids.iter().all(|&i| i < ids.len() as u64),
+            "backup {id}: not a prefix"
+        );
+    }
+}
+
+#[test]
+fn backups_are_incremental_kept_and_a_damaged_one_is_refused() {
+    let t = TestCommand::new();
+    let store = Store::open(t.db()).unwrap();
+    store.insert_batch((0..50_000).map(entry)).unwrap();
+    let dest = t.path("backups");
+    let first = store.backup(&dest, None).unwrap();
+    let size = |p: &std::path::Path| crate::util::dir_bytes(p);
+    let after_first = size(&dest);
+    store.insert_batch((50_000..50_500).map(entry)).unwrap();
+    let second = store.backup(&dest, None).unwrap();
+    let added = size(&dest) - after_first;
+    eprintln!(
+        "backup of 50,000 documents: {after_first} bytes; after 1 % more: {added} bytes more"
+    );
+    assert!(
+        added < after_first / 2,
+        "not incremental: {added} bytes after {after_first}"
+    );
+    store.backup(&dest, Some(2)).unwrap();
+    let ids: Vec<u32> = simstore::list_backups(&dest)
+        .unwrap()
+        .iter()
+        .map(|b| b.id)
+        .collect();
+    assert_eq!(ids, [second.id, second.id + 1]);
+    assert!(first.id < second.id);
+    drop(store);
+    // Damage a file of the newest backup: restore refuses it, and leaves no store.
+    let victim = largest_file(&dest);
+    let len = std::fs::metadata(&victim).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&victim)
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+    let err = simstore::restore(&dest, None, t.path("r.db")).unwrap_err();
+    assert!(err.to_string().contains("damaged"), "{err}");
+    assert!(!t.path("r.db").exists());
+}
+
+/// The largest file under `dir`.
+fn largest_file(dir: &std::path::Path) -> std::path::PathBuf {
+    let mut best = (0, std::path::PathBuf::new());
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        let found = if p.is_dir() { largest_file(&p) } else { p };
+        let len = std::fs::metadata(&found).map_or(0, |m| m.len());
+        if len > best.0 {
+            best = (len, found);
+        }
+    }
+    best.1
+}
+
+/// `kill -9` of `simstore backup` at random moments: afterwards the directory lists only
+/// complete backups, and each of them restores to the whole store.
+#[test]
+fn kill_9_during_a_backup_leaves_no_backup_that_looks_complete() {
+    let t = TestCommand::new();
+    let store = Store::open(t.db()).unwrap();
+    for b in 0..10u64 {
+        store
+            .insert_batch((b * 30_000..(b + 1) * 30_000).map(entry))
+            .unwrap();
+    }
+    drop(store);
+    let dest = t.path("backups");
+    let dest_s = dest.to_str().unwrap().to_owned();
+    // The first run flushes the store's log; time a second, whole one.
+    checked(t.run(&["backup", &dest_s]));
+    std::fs::remove_dir_all(&dest).unwrap();
+    let start = std::time::Instant::now();
+    checked(t.run(&["backup", &dest_s]));
+    let took = start.elapsed();
+    let mut r = rng(0xbac);
+    let mut killed = 0;
+    for round in 0..4 {
+        let _ = std::fs::remove_dir_all(&dest);
+        let mut child = t.command(&["backup", &dest_s]).spawn().unwrap();
+        std::thread::sleep(took.mul_f64(r.random_range(0.3..0.95)));
+        let _ = child.kill();
+        let status = child.wait().unwrap();
+        killed += u32::from(!status.success());
+        let listed = simstore::list_backups(&dest).unwrap_or_default();
+        for b in &listed {
+            let path = t.path(&format!("r{round}-{}", b.id));
+            simstore::restore(&dest, Some(b.id), &path).unwrap();
+            assert_eq!(restored_ids(&path).len(), 300_000);
+            std::fs::remove_dir_all(&path).unwrap();
+        }
+    }
+    eprintln!("backup kill test: {killed} of 4 runs killed; a whole run took {took:.1?}");
+    assert!(killed >= 1);
+}
+
+#[test]
+fn backup_and_restore_from_the_cli_and_over_http() {
+    let t = TestCommand::new();
+    let input = t.write(
+        "docs.jsonl",
+        b"{\"id\": \"a\", \"fp\": \"0000000000000001\"}\n",
+    );
+    checked(t.run(&["import", input.to_str().unwrap()]));
+    let dest = t.path("backups");
+    let dest_s = dest.to_str().unwrap();
+    let o = checked(t.run(&["backup", dest_s, "--json"]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["id"], 1);
+    let list = checked(t.run(&["backup", dest_s, "--list"]));
+    assert_eq!(String::from_utf8_lossy(&list.stdout).lines().count(), 1);
+    let restored = t.path("restored.db");
+    checked(t.run(&["restore", dest_s, restored.to_str().unwrap()]));
+    assert!(Store::open(&restored).unwrap().get("a").unwrap().is_some());
+    let again = t.run(&["restore", dest_s, restored.to_str().unwrap()]);
+    assert_eq!(code(&again), 2);
+    assert!(stderr(&again).contains("exists"), "{}", stderr(&again));
+    // While serve holds the store: the CLI says to ask the server, and the server does it.
+    let s = t.serve(&[]);
+    let locked = t.run(&["backup", dest_s]);
+    assert_eq!(code(&locked), 2);
+    assert!(
+        stderr(&locked).contains("POST /backup"),
+        "{}",
+        stderr(&locked)
+    );
+    let h = http();
+    let (st, v) = answer(
+        h.post(s.at("/backup"))
+            .send_json(serde_json::json!({"dest": dest_s, "keep": 1})),
+    );
+    assert_eq!((st, v["id"].as_u64()), (200, Some(2)), "{v}");
+    let (st, _) = answer(
+        h.post(s.at("/backup"))
+            .send_json(serde_json::json!({"to": dest_s})),
+    );
+    assert_eq!(st, 400);
+    assert_eq!(simstore::list_backups(&dest).unwrap().len(), 1);
+}
