@@ -7,6 +7,7 @@
 mod backup;
 mod bench;
 mod check;
+mod compact;
 mod complete;
 mod copy;
 mod dedup;
@@ -130,6 +131,8 @@ enum Command {
     Backup(backup::Args),
     /// Restore a backup as a new store.
     Restore(restore::Args),
+    /// Give back the disk space deletes, replacements and expiries left behind.
+    Compact(compact::Args),
     /// Show what a store holds and how it is laid out.
     Stats(stats::Args),
     /// Verify that every document is in every table and nothing else is.
@@ -176,6 +179,7 @@ pub fn main() -> ExitCode {
         Command::Retention(a) => retention::run(&cli.db, a),
         Command::Backup(a) => backup::run(&cli.db, a),
         Command::Restore(a) => restore::run(a),
+        Command::Compact(a) => compact::run(&cli.db, a),
         Command::Stats(a) => stats::run(&cli.db, a),
         Command::Check(a) => check::run(&cli.db, a),
         Command::Dedup(a) => dedup::run(&cli.db, a),

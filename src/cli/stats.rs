@@ -44,7 +44,7 @@ fn as_json(store: &Store, s: &Stats, observed: &CandidateStats) -> serde_json::V
         "path": store.path(), "docs": s.docs, "format_version": s.format_version,
         "spec": s.spec.to_string(), "spec_version": s.spec.version,
         "k_max": l.k_max(), "blocks": l.widths(), "tables": l.tables().len(), "prefix_bits": prefixes,
-        "disk_bytes": s.disk_bytes, "memory_bytes": s.memory_bytes, "expected_candidates_per_query": s.expected_candidates,
+        "disk_bytes": s.disk_bytes, "memory_bytes": s.memory_bytes, "reclaimable_bytes": s.reclaimable_bytes, "expected_candidates_per_query": s.expected_candidates,
         "observed_candidates_per_query": observed.mean(), "observed_candidates_max": observed.max,
         "observed_queries": observed.queries, "expected_query_us": l.expected_query_us(s.docs as f64),
         "quality": store.quality().name(), "quality_rule": rule::rule_json(&store.mode_rule()),
@@ -107,6 +107,13 @@ fn print_text(
             "disk:           {:.1} MiB",
             s.disk_bytes as f64 / (1u64 << 20) as f64
         )?,
+    }
+    if let Some(r) = s.reclaimable_bytes {
+        writeln!(
+            out,
+            "reclaimable:    {:.1} MiB (left by deletes and replacements until compacted; `simstore compact`)",
+            r as f64 / (1u64 << 20) as f64
+        )?;
     }
     Ok(())
 }

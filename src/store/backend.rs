@@ -224,6 +224,12 @@ pub trait Backend: Send + Sync {
         Ok(())
     }
 
+    /// Bytes on disk that deletes and replacements left behind, not yet compacted away (an
+    /// estimate; `None` where the backend cannot say).
+    fn reclaimable_bytes(&self) -> Option<u64> {
+        None
+    }
+
     /// Takes an online backup into directory `dest`: a consistent point in time (every
     /// change set written before it is in it, none in part), incremental where the engine
     /// shares unchanged files; keeps the newest `keep` there. Default: unsupported.

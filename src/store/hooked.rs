@@ -92,6 +92,9 @@ impl Backend for Hooked {
     ) -> Result<super::backend::BackupInfo> {
         self.inner.backup(dest, keep)
     }
+    fn reclaimable_bytes(&self) -> Option<u64> {
+        self.inner.reclaimable_bytes()
+    }
     fn compact_expired(&self, lo: u64, hi: u64, derived: bool) -> Result<()> {
         self.inner.compact_expired(lo, hi, derived)
     }

@@ -86,6 +86,9 @@ pub struct Stats {
     /// Memory of the servers holding the store, when they hold it in memory (Redis
     /// Cluster: `used_memory` of every master, summed; shared with anything else they hold).
     pub memory_bytes: Option<u64>,
+    /// Bytes on disk that deletes and replacements left behind, until compaction (or
+    /// [`Store::compact`]) gives them back: RocksDB's estimate; `None` elsewhere.
+    pub reclaimable_bytes: Option<u64>,
     /// Expected candidates scanned by a k_max query at the current size, for uniform fingerprints.
     pub expected_candidates: f64,
 }
@@ -350,6 +353,7 @@ impl Store {
             format_version: self.format,
             disk_bytes: self.backend.disk_bytes(),
             memory_bytes: self.backend.memory_bytes(),
+            reclaimable_bytes: self.backend.reclaimable_bytes(),
             expected_candidates: self.manifest.layout.expected_candidates(docs as f64),
         })
     }

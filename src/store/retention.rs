@@ -254,6 +254,14 @@ impl Store {
         Ok(())
     }
 
+    /// Compacts the whole store now (RocksDB: every column family), giving back the space
+    /// deletes, replacements and expiries left behind ([`crate::Stats::reclaimable_bytes`]).
+    /// Runs in the caller's thread; reads and writes go on meanwhile.
+    pub fn compact(&self) -> Result<()> {
+        self.check_writable()?;
+        self.backend.compact_expired(0, u64::MAX, true)
+    }
+
     /// Applies the retention policy until `stop` is set: expires the documents older than
     /// the policy's `retain_secs` at once, then every `every` (or every tenth of the
     /// retained time, when shorter: at least a second), re-reading the policy each time, so

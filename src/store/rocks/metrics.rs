@@ -57,6 +57,27 @@ impl RocksBackend {
         out
     }
 
+    /// Bytes of SST files beyond RocksDB's estimate of the live data in them: what deletes
+    /// and replacements left behind until compaction folds them (an estimate).
+    pub(super) fn reclaimable(&self) -> u64 {
+        let mut cfs = vec![options::DOCS, options::IDS, options::EXACT];
+        cfs.extend(self.present_tables.iter().map(String::as_str));
+        let prop = |cf, name| {
+            self.db
+                .property_int_value_cf(cf, name)
+                .ok()
+                .flatten()
+                .unwrap_or(0)
+        };
+        cfs.into_iter()
+            .filter_map(|name| self.cf(name).ok())
+            .map(|cf| {
+                let total = prop(cf, "rocksdb.total-sst-files-size");
+                total.saturating_sub(prop(cf, "rocksdb.estimate-live-data-size"))
+            })
+            .sum()
+    }
+
     /// SST files and their bytes per column family (0 for one with none yet).
     fn sst_metrics(&self, cfs: &[String]) -> Vec<EngineMetric> {
         let mut per_cf: BTreeMap<&str, (u64, u64)> =

@@ -261,6 +261,10 @@ impl Backend for RocksBackend {
         Ok(())
     }
 
+    fn reclaimable_bytes(&self) -> Option<u64> {
+        Some(self.reclaimable())
+    }
+
     fn backup(&self, dest: &Path, keep: Option<usize>) -> Result<BackupInfo> {
         self.backup_into(dest, keep)
     }
