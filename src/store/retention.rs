@@ -12,7 +12,7 @@ use super::write::Linked;
 use super::{Counters, Store, now};
 use crate::error::{Error, Result};
 use crate::types::Entry;
-use crate::types::{Retention, TimeField};
+use crate::types::{Retention, StoredDoc, TimeField};
 
 /// A last-seen time is refreshed only when it is at least this old (seconds): a page
 /// checked again and again writes its record at most once a second.
@@ -24,6 +24,10 @@ pub const SEEN_RESOLUTION: u64 = 1;
 /// this long past the cutoff before it stops. A larger step delays the expiry of the
 /// documents stored before it by at most the step.
 pub const CLOCK_SLACK: u64 = 60;
+
+/// The backend's version after this expiry's last write, while no other write came
+/// since its scan began (`None` once one did, or on a store many processes write).
+struct Clean(Option<u64>);
 
 /// What [`Store::expire`] removes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,7 +166,15 @@ impl Store {
             full_scan: ordered_from == u64::MAX,
             ..ExpireReport::default()
         };
-        let mut pending: Vec<(u64, String)> = Vec::new();
+        let mut pending: Vec<(u64, StoredDoc)> = Vec::new();
+        // While no other write came since the scan's view was taken (one writing process),
+        // what the scan read is current and a batch need not read it again.
+        let mut clean = Clean(
+            self.backend
+                .shared()
+                .is_none()
+                .then(|| self.backend.version()),
+        );
         self.scan_by_seq(0, |seq, doc| {
             if seq >= ordered_from && doc.time >= stop_at {
                 return Ok(false);
@@ -174,16 +186,16 @@ impl Store {
                     true => (seq, seq),
                     false => ((*lo).min(seq), (*hi).max(seq)),
                 };
-                pending.push((seq, doc.id));
+                pending.push((seq, doc));
             }
             if pending.len() >= opts.batch.max(1) {
-                self.expire_batch(opts, &mut pending, &mut report)?;
+                self.expire_batch(opts, (&mut pending, &mut clean), &mut report)?;
                 progress(&report);
             }
             Ok(true)
         })?;
         if !pending.is_empty() {
-            self.expire_batch(opts, &mut pending, &mut report)?;
+            self.expire_batch(opts, (&mut pending, &mut clean), &mut report)?;
             progress(&report);
         }
         if report.expired > 0 && !opts.dry_run {
@@ -199,12 +211,14 @@ impl Store {
         Ok(report)
     }
 
-    /// Deletes the documents of `pending` (sequence number, id) that are still old, in one
-    /// change set under the writer lock; empties `pending`.
+    /// Deletes the documents of `pending` (sequence number, record as the scan read it)
+    /// that are still old, in one change set under the writer lock; empties `pending`.
+    /// Unless `clean` says no other write came since the scan read them, each is read again
+    /// first (a document refreshed, replaced or deleted since stays as it is now).
     fn expire_batch(
         &self,
         opts: &ExpireOptions,
-        pending: &mut Vec<(u64, String)>,
+        (pending, clean): (&mut Vec<(u64, StoredDoc)>, &mut Clean),
         report: &mut ExpireReport,
     ) -> Result<()> {
         if opts.dry_run {
@@ -214,20 +228,12 @@ impl Store {
         }
         let mut counters = self.lock();
         counters.usable()?;
-        let snap = self.backend.snapshot();
-        let ids: Vec<&str> = pending.iter().map(|(_, id)| id.as_str()).collect();
-        let seqs: Vec<u64> = pending.iter().map(|&(seq, _)| seq).collect();
-        let values = snap.ids(&ids)?;
-        let docs = snap.docs(&seqs)?;
+        if clean.0 != Some(self.backend.version()) {
+            clean.0 = None;
+            self.reread(pending, opts)?;
+        }
         let mut changes = ChangeSet::new();
-        let mut gone = 0;
-        for (((seq, id), value), doc) in pending.iter().zip(values).zip(docs) {
-            let (Some(value), Some(doc)) = (value, doc) else {
-                continue;
-            };
-            if value.seq != *seq || opts.by.of(&doc) >= opts.before {
-                continue;
-            }
+        for (seq, doc) in pending.iter() {
             let old = Linked {
                 seq: *seq,
                 fp: doc.fp,
@@ -235,12 +241,12 @@ impl Store {
                 time: Some(doc.time),
             };
             self.push_unlink(&mut changes, old);
-            changes.push(Change::DeleteId(id.clone()));
+            changes.push(Change::DeleteId(doc.id.clone()));
             if let Some(h) = doc.content_hash {
                 changes.push(Change::DeleteExact(h, *seq));
             }
-            gone += 1;
         }
+        let gone = pending.len() as u64;
         pending.clear();
         if gone > 0 {
             let live = counters.live.saturating_sub(gone);
@@ -248,9 +254,30 @@ impl Store {
             self.commit_write(&mut counters, changes, (next, live), self.durability())?;
             self.note_churn(&mut counters, gone);
             report.batches += 1;
+            clean.0 = clean.0.map(|_| self.backend.version());
         }
         self.unlock(counters);
         report.expired += gone;
+        Ok(())
+    }
+
+    /// Keeps of `pending` the documents that are, as now stored, still old: their id still
+    /// names their sequence number, their record is there and its time before the cutoff.
+    fn reread(&self, pending: &mut Vec<(u64, StoredDoc)>, opts: &ExpireOptions) -> Result<()> {
+        let snap = self.backend.snapshot();
+        let ids: Vec<&str> = pending.iter().map(|(_, d)| d.id.as_str()).collect();
+        let seqs: Vec<u64> = pending.iter().map(|&(seq, _)| seq).collect();
+        let values = snap.ids(&ids)?;
+        let docs = snap.docs(&seqs)?;
+        let now = seqs.into_iter().zip(values).zip(docs);
+        *pending = now
+            .filter_map(|((seq, value), doc)| match (value, doc) {
+                (Some(v), Some(d)) if v.seq == seq && opts.by.of(&d) < opts.before => {
+                    Some((seq, d))
+                }
+                _ => None,
+            })
+            .collect();
         Ok(())
     }
 
