@@ -217,6 +217,9 @@ fn backup_and_restore_from_the_cli_and_over_http() {
             .send_json(serde_json::json!({"to": dest_s})),
     );
     assert_eq!(st, 400);
+    let (st, v) = answer(h.post(s.at("/compact")).send_json(serde_json::json!({})));
+    assert_eq!(st, 200, "{v}");
+    assert!(v["disk_bytes"].as_u64().is_some(), "{v}");
     assert_eq!(simstore::list_backups(&dest).unwrap().len(), 1);
 }
 

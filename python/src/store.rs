@@ -472,6 +472,12 @@ impl Store {
         lifecycle::set_retention(self, py, (retain, keep_all, track_seen, by))
     }
 
+    /// Gives back the disk space deletes, replacements and expiries left (compacts the
+    /// whole store now, as `simstore compact`); reads and writes go on meanwhile.
+    fn compact(&self, py: Python<'_>) -> PyResult<()> {
+        self.call(py, |s| s.compact())
+    }
+
     /// Takes an online backup into directory `dest` (as `simstore backup`): a consistent
     /// point in time, incremental; with `keep`, only the newest `keep` backups stay.
     /// Returns a dict: id, time, bytes, files.

@@ -54,11 +54,14 @@ def test_backup_and_restore(tmp_path: Path) -> None:
         first = store.backup(tmp_path / "backups")
         store.insert_fingerprint("b", "0f3a5c7e9b1d2f40")
         second = store.backup(tmp_path / "backups", keep=1)
+        store.delete("b")
+        store.compact()
+        assert len(store) == 1
         assert second["id"] == first["id"] + 1 and second["files"] > 0
     assert [b["id"] for b in simstore.list_backups(tmp_path / "backups")] == [second["id"]]
     assert simstore.restore(tmp_path / "backups", tmp_path / "r.db")["id"] == second["id"]
     with simstore.Store(tmp_path / "r.db", read_only=True) as restored:
-        assert len(restored) == 2 and restored.get("a") is not None
+        assert len(restored) == 2 and restored.get("a") is not None and "b" in restored
     with pytest.raises(simstore.Error):
         simstore.restore(tmp_path / "backups", tmp_path / "r.db")  # exists
     with pytest.raises(simstore.Error):

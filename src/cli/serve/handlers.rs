@@ -225,13 +225,13 @@ pub(super) async fn health(State(app): State<Shared>) -> Response {
 pub(super) async fn method_not_allowed() -> ApiError {
     ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
-        "method not allowed here: POST /insert, /check_and_insert, /query, /query/batch, /delete, /expire, /backup; GET/DELETE /docs/{id}; GET/POST /retention; GET /stats, /health, /metrics",
+        "method not allowed here: POST /insert, /check_and_insert, /query, /query/batch, /delete, /expire, /backup, /compact; GET/DELETE /docs/{id}; GET/POST /retention; GET /stats, /health, /metrics",
     )
 }
 
 pub(super) async fn not_found() -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
-        "no such endpoint: see `simstore serve --help` (POST /insert, /check_and_insert, /query, /query/batch, /delete, /expire, /backup; GET/DELETE /docs/{id}; GET/POST /retention; GET /stats, /health, /metrics)",
+        "no such endpoint: see `simstore serve --help` (POST /insert, /check_and_insert, /query, /query/batch, /delete, /expire, /backup, /compact; GET/DELETE /docs/{id}; GET/POST /retention; GET /stats, /health, /metrics)",
     )
 }

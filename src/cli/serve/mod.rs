@@ -102,6 +102,7 @@ mod state;
                   GET /retention, POST /retention {\"retain\"?: \"90d\"|null, \"track_seen\"?, \"by\"?}: the policy,\n  \
                   applied by the server itself every minute while it runs\n  \
                   POST /backup {\"dest\": DIR, \"keep\"?: N} -> {\"id\", \"time\", \"bytes\", \"files\"}: an online backup\n  \
+                  POST /compact -> {\"disk_bytes_before\", \"disk_bytes\"}: the space deletes and expiries left, back\n  \
                   GET /metrics (Prometheus text: requests by endpoint and status, latency\n  \
                   histograms, check_and_insert outcomes, store size, build, process and\n  \
                   RocksDB figures)\n\
@@ -224,6 +225,7 @@ fn router(app: Shared, access: Arc<Access>, args: &Args) -> Router {
         .route("/delete", post(delete::delete_many))
         .route("/expire", post(retention::expire))
         .route("/backup", post(retention::backup))
+        .route("/compact", post(retention::compact))
         .route(
             "/retention",
             get(retention::get_retention).post(retention::set_retention),

@@ -1,4 +1,5 @@
-//! The lifecycle endpoints: `POST /expire`, `GET`/`POST /retention` and `POST /backup`;
+//! The lifecycle endpoints: `POST /expire`, `GET`/`POST /retention`, `POST /backup` and
+//! `POST /compact`;
 //! and the thread that applies the store's retention policy while the server runs.
 
 use std::sync::Arc;
@@ -163,6 +164,20 @@ pub(super) async fn backup(
         let b: BackupBody = parse(&bytes)?;
         let info = app.store.backup(&b.dest, b.keep.map(|n| n.max(1)))?;
         Ok(axum::Json(crate::cli::backup::info_json(&info)))
+    })
+    .await
+}
+
+/// `POST /compact` (no body, or `{}`): gives back the space deletes, replacements and
+/// expiries left; answers the disk bytes before and after.
+pub(super) async fn compact(State(app): State<Shared>) -> ApiResult {
+    state::write(&app, move |app| {
+        let before = app.store.stats()?.disk_bytes;
+        app.store.compact().map_err(|e| app.write_failed(e))?;
+        let after = app.store.stats()?.disk_bytes;
+        Ok(axum::Json(
+            json!({ "disk_bytes_before": before, "disk_bytes": after }),
+        ))
     })
     .await
 }
