@@ -5,8 +5,7 @@ use std::collections::HashSet;
 
 use super::Store;
 use super::backend::{Change, ChangeSet};
-use super::write::Linked;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 impl Store {
     /// Deletes the documents `ids` and their table entries in one change set: atomic on a
@@ -23,7 +22,7 @@ impl Store {
         let unique: Vec<&str> = ids.iter().copied().filter(|id| seen.insert(*id)).collect();
         let mut counters = self.lock();
         counters.usable()?;
-        let stored = self.linked_many(&unique)?;
+        let stored = self.linked(&unique)?;
         let mut changes = ChangeSet::new();
         let mut gone = HashSet::with_capacity(unique.len());
         for (id, old) in unique.iter().zip(&stored) {
@@ -49,34 +48,6 @@ impl Store {
             .iter()
             .map(|id| gone.contains(id) && answered.insert(*id))
             .collect())
-    }
-
-    /// The documents `ids` name now, read in two batches (ids, then records).
-    fn linked_many(&self, ids: &[&str]) -> Result<Vec<Option<Linked>>> {
-        let snap = self.backend.snapshot();
-        let values = snap.ids(ids)?;
-        let seqs: Vec<u64> = values.iter().flatten().map(|v| v.seq).collect();
-        let mut docs = snap.docs(&seqs)?.into_iter();
-        ids.iter()
-            .zip(values)
-            .map(|(id, value)| {
-                let Some(v) = value else { return Ok(None) };
-                let doc = docs.next().flatten();
-                let fp = v.fp.or(doc.as_ref().map(|d| d.fp)).ok_or_else(|| {
-                    Error::Corrupt(format!(
-                        "id {id:?} names document {}, which has no record; \
-                         `simstore check` reports the damage and `simstore repair` mends it",
-                        v.seq
-                    ))
-                })?;
-                Ok(Some(Linked {
-                    seq: v.seq,
-                    fp,
-                    hash: v.hash,
-                    time: doc.map(|d| d.time),
-                }))
-            })
-            .collect()
     }
 }
 

@@ -233,7 +233,7 @@ impl Store {
 
     /// The documents `ids` name now, each with its fingerprint: from its `ids` value, or
     /// (format 6 on) from its record, read in one batch.
-    fn linked(&self, ids: &[&str]) -> Result<Vec<Option<Linked>>> {
+    pub(super) fn linked(&self, ids: &[&str]) -> Result<Vec<Option<Linked>>> {
         let snap = self.backend.snapshot();
         let values = snap.ids(ids)?;
         let unknown: Vec<u64> = values
