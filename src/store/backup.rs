@@ -29,8 +29,8 @@ pub fn list_backups(dest: impl AsRef<Path>) -> Result<Vec<BackupInfo>> {
 
 /// Restores backup `id` (the newest when `None`) of directory `dest` as a new store at
 /// `path`, which must not exist: the backup is verified, restored beside `path` and opened
-/// (its manifest checked) before it is renamed into place, so `path` is a whole store or
-/// absent.
+/// (its manifest checked, work a bulk load or relayout left under way finished) before it
+/// is renamed into place, so `path` is a whole store or absent.
 ///
 /// Errors: [`Error::Unsupported`] when `path` exists or `dest` holds no complete backup
 /// (of that id); [`Error::Corrupt`] for a damaged backup; I/O and storage errors.
@@ -56,8 +56,14 @@ pub fn restore(
         .unwrap_or(Path::new("."));
     let staging = parent.join(format!(".{name}.restoring-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
+    // Opened once as its writer: a backup taken while a bulk load, relayout or repair was
+    // under way holds its marker, and the open finishes or undoes that work.
     let restored = rocks::restore_backup(dest, id, &staging).and_then(|info| {
-        drop(StoreBuilder::new(&staging).read_only(true).open()?);
+        drop(
+            StoreBuilder::new(&staging)
+                .create_if_missing(false)
+                .open()?,
+        );
         Ok(info)
     });
     match restored {
