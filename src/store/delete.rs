@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use super::Store;
-use super::backend::{Change, ChangeSet};
+use super::backend::ChangeSet;
 use crate::error::Result;
 
 impl Store {
@@ -27,19 +27,11 @@ impl Store {
         let mut gone = HashSet::with_capacity(unique.len());
         for (id, old) in unique.iter().zip(&stored) {
             let Some(old) = *old else { continue };
-            self.push_unlink(&mut changes, old);
-            changes.push(Change::DeleteId((*id).to_owned()));
-            if let Some(h) = old.hash {
-                changes.push(Change::DeleteExact(h, old.seq));
-            }
+            self.push_delete(&mut changes, id, old);
             gone.insert(*id);
         }
         if !gone.is_empty() {
-            let n = gone.len() as u64;
-            let live = counters.live.saturating_sub(n);
-            let next = counters.next_seq;
-            self.commit_write(&mut counters, changes, (next, live), self.durability())?;
-            self.note_churn(&mut counters, n);
+            self.commit_deletes(&mut counters, changes, gone.len() as u64)?;
         }
         self.unlock(counters);
         // Each id once: a repeated one reads as not stored after its first place.

@@ -52,9 +52,7 @@ impl ExpireOptions {
             batch: 1_000,
         }
     }
-}
 
-impl ExpireOptions {
     /// These options with the cutoff at `before` (seconds since the Unix epoch).
     #[must_use]
     pub fn before_time(self, before: u64) -> Self {
@@ -240,19 +238,12 @@ impl Store {
                 hash: doc.content_hash,
                 time: Some(doc.time),
             };
-            self.push_unlink(&mut changes, old);
-            changes.push(Change::DeleteId(doc.id.clone()));
-            if let Some(h) = doc.content_hash {
-                changes.push(Change::DeleteExact(h, *seq));
-            }
+            self.push_delete(&mut changes, &doc.id, old);
         }
         let gone = pending.len() as u64;
         pending.clear();
         if gone > 0 {
-            let live = counters.live.saturating_sub(gone);
-            let next = counters.next_seq;
-            self.commit_write(&mut counters, changes, (next, live), self.durability())?;
-            self.note_churn(&mut counters, gone);
+            self.commit_deletes(&mut counters, changes, gone)?;
             report.batches += 1;
             clean.0 = clean.0.map(|_| self.backend.version());
         }

@@ -271,7 +271,7 @@ impl Store {
     /// Adds to `changes` the removal of document `old`'s record (first: it commits the
     /// rest) and of its table entries — not of its `ids` or `exact` entries: the caller
     /// overwrites or deletes those.
-    pub(super) fn push_unlink(&self, changes: &mut ChangeSet, old: Linked) {
+    fn push_unlink(&self, changes: &mut ChangeSet, old: Linked) {
         changes.push(Change::DeleteDoc(old.seq));
         for t in 0..self.manifest.layout.tables().len() {
             let permuted = self.manifest.layout.permute(t, old.fp);
@@ -284,7 +284,7 @@ impl Store {
     /// files, where the deletion-triggered compaction removes them (a query steps over
     /// every tombstone under its prefix: 20,000 replaces near one fingerprint made queries
     /// there ~450× slower).
-    pub(super) fn note_churn(&self, counters: &mut Counters, churn: u64) {
+    fn note_churn(&self, counters: &mut Counters, churn: u64) {
         counters.churn += churn;
         if counters.churn >= CHURN_FLUSH {
             counters.churn = 0;
@@ -306,24 +306,31 @@ impl Store {
 
     /// Deletes the document `id` and its table entries. Returns whether it existed.
     pub fn delete(&self, id: &str) -> Result<bool> {
-        self.check_writable()?;
-        let mut counters = self.lock();
-        counters.usable()?;
-        let Some(old) = self.linked(&[id])?.pop().flatten() else {
-            return Ok(false);
-        };
-        let mut changes = ChangeSet::new();
-        self.push_unlink(&mut changes, old);
+        Ok(self.delete_many(&[id])?[0])
+    }
+
+    /// Adds to `changes` the whole removal of document `old`, stored under `id`: its
+    /// record and table entries ([`Store::push_unlink`]), its id and its `exact` entry.
+    pub(super) fn push_delete(&self, changes: &mut ChangeSet, id: &str, old: Linked) {
+        self.push_unlink(changes, old);
         changes.push(Change::DeleteId(id.to_owned()));
         if let Some(h) = old.hash {
             changes.push(Change::DeleteExact(h, old.seq));
         }
-        let live = counters.live.saturating_sub(1);
+    }
+
+    /// Writes `changes`, which delete `n` stored documents, and counts them as churn.
+    pub(super) fn commit_deletes(
+        &self,
+        counters: &mut Counters,
+        changes: ChangeSet,
+        n: u64,
+    ) -> Result<()> {
+        let live = counters.live.saturating_sub(n);
         let next = counters.next_seq;
-        self.commit_write(&mut counters, changes, (next, live), self.durability())?;
-        self.note_churn(&mut counters, 1);
-        self.unlock(counters);
-        Ok(true)
+        self.commit_write(counters, changes, (next, live), self.durability())?;
+        self.note_churn(counters, n);
+        Ok(())
     }
 }
 
