@@ -472,10 +472,7 @@ fn export_then_import_restores_every_stored_field() {
     let store = Store::open(&late).unwrap();
     let newest = store.get("new").unwrap().unwrap().time;
     let r = store
-        .expire(
-            &ExpireOptions::older_than(0, TimeField::Stored).before_time(newest),
-            |_| {},
-        )
+        .expire(&ExpireOptions::before(newest, TimeField::Stored), |_| {})
         .unwrap();
     assert_eq!((r.expired, r.full_scan), (original.len(), false));
     assert_eq!(store.len(), 1);

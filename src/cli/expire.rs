@@ -65,10 +65,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     };
     let mut opts = match (args.older_than, args.before) {
         (Some(age), _) => ExpireOptions::older_than(age.0, by),
-        (None, Some(before)) => ExpireOptions {
-            before,
-            ..ExpireOptions::older_than(0, by)
-        },
+        (None, Some(before)) => ExpireOptions::before(before, by),
         (None, None) => bail!("give --older-than AGE or --before TIME"),
     };
     opts.dry_run = args.dry_run;

@@ -43,20 +43,20 @@ pub struct ExpireOptions {
 }
 
 impl ExpireOptions {
-    /// Documents older than `secs` seconds now, by `by`, in batches of 1,000.
-    pub fn older_than(secs: u64, by: TimeField) -> Self {
+    /// Documents from before `before` (seconds since the Unix epoch), by `by`, in batches
+    /// of 1,000.
+    pub fn before(before: u64, by: TimeField) -> Self {
         ExpireOptions {
-            before: now().saturating_sub(secs),
+            before,
             by,
             dry_run: false,
             batch: 1_000,
         }
     }
 
-    /// These options with the cutoff at `before` (seconds since the Unix epoch).
-    #[must_use]
-    pub fn before_time(self, before: u64) -> Self {
-        ExpireOptions { before, ..self }
+    /// Documents older than `secs` seconds now, by `by`, in batches of 1,000.
+    pub fn older_than(secs: u64, by: TimeField) -> Self {
+        Self::before(now().saturating_sub(secs), by)
     }
 }
 

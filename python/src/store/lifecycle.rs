@@ -87,7 +87,7 @@ pub(super) fn expire<'py>(
         let by = by.unwrap_or(s.retention().by);
         let mut opts = match cutoff {
             Cutoff::Age(secs) => simstore::ExpireOptions::older_than(secs, by),
-            Cutoff::Before(t) => simstore::ExpireOptions::older_than(0, by).before_time(t),
+            Cutoff::Before(t) => simstore::ExpireOptions::before(t, by),
         };
         opts.dry_run = dry_run;
         Ok((opts, s.expire(&opts, |_| {})?))

@@ -55,7 +55,7 @@ pub(super) fn run(args: &Args) -> Result<Code> {
     let (report, took, during) = std::thread::scope(|s| {
         let worker = s.spawn(|| {
             let t = Instant::now();
-            let opts = ExpireOptions::older_than(0, TimeField::Stored).before_time(cutoff);
+            let opts = ExpireOptions::before(cutoff, TimeField::Stored);
             let r = store.expire(&opts, |_| {});
             stop.store(true, Ordering::Relaxed);
             (r, t.elapsed())

@@ -83,10 +83,8 @@ fn expire_options(b: &ExpireBody, default_by: TimeField) -> Result<ExpireOptions
         }
     };
     Ok(ExpireOptions {
-        before,
-        by,
         dry_run: b.dry_run,
-        batch: 1_000,
+        ..ExpireOptions::before(before, by)
     })
 }
 
