@@ -184,4 +184,30 @@ fn manifest_bytes_are_stable() {
     );
 }
 
-const MANIFEST_HASH: &str = "2f213e5766ef11c5";
+const MANIFEST_HASH: &str = "da12a1131290ffa9";
+
+/// Sketches of fixed texts (spec v9: Chinese by its characters' shingles, flagged in the
+/// last byte; English by its words').
+#[test]
+fn sketches_of_fixed_texts() {
+    let f = Fingerprinter::new();
+    let cases: &[(Option<&str>, &str, bool, u64)] = &[
+        (
+            Some("北京天气"),
+            "今天北京的天气很好，我们去公园散步，看到很多人在跑步和放风筝。",
+            true,
+            11_359_102_269_536_990_891,
+        ),
+        (
+            Some("Local weather"),
+            "The city council approved a new budget on Tuesday, adding funds for parks, libraries and road repairs across the northern districts.",
+            false,
+            5_043_073_507_610_484_933,
+        ),
+    ];
+    for &(title, text, han, hash) in cases {
+        let s = f.sketch(title, text).unwrap();
+        assert_eq!(s.han_chars(), han, "{text}");
+        assert_eq!(xxhash_rust::xxh3::xxh3_64(&s.0), hash, "{text}");
+    }
+}

@@ -3,7 +3,10 @@
 //! request's `"k"` and `"verify"`): the threshold check, the similarity shown, the rule in
 //! words and in JSON.
 
-use simstore::index::quality::{FEW_SHINGLES_SIMILARITY, MIN_CONTENT_SHINGLES, RuleValue};
+use simstore::index::quality::{
+    FEW_SHINGLES_SIMILARITY, HAN_MIN_SHINGLES, HAN_MIN_SIMILARITY, HAN_SIMILARITY_PER_BIT,
+    MIN_CONTENT_SHINGLES, RuleValue,
+};
 use simstore::{MatchRule, Sketch};
 
 /// Whether `t` is a similarity threshold (0 to 1).
@@ -24,7 +27,8 @@ pub fn similarity(
 
 /// The rule in words: "within k = 3", "within k = 8, verified at 0.4", or for a mode's rule
 /// "candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits; kept at
-/// sketch similarity 0.3 (0.8 below 16 shingles, none below 4)".
+/// sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese;
+/// none below 4)".
 pub fn describe(rule: &MatchRule) -> String {
     let probes = match rule.probes {
         0 => String::new(),
@@ -39,8 +43,10 @@ pub fn describe(rule: &MatchRule) -> String {
             let guard = match rule.min_shingles {
                 0 => String::new(),
                 n => format!(
-                    " ({FEW_SHINGLES_SIMILARITY} below {n} shingles, none below \
-                     {MIN_CONTENT_SHINGLES})"
+                    ", Chinese {HAN_MIN_SIMILARITY} + {HAN_SIMILARITY_PER_BIT} a bit \
+                     ({FEW_SHINGLES_SIMILARITY} below {n} shingles, {} in Chinese; none below \
+                     {MIN_CONTENT_SHINGLES})",
+                    n.max(HAN_MIN_SHINGLES)
                 ),
             };
             format!(
@@ -81,18 +87,22 @@ mod tests {
         assert_eq!(
             describe(&Quality::Standard.rule(3)),
             "candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits; \
-             kept at sketch similarity 0.3 (0.8 below 16 shingles, none below 4)"
+             kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, \
+             24 in Chinese; none below 4)"
         );
         assert_eq!(
             describe(&Quality::High.rule(3)),
             "candidates within 3, and within 14 in the tables' spans, 44 probes of weak bits; \
-             kept at sketch similarity 0.3 (0.8 below 16 shingles, none below 4)"
+             kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, \
+             24 in Chinese; none below 4)"
         );
         let json = rule_json(&Quality::High.rule(3));
         assert_eq!(
             json,
             serde_json::json!({"k": 3, "reach": 14, "min_similarity": 0.3, "probes": 44,
-                "min_shingles": 16, "few_shingles_similarity": 0.8, "min_content_shingles": 4})
+                "min_shingles": 16, "few_shingles_similarity": 0.8, "min_content_shingles": 4,
+                "han_min_similarity": 0.25, "han_similarity_per_bit": 0.025,
+                "han_min_shingles": 24})
         );
         assert!(
             rule_json(&MatchRule::within(2))

@@ -48,6 +48,22 @@ pub const MIN_SHINGLES: u32 = 16;
 /// and `--k K` still finds any fingerprint within K.
 pub const MIN_CONTENT_SHINGLES: u32 = 4;
 
+/// The sketch similarity a mode's rule asks of two sketches of Han characters
+/// ([`Sketch::han_chars`]) at distance 0, instead of the mode's threshold; it rises by
+/// [`HAN_SIMILARITY_PER_BIT`] with each bit between the fingerprints. Different Chinese
+/// texts of one topic or one site share more character shingles than word shingles, so a
+/// flat threshold either merges them or misses copies with edited characters; the
+/// fingerprint's distance is the second, independent witness (docs/quality.md, spec v9).
+pub const HAN_MIN_SIMILARITY: f64 = 0.25;
+
+/// How much [`HAN_MIN_SIMILARITY`] rises with each bit of distance (0.55 at 12 bits, 0.6 at
+/// 14).
+pub const HAN_SIMILARITY_PER_BIT: f64 = 0.025;
+
+/// [`MIN_SHINGLES`] for sketches of Han characters: a Chinese text has about 1.5 characters
+/// for each word, so the same content fills about 1.5 times the bins.
+pub const HAN_MIN_SHINGLES: u32 = 24;
+
 /// The sketch similarity a pair with too little content ([`MIN_SHINGLES`]) must reach in a
 /// mode's rule: nearly the same shingles.
 pub const FEW_SHINGLES_SIMILARITY: f64 = 0.8;
@@ -344,30 +360,44 @@ impl MatchRule {
         }
         match (self.min_similarity, query, stored) {
             (None, _, _) => distance <= self.k,
-            (Some(t), Some(a), Some(b)) => a.similarity(b) >= self.threshold(t, a, b),
+            (Some(t), Some(a), Some(b)) => a.similarity(b) >= self.threshold(t, distance, a, b),
             (Some(_), _, _) => self.unverifiable_within_k && distance <= self.k,
         }
     }
 
-    /// The similarity two sketches must reach under threshold `t`: with the guard
-    /// ([`MatchRule::min_shingles`] > 0), more than 1 (never) when either filled fewer than
-    /// [`MIN_CONTENT_SHINGLES`] bins, [`FEW_SHINGLES_SIMILARITY`] when fewer than
-    /// `min_shingles`; else `t`.
-    pub fn threshold(&self, t: f64, a: &Sketch, b: &Sketch) -> f64 {
+    /// The similarity two sketches at `distance` must reach under threshold `t`. With the
+    /// guard ([`MatchRule::min_shingles`] > 0): more than 1 (never) when either filled fewer
+    /// than [`MIN_CONTENT_SHINGLES`] bins; for two sketches of Han characters,
+    /// [`HAN_MIN_SIMILARITY`] plus [`HAN_SIMILARITY_PER_BIT`] a bit instead of `t` (the
+    /// higher of the two when only one is); [`FEW_SHINGLES_SIMILARITY`] at least when either
+    /// filled fewer than `min_shingles` bins ([`HAN_MIN_SHINGLES`] with Han characters).
+    /// Without the guard, `t`.
+    pub fn threshold(&self, t: f64, distance: u32, a: &Sketch, b: &Sketch) -> f64 {
         let content = a.shingles().min(b.shingles());
-        if self.min_shingles == 0 || content >= self.min_shingles {
-            t
-        } else if content < MIN_CONTENT_SHINGLES {
-            f64::INFINITY
-        } else {
+        if self.min_shingles == 0 {
+            return t;
+        }
+        if content < MIN_CONTENT_SHINGLES {
+            return f64::INFINITY;
+        }
+        let han = HAN_MIN_SIMILARITY + HAN_SIMILARITY_PER_BIT * f64::from(distance);
+        let (t, min_shingles) = match (a.han_chars(), b.han_chars()) {
+            (false, false) => (t, self.min_shingles),
+            (true, true) => (han, self.min_shingles.max(HAN_MIN_SHINGLES)),
+            _ => (t.max(han), self.min_shingles.max(HAN_MIN_SHINGLES)),
+        };
+        if content < min_shingles {
             t.max(FEW_SHINGLES_SIMILARITY)
+        } else {
+            t
         }
     }
 
     /// The rule's fields as `simstore stats --json`, `/stats` and Python's `stats()` report
     /// them (`quality_rule`): `k`, `reach`; when it verifies, `min_similarity`; with
-    /// query-directed probes, `probes`; with the short-text guard, `min_shingles`,
-    /// `few_shingles_similarity` and `min_content_shingles`.
+    /// query-directed probes, `probes`; with the guard, `min_shingles`,
+    /// `few_shingles_similarity`, `min_content_shingles`, `han_min_similarity`,
+    /// `han_similarity_per_bit` and `han_min_shingles`.
     pub fn fields(&self) -> Vec<(&'static str, RuleValue)> {
         let mut out = vec![
             ("k", RuleValue::Count(self.k)),
@@ -385,6 +415,11 @@ impl MatchRule {
             out.push(("few_shingles_similarity", few));
             let floor = RuleValue::Count(MIN_CONTENT_SHINGLES);
             out.push(("min_content_shingles", floor));
+            let han = RuleValue::Share(HAN_MIN_SIMILARITY);
+            out.push(("han_min_similarity", han));
+            let per_bit = RuleValue::Share(HAN_SIMILARITY_PER_BIT);
+            out.push(("han_similarity_per_bit", per_bit));
+            out.push(("han_min_shingles", RuleValue::Count(HAN_MIN_SHINGLES)));
         }
         out
     }
@@ -460,6 +495,36 @@ mod tests {
             "too short to tell apart"
         );
         assert!(MatchRule::within(0).accepts(0, Some(&a), Some(&b)));
+    }
+
+    /// Two sketches of Han characters need more agreement the farther apart their
+    /// fingerprints are; word sketches keep the flat threshold; `--verify T` ignores it.
+    #[test]
+    fn han_character_sketches_need_more_with_distance() {
+        let rule = Quality::Standard.rule(3);
+        let han = |(mut a, mut b): (Sketch, Sketch)| {
+            a.0[crate::types::sketch::MINIMA] |= crate::types::sketch::HAN_CHARS_FLAG;
+            b.0[crate::types::sketch::MINIMA] |= crate::types::sketch::HAN_CHARS_FLAG;
+            (a, b)
+        };
+        // 20 of 63 minima equal: similarity ≈ 0.315.
+        let (a, b) = han(sketches(20, 63));
+        assert!(a.han_chars() && a.shingles() == 63);
+        let s = a.similarity(&b);
+        assert!(s > 0.31 && s < 0.32, "{s}");
+        assert!(rule.accepts(2, Some(&a), Some(&b)), "0.25 + 0.05 <= {s}");
+        assert!(!rule.accepts(4, Some(&a), Some(&b)), "0.25 + 0.1 > {s}");
+        let (w, x) = sketches(20, 63);
+        assert!(rule.accepts(4, Some(&w), Some(&x)), "word sketches: 0.3 flat");
+        assert!(!rule.accepts(4, Some(&w), Some(&b)), "one of each: the higher");
+        assert!(MatchRule::verified(8, 0.3).accepts(8, Some(&a), Some(&b)));
+        // 40 equal: ≈ 0.63, enough at 12 bits (0.55), but not from 20 bins of Han characters.
+        let (a, b) = han(sketches(40, 63));
+        assert!(rule.accepts(12, Some(&a), Some(&b)));
+        let (a, b) = han(sketches(40, HAN_MIN_SHINGLES as u8 - 1));
+        assert!(!rule.accepts(0, Some(&a), Some(&b)), "too little Chinese text");
+        let (w, x) = sketches(40, HAN_MIN_SHINGLES as u8 - 1);
+        assert!(rule.accepts(0, Some(&w), Some(&x)), "enough words");
     }
 
     #[test]

@@ -50,11 +50,11 @@ pub(crate) const TITLE_WEIGHT: f32 = 2.0;
 pub(crate) const TITLE_CAP: f32 = 0.2;
 
 impl FingerprintSpec {
-    /// The spec this build computes (v8: v7 with a sketch of 63 minima that counts the bins
-    /// its shingles filled).
+    /// The spec this build computes (v9: v8 with Chinese text sketched by its characters'
+    /// shingles, flagged in the sketch's last byte).
     pub fn current() -> Self {
         Self {
-            version: 8,
+            version: 9,
             normalizer: "unicode NFKC + lowercase; lines weighted by simstore::clean v3 \
                          (boilerplate 0, short 0.25, content 1; v3 fallbacks; short lines outside the \
                          content span 0; two-item navigation; function-word density only without clause \
@@ -63,7 +63,9 @@ impl FingerprintSpec {
             tokenizer: "jieba-rs 0.11 default dictionary, HMM off, for Han runs; alphanumeric runs elsewhere".into(),
             features: "token unigrams; Han words of 2+ characters weigh 0.5 and also count their \
                        characters; sketch: 63 one-byte minima of the title's and body's 3-token \
-                       shingles, digit runs included, and the number of the 63 bins they filled"
+                       shingles (tokens: words, digit runs, and the characters of Han words), the \
+                       number of the 63 bins they filled, and 0x80 when most shingles end in a Han \
+                       character"
                 .into(),
             weighting: "(body tf^3 + title tf) x idf^2 (resources/idf-zh.txt from jieba, \
                         resources/idf-en.txt from wordfreq; unknown 11.95 Han / 14.0 other); title \

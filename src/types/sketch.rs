@@ -7,8 +7,13 @@ pub const SLOTS: usize = 64;
 /// Number of minima kept (each reduced to its low byte).
 pub const MINIMA: usize = SLOTS - 1;
 
+/// Bit of the last byte set when most of the text's shingles are of Han characters
+/// ([`Sketch::han_chars`]); the byte's low six bits count the bins filled.
+pub const HAN_CHARS_FLAG: u8 = 0x80;
+
 /// A b-bit MinHash sketch (b = 8, 63 minima) and, in its last byte, how many of the 63
-/// bins the text's shingles filled ([`Sketch::shingles`]).
+/// bins the text's shingles filled ([`Sketch::shingles`]) and whether they are mostly Han
+/// character shingles ([`Sketch::han_chars`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Sketch(pub [u8; SLOTS]);
 
@@ -31,7 +36,15 @@ impl Sketch {
     /// little content for its sketch (or its fingerprint) to tell it apart from another
     /// short text.
     pub fn shingles(&self) -> u32 {
-        u32::from(self.0[MINIMA])
+        u32::from(self.0[MINIMA] & !HAN_CHARS_FLAG)
+    }
+
+    /// Whether most of the text's shingles are of Han characters (Chinese text is shingled
+    /// by characters, other text by words): such sketches agree more between different
+    /// texts of one topic than word-shingle sketches do, so a quality mode's rule asks more
+    /// of them as the fingerprints' distance grows (`MatchRule::threshold`).
+    pub fn han_chars(&self) -> bool {
+        self.0[MINIMA] & HAN_CHARS_FLAG != 0
     }
 
     /// Estimated Jaccard similarity of the two shingle sets, in [0, 1]: the share of equal

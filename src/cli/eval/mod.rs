@@ -35,9 +35,10 @@ What is evaluated:
                       --scale documents (default 10,000,000), exactly as that store answers
                       it: a pair is a duplicate when the store's tables, probed for the mode's
                       k (and the mode's probes of the query's weak bits), put the two
-                      fingerprints in one span within the mode's reach (10), and both
-                      sketches reach similarity 0.3 (0.8 when a text has fewer than 16
-                      shingles; a side without a sketch: within k).
+                      fingerprints in one span within the mode's reach (12; high: 14), and
+                      both sketches reach similarity 0.3 (Chinese text, sketched by its
+                      characters: 0.25 + 0.025 a bit of distance; 0.8 when a text has fewer
+                      than 16 shingles, 24 in Chinese; a side without a sketch: within k).
                       The tables depend on the scale, so the quality beyond k does too.
   --modes             the modes side by side, with plain \"distance <= 3\" for reference, at
                       1M, 10M and 100M documents: F1, precision, F1 per language, unrelated

@@ -8,6 +8,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use simstore::Quality;
+use simstore::index::quality::{HAN_MIN_SIMILARITY, HAN_SIMILARITY_PER_BIT};
 use simstore::tools::eval::{self, Collisions, Counts, Predictor, Report, Rows};
 
 use super::Loaded;
@@ -110,13 +111,19 @@ pub(super) fn mode(
     writeln!(
         out,
         "quality mode {quality}, a store created for {scale} documents: layout {layout}\n\
-         rule: candidates within {} that the tables for k = {} put in the query's spans{}, kept when both sketches reach similarity {similarity} (a side without a sketch: within {})",
+         rule: candidates within {} that the tables for k = {} put in the query's spans{}, kept when both sketches reach similarity {similarity}{} (a side without a sketch: within {})",
         rule.reach,
         rule.k,
         match rule.probes {
             0 => String::new(),
             n => format!(
                 " (and {n} spans of the second document's weak bits, querying a store that holds the first)"
+            ),
+        },
+        match rule.min_shingles {
+            0 => String::new(),
+            _ => format!(
+                ", sketches of Chinese characters {HAN_MIN_SIMILARITY} + {HAN_SIMILARITY_PER_BIT} a bit of distance"
             ),
         },
         rule.k

@@ -4,7 +4,9 @@
 //! one span, `Layout::finds`).
 
 use serde_json::{Value, json};
-use simstore::index::quality::MIN_CONTENT_SHINGLES;
+use simstore::index::quality::{
+    FEW_SHINGLES_SIMILARITY, HAN_MIN_SIMILARITY, HAN_SIMILARITY_PER_BIT, MIN_CONTENT_SHINGLES,
+};
 use simstore::{Fingerprint, Layout, MatchRule, Quality, Sketch};
 
 use crate::cli::rule::{describe, rule_json};
@@ -90,7 +92,7 @@ pub fn decide(
         (None, _) if d <= rule.k => Decision::WithinK,
         (None, _) => Decision::BeyondK,
         (Some(t), (Some(x), Some(y))) => {
-            let (s, t) = (x.similarity(y), rule.threshold(t, x, y));
+            let (s, t) = (x.similarity(y), rule.threshold(t, d, x, y));
             if s >= t {
                 Decision::SketchesAgree(s, t)
             } else {
@@ -106,12 +108,15 @@ pub fn decide(
 /// the store's tables; sketch similarity 0.641 >= 0.3".
 pub fn reason(judge: &Judge<'_>, decision: Decision, distance: u32) -> String {
     let MatchRule { k, reach, .. } = judge.rule;
-    let few = |t: f64| {
-        if judge.rule.min_similarity.is_some_and(|m| t > m) {
-            " (the threshold of texts with too little content to tell apart)"
-        } else {
-            ""
+    let few = |t: f64| match judge.rule.min_similarity {
+        Some(m) if t == m || t.is_infinite() => String::new(),
+        Some(_) if t >= FEW_SHINGLES_SIMILARITY => {
+            " (the threshold of texts with too little content to tell apart)".to_owned()
         }
+        Some(_) => format!(
+            " (Chinese text: {HAN_MIN_SIMILARITY} + {HAN_SIMILARITY_PER_BIT} a bit of distance)"
+        ),
+        None => String::new(),
     };
     let span = if distance > k {
         format!(
@@ -124,14 +129,14 @@ pub fn reason(judge: &Judge<'_>, decision: Decision, distance: u32) -> String {
         Decision::WithinK => format!("distance {distance} <= {k}"),
         Decision::BeyondK => format!("distance {distance} > {k}"),
         Decision::SketchesAgree(s, t) => {
-            format!("{span}; sketch similarity {s:.3} >= {t}{}", few(t))
+            format!("{span}; sketch similarity {s:.3} >= {}{}", share(t), few(t))
         }
         Decision::SketchesDiffer(_, t) if t.is_infinite() => format!(
             "{span}; a text has too little content to be anyone's near duplicate (fewer than \
              {MIN_CONTENT_SHINGLES} shingles)"
         ),
         Decision::SketchesDiffer(s, t) => {
-            format!("{span}; sketch similarity {s:.3} < {t}{}", few(t))
+            format!("{span}; sketch similarity {s:.3} < {}{}", share(t), few(t))
         }
         Decision::UnverifiableWithinK => {
             format!("{span}; a side has no sketch, so within k decides")
@@ -142,6 +147,12 @@ pub fn reason(judge: &Judge<'_>, decision: Decision, distance: u32) -> String {
             "distance {distance} > k = {k}, and the store's tables put the two in no common span: a query of one never sees the other"
         ),
     }
+}
+
+/// A threshold as people write it: 0.37, not 0.37000000000000005.
+fn share(t: f64) -> String {
+    let s = format!("{t:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
 /// The verdict line: "verdict at k = 3: ..." under a plain rule, "verdict by the store's
@@ -273,7 +284,7 @@ mod tests {
         );
         let text = line(&judge, Decision::SketchesAgree(0.5, 0.3), 4);
         assert!(
-            text.starts_with("verdict by the store's quality mode standard (candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits; kept at sketch similarity 0.3 (0.8 below 16 shingles, none below 4)): near duplicates (distance 4 > k = 3 but within reach 12"),
+            text.starts_with("verdict by the store's quality mode standard (candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4)): near duplicates (distance 4 > k = 3 but within reach 12"),
             "{text}"
         );
     }
