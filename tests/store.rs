@@ -212,8 +212,18 @@ fn another_spec_is_refused_with_what_to_do() {
             .into(),
         ..FingerprintSpec::current()
     };
+    // Spec v8: v9's fingerprints, with Chinese sketched by jieba's words.
+    let v8 = FingerprintSpec {
+        version: 8,
+        features: "token unigrams; Han words of 2+ characters weigh 0.5 and also count their \
+                   characters; sketch: 63 one-byte minima of the title's and body's 3-token \
+                   shingles, digit runs included, and the number of the 63 bins they filled"
+            .into(),
+        ..FingerprintSpec::current()
+    };
     for (spec, name) in [
         (v99, "v99"),
+        (v8, "v8 ("),
         (v6, "v6 ("),
         (v5, "v5 ("),
         (v4, "v4 ("),
@@ -232,7 +242,7 @@ fn another_spec_is_refused_with_what_to_do() {
         assert!(matches!(err, Error::SpecMismatch { .. }), "{err:?}");
         let msg = err.to_string();
         assert!(
-            msg.contains(name) && msg.contains("v8 (") && msg.contains("re-import"),
+            msg.contains(name) && msg.contains("v9 (") && msg.contains("re-import"),
             "{msg}"
         );
     }

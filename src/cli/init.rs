@@ -15,7 +15,8 @@ pub struct Args {
     /// --verify counts as a near duplicate. standard: the candidates within 3 (the tables
     /// are exact there) and those within 12 in the spans of the tables and of 4 probes of
     /// the query's least certain bits, kept when their texts' shingle sketches agree (≥ 0.3;
-    /// ≥ 0.8 for texts of fewer than 16 shingles, too little content to tell apart); high:
+    /// Chinese, sketched by its characters: ≥ 0.25 + 0.025 a bit of distance; ≥ 0.8 for
+    /// texts of fewer than 16 shingles, 24 in Chinese, too little content to tell apart); high:
     /// candidates within 14 read also from 44 probes, in tables laid out for them (more
     /// copies found, ~4× the reads a query). See docs/quality.md.
     #[arg(long, value_name = "MODE", default_value = "standard", value_parser = quality_parser())]

@@ -32,8 +32,9 @@ use super::{Code, open_for_reading, output};
                   on stderr.\n\
                   Pairs: without --k or --verify, a quality mode's rule (of a store, its own; \
                   of FILEs, the standard mode's, as `simstore init` makes: within 12 bits, when \
-                  the two texts' shingle sketches are at least 0.3 similar (0.8 when a text \
-                  has fewer than 16 shingles); a side without a sketch: within 3); --k K \
+                  the two texts' shingle sketches are at least 0.3 similar (Chinese: 0.25 + \
+                  0.025 a bit of distance; 0.8 when a text has fewer than 16 shingles, 24 in \
+                  Chinese); a side without a sketch: within 3); --k K \
                   alone: distance <= K, nothing else.\n\
                   Clusters, without chaining: in input order (of a store, insertion order) \
                   each document joins the nearest earlier kept document it duplicates (ties: \
@@ -54,8 +55,9 @@ pub struct Args {
     /// <= K (for a store, K at most its k_max) [default, of a store: its quality mode's
     /// rule (pairs within its reach that share a table prefix, kept when their sketches
     /// agree; without sketches, within k_max); of FILEs: the standard mode's rule (every
-    /// pair within 12, kept when their sketches are at least 0.3 similar, 0.8 for texts of
-    /// fewer than 16 shingles; without sketches, within 3)].
+    /// pair within 12, kept when their sketches are at least 0.3 similar — Chinese 0.25 +
+    /// 0.025 a bit of distance —, 0.8 for texts of fewer than 16 shingles (24 in Chinese);
+    /// without sketches, within 3)].
     #[arg(long = "k", short, value_name = "K", value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_K)))]
     k_arg: Option<u32>,
     /// The rule in effect.

@@ -26,8 +26,8 @@ shown; give the texts (--files, --text) to see their lines and features.
 
 The verdict is the store's, given no --k or --verify: its quality mode's rule (see
 `simstore init --quality`), with the part of it that decided — within k_max, or within 12
-bits in a span of the store's tables, with sketches at least 0.3 similar (0.8 for texts of
-fewer than 16 shingles); or rejected:
+bits in a span of the store's tables, with sketches at least 0.3 similar (Chinese: 0.25 +
+0.025 a bit of distance; 0.8 for texts of fewer than 16 shingles, 24 in Chinese); or rejected:
 beyond the reach, in no common span (a query of one never sees the other), sketches that
 differ, a side without a sketch. Without a store (--files, --text and no store at --db):
 within k = 3.
