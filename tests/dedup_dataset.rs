@@ -295,6 +295,20 @@ fn what_dataset_dedup_refuses() {
     refused(&o, "between 0 and 1");
     let o = t.run(&["dedup", "in.jsonl", "--pairs", "-o", "kept.jsonl"]);
     refused(&o, "cannot be used with");
+    // An output that cannot be written is refused before any input is read (the input
+    // here cannot be read either: that error would come first if it were read first).
+    let o = t.run(&["dedup", "missing.jsonl", "-o", "no/such/dir/kept.jsonl"]);
+    refused(&o, "kept.jsonl");
+    assert!(!stderr(&o).contains("missing.jsonl"), "{}", stderr(&o));
+    std::fs::create_dir(t.path("out")).unwrap();
+    let o = t.run(&["dedup", "missing.jsonl", "-o", "out"]);
+    refused(&o, "it is a directory");
+    assert_eq!(
+        stderr(&o).matches("a directory").count(),
+        1,
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// `gz` with a byte of its deflate data flipped such that the decoder still gives out at

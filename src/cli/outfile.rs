@@ -62,6 +62,33 @@ impl OutFile {
         })
     }
 
+    /// Whether [`OutFile::create`] could write `path`, without creating or opening
+    /// anything: not a directory, socket or block device, and a new file's directory
+    /// exists. For commands that read their input before they write (a bad path must fail
+    /// before the work, not after it).
+    pub fn check(path: &Path) -> Result<()> {
+        match fs::metadata(path) {
+            Ok(meta) => refuse_kind(path, &meta),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let dir = parent(&dangling_target(path)?).to_owned();
+                match fs::metadata(&dir) {
+                    Ok(m) if m.is_dir() => Ok(()),
+                    Ok(_) => bail!(
+                        "cannot write {}: {} is not a directory",
+                        path.display(),
+                        dir.display()
+                    ),
+                    Err(_) => bail!(
+                        "cannot write {}: the directory {} does not exist",
+                        path.display(),
+                        dir.display()
+                    ),
+                }
+            }
+            Err(e) => Err(e).with_context(|| format!("cannot write {}", path.display())),
+        }
+    }
+
     /// Ends the output: a temporary file is synced and renamed into place; a write-through
     /// target is flushed.
     pub fn finish(self) -> Result<()> {
@@ -113,16 +140,21 @@ fn existing(path: &Path, meta: &Metadata) -> Result<Inner> {
             .map(Inner::Through)
             .with_context(|| format!("cannot open {} for writing", path.display()))
     };
-    if kind.is_fifo() || kind.is_char_device() {
+    refuse_kind(path, meta)?;
+    if kind.is_fifo() || kind.is_char_device() || names_a_descriptor(path) {
         return through();
     }
-    if kind.is_file() {
-        if names_a_descriptor(path) {
-            return through();
-        }
-        let target =
-            fs::canonicalize(path).with_context(|| format!("cannot resolve {}", path.display()))?;
-        return replace(&target, Some(meta));
+    let target =
+        fs::canonicalize(path).with_context(|| format!("cannot resolve {}", path.display()))?;
+    replace(&target, Some(meta))
+}
+
+/// Refuses a `path` whose target (`meta`) is not a file, a FIFO or a character device.
+fn refuse_kind(path: &Path, meta: &Metadata) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = meta.file_type();
+    if kind.is_file() || kind.is_fifo() || kind.is_char_device() {
+        return Ok(());
     }
     let what = if kind.is_dir() {
         "a directory"

@@ -515,14 +515,23 @@ mod tests {
         assert!(rule.accepts(2, Some(&a), Some(&b)), "0.25 + 0.05 <= {s}");
         assert!(!rule.accepts(4, Some(&a), Some(&b)), "0.25 + 0.1 > {s}");
         let (w, x) = sketches(20, 63);
-        assert!(rule.accepts(4, Some(&w), Some(&x)), "word sketches: 0.3 flat");
-        assert!(!rule.accepts(4, Some(&w), Some(&b)), "one of each: the higher");
+        assert!(
+            rule.accepts(4, Some(&w), Some(&x)),
+            "word sketches: 0.3 flat"
+        );
+        assert!(
+            !rule.accepts(4, Some(&w), Some(&b)),
+            "one of each: the higher"
+        );
         assert!(MatchRule::verified(8, 0.3).accepts(8, Some(&a), Some(&b)));
         // 40 equal: ≈ 0.63, enough at 12 bits (0.55), but not from 20 bins of Han characters.
         let (a, b) = han(sketches(40, 63));
         assert!(rule.accepts(12, Some(&a), Some(&b)));
         let (a, b) = han(sketches(40, HAN_MIN_SHINGLES as u8 - 1));
-        assert!(!rule.accepts(0, Some(&a), Some(&b)), "too little Chinese text");
+        assert!(
+            !rule.accepts(0, Some(&a), Some(&b)),
+            "too little Chinese text"
+        );
         let (w, x) = sketches(40, HAN_MIN_SHINGLES as u8 - 1);
         assert!(rule.accepts(0, Some(&w), Some(&x)), "enough words");
     }

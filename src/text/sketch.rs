@@ -167,7 +167,21 @@ mod tests {
         };
         let text = "我们今天去北京天安门广场参观了人民英雄纪念碑然后吃了烤鸭";
         let chars = |t: &str| t.chars().map(String::from).collect::<Vec<_>>();
-        let words = ["我们", "今天", "去", "北京", "天安门", "广场", "参观", "了", "人民英雄纪念碑", "然后", "吃", "了", "烤鸭"];
+        let words = [
+            "我们",
+            "今天",
+            "去",
+            "北京",
+            "天安门",
+            "广场",
+            "参观",
+            "了",
+            "人民英雄纪念碑",
+            "然后",
+            "吃",
+            "了",
+            "烤鸭",
+        ];
         let a = build(&words);
         let b = build(&chars(text).iter().map(String::as_str).collect::<Vec<_>>());
         assert_eq!(a, b, "a Han word is its characters");
@@ -176,10 +190,18 @@ mod tests {
         assert!((16..=26).contains(&a.shingles()), "{}", a.shingles());
         // One character changed: word trigrams lose 3 of 11, character trigrams 3 of 26.
         let edited = text.replacen('参', "观", 1);
-        let c = build(&chars(&edited).iter().map(String::as_str).collect::<Vec<_>>());
+        let c = build(
+            &chars(&edited)
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+        );
         assert!(a.similarity(&c) > 0.6, "{}", a.similarity(&c));
         let english = build(&["the", "quick", "brown", "fox", "北京"]);
-        assert!(!english.han_chars(), "2 of 4 shingles end in a Han character");
+        assert!(
+            !english.han_chars(),
+            "2 of 4 shingles end in a Han character"
+        );
     }
 
     #[test]

@@ -58,6 +58,8 @@ impl Sink for Pass1 {
 /// Runs the dataset dedup; see the module documentation.
 pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
     check_inputs(args, output)?;
+    // A path that cannot be written fails now, not after the first pass.
+    OutFile::check(output)?;
     let opts = ReadOptions::of(args);
     let bar = records::progress(&args.files, "fingerprinting");
     let mut pass1 = Pass1 {
