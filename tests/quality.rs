@@ -8,10 +8,13 @@ use serde_json::{Value, json};
 
 use crate::util::{TestCommand, checked};
 
+/// The small set's article "a".
+const SMALL_ARTICLE: &str = "The city council approved a new budget on Tuesday, adding funds for parks and libraries.\nRoad repairs across the northern districts will start in the spring, the mayor said.";
+
 /// A labelled set in the development set's format: one article, a copy inside page chrome,
 /// a copy with a timestamp line, and an unrelated article inside the same chrome.
 pub(crate) fn write_small_set(t: &TestCommand) -> std::path::PathBuf {
-    let article = "The city council approved a new budget on Tuesday, adding funds for parks and libraries.\nRoad repairs across the northern districts will start in the spring, the mayor said.";
+    let article = SMALL_ARTICLE;
     let other = "Heavy rain flooded several streets near the river on Sunday night, and two bridges were closed.\nEngineers will inspect the embankments before traffic is allowed back, officials said.";
     let chrome = |body: &str| {
         format!(
@@ -44,6 +47,39 @@ pub(crate) fn write_small_set(t: &TestCommand) -> std::path::PathBuf {
     t.write("set/variants.jsonl", &lines(&variants));
     t.write("set/pairs.jsonl", &lines(&pairs));
     t.path("set")
+}
+
+/// `eval --signatures FILE` writes each document's fingerprint (as `simstore fingerprint`
+/// computes it), its sketch and its weak bits, one JSON line each in id order.
+#[test]
+fn eval_writes_the_signatures_it_evaluated() {
+    let t = TestCommand::new();
+    let dir = write_small_set(&t);
+    let sigs = t.path("sigs.jsonl");
+    checked(t.run(&[
+        "eval",
+        dir.to_str().unwrap(),
+        "--signatures",
+        sigs.to_str().unwrap(),
+    ]));
+    let lines: Vec<Value> = std::fs::read_to_string(&sigs)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ids: Vec<&str> = lines.iter().map(|v| v["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["a", "a-chrome", "a-time", "c", "c-chrome"]);
+    let a = &lines[0];
+    let fp = checked(t.run(&["fingerprint", "--title", "Budget approved", SMALL_ARTICLE]));
+    assert_eq!(
+        a["fp"].as_str().unwrap(),
+        String::from_utf8_lossy(&fp.stdout).trim()
+    );
+    assert_eq!(a["sketch"].as_str().unwrap().len(), 128);
+    let weak = a["weak"].as_array().unwrap();
+    assert_eq!(weak.len(), 16, "{a}");
+    let margins: Vec<u64> = weak.iter().map(|w| w[1].as_u64().unwrap()).collect();
+    assert!(margins.is_sorted(), "least certain first: {margins:?}");
 }
 
 #[test]

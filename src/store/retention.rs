@@ -281,7 +281,7 @@ impl Store {
     }
 
     /// Applies the retention policy until `stop` is set: expires the documents older than
-    /// the policy's `retain_secs` at once, then every `every` (or every tenth of the
+    /// the policy's `retain_secs` at once (even when `stop` is already set), then every `every` (or every tenth of the
     /// retained time, when shorter: at least a second), re-reading the policy each time, so
     /// a policy changed meanwhile takes effect. Pauses `pause` between batches of 1,000 so
     /// that queries and writes go on at their pace. For a thread of its own beside a
@@ -296,7 +296,9 @@ impl Store {
     ) -> Result<()> {
         use std::sync::atomic::Ordering;
         use std::time::{Duration, Instant};
-        while !stop.load(Ordering::Relaxed) {
+        // The first pass runs even when `stop` is already set: a short import that ends
+        // before this thread starts still applies the policy once.
+        loop {
             let policy = self.retention();
             let mut period = every;
             if let Some(secs) = policy.retain_secs {
@@ -311,8 +313,10 @@ impl Store {
             while start.elapsed() < period && !stop.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(50));
             }
+            if stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
         }
-        Ok(())
     }
 
     /// The stored and last-seen times of entry `e`, written now (`time`) as document

@@ -17,6 +17,7 @@ use super::Code;
 
 mod modes_table;
 mod report;
+mod signatures;
 
 /// The scales `--modes` compares the modes at.
 const MODE_SCALES: [u64; 3] = [1_000_000, 10_000_000, 100_000_000];
@@ -94,6 +95,10 @@ pub struct Args {
     /// Also write the full report (every row, language, length bucket and class) as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Also write every document's fingerprint, sketch and weak bits as JSON lines to FILE
+    /// (for analyses outside simstore, e.g. scripts/sketch_bands.py).
+    #[arg(long, value_name = "FILE")]
+    signatures: Option<PathBuf>,
 }
 
 /// What the command evaluates.
@@ -123,8 +128,11 @@ pub fn run(args: Args) -> Result<Code> {
     let sketches = match &task {
         Task::PerK(p) | Task::Mode(_, _, p) => p.needs_sketches(),
         Task::Modes => true,
-    };
+    } || args.signatures.is_some();
     let (set, loaded, fingerprinting) = load(&args, sketches)?;
+    if let Some(path) = &args.signatures {
+        signatures::write(path, &set.fps)?;
+    }
     let mut out = io::stdout().lock();
     match &task {
         Task::PerK(p) => report::per_k(&mut out, &set, p, args.k as usize, args.json.as_deref())?,
