@@ -25,6 +25,12 @@ pub fn similarity(
     Some(query?.similarity(stored?))
 }
 
+/// The threshold two sketches of Chinese characters must reach, in words: "0.25 + 0.025 a
+/// bit of distance".
+pub fn han_threshold() -> String {
+    format!("{HAN_MIN_SIMILARITY} + {HAN_SIMILARITY_PER_BIT} a bit of distance")
+}
+
 /// The rule in words: "within k = 3", "within k = 8, verified at 0.4", or for a mode's rule
 /// "candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits; kept at
 /// sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese;

@@ -8,11 +8,11 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use simstore::Quality;
-use simstore::index::quality::{HAN_MIN_SIMILARITY, HAN_SIMILARITY_PER_BIT};
 use simstore::tools::eval::{self, Collisions, Counts, Predictor, Report, Rows};
 
 use super::Loaded;
 use crate::cli::outfile::OutFile;
+use crate::cli::rule::han_threshold;
 
 /// The per-k report: the overall table for every k, the per-language, per-length and
 /// per-class tables at `k`, the unlabelled pairs for every k.
@@ -122,9 +122,7 @@ pub(super) fn mode(
         },
         match rule.min_shingles {
             0 => String::new(),
-            _ => format!(
-                ", sketches of Chinese characters {HAN_MIN_SIMILARITY} + {HAN_SIMILARITY_PER_BIT} a bit of distance"
-            ),
+            _ => format!(", sketches of Chinese characters {}", han_threshold()),
         },
         rule.k
     )?;

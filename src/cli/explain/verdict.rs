@@ -4,12 +4,10 @@
 //! one span, `Layout::finds`).
 
 use serde_json::{Value, json};
-use simstore::index::quality::{
-    FEW_SHINGLES_SIMILARITY, HAN_MIN_SIMILARITY, HAN_SIMILARITY_PER_BIT, MIN_CONTENT_SHINGLES,
-};
+use simstore::index::quality::{FEW_SHINGLES_SIMILARITY, MIN_CONTENT_SHINGLES};
 use simstore::{Fingerprint, Layout, MatchRule, Quality, Sketch};
 
-use crate::cli::rule::{describe, rule_json};
+use crate::cli::rule::{describe, han_threshold, rule_json};
 
 /// The rule a verdict is given under, and where it came from.
 pub struct Judge<'a> {
@@ -113,9 +111,7 @@ pub fn reason(judge: &Judge<'_>, decision: Decision, distance: u32) -> String {
         Some(_) if t >= FEW_SHINGLES_SIMILARITY => {
             " (the threshold of texts with too little content to tell apart)".to_owned()
         }
-        Some(_) => format!(
-            " (Chinese text: {HAN_MIN_SIMILARITY} + {HAN_SIMILARITY_PER_BIT} a bit of distance)"
-        ),
+        Some(_) => format!(" (Chinese text: {})", han_threshold()),
         None => String::new(),
     };
     let span = if distance > k {
