@@ -105,7 +105,16 @@ def in_a_span(query, weak, stored, probes):
     return False
 
 
+MIN_BAND_SHINGLES = 0
+
+
+def indexed(s):
+    return (s[63] & 0x3F) >= MIN_BAND_SHINGLES
+
+
 def band_hit(a, b, bands, rows):
+    if not (indexed(a) and indexed(b)):
+        return False
     return any(a[i * rows:(i + 1) * rows] == b[i * rows:(i + 1) * rows] for i in range(bands))
 
 
@@ -158,6 +167,8 @@ def negatives(args):
     bands = max(int(x) for x in args.bands.split(","))
     buckets = collections.defaultdict(list)
     for doc, (_, sketch, _) in sigs.items():
+        if not indexed(sketch):
+            continue
         for i in range(bands):
             buckets[(i, sketch[i * args.rows:(i + 1) * args.rows])].append(doc)
     sizes = sorted((len(v) for v in buckets.values()), reverse=True)
@@ -187,7 +198,11 @@ def main():
     p.add_argument("--rows", type=int, default=3)
     p.add_argument("--probes", default="4,0")
     p.add_argument("--negatives", action="store_true")
+    p.add_argument("--min-shingles", type=int, default=0,
+                   help="sketches that filled fewer bins are not indexed by bands")
     args = p.parse_args()
+    global MIN_BAND_SHINGLES
+    MIN_BAND_SHINGLES = args.min_shingles
     negatives(args) if args.negatives else labelled(args)
 
 

@@ -44,7 +44,7 @@ fn format_v1_store_is_refused_with_what_to_do() {
                 Error::FormatVersion {
                     found: 1,
                     oldest: 5,
-                    expected: 7,
+                    expected: 8,
                     ..
                 }
             ),
@@ -53,7 +53,7 @@ fn format_v1_store_is_refused_with_what_to_do() {
         let msg = err.to_string();
         assert_eq!(
             msg,
-            "store format version 1 is not supported by this build (it reads versions 5 to 7); \
+            "store format version 1 is not supported by this build (it reads versions 5 to 8); \
              it was written by an older simstore: re-import its documents from their original \
              input into a new store (`simstore --db NEW import FILES`); if the simstore that \
              wrote it has `simstore export`, export it with that binary and import the JSONL \
@@ -88,7 +88,7 @@ fn format_v1_input_reimports() {
         store.insert_batch([entry]).unwrap();
     }
     assert_eq!(store.len(), model.len() as u64);
-    assert_eq!(store.stats().unwrap().format_version, 7);
+    assert_eq!(store.stats().unwrap().format_version, 8);
     assert!(store.check().unwrap().is_ok());
     for (_, fp) in &model {
         for k in 0..=3 {

@@ -1241,6 +1241,7 @@ fn manifest() -> impl Strategy<Value = Manifest> {
                 true => simstore::Quality::High,
                 false => simstore::Quality::Standard,
             },
+            bands: u32::from(high) * 2,
         })
 }
 

@@ -170,12 +170,13 @@ fn manifest_bytes_are_stable() {
         spec: FingerprintSpec::current(),
         created: 0,
         quality: simstore::Quality::Standard,
+        bands: 2,
     };
     let bytes = codec::encode_manifest(&m);
-    // Format 7 (the body of format 4: format 3's — format 2's with the number of leading
-    // blocks after the widths — then the quality mode's byte).
-    assert_eq!(&bytes[..12], b"SIMSTORE\0\0\0\x07");
-    assert_eq!(bytes.last(), Some(&0), "the standard mode");
+    // Format 8 (the body of format 4: format 3's — format 2's with the number of leading
+    // blocks after the widths — then the quality mode's byte; then the band tables).
+    assert_eq!(&bytes[..12], b"SIMSTORE\0\0\0\x08");
+    assert_eq!(bytes[bytes.len() - 2..], [0, 2], "the standard mode, 2 band tables");
     assert_eq!(
         format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes)),
         MANIFEST_HASH,

@@ -102,16 +102,17 @@ fn documents(r: &mut StdRng, clusters: usize, size: usize, prefix: &str) -> Vec<
 }
 
 /// The model's answer to a query: every stored document the layout's probe for `rule.k`
-/// (with the rule's query-directed probes of the query's weak bits) finds and the rule
-/// accepts, sorted by distance, then id.
+/// (with the rule's query-directed probes of the query's weak bits) or the rule's bands
+/// find and the rule accepts, sorted by distance, then id.
 fn model_query(layout: &Layout, rule: &MatchRule, stored: &[Doc], q: &Doc) -> Vec<(u32, String)> {
     let flips = probing::query_flips(layout, rule.k, rule.probes, q.weak_bits.as_ref());
     let mut out: Vec<(u32, String)> = stored
         .iter()
         .map(|d| ((d.fp ^ q.fp).count_ones(), d))
         .filter(|(dist, d)| {
-            probing::finds(layout, rule.k, &flips, q.fp, d.fp)
-                && rule.accepts(*dist, q.sketch.as_ref(), d.sketch.as_ref())
+            let (a, b) = (q.sketch.as_ref(), d.sketch.as_ref());
+            (probing::finds(layout, rule.k, &flips, q.fp, d.fp) || rule.shares_band(a, b))
+                && rule.accepts(*dist, a, b)
         })
         .map(|(dist, d)| (dist, d.id.clone()))
         .collect();
@@ -150,7 +151,7 @@ pub fn check_mode_queries(store: &Store, what: &str) {
             .insert_fingerprint(&d.id, Fingerprint(d.fp), d.meta())
             .unwrap();
     }
-    let (mut beyond_k, mut answers, mut by_flips) = (0, 0, 0);
+    let (mut beyond_k, mut answers, mut by_flips, mut beyond_reach) = (0, 0, 0, 0);
     let queries: Vec<Doc> = documents(&mut r, 40, 3, "q")
         .into_iter()
         .chain(docs.clone())
@@ -177,11 +178,14 @@ pub fn check_mode_queries(store: &Store, what: &str) {
         };
         by_flips += want.len() - model_query(store.layout(), &rule, &docs, &no_weak).len();
         beyond_k += want.iter().filter(|(d, _)| *d > rule.k).count();
+        beyond_reach += want.iter().filter(|(d, _)| *d > rule.reach).count();
         answers += want.len();
     }
-    // The test is not vacuous: the rule matched beyond k_max, and (with probes) matched
-    // documents that only its query-directed probes found.
+    // The test is not vacuous: the rule matched beyond k_max, beyond its reach (found by
+    // its bands alone), and (with probes) matched documents that only its query-directed
+    // probes found.
     assert!(beyond_k > 0 && answers > 0, "{beyond_k} {answers}");
+    assert_eq!(beyond_reach > 0, rule.bands > 0, "{what} {quality}: {beyond_reach}");
     assert_eq!(
         by_flips > 0,
         rule.probes > 0,

@@ -248,11 +248,11 @@ fn another_spec_is_refused_with_what_to_do() {
     }
 }
 
-/// Opens `path` expecting `Error::FormatVersion { found, expected: 7 }`; returns the error.
+/// Opens `path` expecting `Error::FormatVersion { found, expected: 8 }`; returns the error.
 fn refused_format(path: &std::path::Path, found: u32) -> Error {
     let err = Store::open(path).unwrap_err();
     assert!(
-        matches!(err, Error::FormatVersion { found: f, expected: 7, .. } if f == found),
+        matches!(err, Error::FormatVersion { found: f, expected: 8, .. } if f == found),
         "{err:?}"
     );
     err
@@ -280,7 +280,7 @@ fn a_format_3_or_4_rocksdb_store_is_refused() {
         );
         let msg = err.to_string();
         assert!(
-            msg.contains("it reads versions 5 to 7") && msg.contains("re-import"),
+            msg.contains("it reads versions 5 to 8") && msg.contains("re-import"),
             "{msg}"
         );
     }
@@ -811,6 +811,7 @@ fn relayout_rebuilds_tables_for_another_layout() {
             spec: FingerprintSpec::current(),
             created: 0,
             quality: simstore::Quality::Standard,
+            bands: 2,
         };
         db.put_cf(
             db.cf_handle("meta").unwrap(),

@@ -2,6 +2,7 @@
 //! permutations, probe covers) and the pair scan over a sorted table, with the clusters
 //! of its pairs (leader clustering, or connected components).
 
+pub mod bands;
 pub mod cluster;
 pub mod layout;
 pub mod leader;

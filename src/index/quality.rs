@@ -12,6 +12,7 @@ use std::str::FromStr;
 
 use crate::error::{Error, Result};
 use crate::index::layout::Layout;
+use crate::index::bands::{self, BAND_DISTANCE_CAP, STORE_BANDS};
 use crate::types::Sketch;
 
 /// A store's quality mode, chosen at creation (`simstore init --quality`) and recorded in
@@ -201,6 +202,7 @@ impl Quality {
             unverifiable_within_k: true,
             probes,
             min_shingles: MIN_SHINGLES,
+            bands: STORE_BANDS,
         }
     }
 
@@ -324,6 +326,10 @@ pub struct MatchRule {
     /// [`FEW_SHINGLES_SIMILARITY`] (if higher); below [`MIN_CONTENT_SHINGLES`] it never
     /// matches ([`MatchRule::threshold`]). 0: no such guard (`--verify T` alone).
     pub min_shingles: u32,
+    /// Candidates from the sketch's first `bands` bands ([`crate::index::bands`]): a pair
+    /// whose sketches share one is a candidate at any distance, and is verified at its
+    /// distance capped at [`BAND_DISTANCE_CAP`]. 0: none (the tables' candidates only).
+    pub bands: u32,
 }
 
 impl MatchRule {
@@ -336,6 +342,7 @@ impl MatchRule {
             unverifiable_within_k: true,
             probes: 0,
             min_shingles: 0,
+            bands: 0,
         }
     }
 
@@ -349,19 +356,35 @@ impl MatchRule {
             unverifiable_within_k: false,
             probes: 0,
             min_shingles: 0,
+            bands: 0,
         }
     }
 
     /// Whether a candidate at `distance` matches, given the query's and the candidate's
-    /// sketches.
+    /// sketches. Beyond the reach only a pair that shares a band does
+    /// ([`MatchRule::bands`]), verified at its distance capped at [`BAND_DISTANCE_CAP`].
     pub fn accepts(&self, distance: u32, query: Option<&Sketch>, stored: Option<&Sketch>) -> bool {
-        if distance > self.reach {
+        if distance > self.reach && !self.shares_band(query, stored) {
             return false;
         }
         match (self.min_similarity, query, stored) {
             (None, _, _) => distance <= self.k,
-            (Some(t), Some(a), Some(b)) => a.similarity(b) >= self.threshold(t, distance, a, b),
+            (Some(t), Some(a), Some(b)) => {
+                let at = distance.min(BAND_DISTANCE_CAP.max(self.reach));
+                a.similarity(b) >= self.threshold(t, at, a, b)
+            }
             (Some(_), _, _) => self.unverifiable_within_k && distance <= self.k,
+        }
+    }
+
+    /// Whether the rule reads bands and the two sketches share one of them: the pair is a
+    /// candidate however far apart its fingerprints are.
+    pub fn shares_band(&self, query: Option<&Sketch>, stored: Option<&Sketch>) -> bool {
+        match (query, stored) {
+            (Some(a), Some(b)) if self.bands > 0 && self.min_similarity.is_some() => {
+                bands::share(a, b, self.bands)
+            }
+            _ => false,
         }
     }
 
@@ -395,7 +418,7 @@ impl MatchRule {
 
     /// The rule's fields as `simstore stats --json`, `/stats` and Python's `stats()` report
     /// them (`quality_rule`): `k`, `reach`; when it verifies, `min_similarity`; with
-    /// query-directed probes, `probes`; with the guard, `min_shingles`,
+    /// query-directed probes, `probes`; with bands, `bands`; with the guard, `min_shingles`,
     /// `few_shingles_similarity`, `min_content_shingles`, `han_min_similarity`,
     /// `han_similarity_per_bit` and `han_min_shingles`.
     pub fn fields(&self) -> Vec<(&'static str, RuleValue)> {
@@ -408,6 +431,9 @@ impl MatchRule {
         }
         if self.probes > 0 {
             out.push(("probes", RuleValue::Count(self.probes)));
+        }
+        if self.bands > 0 {
+            out.push(("bands", RuleValue::Count(self.bands)));
         }
         if self.min_similarity.is_some() && self.min_shingles > 0 {
             out.push(("min_shingles", RuleValue::Count(self.min_shingles)));
@@ -443,15 +469,42 @@ mod tests {
         Sketch::uniform(byte)
     }
 
+    /// Two Chinese sketches found by a band alone far apart are verified at the cap's
+    /// distance: 0.25 + 0.025 × 24 = 0.85.
+    #[test]
+    fn band_pairs_beyond_the_cap_are_verified_at_the_cap() {
+        let rule = Quality::Standard.rule(3);
+        let mut a = sketch(1);
+        a.0[63] |= crate::types::sketch::HAN_CHARS_FLAG;
+        let mut b = a;
+        // 8 of 63 minima differ: similarity ~0.87, above 0.85.
+        b.0[10..18].copy_from_slice(&[7; 8]);
+        assert!(rule.accepts(40, Some(&a), Some(&b)));
+        b.0[18..20].copy_from_slice(&[7; 2]);
+        assert!(a.similarity(&b) < 0.85);
+        assert!(!rule.accepts(40, Some(&a), Some(&b)));
+        assert!(rule.accepts(12, Some(&a), Some(&b)), "0.55 at 12 bits");
+    }
+
     #[test]
     fn a_mode_rule_verifies_beyond_k_and_falls_back_within_k() {
         let rule = Quality::Standard.rule(3);
         let (a, b) = (sketch(1), sketch(2));
         assert!(rule.accepts(MODE_REACH, Some(&a), Some(&a)));
+        let no_bands = MatchRule { bands: 0, ..rule };
         assert!(
-            !rule.accepts(MODE_REACH + 1, Some(&a), Some(&a)),
+            !no_bands.accepts(MODE_REACH + 1, Some(&a), Some(&a)),
             "beyond reach"
         );
+        // Beyond the reach, a pair sharing a band is verified (at most at the cap's
+        // distance); a pair as similar that shares none is not a candidate.
+        assert!(rule.accepts(MODE_REACH + 1, Some(&a), Some(&a)));
+        assert!(rule.accepts(64, Some(&a), Some(&a)));
+        let mut other_bands = a;
+        other_bands.0[..6].copy_from_slice(&[9; 6]);
+        assert!(a.similarity(&other_bands) > 0.9);
+        assert!(rule.accepts(MODE_REACH, Some(&a), Some(&other_bands)));
+        assert!(!rule.accepts(MODE_REACH + 1, Some(&a), Some(&other_bands)));
         assert!(!rule.accepts(0, Some(&a), Some(&b)), "sketches disagree");
         assert!(rule.accepts(3, None, Some(&a)) && rule.accepts(3, Some(&a), None));
         assert!(!rule.accepts(4, None, None), "unverifiable beyond k");

@@ -13,6 +13,7 @@ use super::salvage::{RepairReport, SalvageReport};
 use super::{Counters, Store, now};
 use crate::error::{Error, Result};
 use crate::index::layout::Layout;
+use crate::index::bands::STORE_BANDS;
 use crate::index::quality::Quality;
 use crate::text::fingerprint::{FingerprintSpec, Fingerprinter};
 
@@ -220,7 +221,7 @@ impl StoreBuilder {
         }
         if self.in_memory {
             let layout = self.layout()?;
-            let backend = MemoryBackend::new(layout.tables().len());
+            let backend = MemoryBackend::new(layout.tables().len() + STORE_BANDS as usize);
             return Store::create(Box::new(backend), self, layout);
         }
         let mode = match (&self.secondary, self.read_only) {
@@ -238,9 +239,9 @@ impl StoreBuilder {
                 // built with its manifest beside the path and renamed into place, so a
                 // process killed midway leaves no half-created store; the store is then read
                 // back like any other (another process may have created it first).
-                let layout = self.layout()?;
-                let tables = layout.tables().len();
-                let changes = Store::creation(&Store::new_manifest(layout, self.quality));
+                let manifest = Store::new_manifest(self.layout()?, self.quality);
+                let tables = manifest.tables();
+                let changes = Store::creation(&manifest);
                 let mut backend = rocks::create(&self.path, tables, self.block_cache_bytes, |b| {
                     b.write(&changes, Durability::Synced)
                 })?;
@@ -397,21 +398,23 @@ impl Store {
         options: StoreBuilder,
         layout: Layout,
     ) -> Result<Store> {
-        backend.attach_tables(&layout.prefix_bits())?;
         let manifest = Store::new_manifest(layout, options.quality);
+        backend.attach_tables(&manifest.prefix_bits())?;
         backend.write(&Store::creation(&manifest), Durability::Synced)?;
         let mut store = Store::assemble(backend, options, manifest, codec::FORMAT_VERSION, (0, 0));
         store.read_timeline()?;
         Ok(store)
     }
 
-    /// The manifest of a store created now with `layout` in mode `quality`.
+    /// The manifest of a store created now with `layout` in mode `quality` (with the band
+    /// tables every new store keeps).
     fn new_manifest(layout: Layout, quality: Quality) -> Manifest {
         Manifest {
             layout,
             spec: FingerprintSpec::current(),
             created: now(),
             quality,
+            bands: STORE_BANDS,
         }
     }
 
@@ -463,7 +466,7 @@ impl Store {
         }
         // A relayout or repair cut short may have dropped tables; finishing it makes them.
         if meta.relayout.is_none() && !meta.repair_pending {
-            backend.attach_tables(&manifest.layout.prefix_bits())?;
+            backend.attach_tables(&manifest.prefix_bits())?;
         }
         let counters = match &meta.counters {
             Some(b) => codec::decode_counters(b)?,
@@ -489,7 +492,8 @@ impl Store {
     }
 
     /// Rebuilds the store under another layout (e.g. more blocks as it grows, or another
-    /// k_max): the tables are dropped and rebuilt from `docs`. Crash-safe: the new manifest
+    /// k_max): the tables are dropped and rebuilt from `docs`, with the band tables of a
+    /// store of this version (a store of an older format gains them). Crash-safe: the new manifest
     /// is recorded first, and a store opened with it pending finishes the relayout. Takes
     /// the store by value (the tables cannot be queried meanwhile) and returns it.
     pub fn relayout(mut self, layout: Layout) -> Result<Store> {
@@ -500,6 +504,7 @@ impl Store {
             spec: self.manifest.spec.clone(),
             created: self.manifest.created,
             quality: self.manifest.quality,
+            bands: STORE_BANDS,
         };
         self.write_meta(
             MetaKey::RelayoutPending,

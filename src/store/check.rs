@@ -8,6 +8,7 @@ use super::backend::{Change, ChangeSet, MetaKey, Snapshot};
 use super::codec::{self, IdValue};
 use super::salvage::RepairReport;
 use crate::error::Result;
+use crate::index::bands::{self, Bands};
 use crate::types::StoredDoc;
 
 /// The findings of [`Store::check`].
@@ -44,17 +45,20 @@ impl CheckReport {
     }
 }
 
-/// What `check` keeps of each document: seq → (fingerprint, id, content hash).
-type DocIndex = HashMap<u64, (u64, String, Option<u128>)>;
+/// What `check` keeps of each document: seq → (fingerprint, id, content hash, bands).
+type DocIndex = HashMap<u64, (u64, String, Option<u128>, Bands)>;
 
-/// Problems for documents that `seen` does not count exactly once.
+/// What a repair keeps of each readable record: seq, fingerprint, id, content hash, bands.
+type Salvaged = (u64, u64, String, Option<u128>, Bands);
+
+/// Problems for documents that `seen` does not count as expected.
 fn expect_once(
     report: &mut CheckReport,
     docs: &DocIndex,
     seen: &HashMap<u64, u32>,
     what: impl Fn(u64, &str, u32) -> Option<String>,
 ) {
-    for (seq, (_, id, _)) in docs {
+    for (seq, (_, id, _, _)) in docs {
         if let Some(p) = what(*seq, id, seen.get(seq).copied().unwrap_or(0)) {
             report.problem(p);
         }
@@ -65,7 +69,7 @@ impl Store {
     /// Verifies the store's invariants from one snapshot: every document is in `ids` and in
     /// every table exactly once under its permuted fingerprint; no table or `ids` entry
     /// lacks its document; the counters match. Reads everything; memory grows with the
-    /// number of documents (~40 bytes each plus ids). It reads only its snapshot, so writers
+    /// number of documents (~56 bytes each plus ids). It reads only its snapshot, so writers
     /// go on while it runs (it does not take the writer lock).
     pub fn check(&self) -> Result<CheckReport> {
         let snap = self.backend.snapshot();
@@ -73,13 +77,14 @@ impl Store {
         let docs = check_docs(snap.as_ref(), &mut report)?;
         check_ids(snap.as_ref(), &docs, &mut report)?;
         check_exact(snap.as_ref(), &docs, &mut report)?;
-        for t in 0..self.manifest.layout.tables().len() {
+        for t in 0..self.manifest.tables() {
             self.check_table(snap.as_ref(), t, &docs, &mut report)?;
         }
         Ok(report)
     }
 
-    /// Table `t`: one entry per document under its permuted fingerprint, nothing else.
+    /// Table `t`: one entry per document under its key (permuted fingerprint, or band key
+    /// for a document that has that band), nothing else.
     fn check_table(
         &self,
         snap: &dyn Snapshot,
@@ -94,7 +99,7 @@ impl Store {
             entries += 1;
             match entry {
                 Ok((kfp, seq)) => match docs.get(&seq) {
-                    Some((fp, _, _)) if self.manifest.layout.permute(t, *fp) == kfp => {
+                    Some((fp, _, _, bands)) if self.manifest.table_key(t, *fp, bands) == Some(kfp) => {
                         *seen.entry(seq).or_default() += 1
                     }
                     Some(_) => report.problem(format!(
@@ -108,8 +113,12 @@ impl Store {
             }
             Ok(true)
         })?;
+        let keyed = |seq: u64| {
+            let (fp, _, _, bands) = &docs[&seq];
+            u32::from(self.manifest.table_key(t, *fp, bands).is_some())
+        };
         expect_once(report, docs, &seen, |seq, id, n| {
-            (n != 1).then(|| format!("table {name}: document {seq} ({id:?}) is missing"))
+            (n != keyed(seq)).then(|| format!("table {name}: document {seq} ({id:?}) is missing"))
         });
         report.table_entries.push(entries);
         Ok(())
@@ -128,14 +137,15 @@ impl Store {
     pub fn repair(&mut self) -> Result<RepairReport> {
         self.check_writable()?;
         let mut report = RepairReport::default();
-        let mut docs: Vec<(u64, u64, String, Option<u128>)> = Vec::new();
+        let mut docs: Vec<Salvaged> = Vec::new();
         self.salvage_docs(&mut report, |seq, doc| {
-            docs.push((seq, doc.fp, doc.id, doc.content_hash))
+            let b = bands::of(doc.sketch.as_ref());
+            docs.push((seq, doc.fp, doc.id, doc.content_hash, b))
         })?;
         self.write_meta(MetaKey::RepairPending, Some(Vec::new()))?;
         self.backend.rewrite_docs(&report.unreadable)?;
         self.delete_undecodable(&report.undecodable)?;
-        let prefix_bits = self.manifest.layout.prefix_bits();
+        let prefix_bits = self.manifest.prefix_bits();
         self.backend.reset_derived(&prefix_bits)?;
         let mut counters = self.lock();
         let live_before = counters.live;
@@ -176,21 +186,21 @@ impl Store {
     /// Writes the derived entries of `docs` (seq, fingerprint, id, content hash) into the
     /// emptied derived spaces; of two documents with one id the earlier is deleted. Returns
     /// the number kept.
-    fn rebuild_derived(&self, docs: &[(u64, u64, String, Option<u128>)]) -> Result<u64> {
+    fn rebuild_derived(&self, docs: &[Salvaged]) -> Result<u64> {
         let mut latest: HashMap<&str, u64> = HashMap::new();
-        for (seq, _, id, _) in docs {
+        for (seq, _, id, _, _) in docs {
             latest.insert(id, *seq);
         }
         let mut kept = 0u64;
         for chunk in docs.chunks(10_000) {
             let mut changes = ChangeSet::new();
-            for (seq, fp, id, hash) in chunk {
+            for (seq, fp, id, hash, bands) in chunk {
                 if latest[id.as_str()] != *seq {
                     changes.push(Change::DeleteDoc(*seq));
                     continue;
                 }
                 kept += 1;
-                self.push_derived(&mut changes, *seq, *fp, id, *hash);
+                self.push_derived(&mut changes, (*seq, *fp, bands), id, *hash);
             }
             self.backend.write(&changes, self.durability())?;
         }
@@ -201,17 +211,14 @@ impl Store {
     fn push_derived(
         &self,
         changes: &mut ChangeSet,
-        seq: u64,
-        fp: u64,
+        (seq, fp, bands): (u64, u64, &Bands),
         id: &str,
         hash: Option<u128>,
     ) {
-        for t in 0..self.manifest.layout.tables().len() {
-            changes.push(Change::PutTable(
-                t,
-                self.manifest.layout.permute(t, fp),
-                seq,
-            ));
+        for t in 0..self.manifest.tables() {
+            if let Some(key) = self.manifest.table_key(t, fp, bands) {
+                changes.push(Change::PutTable(t, key, seq));
+            }
         }
         if let Some(h) = hash {
             changes.push(Change::PutExact(h, seq));
@@ -231,13 +238,14 @@ fn check_docs(snap: &dyn Snapshot, report: &mut CheckReport) -> Result<DocIndex>
         match item {
             Ok((seq, doc)) => {
                 max_seq = Some(seq);
+                let bands = bands::of(doc.sketch.as_ref());
                 let StoredDoc {
                     fp,
                     id,
                     content_hash,
                     ..
                 } = doc;
-                docs.insert(seq, (fp, id, content_hash));
+                docs.insert(seq, (fp, id, content_hash, bands));
             }
             Err(e) => report.problem(format!("docs entry {k:02x?}: {e}")),
         }
@@ -269,7 +277,7 @@ fn check_ids(snap: &dyn Snapshot, docs: &DocIndex, report: &mut CheckReport) -> 
         let id = String::from_utf8_lossy(k);
         match value {
             Ok(IdValue { seq, fp, hash }) => match docs.get(&seq) {
-                Some((dfp, did, dhash))
+                Some((dfp, did, dhash, _))
                     if fp.is_none_or(|fp| fp == *dfp) && did.as_bytes() == k && *dhash == hash =>
                 {
                     *with_id.entry(seq).or_default() += 1
@@ -296,7 +304,7 @@ fn check_exact(snap: &dyn Snapshot, docs: &DocIndex, report: &mut CheckReport) -
         report.exact_entries += 1;
         match entry {
             Ok((hash, seq)) => match docs.get(&seq) {
-                Some((_, _, Some(h))) if *h == hash => *seen.entry(seq).or_default() += 1,
+                Some((_, _, Some(h), _)) if *h == hash => *seen.entry(seq).or_default() += 1,
                 Some(_) => report.problem(format!(
                     "exact: entry for document {seq} has a wrong content hash"
                 )),
@@ -306,7 +314,7 @@ fn check_exact(snap: &dyn Snapshot, docs: &DocIndex, report: &mut CheckReport) -
         }
         Ok(true)
     })?;
-    for (seq, (_, id, hash)) in docs {
+    for (seq, (_, id, hash, _)) in docs {
         if hash.is_some() && seen.get(seq) != Some(&1) {
             report.problem(format!(
                 "exact: document {seq} ({id:?}) has {} entries, not 1",

@@ -198,7 +198,9 @@ impl Store {
     /// The rule of the store's mode ([`Quality::rule`] at its `k_max`): what
     /// [`Store::search`] and the checks given no k count as a near duplicate.
     pub fn mode_rule(&self) -> MatchRule {
-        self.manifest.quality.rule(self.manifest.layout.k_max())
+        let mut rule = self.manifest.quality.rule(self.manifest.layout.k_max());
+        rule.bands = rule.bands.min(self.manifest.bands);
+        rule
     }
 
     /// The rule of a query or check given an optional `k` and an optional similarity

@@ -4,6 +4,7 @@
 use super::backend::{Atomicity, MetaKey, Near, Snapshot, Span};
 use super::{CandidateStats, Store, codec};
 use crate::error::{Error, Result};
+use crate::index::bands::{self, MAX_BAND_CANDIDATES};
 use crate::index::probing::{self, Flip};
 use crate::index::quality::MatchRule;
 use crate::types::{Document, Fingerprint, Match, QueryKey, Sketch, StoredDoc, WeakBits};
@@ -124,12 +125,48 @@ impl Store {
         })
     }
 
+    /// Calls `each(query index, seq)` for the documents that share a band with a query:
+    /// up to [`MAX_BAND_CANDIDATES`] of each of its bands that the rule reads and the store
+    /// keeps, every span read by one [`Snapshot::scan_spans`]. Nothing without bands, for
+    /// a rule that does not verify, or for a query without an indexed sketch.
+    fn band_candidates(
+        &self,
+        snap: &dyn Snapshot,
+        queries: &[&QueryKey],
+        rule: &MatchRule,
+        mut each: impl FnMut(usize, u64),
+    ) -> Result<()> {
+        let count = rule.bands.min(self.manifest.bands);
+        if count == 0 || rule.min_similarity.is_none() {
+            return Ok(());
+        }
+        let mut spans = Vec::new();
+        let mut owners = Vec::new();
+        for (q, query) in queries.iter().enumerate() {
+            let Some(sketch) = query.sketch.as_ref() else { continue };
+            for i in 0..count {
+                if let Some(b) = bands::band(sketch, i) {
+                    let (lo, hi) = bands::span(b);
+                    spans.push(Span::new(self.manifest.band_table(i), lo, hi));
+                    owners.push((q, 0usize));
+                }
+            }
+        }
+        snap.scan_spans(&spans, &mut |i, entry| {
+            let (_, seq) = entry?;
+            let (q, read) = &mut owners[i];
+            each(*q, seq);
+            *read += 1;
+            Ok(*read < MAX_BAND_CANDIDATES)
+        })
+    }
+
     /// [`Store::query`] for many fingerprints, from one snapshot: the answers, in order.
     /// On a backend with round trips (Redis Cluster) every table span of every query is
     /// read in one pipelined round trip per node, and every record in one more.
     pub fn query_batch(&self, fps: &[Fingerprint], k: u32) -> Result<Vec<Vec<Match>>> {
         let probes: Vec<(u64, Vec<Flip>)> = fps.iter().map(|f| (f.0, Vec::new())).collect();
-        self.query_batch_reach(&probes, k, k)
+        self.query_batch_reach(&probes, (&MatchRule::within(k), &[]), k)
     }
 
     /// [`Store::query_rule`] for many queries (each a fingerprint and its sketch), from one
@@ -143,28 +180,34 @@ impl Store {
             .iter()
             .map(|q| Ok((q.fp.0, self.flips(q.weak_bits.as_ref(), rule)?)))
             .collect::<Result<Vec<_>>>()?;
-        let mut answers = self.query_batch_reach(&probes, rule.k, rule.reach)?;
+        let keys: Vec<&QueryKey> = queries.iter().collect();
+        let mut answers = self.query_batch_reach(&probes, (rule, &keys), rule.reach)?;
         for (matches, q) in answers.iter_mut().zip(queries) {
             matches.retain(|m| rule.accepts(m.distance, q.sketch.as_ref(), m.doc.sketch.as_ref()));
         }
         Ok(answers)
     }
 
-    /// [`Store::query_batch`] keeping the candidates within `reach` (≥ k) that the tables
-    /// for `k` and each query's flips put in its spans (before a rule accepts them).
+    /// [`Store::query_batch`] keeping the candidates within `reach` (≥ `rule.k`) that the
+    /// tables for `rule.k` and each query's flips put in its spans, and those that share a
+    /// band with its key in `keys` (before a rule accepts them).
     fn query_batch_reach(
         &self,
         queries: &[(u64, Vec<Flip>)],
-        k: u32,
+        (rule, keys): (&MatchRule, &[&QueryKey]),
         reach: u32,
     ) -> Result<Vec<Vec<Match>>> {
         let snap = self.backend.probe_view();
+        let k = rule.k;
         let reach = reach.max(k);
         let mut hits: Vec<(u64, usize, u32)> = Vec::new();
         self.probe_many(snap.as_ref(), queries, k, Some(reach), |q, seq, d| {
             if d <= reach {
                 hits.push((seq, q, d));
             }
+        })?;
+        self.band_candidates(snap.as_ref(), keys, rule, |q, seq| {
+            hits.push((seq, q, BAND_ONLY))
         })?;
         hits.sort_unstable();
         hits.dedup_by_key(|h| (h.0, h.1));
@@ -185,7 +228,9 @@ impl Store {
                 _ => self.missing_hit(snap.as_ref(), seq)?,
             }
         }
-        out.iter_mut().for_each(|m| sort_matches(m));
+        for (matches, (fp, _)) in out.iter_mut().zip(queries) {
+            with_distances(matches, Fingerprint(*fp));
+        }
         Ok(out)
     }
 
@@ -272,9 +317,12 @@ impl Store {
     ) -> Result<Vec<Match>> {
         let mut hits: Vec<(u64, u32)> = Vec::new();
         self.probe_within(snap, query, rule, |seq, d| hits.push((seq, d)))?;
+        self.band_candidates(snap, &[query], rule, |_, seq| hits.push((seq, BAND_ONLY)))?;
+        // A table's hit sorts before the same document's band hit, and is kept.
         hits.sort_unstable();
         hits.dedup_by_key(|h| h.0);
         let mut out = self.fetch(snap, hits)?;
+        with_distances(&mut out, query.fp);
         let sketch = query.sketch.as_ref();
         out.retain(|m| rule.accepts(m.distance, sketch, m.doc.sketch.as_ref()));
         Ok(out)
@@ -406,6 +454,18 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// The distance of a hit found by a band alone, until its record is read.
+const BAND_ONLY: u32 = u32::MAX;
+
+/// Sets the distance of the matches found by a band alone, then sorts them all by
+/// distance, then id.
+fn with_distances(matches: &mut [Match], fp: Fingerprint) {
+    for m in matches.iter_mut().filter(|m| m.distance == BAND_ONLY) {
+        m.distance = m.doc.fingerprint().distance(fp);
+    }
+    sort_matches(matches);
 }
 
 /// Sorts matches by distance, then id.

@@ -237,6 +237,7 @@ impl Store {
                 fp: doc.fp,
                 hash: doc.content_hash,
                 time: Some(doc.time),
+                sketch: doc.sketch,
             };
             self.push_delete(&mut changes, &doc.id, old);
         }

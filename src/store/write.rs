@@ -9,14 +9,16 @@ use super::codec::{self, IdValue};
 use super::group::{Answer, Ask};
 use super::{BatchOutcome, Counters, InsertOutcome, Store, validate_entry};
 use crate::error::{Error, Result};
-use crate::types::{DocMeta, Document, Entry, Fingerprint, StoredDoc};
+use crate::index::bands;
+use crate::types::{DocMeta, Document, Entry, Fingerprint, Sketch, StoredDoc};
 
 /// Whether a stored entry needs table keys of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum TableKeys {
     /// A new sequence number: one key per table.
     New,
-    /// A replacement with the same fingerprint keeps its sequence number and table keys.
+    /// A replacement with the same fingerprint and band keys keeps its sequence number and
+    /// table keys.
     Kept,
 }
 
@@ -29,6 +31,8 @@ pub(super) struct Linked {
     pub(super) hash: Option<u128>,
     /// Its stored time, where its record was read.
     pub(super) time: Option<u64>,
+    /// Its sketch, where its record was read (its band tables' keys need it).
+    pub(super) sketch: Option<Sketch>,
 }
 
 /// Replaced or deleted documents after which the tables are flushed.
@@ -141,7 +145,7 @@ impl Store {
             // accumulate under the fingerprint's prefix.
             let mut kept = None;
             let (seq, keys) = match old {
-                Some(o) if o.fp == e.fp.0 && claimed.is_none() => {
+                Some(o) if self.same_keys(&o, e) && claimed.is_none() => {
                     out.push(InsertOutcome::Replaced);
                     kept = Some(o.time.unwrap_or(time));
                     (o.seq, TableKeys::Kept)
@@ -191,9 +195,11 @@ impl Store {
         (time, seen): (u64, u64),
     ) -> Linked {
         if keys == TableKeys::New {
-            for t in 0..self.manifest.layout.tables().len() {
-                let permuted = self.manifest.layout.permute(t, e.fp.0);
-                changes.push(Change::PutTable(t, permuted, seq));
+            let bands = bands::of(e.meta.sketch.as_ref());
+            for t in 0..self.manifest.tables() {
+                if let Some(key) = self.manifest.table_key(t, e.fp.0, &bands) {
+                    changes.push(Change::PutTable(t, key, seq));
+                }
             }
         }
         if let Some(h) = e.meta.content_hash {
@@ -222,7 +228,15 @@ impl Store {
             fp: e.fp.0,
             hash: e.meta.content_hash,
             time: Some(time),
+            sketch: e.meta.sketch,
         }
+    }
+
+    /// Whether entry `e` has the table keys of stored document `old`: the same fingerprint,
+    /// and the same band keys (or none).
+    fn same_keys(&self, old: &Linked, e: &Entry) -> bool {
+        let (a, b) = (bands::of(old.sketch.as_ref()), bands::of(e.meta.sketch.as_ref()));
+        old.fp == e.fp.0 && a[..self.manifest.bands as usize] == b[..self.manifest.bands as usize]
     }
 
     /// The fingerprint an `ids` value of this store holds: none from
@@ -248,10 +262,10 @@ impl Store {
             .map(|(id, value)| {
                 let Some(v) = value else { return Ok(None) };
                 let record = match v.fp {
-                    Some(fp) => Some((fp, None)),
-                    None => records.next().flatten().map(|(fp, t)| (fp, Some(t))),
+                    Some(fp) => Some((fp, None, None)),
+                    None => records.next().flatten().map(|(fp, t, s)| (fp, Some(t), s)),
                 };
-                let (fp, time) = record.ok_or_else(|| {
+                let (fp, time, sketch) = record.ok_or_else(|| {
                     Error::Corrupt(format!(
                         "id {id:?} names document {}, which has no record; \
                          `simstore check` reports the damage and `simstore repair` mends it",
@@ -263,6 +277,7 @@ impl Store {
                     fp,
                     hash: v.hash,
                     time,
+                    sketch,
                 }))
             })
             .collect()
@@ -273,9 +288,11 @@ impl Store {
     /// overwrites or deletes those.
     fn push_unlink(&self, changes: &mut ChangeSet, old: Linked) {
         changes.push(Change::DeleteDoc(old.seq));
-        for t in 0..self.manifest.layout.tables().len() {
-            let permuted = self.manifest.layout.permute(t, old.fp);
-            changes.push(Change::DeleteTable(t, permuted, old.seq));
+        let bands = bands::of(old.sketch.as_ref());
+        for t in 0..self.manifest.tables() {
+            if let Some(key) = self.manifest.table_key(t, old.fp, &bands) {
+                changes.push(Change::DeleteTable(t, key, old.seq));
+            }
         }
     }
 
@@ -336,14 +353,14 @@ impl Store {
 
 /// The fingerprints and stored times of the records of `seqs` (`None` where a record is
 /// missing).
-fn fps_of(snap: &dyn Snapshot, seqs: &[u64]) -> Result<Vec<Option<(u64, u64)>>> {
+fn fps_of(snap: &dyn Snapshot, seqs: &[u64]) -> Result<Vec<Option<(u64, u64, Option<Sketch>)>>> {
     if seqs.is_empty() {
         return Ok(Vec::new());
     }
     Ok(snap
         .docs(seqs)?
         .into_iter()
-        .map(|d| d.map(|d| (d.fp, d.time)))
+        .map(|d| d.map(|d| (d.fp, d.time, d.sketch)))
         .collect())
 }
 
@@ -376,7 +393,7 @@ mod tests {
         let options = StoreBuilder::in_memory().k_max(3);
         let layout = options.layout().unwrap();
         // A flush as slow as it can be: it says it started, then waits for the test.
-        let mut backend = Hooked::new(Box::new(MemoryBackend::new(layout.tables().len())));
+        let mut backend = Hooked::new(Box::new(MemoryBackend::new(layout.tables().len() + crate::index::bands::STORE_BANDS as usize)));
         let (started_tx, release_rx) = (Mutex::new(started_tx), Mutex::new(release_rx));
         backend.on_flush = Box::new(move || {
             let _ = started_tx.lock().unwrap().send(());

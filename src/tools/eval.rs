@@ -231,8 +231,11 @@ pub enum Predictor {
         verify: Option<f64>,
     },
     /// One row: what a store laid out with `layout` answers under `rule` — the tables it
-    /// probes for `rule.k` put the pair in one span ([`Layout::finds`]) and `rule` accepts it
-    /// ([`MatchRule::accepts`]).
+    /// probes for `rule.k` put the pair in one span ([`Layout::finds`]) or the sketches
+    /// share one of the rule's bands ([`MatchRule::shares_band`]), and `rule` accepts it
+    /// ([`MatchRule::accepts`]). A store reads at most
+    /// [`crate::index::bands::MAX_BAND_CANDIDATES`] documents of a band: this counts them
+    /// all.
     Rule {
         /// The store's layout.
         layout: Layout,
@@ -269,7 +272,17 @@ impl Predictor {
         }
     }
 
-    /// The largest distance of a pair predicted duplicate.
+    /// The bands whose pairs are predicted duplicate at any distance (0: none).
+    pub fn bands(&self) -> u32 {
+        match self {
+            Predictor::Distance { .. } => 0,
+            Predictor::Rule { rule, .. } if rule.min_similarity.is_some() => rule.bands,
+            Predictor::Rule { .. } => 0,
+        }
+    }
+
+    /// The largest distance of a pair predicted duplicate, but for pairs sharing a band
+    /// ([`Predictor::bands`]).
     pub fn reach(&self) -> u32 {
         match self {
             Predictor::Distance { max_k, .. } => *max_k,
@@ -294,13 +307,15 @@ impl Predictor {
                 (distance <= *max_k && verified(*verify, a, b)).then_some(distance as usize)
             }
             Predictor::Rule { layout, rule } => {
-                if distance > rule.reach.max(rule.k) {
+                let (x, y) = (a.sketch.as_ref(), b.sketch.as_ref());
+                let banded = rule.shares_band(x, y);
+                if distance > rule.reach.max(rule.k) && !banded {
                     return None;
                 }
                 // `b` queries a store holding `a` (with its weak bits, when known).
                 let flips = probing::query_flips(layout, rule.k, rule.probes, b.weak_bits.as_ref());
-                let found = probing::finds(layout, rule.k, &flips, b.fp.0, a.fp.0)
-                    && rule.accepts(distance, a.sketch.as_ref(), b.sketch.as_ref());
+                let found = (banded || probing::finds(layout, rule.k, &flips, b.fp.0, a.fp.0))
+                    && rule.accepts(distance, x, y);
                 found.then_some(0)
             }
         }
@@ -460,14 +475,15 @@ pub struct BasePairs {
     pairs: Vec<(u32, u32, bool)>,
 }
 
-/// Every pair of base documents within distance `within` of each other, with whether their
-/// texts are related (see [`Collisions`]). The base documents of a labelled set are
-/// distinct texts, so a pair of unrelated ones predicted duplicate is a false positive that
-/// labelled pairs may never show.
+/// Every pair of base documents within distance `within` of each other or sharing one of
+/// the first `bands` bands of their sketches, with whether their texts are related (see
+/// [`Collisions`]). The base documents of a labelled set are distinct texts, so a pair of
+/// unrelated ones predicted duplicate is a false positive that labelled pairs may never
+/// show.
 pub fn base_pairs(
     docs: &[EvalDoc],
     fps: &HashMap<String, Option<Signature>>,
-    within: u32,
+    (within, bands): (u32, u32),
 ) -> crate::Result<BasePairs> {
     let base: Vec<(&EvalDoc, Signature)> = docs
         .iter()
@@ -483,6 +499,10 @@ pub fn base_pairs(
         pairs.push((a, b));
         Ok(())
     })?;
+    let sketches: Vec<Option<&Sketch>> = base.iter().map(|b| b.1.sketch.as_ref()).collect();
+    pairs.extend(band_pairs(&sketches, bands));
+    pairs.sort_unstable();
+    pairs.dedup();
     let mut grams: HashMap<u32, Vec<u64>> = HashMap::new();
     for &(a, b) in &pairs {
         for i in [a, b] {
@@ -556,7 +576,28 @@ pub fn base_collisions(
     fps: &HashMap<String, Option<Signature>>,
     predictor: &Predictor,
 ) -> crate::Result<Collisions> {
-    Ok(base_pairs(docs, fps, predictor.reach())?.collisions(predictor))
+    Ok(base_pairs(docs, fps, (predictor.reach(), predictor.bands()))?.collisions(predictor))
+}
+
+/// The pairs `(a, b)`, `a < b`, of `sketches` that share one of the first `bands` bands.
+fn band_pairs(sketches: &[Option<&Sketch>], bands: u32) -> Vec<(u32, u32)> {
+    let mut keys: Vec<(u32, u32, u32)> = Vec::new();
+    for (i, s) in sketches.iter().enumerate() {
+        let Some(s) = s else { continue };
+        for band in 0..bands {
+            if let Some(b) = crate::index::bands::band(s, band) {
+                keys.push((band, b, i as u32));
+            }
+        }
+    }
+    keys.sort_unstable();
+    let mut pairs = Vec::new();
+    for bucket in keys.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
+        for (n, x) in bucket.iter().enumerate() {
+            pairs.extend(bucket[n + 1..].iter().map(|y| (x.2, y.2)));
+        }
+    }
+    pairs
 }
 
 #[cfg(test)]
@@ -761,8 +802,14 @@ mod tests {
             (
                 sig(a, Some(1)),
                 sig(apart, Some(1)),
-                None,
-                "never in one span",
+                Some(0),
+                "never in one span, sharing a band",
+            ),
+            (
+                sig(a, Some(1)),
+                sig(!a, Some(1)),
+                Some(0),
+                "64 bits apart, sharing a band",
             ),
             (
                 sig(a, None),
@@ -780,6 +827,12 @@ mod tests {
         for (x, y, want, what) in cases {
             assert_eq!(mode.first_row(&x, &y), want, "{what}");
         }
+        // Without bands, a pair the tables never meet is not found, however alike.
+        let tables_only = Predictor::Rule {
+            layout: layout.clone(),
+            rule: MatchRule { bands: 0, ..*rule },
+        };
+        assert_eq!(tables_only.first_row(&sig(a, Some(1)), &sig(apart, Some(1))), None);
         // Through evaluate: one row, counted as the cases say.
         let fps: HashMap<String, Option<Signature>> = [
             ("a", sig(a, Some(1))),
@@ -793,6 +846,8 @@ mod tests {
         let r = evaluate(&fps, &pairs, &mode);
         assert_eq!(r.overall.len(), 1);
         let c = r.overall[0];
+        assert_eq!((c.tp, c.fn_), (2, 0), "the band finds the pair apart");
+        let c = evaluate(&fps, &pairs, &tables_only).overall[0];
         assert_eq!((c.tp, c.fn_), (1, 1));
         // The plain query within 7 finds both, and "distance <= 3" neither.
         assert_eq!(evaluate(&fps, &pairs, &distance(7, None)).overall[7].tp, 2);
@@ -825,7 +880,7 @@ mod tests {
         .into_iter()
         .map(|(id, s)| (id.to_owned(), Some(s)))
         .collect();
-        let base = base_pairs(&docs, &fps, 8).unwrap();
+        let base = base_pairs(&docs, &fps, (8, 0)).unwrap();
         assert_eq!(base.within(), 8);
         let c = base.collisions(&mode);
         assert_eq!((c.documents, c.unrelated_pairs.clone()), (2, vec![1]));

@@ -155,7 +155,7 @@ mod tests {
     #[test]
     fn each_mode_is_compared_with_its_layout_at_each_scale() {
         let fps = HashMap::new();
-        let base = base_pairs(&[], &fps, 8).unwrap();
+        let base = base_pairs(&[], &fps, (8, 0)).unwrap();
         let rows = compare_modes(&fps, &[], &base, &[1_000_000, 10_000_000]).unwrap();
         let seen: Vec<(&str, u64, usize, u32, u32)> = rows
             .iter()

@@ -14,14 +14,15 @@ use super::{Loaded, MODE_SCALES};
 /// Evaluates every compared predictor at every scale of [`MODE_SCALES`] and prints them in
 /// one table (and as JSON to `json`).
 pub(super) fn run(out: &mut impl Write, set: &Loaded, json: Option<&Path>) -> Result<()> {
-    let mut reach = 0;
+    let (mut reach, mut bands) = (0, 0);
     for &scale in &MODE_SCALES {
         for (_, p) in modes::compared_predictors(scale)? {
             reach = reach.max(p.reach());
+            bands = bands.max(p.bands());
         }
     }
-    let base =
-        eval::base_pairs(&set.docs, &set.fps, reach).context("finding pairs of base documents")?;
+    let base = eval::base_pairs(&set.docs, &set.fps, (reach, bands))
+        .context("finding pairs of base documents")?;
     let figures = modes::compare_modes(&set.fps, &set.pairs, &base, &MODE_SCALES)?;
     writeln!(
         out,

@@ -6,6 +6,7 @@ use std::sync::{Arc, MutexGuard};
 use super::sort::{Sorter, SpillDir};
 use super::stage::{self, Staged};
 use crate::error::Result;
+use crate::index::bands;
 use crate::store::backend::{
     BulkIngest, Change, ChangeSet, Durability, MetaKey, SortedWriter, Space,
 };
@@ -98,6 +99,7 @@ impl<'a> SortedLoad<'a> {
             seq,
             fp: record.fp,
             hash: record.content_hash,
+            bands: bands::of(record.sketch.as_ref()),
         })?;
         self.entries += 1;
         Ok(())

@@ -407,6 +407,7 @@ mod tests {
                 seq: i,
                 fp: i * 3,
                 hash: (i % 2 == 0).then_some(u128::from(i) << 70),
+                bands: [i as u32; 4],
             })
             .collect();
         for r in &rows {

@@ -7,7 +7,7 @@ use super::sort::{Merge, Sorter, SpillDir};
 use super::tables::TableKeys;
 use crate::error::Result;
 use crate::store::Store;
-use crate::store::backend::{BulkIngest, SortedRun, Space};
+use crate::store::backend::{BulkIngest, SortedRun, SortedWriter, Space};
 use crate::store::codec::IdValue;
 use crate::store::codec::spill::LoadRow;
 
@@ -25,6 +25,8 @@ pub(super) struct Staged {
 struct Keys {
     tables: TableKeys,
     exact: Sorter<(u128, u64)>,
+    /// One per band table: (band key, seq).
+    bands: Vec<Sorter<(u64, u64)>>,
 }
 
 /// Writes the `ids`, `exact` and table runs of the `entries` rows in `rows` (sequence
@@ -44,11 +46,14 @@ pub(super) fn derived(
         rows.shrink();
     }
     let layout = &store.manifest.layout;
+    let band_count = store.manifest.bands as usize;
     let left = budget.saturating_sub(rows.held_bytes());
-    let share = left / (layout.tables().len() + 1);
+    let share = left / (store.manifest.tables() + 1);
+    let room = left - share * (1 + band_count);
     let mut keys = Keys {
-        tables: TableKeys::new(layout, (base, entries), left - share, share, spill),
+        tables: TableKeys::new(layout, (base, entries), room, share, spill),
         exact: Sorter::new(spill.clone(), share),
+        bands: (0..band_count).map(|_| Sorter::new(spill.clone(), share)).collect(),
     };
     let mut staged = Staged::default();
     stage_ids(ingest, rows.finish()?, store, &mut keys, &mut staged)?;
@@ -57,7 +62,12 @@ pub(super) fn derived(
         let run = exact.write_to(ingest, Space::Exact, |w, (h, seq)| w.put_exact(h, seq))?;
         staged.runs.extend(run);
     }
-    // `exact` is written: its share is free again.
+    for (i, keys) in keys.bands.into_iter().enumerate() {
+        let t = store.manifest.band_table(i as u32);
+        let put = |w: &mut dyn SortedWriter, (k, seq)| w.put_table(k, seq);
+        staged.runs.extend(keys.finish()?.write_to(ingest, Space::Table(t), put)?);
+    }
+    // `exact` and the bands are written: their shares are free again.
     staged.runs.extend(keys.tables.write(ingest, layout, left)?);
     Ok(staged)
 }
@@ -89,6 +99,12 @@ fn stage_ids(
         ids.put_id(&row.id, value)?;
         staged.winners += 1;
         keys.tables.push(&store.manifest.layout, row.fp, row.seq)?;
+        for (i, sorter) in keys.bands.iter_mut().enumerate() {
+            let t = store.manifest.band_table(i as u32);
+            if let Some(key) = store.manifest.table_key(t, row.fp, &row.bands) {
+                sorter.push((key, row.seq))?;
+            }
+        }
         if let Some(h) = row.hash {
             keys.exact.push((h, row.seq))?;
         }

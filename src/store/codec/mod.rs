@@ -33,6 +33,7 @@ pub mod retention;
 pub mod spill;
 
 use crate::error::{Error, Result};
+use crate::index::bands;
 use crate::index::layout::Layout;
 use crate::index::quality::Quality;
 use crate::text::fingerprint::FingerprintSpec;
@@ -46,8 +47,8 @@ pub const MAGIC: [u8; 8] = *b"SIMSTORE";
 /// backend whose layout did not change since (Redis) still opens; RocksDB stores need
 /// [`BUCKET_FORMAT`]. Format 6 leaves the fingerprint out of `ids` values
 /// ([`SHORT_IDS_FORMAT`]). Format 7 keeps times in sequence order and a last-seen time in
-/// records ([`TIMED_FORMAT`]).
-pub const FORMAT_VERSION: u32 = 7;
+/// records ([`TIMED_FORMAT`]). Format 8 adds the band tables ([`BANDS_FORMAT`]).
+pub const FORMAT_VERSION: u32 = 8;
 
 /// The oldest format version whose manifest this build reads.
 pub const OLDEST_READABLE: u32 = 3;
@@ -67,6 +68,11 @@ pub const SHORT_IDS_FORMAT: u32 = 6;
 /// fingerprint keeps its record's stored time there. Older stores are read and written as
 /// they are: their expiry reads every record and they cannot track last-seen times.
 pub const TIMED_FORMAT: u32 = 7;
+
+/// The first format whose manifest names band tables ([`Manifest::bands`]): candidates
+/// from the sketch ([`crate::index::bands`]). An older store has none; it is read and
+/// written as it is, and `simstore relayout` adds them.
+pub const BANDS_FORMAT: u32 = 8;
 
 /// Key of the manifest in the `meta` column family.
 pub const MANIFEST_KEY: &[u8] = b"manifest";
@@ -109,6 +115,39 @@ pub struct Manifest {
     pub created: u64,
     /// The quality mode: the rule of queries and checks given no k.
     pub quality: Quality,
+    /// Band tables kept after the permutation tables ([`crate::index::bands`]; 0 in
+    /// stores before [`BANDS_FORMAT`]).
+    pub bands: u32,
+}
+
+impl Manifest {
+    /// Every table's prefix length in bits: the permutation tables', then the bands'.
+    pub fn prefix_bits(&self) -> Vec<u32> {
+        let mut bits = self.layout.prefix_bits();
+        bits.extend((0..self.bands).map(|_| bands::BAND_PREFIX_BITS));
+        bits
+    }
+
+    /// The number of tables: permutation tables, then band tables.
+    pub fn tables(&self) -> usize {
+        self.layout.tables().len() + self.bands as usize
+    }
+
+    /// The table that holds band `i`.
+    pub fn band_table(&self, i: u32) -> usize {
+        self.layout.tables().len() + i as usize
+    }
+
+    /// The key of a document with fingerprint `fp` and bands `bands` ([`bands::of`] its
+    /// sketch) in table `t`: its permuted fingerprint in a permutation table; in a band
+    /// table its band's key, or `None` when it has no such band.
+    pub fn table_key(&self, t: usize, fp: u64, bands: &bands::Bands) -> Option<u64> {
+        let permutations = self.layout.tables().len();
+        if t < permutations {
+            return Some(self.layout.permute(t, fp));
+        }
+        bands::key((t - permutations) as u32, bands, fp)
+    }
 }
 
 #[derive(bincode::Encode, bincode::Decode)]
@@ -127,6 +166,13 @@ struct ManifestBodyV3 {
 struct ManifestBodyV4 {
     v3: ManifestBodyV3,
     quality: u8,
+}
+
+/// Format 8's manifest: format 4's, then the number of band tables.
+#[derive(bincode::Encode, bincode::Decode)]
+struct ManifestBodyV8 {
+    v4: ManifestBodyV4,
+    bands: u8,
 }
 
 /// The persisted form of a [`FingerprintSpec`] (its fields, in this order).
@@ -210,9 +256,12 @@ pub fn encode_manifest(m: &Manifest) -> Vec<u8> {
         spec: SpecV1::from(&m.spec),
         created: m.created,
     };
-    let body = ManifestBodyV4 {
-        v3,
-        quality: m.quality.code(),
+    let body = ManifestBodyV8 {
+        v4: ManifestBodyV4 {
+            v3,
+            quality: m.quality.code(),
+        },
+        bands: m.bands as u8,
     };
     let mut out = Vec::with_capacity(256);
     out.extend_from_slice(&MAGIC);
@@ -227,19 +276,24 @@ pub fn encode_manifest(m: &Manifest) -> Vec<u8> {
 pub fn decode_manifest(bytes: &[u8]) -> Result<Manifest> {
     let version = manifest_format(bytes)?;
     check_format(version, OLDEST_READABLE)?;
-    let (body, quality) = match version {
-        3 => (
-            decode_body::<ManifestBodyV3>(&bytes[12..])?,
-            Quality::Standard,
-        ),
+    let (v4, bands) = match version {
+        3 => {
+            let v3 = decode_body::<ManifestBodyV3>(&bytes[12..])?;
+            (ManifestBodyV4 { v3, quality: 0 }, 0)
+        }
+        4..BANDS_FORMAT => (decode_body::<ManifestBodyV4>(&bytes[12..])?, 0),
         _ => {
-            let v4 = decode_body::<ManifestBodyV4>(&bytes[12..])?;
-            let quality = Quality::from_code(v4.quality).ok_or_else(|| {
-                Error::Corrupt(format!("manifest: unknown quality mode {}", v4.quality))
-            })?;
-            (v4.v3, quality)
+            let v8 = decode_body::<ManifestBodyV8>(&bytes[12..])?;
+            (v8.v4, u32::from(v8.bands))
         }
     };
+    if bands > bands::MAX_BANDS {
+        return Err(Error::Corrupt(format!("manifest: {bands} band tables")));
+    }
+    let quality = Quality::from_code(v4.quality).ok_or_else(|| {
+        Error::Corrupt(format!("manifest: unknown quality mode {}", v4.quality))
+    })?;
+    let body = v4.v3;
     let layout = Layout::from_persisted(body.k_max, body.widths, body.lead.into(), body.tables)
         .map_err(|e| Error::Corrupt(format!("manifest layout: {e}")))?;
     Ok(Manifest {
@@ -247,6 +301,7 @@ pub fn decode_manifest(bytes: &[u8]) -> Result<Manifest> {
         spec: body.spec.into(),
         created: body.created,
         quality,
+        bands,
     })
 }
 
@@ -510,6 +565,7 @@ mod tests {
             spec: FingerprintSpec::current(),
             created: 1_700_000_000,
             quality: Quality::High,
+            bands: 2,
         }
     }
 
@@ -519,14 +575,31 @@ mod tests {
     fn format_3_manifests_are_read_as_standard() {
         let m = manifest();
         let mut bytes = encode_manifest(&m);
+        assert_eq!(bytes.pop(), Some(2), "the band tables");
         assert_eq!(bytes.pop(), Some(Quality::High.code()));
         bytes[11] = 3;
         let read = decode_manifest(&bytes).unwrap();
         assert_eq!(read.quality, Quality::Standard);
-        assert_eq!((read.layout, read.spec), (m.layout, m.spec));
+        assert_eq!((read.layout, read.spec, read.bands), (m.layout, m.spec, 0));
         bytes[11] = 4;
         assert!(matches!(decode_manifest(&bytes), Err(Error::Corrupt(_))));
         bytes.push(7);
+        assert!(matches!(decode_manifest(&bytes), Err(Error::Corrupt(_))));
+    }
+
+    /// A manifest before format 8 has no band tables; one with more than a store keeps is
+    /// corrupt.
+    #[test]
+    fn manifests_before_format_8_have_no_bands() {
+        let m = manifest();
+        let mut bytes = encode_manifest(&m);
+        bytes.pop();
+        bytes[11] = 7;
+        let read = decode_manifest(&bytes).unwrap();
+        assert_eq!((read.quality, read.bands), (Quality::High, 0));
+        bytes[11] = 8;
+        assert!(matches!(decode_manifest(&bytes), Err(Error::Corrupt(_))));
+        bytes.push(bands::MAX_BANDS as u8 + 1);
         assert!(matches!(decode_manifest(&bytes), Err(Error::Corrupt(_))));
     }
 
@@ -539,18 +612,19 @@ mod tests {
     #[test]
     fn manifest_version_and_magic_are_checked() {
         let mut bytes = encode_manifest(&manifest());
-        assert_eq!(manifest_format(&bytes).unwrap(), 7);
-        bytes[11] = 8;
+        assert_eq!(manifest_format(&bytes).unwrap(), 8);
+        bytes[11] = 9;
         assert!(matches!(
             decode_manifest(&bytes),
             Err(Error::FormatVersion {
-                found: 8,
+                found: 9,
                 oldest: 3,
-                expected: 7,
+                expected: 8,
                 ..
             })
         ));
         // Format 5 (the fingerprint in `ids` values) is read.
+        bytes.pop();
         bytes[11] = 5;
         assert!(decode_manifest(&bytes).is_ok());
         assert!(check_format(5, BUCKET_FORMAT).is_ok());
@@ -571,7 +645,7 @@ mod tests {
             err,
             Error::FormatVersion {
                 found: 1,
-                expected: 7,
+                expected: 8,
                 ..
             }
         ));

@@ -4,7 +4,7 @@
 //!
 //! | record | bytes |
 //! |---|---|
-//! | load row | seq (u64) ++ fingerprint (u64) ++ has hash (u8: 0 or 1) [++ content hash (u128)] ++ id length (u32) ++ id (UTF-8) |
+//! | load row | seq (u64) ++ fingerprint (u64) ++ has hash (u8: 0 or 1) [++ content hash (u128)] ++ bands (4 × u32) ++ id length (u32) ++ id (UTF-8) |
 //! | table key | permuted fingerprint (u64 BE) ++ seq (u64 BE): 16 bytes (a store packs a table's entries in buckets: [`super::bucket`]) |
 //! | `exact` key | content hash (u128) ++ seq (u64) (as [`super::exact_key`]) |
 //!
@@ -13,9 +13,10 @@
 use std::io::{self, Read};
 
 use super::exact_key;
+use crate::index::bands::{Bands, MAX_BANDS};
 
-/// One loaded entry as a bulk load sorts it for the `ids` run: id, seq, fingerprint and
-/// content hash.
+/// One loaded entry as a bulk load sorts it for the `ids` run: id, seq, fingerprint,
+/// content hash and bands.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct LoadRow {
     /// The external id (the first sort key).
@@ -26,6 +27,8 @@ pub struct LoadRow {
     pub fp: u64,
     /// Its content hash, if it has one.
     pub hash: Option<u128>,
+    /// Its bands ([`crate::index::bands::of`] its sketch).
+    pub bands: Bands,
 }
 
 /// Appends the spill encoding of `row` to `out`.
@@ -38,6 +41,9 @@ pub fn encode_row(row: &LoadRow, out: &mut Vec<u8>) {
             out.extend_from_slice(&h.to_be_bytes());
         }
         None => out.push(0),
+    }
+    for b in row.bands {
+        out.extend_from_slice(&b.to_be_bytes());
     }
     let len = u32::try_from(row.id.len()).expect("ids are checked to be short");
     out.extend_from_slice(&len.to_be_bytes());
@@ -57,6 +63,10 @@ pub fn read_row(r: &mut impl Read) -> io::Result<Option<LoadRow>> {
         1 => Some(u128::from_be_bytes(read_array(r)?)),
         b => return Err(bad(format!("a row's hash flag is {b}"))),
     };
+    let mut bands = [0u32; MAX_BANDS as usize];
+    for b in bands.iter_mut() {
+        *b = u32::from_be_bytes(read_array(r)?);
+    }
     let len = u32::from_be_bytes(read_array(r)?) as usize;
     let mut id = vec![0u8; len];
     r.read_exact(&mut id)?;
@@ -66,6 +76,7 @@ pub fn read_row(r: &mut impl Read) -> io::Result<Option<LoadRow>> {
         seq,
         fp,
         hash,
+        bands,
     }))
 }
 
@@ -140,12 +151,14 @@ mod tests {
                 seq: 7,
                 fp: u64::MAX,
                 hash: Some(u128::MAX - 3),
+                bands: [1, 0xFF_FFFF, u32::MAX, 0],
             },
             LoadRow {
                 id: "".into(),
                 seq: 0,
                 fp: 1,
                 hash: None,
+                bands: [u32::MAX; 4],
             },
         ];
         let mut bytes = Vec::new();

@@ -1,0 +1,126 @@
+//! Candidates from the sketch itself: LSH bands of its minima, each kept in a table of its
+//! own beside the permutation tables. Two documents whose sketches agree on every byte of
+//! one band are candidates whatever their fingerprints' distance: this finds the copies
+//! that 10–20 % of edits moved beyond the permutation tables' spans. A band table is keyed
+//! like a permutation table (a 64-bit key and the sequence number), so every backend keeps
+//! it as it keeps those; its key is the band's bytes on top of the fingerprint's top bits.
+
+use crate::types::Sketch;
+
+/// Sketch bytes (minima) in one band.
+pub const BAND_BYTES: usize = 3;
+
+/// The prefix a band table's key is looked up by: the band's bytes.
+pub const BAND_PREFIX_BITS: u32 = 8 * BAND_BYTES as u32;
+
+/// The most bands a store keeps (the bands are the sketch's first minima, in order).
+pub const MAX_BANDS: u32 = 4;
+
+/// The bands a new store keeps, and a quality mode's rule reads.
+pub const STORE_BANDS: u32 = 2;
+
+/// A sketch whose text filled fewer bins than this is not indexed by bands (and does not
+/// look them up): its empty bins were filled from their neighbours, so unrelated short
+/// texts agree there far more often than chance.
+pub const MIN_BAND_SHINGLES: u32 = 24;
+
+/// The most entries a query reads from one band (the rest of a crowded band is not read:
+/// texts whose first minima agree by the thousand are boilerplate, not copies).
+pub const MAX_BAND_CANDIDATES: usize = 64;
+
+/// The distance at which a pair found by a band alone is verified when its fingerprints
+/// are farther apart (the rising Chinese threshold stops rising there).
+pub const BAND_DISTANCE_CAP: u32 = 24;
+
+/// Band `i`'s bytes as a number, when `sketch` is indexed by bands.
+pub fn band(sketch: &Sketch, i: u32) -> Option<u32> {
+    if sketch.shingles() < MIN_BAND_SHINGLES || i >= MAX_BANDS {
+        return None;
+    }
+    let at = i as usize * BAND_BYTES;
+    let bytes = &sketch.0[at..at + BAND_BYTES];
+    Some(bytes.iter().fold(0u32, |v, &b| v << 8 | u32::from(b)))
+}
+
+/// A document's bands, `NO_BAND` where it has none: what its band tables' keys are made of
+/// ([`key`]), in 16 bytes.
+pub type Bands = [u32; MAX_BANDS as usize];
+
+/// The value of a band a document does not have (a band is 24 bits).
+pub const NO_BAND: u32 = u32::MAX;
+
+/// The bands of a document with sketch `sketch` (none without one).
+pub fn of(sketch: Option<&Sketch>) -> Bands {
+    let mut out = [NO_BAND; MAX_BANDS as usize];
+    if let Some(s) = sketch {
+        for (i, b) in out.iter_mut().enumerate() {
+            *b = band(s, i as u32).unwrap_or(NO_BAND);
+        }
+    }
+    out
+}
+
+/// The key of a document with fingerprint `fp` and bands `bands` in band table `i`: the
+/// band on top, then the fingerprint's top bits (`None`: not indexed).
+pub fn key(i: u32, bands: &Bands, fp: u64) -> Option<u64> {
+    let b = *bands.get(i as usize)?;
+    (b != NO_BAND).then(|| u64::from(b) << (64 - BAND_PREFIX_BITS) | fp >> BAND_PREFIX_BITS)
+}
+
+/// The keys `lo..hi` of band `b` in a band table (`hi = None`: to the end).
+pub fn span(b: u32) -> (u64, Option<u64>) {
+    let shift = 64 - BAND_PREFIX_BITS;
+    let hi = u64::from(b) + 1;
+    (u64::from(b) << shift, (hi < 1 << BAND_PREFIX_BITS).then(|| hi << shift))
+}
+
+/// Whether two sketches agree on one of their first `bands` bands (both indexed).
+pub fn share(a: &Sketch, b: &Sketch, bands: u32) -> bool {
+    (0..bands).any(|i| matches!((band(a, i), band(b, i)), (Some(x), Some(y)) if x == y))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sketch(bytes: &[u8], shingles: u8) -> Sketch {
+        let mut s = Sketch::uniform(0);
+        s.0[..bytes.len()].copy_from_slice(bytes);
+        s.0[63] = shingles;
+        s
+    }
+
+    #[test]
+    fn keys_put_the_band_on_top_and_fall_in_its_span() {
+        let s = sketch(&[0xAB, 0xCD, 0xEF, 1, 2, 3], 63);
+        assert_eq!(band(&s, 0), Some(0xABCDEF));
+        assert_eq!(band(&s, 1), Some(0x010203));
+        let fp = 0x1234_5678_9ABC_DEF0;
+        let k = key(0, &of(Some(&s)), fp).unwrap();
+        assert_eq!(k, 0xABCDEF << 40 | fp >> 24);
+        let (lo, hi) = span(0xABCDEF);
+        assert!(lo <= k && k < hi.unwrap());
+        assert_eq!(span(0xFF_FFFF), (0xFF_FFFF << 40, None));
+    }
+
+    #[test]
+    fn short_texts_are_not_indexed_and_share_nothing() {
+        let (a, b) = (sketch(&[1, 2, 3], 63), sketch(&[1, 2, 3], MIN_BAND_SHINGLES as u8 - 1));
+        assert!(share(&a, &a, 1));
+        assert!(!share(&a, &b, 2));
+        assert_eq!(key(0, &of(Some(&b)), 7), None);
+        assert_eq!(key(1, &of(None), 7), None);
+        // The Han flag is not a shingle count.
+        let mut han = a;
+        han.0[63] |= crate::types::sketch::HAN_CHARS_FLAG;
+        assert!(share(&a, &han, 1));
+    }
+
+    #[test]
+    fn only_the_first_bands_are_compared() {
+        let a = sketch(&[1, 2, 3, 4, 5, 6], 63);
+        let b = sketch(&[9, 9, 9, 4, 5, 6], 63);
+        assert!(!share(&a, &b, 1));
+        assert!(share(&a, &b, 2));
+    }
+}
