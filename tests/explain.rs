@@ -86,7 +86,7 @@ fn explain_two_stored_ids_by_the_stores_rule() {
     );
     assert!(
         text.contains(&format!(
-            "verdict by the store's quality mode standard (candidates within 8, and within 12 in the tables' spans, 4 probes of weak bits; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4)): near duplicates (distance {distance} <= k = 8; sketch similarity 0."
+            "verdict by the store's quality mode standard (candidates within 8, and within 12 in the tables' spans, 4 probes of weak bits, any distance sharing one of 2 bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4)): near duplicates (distance {distance} <= k = 8; sketch similarity 0."
         )),
         "{text}"
     );
@@ -127,15 +127,17 @@ fn reversed() -> String {
 }
 
 /// An edit of the article 4 to 8 bits away with agreeing sketches that the default store's
-/// tables (the standard mode's at 1M) put in no common span with it.
+/// tables (the standard mode's at 1M) put in no common span with it, sharing a band of the
+/// sketch with it.
 fn copy_apart() -> String {
     crate::util::article_edit(ARTICLE, false)
 }
 
 /// The verdict of a store's `explain` given no --k is the store's quality mode's, with the
 /// part of the rule that decided: a copy 6 bits away is a near duplicate by its sketch, the
-/// reversed decoy at distance 0 is not, an edit in no common span is not, a document
-/// without a sketch within k_max is. JSON adds the rule and the decision.
+/// reversed decoy at distance 0 is not, an edit in no common span is, by a band of its
+/// sketch, a document without a sketch within k_max is. JSON adds the rule and the
+/// decision.
 #[test]
 fn explain_gives_the_verdict_of_the_stores_quality_mode() {
     let t = TestCommand::new();
@@ -154,7 +156,7 @@ fn explain_gives_the_verdict_of_the_stores_quality_mode() {
     .collect();
     t.write("in.jsonl", records.concat().as_bytes());
     assert_eq!(code(&t.run(&["import", "in.jsonl"])), 0);
-    let mode = "verdict by the store's quality mode standard (candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4))";
+    let mode = "verdict by the store's quality mode standard (candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits, any distance sharing one of 2 bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4))";
 
     let o = t.run(&["explain", "article", "copy"]);
     assert_eq!(code(&o), 0, "{}{}", out(&o), stderr(&o));
@@ -184,7 +186,7 @@ fn explain_gives_the_verdict_of_the_stores_quality_mode() {
         v["rule"],
         json!({"k": 3, "reach": 12, "min_similarity": 0.3, "probes": 4,
             "min_shingles": 16, "few_shingles_similarity": 0.8, "min_content_shingles": 4,
-            "han_min_similarity": 0.25, "han_similarity_per_bit": 0.025, "han_min_shingles": 24})
+            "han_min_similarity": 0.25, "han_similarity_per_bit": 0.025, "han_min_shingles": 24, "bands": 2})
     );
     assert!(v["similarity"].as_f64().unwrap() >= 0.2, "{v}");
 
@@ -195,13 +197,16 @@ fn explain_gives_the_verdict_of_the_stores_quality_mode() {
     assert!(out(&o).contains(" < 0.3)"), "{}", out(&o));
 
     let o = t.run(&["explain", "--json", "article", "apart"]);
-    assert_eq!(code(&o), 1, "{}", out(&o));
+    assert_eq!(code(&o), 0, "{}", out(&o));
     let v: Value = serde_json::from_str(&out(&o)).unwrap();
-    assert_eq!(v["decided_by"], "not_in_a_span", "{v}");
+    assert_eq!(v["decided_by"], "band_sketches_agree", "{v}");
     assert!(
-        v["reason"].as_str().unwrap().contains("no common span"),
+        v["reason"].as_str().unwrap().contains("the sketches share a band"),
         "{v}"
     );
+    // Under --verify (no bands) the same pair is in no common span within k = 3.
+    let o = t.run(&["explain", "--json", "--verify", "0.3", "article", "apart"]);
+    assert_eq!(code(&o), 1, "{}", out(&o));
 
     let o = t.run(&["explain", "--json", "article", "bare"]);
     assert_eq!(code(&o), 0, "{}", out(&o));

@@ -77,7 +77,7 @@ fn init_quality_records_the_mode_and_its_k_max() {
     let o = t.run(&["stats"]);
     assert!(
         stdout(&o)
-            .contains("quality:        high (candidates within 3, and within 14 in the tables' spans, 44 probes of weak bits; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4))"),
+            .contains("quality:        high (candidates within 3, and within 14 in the tables' spans, 44 probes of weak bits, any distance sharing one of 2 bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4))"),
         "{}",
         stdout(&o)
     );
@@ -90,7 +90,7 @@ fn init_quality_records_the_mode_and_its_k_max() {
         v["quality_rule"],
         json!({"k": 3, "reach": 14, "min_similarity": 0.3, "probes": 44,
             "min_shingles": 16, "few_shingles_similarity": 0.8, "min_content_shingles": 4,
-            "han_min_similarity": 0.25, "han_similarity_per_bit": 0.025, "han_min_shingles": 24})
+            "han_min_similarity": 0.25, "han_similarity_per_bit": 0.025, "han_min_shingles": 24, "bands": 2})
     );
     // The default is standard (k_max 3); --k-max overrides the mode's k_max.
     let standard = t.path("standard.db");
@@ -171,7 +171,7 @@ fn import_dedup_follows_the_mode_unless_k_is_given() {
         [json!({"id": "copy", "duplicate_of": "article", "distance": 6})]
     );
     assert!(
-        stderr(&o).contains("(candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4))"),
+        stderr(&o).contains("(candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits, any distance sharing one of 2 bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4))"),
         "{}",
         stderr(&o)
     );

@@ -185,7 +185,11 @@ pub fn check_mode_queries(store: &Store, what: &str) {
     // its bands alone), and (with probes) matched documents that only its query-directed
     // probes found.
     assert!(beyond_k > 0 && answers > 0, "{beyond_k} {answers}");
-    assert_eq!(beyond_reach > 0, rule.bands > 0, "{what} {quality}: {beyond_reach}");
+    assert_eq!(
+        beyond_reach > 0,
+        rule.bands > 0,
+        "{what} {quality}: {beyond_reach}"
+    );
     assert_eq!(
         by_flips > 0,
         rule.probes > 0,
@@ -287,7 +291,9 @@ fn mode_dedup_pairs_equal_the_model() {
         for (i, a) in docs.iter().enumerate() {
             for b in &docs[i + 1..] {
                 let d = (a.fp ^ b.fp).count_ones();
+                // A dedup walks the permutation tables within the reach (no bands).
                 if layout.finds(rule.k, a.fp, b.fp)
+                    && d <= rule.reach
                     && rule.accepts(d, a.sketch.as_ref(), b.sketch.as_ref())
                 {
                     want.push((

@@ -123,7 +123,7 @@ def test_defaults_follow_the_quality_mode(tmp_path: Path) -> None:
         assert store.stats()["quality_rule"] == {
             "k": 3, "reach": 12, "min_similarity": 0.3, "probes": 4,
             "min_shingles": 16, "few_shingles_similarity": 0.8, "min_content_shingles": 4,
-            "han_min_similarity": 0.25, "han_similarity_per_bit": 0.025, "han_min_shingles": 24,
+            "han_min_similarity": 0.25, "han_similarity_per_bit": 0.025, "han_min_shingles": 24, "bands": 2,
         }
         store.insert("article", ARTICLE)
         # Given no k: the mode's rule (candidates within 12 whose sketches agree).
@@ -151,7 +151,7 @@ def test_defaults_follow_the_quality_mode(tmp_path: Path) -> None:
         assert store.stats()["quality_rule"] == {
             "k": 3, "reach": 14, "min_similarity": 0.3, "probes": 44,
             "min_shingles": 16, "few_shingles_similarity": 0.8, "min_content_shingles": 4,
-            "han_min_similarity": 0.25, "han_similarity_per_bit": 0.025, "han_min_shingles": 24,
+            "han_min_similarity": 0.25, "han_similarity_per_bit": 0.025, "han_min_shingles": 24, "bands": 2,
         }
     with simstore.Store(tmp_path / "wide.db", quality="high", k_max=6) as store:
         assert (store.quality, store.k_max) == ("high", 6)

@@ -32,14 +32,20 @@ pub fn han_threshold() -> String {
 }
 
 /// The rule in words: "within k = 3", "within k = 8, verified at 0.4", or for a mode's rule
-/// "candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits; kept at
-/// sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese;
+/// "candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits, any
+/// distance sharing one of 2 bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese;
 /// none below 4)".
 pub fn describe(rule: &MatchRule) -> String {
-    let probes = match rule.probes {
+    let mut probes = match rule.probes {
         0 => String::new(),
         n => format!(", {n} probes of weak bits"),
     };
+    if rule.bands > 0 && rule.min_similarity.is_some() {
+        probes += &format!(
+            ", any distance sharing one of {} bands of the sketch",
+            rule.bands
+        );
+    }
     match rule.min_similarity {
         None => format!("within k = {}{probes}", rule.k),
         Some(t) if rule.reach <= rule.k && !rule.unverifiable_within_k => {
@@ -92,14 +98,14 @@ mod tests {
         );
         assert_eq!(
             describe(&Quality::Standard.rule(3)),
-            "candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits; \
-             kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, \
+            "candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits, \
+             any distance sharing one of 2 bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, \
              24 in Chinese; none below 4)"
         );
         assert_eq!(
             describe(&Quality::High.rule(3)),
-            "candidates within 3, and within 14 in the tables' spans, 44 probes of weak bits; \
-             kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, \
+            "candidates within 3, and within 14 in the tables' spans, 44 probes of weak bits, \
+             any distance sharing one of 2 bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, \
              24 in Chinese; none below 4)"
         );
         let json = rule_json(&Quality::High.rule(3));

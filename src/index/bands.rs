@@ -10,8 +10,15 @@ use crate::types::Sketch;
 /// Sketch bytes (minima) in one band.
 pub const BAND_BYTES: usize = 3;
 
-/// The prefix a band table's key is looked up by: the band's bytes.
-pub const BAND_PREFIX_BITS: u32 = 8 * BAND_BYTES as u32;
+/// The bits of a band: the top of a band table's key, looked up as a span.
+pub const BAND_BITS: u32 = 8 * BAND_BYTES as u32;
+
+/// The prefix bits a band table's entries are grouped by in a store whose permutation
+/// tables' longest prefix is `longest`: as many (the buckets hold as many entries as the
+/// permutation tables' do), but at most the band's own bits.
+pub fn table_prefix_bits(longest: u32) -> u32 {
+    longest.clamp(1, BAND_BITS)
+}
 
 /// The most bands a store keeps (the bands are the sketch's first minima, in order).
 pub const MAX_BANDS: u32 = 4;
@@ -64,14 +71,17 @@ pub fn of(sketch: Option<&Sketch>) -> Bands {
 /// band on top, then the fingerprint's top bits (`None`: not indexed).
 pub fn key(i: u32, bands: &Bands, fp: u64) -> Option<u64> {
     let b = *bands.get(i as usize)?;
-    (b != NO_BAND).then(|| u64::from(b) << (64 - BAND_PREFIX_BITS) | fp >> BAND_PREFIX_BITS)
+    (b != NO_BAND).then(|| u64::from(b) << (64 - BAND_BITS) | fp >> BAND_BITS)
 }
 
 /// The keys `lo..hi` of band `b` in a band table (`hi = None`: to the end).
 pub fn span(b: u32) -> (u64, Option<u64>) {
-    let shift = 64 - BAND_PREFIX_BITS;
+    let shift = 64 - BAND_BITS;
     let hi = u64::from(b) + 1;
-    (u64::from(b) << shift, (hi < 1 << BAND_PREFIX_BITS).then(|| hi << shift))
+    (
+        u64::from(b) << shift,
+        (hi < 1 << BAND_BITS).then(|| hi << shift),
+    )
 }
 
 /// Whether two sketches agree on one of their first `bands` bands (both indexed).
@@ -105,7 +115,10 @@ mod tests {
 
     #[test]
     fn short_texts_are_not_indexed_and_share_nothing() {
-        let (a, b) = (sketch(&[1, 2, 3], 63), sketch(&[1, 2, 3], MIN_BAND_SHINGLES as u8 - 1));
+        let (a, b) = (
+            sketch(&[1, 2, 3], 63),
+            sketch(&[1, 2, 3], MIN_BAND_SHINGLES as u8 - 1),
+        );
         assert!(share(&a, &a, 1));
         assert!(!share(&a, &b, 2));
         assert_eq!(key(0, &of(Some(&b)), 7), None);

@@ -11,8 +11,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::error::{Error, Result};
-use crate::index::layout::Layout;
 use crate::index::bands::{self, BAND_DISTANCE_CAP, STORE_BANDS};
+use crate::index::layout::Layout;
 use crate::types::Sketch;
 
 /// A store's quality mode, chosen at creation (`simstore init --quality`) and recorded in
@@ -370,11 +370,17 @@ impl MatchRule {
         match (self.min_similarity, query, stored) {
             (None, _, _) => distance <= self.k,
             (Some(t), Some(a), Some(b)) => {
-                let at = distance.min(BAND_DISTANCE_CAP.max(self.reach));
-                a.similarity(b) >= self.threshold(t, at, a, b)
+                a.similarity(b) >= self.threshold(t, self.verified_at(distance), a, b)
             }
             (Some(_), _, _) => self.unverifiable_within_k && distance <= self.k,
         }
+    }
+
+    /// The distance at which a pair at `distance` is verified: its own, but at most
+    /// [`BAND_DISTANCE_CAP`] (or the reach, if larger), which only a pair found by a band
+    /// exceeds.
+    pub fn verified_at(&self, distance: u32) -> u32 {
+        distance.min(BAND_DISTANCE_CAP.max(self.reach))
     }
 
     /// Whether the rule reads bands and the two sketches share one of them: the pair is a

@@ -12,8 +12,8 @@ use super::rocks::{self, OpenMode};
 use super::salvage::{RepairReport, SalvageReport};
 use super::{Counters, Store, now};
 use crate::error::{Error, Result};
-use crate::index::layout::Layout;
 use crate::index::bands::STORE_BANDS;
+use crate::index::layout::Layout;
 use crate::index::quality::Quality;
 use crate::text::fingerprint::{FingerprintSpec, Fingerprinter};
 

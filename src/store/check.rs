@@ -99,7 +99,9 @@ impl Store {
             entries += 1;
             match entry {
                 Ok((kfp, seq)) => match docs.get(&seq) {
-                    Some((fp, _, _, bands)) if self.manifest.table_key(t, *fp, bands) == Some(kfp) => {
+                    Some((fp, _, _, bands))
+                        if self.manifest.table_key(t, *fp, bands) == Some(kfp) =>
+                    {
                         *seen.entry(seq).or_default() += 1
                     }
                     Some(_) => report.problem(format!(

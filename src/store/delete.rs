@@ -59,7 +59,9 @@ mod tests {
     fn store(n: u64, fail: &Arc<AtomicBool>, writes: &Arc<AtomicUsize>) -> Store {
         let options = StoreBuilder::in_memory().k_max(3);
         let layout = options.layout().unwrap();
-        let mut backend = Hooked::new(Box::new(MemoryBackend::new(layout.tables().len() + crate::index::bands::STORE_BANDS as usize)));
+        let mut backend = Hooked::new(Box::new(MemoryBackend::new(
+            layout.tables().len() + crate::index::bands::STORE_BANDS as usize,
+        )));
         let (fail, writes) = (Arc::clone(fail), Arc::clone(writes));
         backend.on_write = Box::new(move |_| {
             writes.fetch_add(1, Ordering::SeqCst);

@@ -489,7 +489,9 @@ mod tests {
     fn gated(fail_from: usize) -> Gated {
         let options = StoreBuilder::in_memory().k_max(3);
         let layout = options.layout().unwrap();
-        let mut backend = Hooked::new(Box::new(MemoryBackend::new(layout.tables().len() + crate::index::bands::STORE_BANDS as usize)));
+        let mut backend = Hooked::new(Box::new(MemoryBackend::new(
+            layout.tables().len() + crate::index::bands::STORE_BANDS as usize,
+        )));
         let armed = Arc::new(AtomicBool::new(false));
         let writes = Arc::new(AtomicUsize::new(0));
         let gate = Arc::new((Mutex::new(false), Condvar::new()));
@@ -981,7 +983,9 @@ mod tests {
     fn a_page_stored_during_a_check_is_its_exact_duplicate() {
         let options = StoreBuilder::in_memory().k_max(3);
         let layout = options.layout().unwrap();
-        let mut backend = Hooked::new(Box::new(MemoryBackend::new(layout.tables().len() + crate::index::bands::STORE_BANDS as usize)));
+        let mut backend = Hooked::new(Box::new(MemoryBackend::new(
+            layout.tables().len() + crate::index::bands::STORE_BANDS as usize,
+        )));
         let store_cell: Arc<OnceLock<Weak<Store>>> = Arc::new(OnceLock::new());
         let armed = Arc::new(AtomicBool::new(false));
         let (cell, arm) = (Arc::clone(&store_cell), Arc::clone(&armed));

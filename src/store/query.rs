@@ -143,7 +143,9 @@ impl Store {
         let mut spans = Vec::new();
         let mut owners = Vec::new();
         for (q, query) in queries.iter().enumerate() {
-            let Some(sketch) = query.sketch.as_ref() else { continue };
+            let Some(sketch) = query.sketch.as_ref() else {
+                continue;
+            };
             for i in 0..count {
                 if let Some(b) = bands::band(sketch, i) {
                     let (lo, hi) = bands::span(b);

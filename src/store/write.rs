@@ -235,7 +235,10 @@ impl Store {
     /// Whether entry `e` has the table keys of stored document `old`: the same fingerprint,
     /// and the same band keys (or none).
     fn same_keys(&self, old: &Linked, e: &Entry) -> bool {
-        let (a, b) = (bands::of(old.sketch.as_ref()), bands::of(e.meta.sketch.as_ref()));
+        let (a, b) = (
+            bands::of(old.sketch.as_ref()),
+            bands::of(e.meta.sketch.as_ref()),
+        );
         old.fp == e.fp.0 && a[..self.manifest.bands as usize] == b[..self.manifest.bands as usize]
     }
 
@@ -393,7 +396,9 @@ mod tests {
         let options = StoreBuilder::in_memory().k_max(3);
         let layout = options.layout().unwrap();
         // A flush as slow as it can be: it says it started, then waits for the test.
-        let mut backend = Hooked::new(Box::new(MemoryBackend::new(layout.tables().len() + crate::index::bands::STORE_BANDS as usize)));
+        let mut backend = Hooked::new(Box::new(MemoryBackend::new(
+            layout.tables().len() + crate::index::bands::STORE_BANDS as usize,
+        )));
         let (started_tx, release_rx) = (Mutex::new(started_tx), Mutex::new(release_rx));
         backend.on_flush = Box::new(move || {
             let _ = started_tx.lock().unwrap().send(());

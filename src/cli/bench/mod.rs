@@ -12,8 +12,8 @@ use rayon::prelude::*;
 use simstore::index::probing::{self, Flip};
 use simstore::types::weak_bits::WEAK_BITS;
 use simstore::{
-    BatchOutcome, DocMeta, Entry, Fingerprint, Layout, Match, MatchRule, Quality, QueryKey, Store,
-    WeakBits,
+    BatchOutcome, DocMeta, Entry, Fingerprint, Layout, Match, MatchRule, Quality, QueryKey, Sketch,
+    Store, WeakBits,
 };
 
 use super::Code;
@@ -34,10 +34,11 @@ use measure::{Figures, measure, print_table, throughput, us};
 With --quality MODE the store is created in that quality mode (its layout for --n documents)
 and queried with the mode's rule (Store::query_rule): the tables probed for the mode's k, the
 candidates within its reach (12; high: 14) fetched, and the mode's query-directed probes
-(4 more spans; high: 44, of 16 weak bits drawn per query, as a text's would be). The benchmark's
-fingerprints have no text, so no sketch: the rule keeps the candidates within k, which brute
-force checks; the ones beyond k that the store fetched are counted on the recall line. A query
-with a sketch costs the same plus one sketch comparison per fetched candidate.
+(4 more spans; high: 44, of 16 weak bits drawn per query, as a text's would be), and the spans of
+its 2 sketch bands. The benchmark's fingerprints have no text: each gets a random sketch, and
+the planted neighbours within k the query's own, so the band tables are filled and read as a
+text store's, and the rule keeps exactly the candidates within k, which brute force checks; the
+ones beyond k that the store fetched are counted on the recall line.
 
 Examples:
   simstore bench --n 10000000   (needs ~3 GB of memory and ~1 GB of disk per 10M)
@@ -165,7 +166,8 @@ pub fn run(args: Args) -> Result<Code> {
         plan.describe(args.quality),
         rayon::current_num_threads()
     );
-    let (load, mem) = load(&store, &layout, &fps, &args)?;
+    let seeds = sketch_seeds(&fps, &queries);
+    let (load, mem) = load(&store, &layout, (&fps, &seeds), &args)?;
     let recall = check_recall(&store, mem.as_ref(), &fps, &queries, &plan, &args);
     let figures = measure_all(&store, mem.as_ref(), &fps, &queries, &plan, &args);
     drop(store);
@@ -221,15 +223,16 @@ impl Plan {
         self.rule.map_or(self.k, |r| r.reach.max(r.k))
     }
 
-    /// The store's answer to `q`. With a rule the query has no sketch, so the rule keeps the
-    /// candidates within k; the store still probes the tables for k and fetches every
-    /// candidate within reach: the cost of the mode's query.
+    /// The store's answer to `q`. With a rule the query has the sketch of its planted
+    /// neighbours within k, and every other stored fingerprint a random one, so the rule
+    /// keeps the candidates within k; the store still probes the tables for k, reads its
+    /// bands and fetches every candidate: the cost of the mode's query.
     fn query(&self, store: &Store, q: u64) -> simstore::Result<Vec<Match>> {
         match &self.rule {
             Some(rule) => {
                 let key = QueryKey {
                     fp: Fingerprint(q),
-                    sketch: None,
+                    sketch: Some(synthetic_sketch(q)),
                     weak_bits: Some(synthetic_weak_bits(q)),
                 };
                 store.query_key(&key, rule)
@@ -242,11 +245,15 @@ impl Plan {
     fn describe(&self, quality: Option<Quality>) -> String {
         match (quality, &self.rule) {
             (Some(q), Some(r)) => format!(
-                "quality mode {q} (the tables for k = {} probed{}, candidates within {} fetched; no sketches, so the answers are those within {})",
+                "quality mode {q} (the tables for k = {} probed{}{}, candidates within {} fetched; random sketches but within k, so the answers are those within {})",
                 r.k,
                 match r.probes {
                     0 => String::new(),
                     n => format!(" and {n} spans of weak bits"),
+                },
+                match r.bands {
+                    0 => String::new(),
+                    n => format!(" and {n} sketch bands"),
                 },
                 r.reach,
                 r.k
@@ -269,6 +276,23 @@ fn synthetic_weak_bits(q: u64) -> WeakBits {
     WeakBits::from_parts(bits, margins).expect("distinct bits, rising margins")
 }
 
+/// A random sketch of a text filling every bin, drawn from `seed`: two are alike only when
+/// drawn from the same seed.
+fn synthetic_sketch(seed: u64) -> Sketch {
+    let mut rng = Rng(seed ^ 0x5EED_5EED_5EED_5EED);
+    let mut s = [0u8; Sketch::BYTES];
+    for chunk in s.chunks_mut(8) {
+        chunk.copy_from_slice(&rng.next().to_le_bytes()[..chunk.len()]);
+    }
+    s[Sketch::BYTES - 1] = (Sketch::BYTES - 1) as u8;
+    Sketch(s)
+}
+
+/// The stored fingerprint at distance `d` from query `i` of `count` among `n`.
+fn planted_slot(i: usize, d: u32, n: usize, count: usize) -> usize {
+    (i * 5 + d as usize) * (n / (count * 5))
+}
+
 /// `n` uniform fingerprints from `seed`, then planted neighbours: for each of `count`
 /// queries, five stored fingerprints at distance 0, 1, 2, 3 and 4 from it (spread evenly
 /// over the stored ones). Returns the stored fingerprints and the queries.
@@ -279,13 +303,24 @@ fn planted_data(seed: u64, n: usize, count: usize) -> (Vec<u64>, Vec<u64>) {
         .map(|i| {
             let q = rng.next();
             for d in 0..5u32 {
-                let slot = (i * 5 + d as usize) * (n / (count * 5));
-                fps[slot] = rng.flip(q, d);
+                fps[planted_slot(i, d, n, count)] = rng.flip(q, d);
             }
             q
         })
         .collect();
     (fps, queries)
+}
+
+/// The seed of each stored fingerprint's sketch ([`synthetic_sketch`]): its own, but the
+/// query's for the neighbours planted within distance 3 of a query.
+fn sketch_seeds(fps: &[u64], queries: &[u64]) -> Vec<u64> {
+    let mut seeds = fps.to_vec();
+    for (i, &q) in queries.iter().enumerate() {
+        for d in 0..4 {
+            seeds[planted_slot(i, d, fps.len(), queries.len())] = q;
+        }
+    }
+    seeds
 }
 
 /// A new benchmark store at `db` (which must not exist yet): k_max = max(--k, 3), or with
@@ -322,20 +357,28 @@ struct Load {
     mem_build: Duration,
 }
 
-/// Bulk-loads `fps` into `store` (ids `d<index>`) and builds the in-memory index baseline
-/// (unless --no-mem-index); what it cost, and the index.
+/// Bulk-loads `fps` into `store` (ids `d<index>`; in a quality mode, with the sketches
+/// seeded by `seeds`) and builds the in-memory index baseline (unless --no-mem-index); what
+/// it cost, and the index.
 fn load<'a>(
     store: &Store,
     layout: &'a Layout,
-    fps: &[u64],
+    (fps, seeds): (&[u64], &[u64]),
     args: &Args,
 ) -> Result<(Load, Option<MemIndex<'a>>)> {
     let t = Instant::now();
-    let entries = fps.iter().enumerate().map(|(i, &f)| Entry {
-        id: format!("d{i}"),
-        fp: Fingerprint(f),
-        meta: DocMeta::default(),
-    });
+    let entries = fps
+        .iter()
+        .zip(seeds)
+        .enumerate()
+        .map(|(i, (&f, &s))| Entry {
+            id: format!("d{i}"),
+            fp: Fingerprint(f),
+            meta: DocMeta {
+                sketch: args.quality.map(|_| synthetic_sketch(s)),
+                ..DocMeta::default()
+            },
+        });
     let out: BatchOutcome = store.bulk_load(entries)?;
     let import = t.elapsed();
     anyhow::ensure!(
@@ -477,6 +520,9 @@ fn measure_all(
     figures
 }
 
+/// The bytes a sketch adds to a document's record: its `Option` tag and its 64 bytes.
+const SKETCH_RECORD_BYTES: usize = 1 + Sketch::BYTES;
+
 /// Prints the import, index build, size and recall lines.
 fn print_summary(n: usize, load: &Load, recall: &Recall, plan: &Plan) {
     println!(
@@ -488,10 +534,18 @@ fn print_summary(n: usize, load: &Load, recall: &Recall, plan: &Plan) {
         "in-memory index build:   {:.2} s",
         load.mem_build.as_secs_f64()
     );
+    let per = load.size as f64 / n as f64;
+    // A record's sketch: its Option tag and 64 random (incompressible) bytes.
+    let sketches = match plan.rule {
+        Some(_) => format!(
+            "; {:.1} without the {SKETCH_RECORD_BYTES} of each record's sketch, which a store of texts keeps in every mode",
+            per - SKETCH_RECORD_BYTES as f64
+        ),
+        None => String::new(),
+    };
     println!(
-        "store size on disk:      {:.1} MiB ({:.1} bytes/fingerprint)",
+        "store size on disk:      {:.1} MiB ({per:.1} bytes/fingerprint{sketches})",
         load.size as f64 / 1048576.0,
-        load.size as f64 / n as f64
     );
     let Recall {
         expected,

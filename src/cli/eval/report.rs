@@ -111,7 +111,7 @@ pub(super) fn mode(
     writeln!(
         out,
         "quality mode {quality}, a store created for {scale} documents: layout {layout}\n\
-         rule: candidates within {} that the tables for k = {} put in the query's spans{}, kept when both sketches reach similarity {similarity}{} (a side without a sketch: within {})",
+         rule: candidates within {} that the tables for k = {} put in the query's spans{}{}, kept when both sketches reach similarity {similarity}{} (a side without a sketch: within {})",
         rule.reach,
         rule.k,
         match rule.probes {
@@ -119,6 +119,10 @@ pub(super) fn mode(
             n => format!(
                 " (and {n} spans of the second document's weak bits, querying a store that holds the first)"
             ),
+        },
+        match rule.bands {
+            0 => String::new(),
+            n => format!(", and at any distance those sharing one of {n} bands of the sketch"),
         },
         match rule.min_shingles {
             0 => String::new(),

@@ -39,6 +39,11 @@ pub enum Decision {
     NotInASpan,
     /// A candidate whose sketches are less similar than the threshold.
     SketchesDiffer(f64, f64),
+    /// A candidate of the sketch's bands alone (beyond the reach, or in no span of the
+    /// tables) whose sketches are at least the threshold similar: near duplicates.
+    BandAgrees(f64, f64),
+    /// A candidate of the bands alone whose sketches are less similar than the threshold.
+    BandDiffers(f64, f64),
     /// The rule verifies and a side has no sketch (beyond `k`, or a rule that never lets
     /// such a pair match).
     NoSketch,
@@ -49,7 +54,10 @@ impl Decision {
     pub fn accepted(self) -> bool {
         matches!(
             self,
-            Decision::WithinK | Decision::SketchesAgree(..) | Decision::UnverifiableWithinK
+            Decision::WithinK
+                | Decision::SketchesAgree(..)
+                | Decision::UnverifiableWithinK
+                | Decision::BandAgrees(..)
         )
     }
 
@@ -64,6 +72,8 @@ impl Decision {
             Decision::NotInASpan => "not_in_a_span",
             Decision::SketchesDiffer(..) => "sketches_differ",
             Decision::NoSketch => "no_sketch",
+            Decision::BandAgrees(..) => "band_sketches_agree",
+            Decision::BandDiffers(..) => "band_sketches_differ",
         }
     }
 }
@@ -76,6 +86,21 @@ pub fn decide(
 ) -> Decision {
     let rule = &judge.rule;
     let d = a.distance(b);
+    let in_span = d <= rule.k || judge.layout.is_some_and(|l| l.finds(rule.k, a.0, b.0));
+    if let (Some(t), (Some(x), Some(y))) = (rule.min_similarity, sketches)
+        && rule.shares_band(Some(x), Some(y))
+        && (d > rule.reach.max(rule.k) || !in_span)
+    {
+        let (s, t) = (
+            x.similarity(y),
+            rule.threshold(t, rule.verified_at(d), x, y),
+        );
+        return if s >= t {
+            Decision::BandAgrees(s, t)
+        } else {
+            Decision::BandDiffers(s, t)
+        };
+    }
     if d > rule.reach.max(rule.k) {
         return if rule.reach > rule.k {
             Decision::BeyondReach
@@ -83,7 +108,7 @@ pub fn decide(
             Decision::BeyondK
         };
     }
-    if d > rule.k && !judge.layout.is_some_and(|l| l.finds(rule.k, a.0, b.0)) {
+    if !in_span {
         return Decision::NotInASpan;
     }
     match (rule.min_similarity, sketches) {
@@ -134,6 +159,18 @@ pub fn reason(judge: &Judge<'_>, decision: Decision, distance: u32) -> String {
         Decision::SketchesDiffer(s, t) => {
             format!("{span}; sketch similarity {s:.3} < {}{}", share(t), few(t))
         }
+        Decision::BandAgrees(s, t) => format!(
+            "{}; sketch similarity {s:.3} >= {}{}",
+            banded(distance),
+            share(t),
+            few(t)
+        ),
+        Decision::BandDiffers(s, t) => format!(
+            "{}; sketch similarity {s:.3} < {}{}",
+            banded(distance),
+            share(t),
+            few(t)
+        ),
         Decision::UnverifiableWithinK => {
             format!("{span}; a side has no sketch, so within k decides")
         }
@@ -143,6 +180,14 @@ pub fn reason(judge: &Judge<'_>, decision: Decision, distance: u32) -> String {
             "distance {distance} > k = {k}, and the store's tables put the two in no common span: a query of one never sees the other"
         ),
     }
+}
+
+/// How a pair found by a band alone was found.
+fn banded(distance: u32) -> String {
+    format!(
+        "distance {distance}, outside the tables' spans, but the sketches share a band \
+         (candidates from the sketch)"
+    )
 }
 
 /// A threshold as people write it: 0.37, not 0.37000000000000005.
@@ -177,7 +222,10 @@ pub fn line(judge: &Judge<'_>, decision: Decision, distance: u32) -> String {
 /// `similarity` (the sketch similarity the rule checked, or null) and `reason`.
 pub fn json(judge: &Judge<'_>, decision: Decision, distance: u32) -> Value {
     let similarity = match decision {
-        Decision::SketchesAgree(s, _) | Decision::SketchesDiffer(s, _) => Some(s),
+        Decision::SketchesAgree(s, _)
+        | Decision::SketchesDiffer(s, _)
+        | Decision::BandAgrees(s, _)
+        | Decision::BandDiffers(s, _) => Some(s),
         _ => None,
     };
     json!({
@@ -231,7 +279,8 @@ mod tests {
                 let b = Fingerprint(a.0 ^ bits);
                 let d = a.distance(b);
                 for (x, y) in sketch_pairs {
-                    let seen = d <= rule.k || layout.finds(rule.k, a.0, b.0);
+                    let seen =
+                        d <= rule.k || layout.finds(rule.k, a.0, b.0) || rule.shares_band(x, y);
                     let expected = seen && rule.accepts(d, x, y);
                     let decision = decide(&judge, (a, b), (x, y));
                     assert_eq!(decision.accepted(), expected, "{rule:?} d {d} {decision:?}");
@@ -250,6 +299,9 @@ mod tests {
             layout: Some(&layout),
         };
         let (same, other) = (sketch(1), sketch(2));
+        // As alike as `same`, but sharing no band with it.
+        let mut unbanded = same;
+        unbanded.0[..6].copy_from_slice(&[9; 6]);
         let a = Fingerprint(0);
         // 4 bits in one 16-bit block: the other three blocks agree (a common span).
         let in_span = Fingerprint(0xF);
@@ -260,11 +312,23 @@ mod tests {
             decide(&judge, (a, in_span), both),
             Decision::SketchesAgree(1.0, 0.3)
         );
-        assert_eq!(decide(&judge, (a, apart), both), Decision::NotInASpan);
+        let no_band = (Some(&same), Some(&unbanded));
+        assert_eq!(decide(&judge, (a, apart), no_band), Decision::NotInASpan);
         assert_eq!(
-            decide(&judge, (a, Fingerprint(0x1FFF)), both),
+            decide(&judge, (a, Fingerprint(0x1FFF)), no_band),
             Decision::BeyondReach
         );
+        // The sketches' bands find what the tables do not.
+        assert_eq!(
+            decide(&judge, (a, apart), both),
+            Decision::BandAgrees(1.0, 0.3)
+        );
+        assert_eq!(
+            decide(&judge, (a, Fingerprint(!0)), both),
+            Decision::BandAgrees(1.0, 0.3)
+        );
+        let text = line(&judge, Decision::BandAgrees(1.0, 0.3), 64);
+        assert!(text.contains("near duplicates (distance 64, outside the tables' spans, but the sketches share a band"), "{text}");
         let differ = decide(&judge, (a, a), (Some(&same), Some(&other)));
         assert!(
             matches!(differ, Decision::SketchesDiffer(s, _) if s < 0.2),
@@ -280,7 +344,7 @@ mod tests {
         );
         let text = line(&judge, Decision::SketchesAgree(0.5, 0.3), 4);
         assert!(
-            text.starts_with("verdict by the store's quality mode standard (candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4)): near duplicates (distance 4 > k = 3 but within reach 12"),
+            text.starts_with("verdict by the store's quality mode standard (candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits, any distance sharing one of 2 bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4)): near duplicates (distance 4 > k = 3 but within reach 12"),
             "{text}"
         );
     }

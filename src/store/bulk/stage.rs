@@ -53,7 +53,9 @@ pub(super) fn derived(
     let mut keys = Keys {
         tables: TableKeys::new(layout, (base, entries), room, share, spill),
         exact: Sorter::new(spill.clone(), share),
-        bands: (0..band_count).map(|_| Sorter::new(spill.clone(), share)).collect(),
+        bands: (0..band_count)
+            .map(|_| Sorter::new(spill.clone(), share))
+            .collect(),
     };
     let mut staged = Staged::default();
     stage_ids(ingest, rows.finish()?, store, &mut keys, &mut staged)?;
@@ -65,7 +67,9 @@ pub(super) fn derived(
     for (i, keys) in keys.bands.into_iter().enumerate() {
         let t = store.manifest.band_table(i as u32);
         let put = |w: &mut dyn SortedWriter, (k, seq)| w.put_table(k, seq);
-        staged.runs.extend(keys.finish()?.write_to(ingest, Space::Table(t), put)?);
+        staged
+            .runs
+            .extend(keys.finish()?.write_to(ingest, Space::Table(t), put)?);
     }
     // `exact` and the bands are written: their shares are free again.
     staged.runs.extend(keys.tables.write(ingest, layout, left)?);

@@ -20,7 +20,13 @@ fn injected(what: &str) -> Error {
 /// change set that removes the bulk-load marker.
 fn faulty_store(path: &Path, ingest_after: usize, commit: bool) -> Store {
     let layout = Layout::new(3, 4).unwrap();
-    let inner = rocks::create(path, layout.tables().len() + crate::index::bands::STORE_BANDS as usize, 8 << 20, |_| Ok(())).unwrap();
+    let inner = rocks::create(
+        path,
+        layout.tables().len() + crate::index::bands::STORE_BANDS as usize,
+        8 << 20,
+        |_| Ok(()),
+    )
+    .unwrap();
     let mut backend = Hooked::new(Box::new(inner));
     let commit = AtomicBool::new(commit);
     backend.on_write = Box::new(move |changes| {

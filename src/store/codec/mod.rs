@@ -124,7 +124,8 @@ impl Manifest {
     /// Every table's prefix length in bits: the permutation tables', then the bands'.
     pub fn prefix_bits(&self) -> Vec<u32> {
         let mut bits = self.layout.prefix_bits();
-        bits.extend((0..self.bands).map(|_| bands::BAND_PREFIX_BITS));
+        let band = bands::table_prefix_bits(bits.iter().copied().max().unwrap_or(0));
+        bits.extend((0..self.bands).map(|_| band));
         bits
     }
 
@@ -290,9 +291,8 @@ pub fn decode_manifest(bytes: &[u8]) -> Result<Manifest> {
     if bands > bands::MAX_BANDS {
         return Err(Error::Corrupt(format!("manifest: {bands} band tables")));
     }
-    let quality = Quality::from_code(v4.quality).ok_or_else(|| {
-        Error::Corrupt(format!("manifest: unknown quality mode {}", v4.quality))
-    })?;
+    let quality = Quality::from_code(v4.quality)
+        .ok_or_else(|| Error::Corrupt(format!("manifest: unknown quality mode {}", v4.quality)))?;
     let body = v4.v3;
     let layout = Layout::from_persisted(body.k_max, body.widths, body.lead.into(), body.tables)
         .map_err(|e| Error::Corrupt(format!("manifest layout: {e}")))?;

@@ -47,6 +47,10 @@ pub(crate) struct RocksBackend {
     present_tables: Vec<String>,
     /// Set for a secondary instance: the directory of its own state.
     secondary: bool,
+    /// Opened for a repair, which rebuilds every table: a table column family that
+    /// RocksDB's own repair did not recover (an empty one, whose files it never saw) is
+    /// made anew instead of refused.
+    repairing: bool,
     /// Held shared by every snapshot of a secondary instance and exclusively by
     /// [`Follow::catch_up`], so a read never sees half of a catch-up.
     catch_up: RwLock<()>,
@@ -163,6 +167,15 @@ impl Backend for RocksBackend {
 
     fn attach_tables(&mut self, prefix_bits: &[u32]) -> Result<()> {
         let names: Vec<String> = (0..prefix_bits.len()).map(options::table_cf_name).collect();
+        if self.repairing {
+            for name in &names {
+                if !self.present_tables.contains(name) {
+                    let opts = options::cf_options(name, &self.cache);
+                    self.db.create_cf(name, &opts).map_err(storage)?;
+                    self.present_tables.push(name.clone());
+                }
+            }
+        }
         if let Some(missing) = names.iter().find(|n| !self.present_tables.contains(n)) {
             return Err(Error::Corrupt(format!(
                 "column family `{missing}` of the manifest's layout is missing"

@@ -279,6 +279,7 @@ fn open_existing(path: &Path, mode: &OpenMode, cache: Cache) -> Result<RocksBack
     }
     let secondary = matches!(mode, OpenMode::Secondary(_));
     let mut backend = assemble(db, cache, path, names, secondary);
+    backend.repairing = repairing;
     // A read-only instance never changes, a secondary only in a catch-up (which empties
     // the pool); neither can refresh an iterator.
     backend.iters = IterPool::new(mode.writes());
@@ -306,6 +307,7 @@ fn assemble(
         table_bits: Vec::new(),
         present_tables,
         secondary,
+        repairing: false,
         catch_up: RwLock::new(()),
         warming: Default::default(),
     }
