@@ -86,7 +86,7 @@ fn explain_two_stored_ids_by_the_stores_rule() {
     );
     assert!(
         text.contains(&format!(
-            "verdict by the store's quality mode standard (candidates within 8, and within 12 in the tables' spans, 4 probes of weak bits, any distance sharing one of 2 bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4)): near duplicates (distance {distance} <= k = 8; sketch similarity 0."
+            "verdict by the store's quality mode standard (candidates within 8, and within 12 in the tables' spans, any distance sharing one of 2 bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4)): near duplicates (distance {distance} <= k = 8; sketch similarity 0."
         )),
         "{text}"
     );
@@ -156,7 +156,7 @@ fn explain_gives_the_verdict_of_the_stores_quality_mode() {
     .collect();
     t.write("in.jsonl", records.concat().as_bytes());
     assert_eq!(code(&t.run(&["import", "in.jsonl"])), 0);
-    let mode = "verdict by the store's quality mode standard (candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits, any distance sharing one of 2 bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4))";
+    let mode = "verdict by the store's quality mode standard (candidates within 3, and within 12 in the tables' spans, any distance sharing one of 2 bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4))";
 
     let o = t.run(&["explain", "article", "copy"]);
     assert_eq!(code(&o), 0, "{}{}", out(&o), stderr(&o));
@@ -184,7 +184,7 @@ fn explain_gives_the_verdict_of_the_stores_quality_mode() {
     );
     assert_eq!(
         v["rule"],
-        json!({"k": 3, "reach": 12, "min_similarity": 0.3, "probes": 4,
+        json!({"k": 3, "reach": 12, "min_similarity": 0.3,
             "min_shingles": 16, "few_shingles_similarity": 0.8, "min_content_shingles": 4,
             "han_min_similarity": 0.25, "han_similarity_per_bit": 0.025, "han_min_shingles": 24, "bands": 2})
     );
@@ -201,7 +201,10 @@ fn explain_gives_the_verdict_of_the_stores_quality_mode() {
     let v: Value = serde_json::from_str(&out(&o)).unwrap();
     assert_eq!(v["decided_by"], "band_sketches_agree", "{v}");
     assert!(
-        v["reason"].as_str().unwrap().contains("the sketches share a band"),
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("the sketches share a band"),
         "{v}"
     );
     // Under --verify (no bands) the same pair is in no common span within k = 3.

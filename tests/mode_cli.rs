@@ -171,7 +171,7 @@ fn import_dedup_follows_the_mode_unless_k_is_given() {
         [json!({"id": "copy", "duplicate_of": "article", "distance": 6})]
     );
     assert!(
-        stderr(&o).contains("(candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits, any distance sharing one of 2 bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4))"),
+        stderr(&o).contains("(candidates within 3, and within 12 in the tables' spans, any distance sharing one of 2 bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4))"),
         "{}",
         stderr(&o)
     );

@@ -208,7 +208,7 @@ fn eval_quality_counts_what_a_store_of_the_mode_finds() {
     );
     assert_eq!(
         r["rule"],
-        json!({"k": 3, "reach": 12, "min_similarity": 0.3, "probes": 4, "min_shingles": 16,
+        json!({"k": 3, "reach": 12, "min_similarity": 0.3, "min_shingles": 16,
             "few_shingles_similarity": 0.8, "min_content_shingles": 4,
             "han_min_similarity": 0.25, "han_similarity_per_bit": 0.025, "han_min_shingles": 24, "bands": 2})
     );

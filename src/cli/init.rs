@@ -13,8 +13,9 @@ use super::Code;
 pub struct Args {
     /// The quality mode, recorded in the store: what a query or check given no --k or
     /// --verify counts as a near duplicate. standard: the candidates within 3 (the tables
-    /// are exact there) and those within 12 in the spans of the tables and of 4 probes of
-    /// the query's least certain bits, kept when their texts' shingle sketches agree (≥ 0.3;
+    /// are exact there), those within 12 in the spans of the tables, and at any distance
+    /// those sharing one of 2 bands of the query's shingle sketch, kept when their texts'
+    /// shingle sketches agree (≥ 0.3;
     /// Chinese, sketched by its characters: ≥ 0.25 + 0.025 a bit of distance; ≥ 0.8 for
     /// texts of fewer than 16 shingles, 24 in Chinese, too little content to tell apart); high:
     /// candidates within 14 read also from 44 probes, in tables laid out for them (more

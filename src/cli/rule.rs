@@ -32,9 +32,9 @@ pub fn han_threshold() -> String {
 }
 
 /// The rule in words: "within k = 3", "within k = 8, verified at 0.4", or for a mode's rule
-/// "candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits, any
-/// distance sharing one of 2 bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese;
-/// none below 4)".
+/// "candidates within 3, and within 12 in the tables' spans, any distance sharing one of 2
+/// bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8
+/// below 16 shingles, 24 in Chinese; none below 4)".
 pub fn describe(rule: &MatchRule) -> String {
     let mut probes = match rule.probes {
         0 => String::new(),
@@ -98,7 +98,7 @@ mod tests {
         );
         assert_eq!(
             describe(&Quality::Standard.rule(3)),
-            "candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits, \
+            "candidates within 3, and within 12 in the tables' spans, \
              any distance sharing one of 2 bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, \
              24 in Chinese; none below 4)"
         );
@@ -114,7 +114,7 @@ mod tests {
             serde_json::json!({"k": 3, "reach": 14, "min_similarity": 0.3, "probes": 44,
                 "min_shingles": 16, "few_shingles_similarity": 0.8, "min_content_shingles": 4,
                 "han_min_similarity": 0.25, "han_similarity_per_bit": 0.025,
-                "han_min_shingles": 24})
+                "han_min_shingles": 24, "bands": 2})
         );
         assert!(
             rule_json(&MatchRule::within(2))

@@ -8,7 +8,7 @@
 use crate::types::Sketch;
 
 /// Sketch bytes (minima) in one band.
-pub const BAND_BYTES: usize = 3;
+pub const BAND_BYTES: usize = 4;
 
 /// The bits of a band: the top of a band table's key, looked up as a span.
 pub const BAND_BITS: u32 = 8 * BAND_BYTES as u32;
@@ -39,21 +39,23 @@ pub const MAX_BAND_CANDIDATES: usize = 64;
 /// are farther apart (the rising Chinese threshold stops rising there).
 pub const BAND_DISTANCE_CAP: u32 = 24;
 
-/// Band `i`'s bytes as a number, when `sketch` is indexed by bands.
+/// Band `i`'s bytes as a number, when `sketch` is indexed by bands. The largest value is
+/// folded into the one below it, so that a band is never [`NO_BAND`].
 pub fn band(sketch: &Sketch, i: u32) -> Option<u32> {
     if sketch.shingles() < MIN_BAND_SHINGLES || i >= MAX_BANDS {
         return None;
     }
     let at = i as usize * BAND_BYTES;
     let bytes = &sketch.0[at..at + BAND_BYTES];
-    Some(bytes.iter().fold(0u32, |v, &b| v << 8 | u32::from(b)))
+    let value = bytes.iter().fold(0u32, |v, &b| v << 8 | u32::from(b));
+    Some(value.min(NO_BAND - 1))
 }
 
 /// A document's bands, `NO_BAND` where it has none: what its band tables' keys are made of
 /// ([`key`]), in 16 bytes.
 pub type Bands = [u32; MAX_BANDS as usize];
 
-/// The value of a band a document does not have (a band is 24 bits).
+/// The value of a band a document does not have ([`band`] never gives it).
 pub const NO_BAND: u32 = u32::MAX;
 
 /// The bands of a document with sketch `sketch` (none without one).
@@ -102,15 +104,19 @@ mod tests {
 
     #[test]
     fn keys_put_the_band_on_top_and_fall_in_its_span() {
-        let s = sketch(&[0xAB, 0xCD, 0xEF, 1, 2, 3], 63);
-        assert_eq!(band(&s, 0), Some(0xABCDEF));
-        assert_eq!(band(&s, 1), Some(0x010203));
+        let s = sketch(&[0xAB, 0xCD, 0xEF, 0x12, 1, 2, 3, 4], 63);
+        assert_eq!(band(&s, 0), Some(0xABCD_EF12));
+        assert_eq!(band(&s, 1), Some(0x0102_0304));
         let fp = 0x1234_5678_9ABC_DEF0;
         let k = key(0, &of(Some(&s)), fp).unwrap();
-        assert_eq!(k, 0xABCDEF << 40 | fp >> 24);
-        let (lo, hi) = span(0xABCDEF);
+        assert_eq!(k, 0xABCD_EF12 << 32 | fp >> 32);
+        let (lo, hi) = span(0xABCD_EF12);
         assert!(lo <= k && k < hi.unwrap());
-        assert_eq!(span(0xFF_FFFF), (0xFF_FFFF << 40, None));
+        // The largest band value is folded below it, whose span ends the table's keys.
+        let last = u64::from(NO_BAND - 1);
+        assert_eq!(span(NO_BAND - 1), (last << 32, Some((last + 1) << 32)));
+        let top = sketch(&[0xFF; 4], 63);
+        assert_eq!(band(&top, 0), Some(NO_BAND - 1));
     }
 
     #[test]
@@ -131,8 +137,8 @@ mod tests {
 
     #[test]
     fn only_the_first_bands_are_compared() {
-        let a = sketch(&[1, 2, 3, 4, 5, 6], 63);
-        let b = sketch(&[9, 9, 9, 4, 5, 6], 63);
+        let a = sketch(&[1, 2, 3, 4, 5, 6, 7, 8], 63);
+        let b = sketch(&[9, 9, 9, 9, 5, 6, 7, 8], 63);
         assert!(!share(&a, &b, 1));
         assert!(share(&a, &b, 2));
     }

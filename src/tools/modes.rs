@@ -73,7 +73,7 @@ impl ModeFigures {
 
     /// Spans read per query over the tables' own.
     fn probe_factor(&self) -> f64 {
-        spans_per_table_span(&self.layout, self.rule.probes)
+        spans_per_table_span(&self.layout, self.rule.probes + self.rule.bands)
     }
 
     /// [`estimated_bytes_per_fingerprint`] of the layout at its scale.

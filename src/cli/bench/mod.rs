@@ -91,6 +91,14 @@ pub struct Args {
     /// reopened): with the automatic probes (the default), in turn, and on threads; 0 skips.
     #[arg(long, default_value_t = 1000)]
     cold: usize,
+    /// With --quality: the query-directed probes of the rule instead of the mode's (to
+    /// measure what they cost).
+    #[arg(long, value_name = "N", requires = "quality")]
+    probes: Option<u32>,
+    /// With --quality: the sketch bands the rule reads instead of the mode's (0: none; at
+    /// most the store's 2), to measure what they cost.
+    #[arg(long, value_name = "N", requires = "quality")]
+    bands: Option<u32>,
     /// RNG seed.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -195,7 +203,9 @@ impl Plan {
     fn new(store: &Store, args: &Args) -> Self {
         match args.quality {
             Some(_) => {
-                let rule = store.mode_rule();
+                let mut rule = store.mode_rule();
+                rule.probes = args.probes.unwrap_or(rule.probes);
+                rule.bands = args.bands.unwrap_or(rule.bands);
                 Plan {
                     k: rule.k,
                     rule: Some(rule),

@@ -301,7 +301,7 @@ mod tests {
         let (same, other) = (sketch(1), sketch(2));
         // As alike as `same`, but sharing no band with it.
         let mut unbanded = same;
-        unbanded.0[..6].copy_from_slice(&[9; 6]);
+        unbanded.0[..8].copy_from_slice(&[9; 8]);
         let a = Fingerprint(0);
         // 4 bits in one 16-bit block: the other three blocks agree (a common span).
         let in_span = Fingerprint(0xF);
@@ -344,7 +344,7 @@ mod tests {
         );
         let text = line(&judge, Decision::SketchesAgree(0.5, 0.3), 4);
         assert!(
-            text.starts_with("verdict by the store's quality mode standard (candidates within 3, and within 12 in the tables' spans, 4 probes of weak bits, any distance sharing one of 2 bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4)): near duplicates (distance 4 > k = 3 but within reach 12"),
+            text.starts_with("verdict by the store's quality mode standard (candidates within 3, and within 12 in the tables' spans, any distance sharing one of 2 bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4)): near duplicates (distance 4 > k = 3 but within reach 12"),
             "{text}"
         );
     }
