@@ -124,11 +124,22 @@ impl Quality {
         }
     }
 
-    /// A query's estimated time on `layout` over `n` fingerprints with the mode's probes
-    /// and band spans: each costs about what one of the tables' own does
+    /// A query's estimated time on `layout` over `n` fingerprints with the mode's extra
+    /// spans ([`Quality::extra_spans`]): each costs about what one of the tables' own does
     /// ([`Layout::expected_query_us`]).
     pub fn expected_query_us(self, layout: &Layout, n: f64) -> f64 {
-        layout.expected_query_us(n) * spans_per_table_span(layout, self.probes() + STORE_BANDS)
+        layout.expected_query_us(n) * spans_per_table_span(layout, self.extra_spans())
+    }
+
+    /// The spans beyond the tables' own that the mode's layout is chosen to afford: the
+    /// high mode's 44 probes; the standard mode's 2 band spans counted twice, since a band
+    /// span's candidates are records the tables did not fetch (4, what its layout was
+    /// chosen with when it read 4 probes instead: the layouts did not change).
+    pub fn extra_spans(self) -> u32 {
+        match self {
+            Quality::Standard => 2 * STORE_BANDS,
+            Quality::High => HIGH_PROBES,
+        }
     }
 
     /// The layout a store of this mode gets for `expected_docs` documents: of the
