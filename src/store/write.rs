@@ -35,6 +35,9 @@ pub(super) struct Linked {
     pub(super) sketch: Option<Sketch>,
 }
 
+/// What a record gives of a document's table keys: its fingerprint, stored time and sketch.
+type RecordKeys = (u64, u64, Option<Sketch>);
+
 /// Replaced or deleted documents after which the tables are flushed.
 pub(super) const CHURN_FLUSH: u64 = 5_000;
 
@@ -354,9 +357,9 @@ impl Store {
     }
 }
 
-/// The fingerprints and stored times of the records of `seqs` (`None` where a record is
-/// missing).
-fn fps_of(snap: &dyn Snapshot, seqs: &[u64]) -> Result<Vec<Option<(u64, u64, Option<Sketch>)>>> {
+/// The fingerprints, stored times and sketches of the records of `seqs` (`None` where a
+/// record is missing).
+fn fps_of(snap: &dyn Snapshot, seqs: &[u64]) -> Result<Vec<Option<RecordKeys>>> {
     if seqs.is_empty() {
         return Ok(Vec::new());
     }
