@@ -1002,3 +1002,56 @@ fn interrupted_repair_is_finished_on_open() {
     let snap = store.backend().snapshot();
     assert_eq!(snap.meta(MetaKey::RepairPending).unwrap(), None);
 }
+
+/// A store written before the band tables (format 7) opens without them: its mode reads
+/// the former 4 probes and no band, and its writes keep no band entry. `relayout` moves it
+/// to format 8 with the band tables rebuilt from its records, after which a copy that
+/// only a band finds is found.
+#[test]
+fn a_format_7_store_has_no_bands_until_relayout() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let article = crate::quality::ARTICLE;
+    let apart = crate::util::article_edit(article, false);
+    let doc = |id: &str, text: &str| simstore::Document {
+        id: id.into(),
+        title: None,
+        text: text.into(),
+        url: None,
+    };
+    let store = Store::builder(&path)
+        .expected_docs(1_000_000)
+        .open()
+        .unwrap();
+    store.insert(&doc("article", article)).unwrap();
+    drop(store);
+    crate::util::set_format_version(&path, 7);
+    let store = Store::open(&path).unwrap();
+    let rule = store.mode_rule();
+    assert_eq!((rule.bands, rule.probes), (0, 4));
+    assert!(
+        store.search(&doc("q", &apart)).unwrap().is_empty(),
+        "no band read"
+    );
+    let reversed: Vec<&str> = article.split(' ').rev().collect();
+    store.insert(&doc("other", &reversed.join(" "))).unwrap();
+    let report = store.check().unwrap();
+    assert!(report.is_ok(), "{report:?}");
+    assert_eq!(report.table_entries.len(), 4, "the permutation tables only");
+    let layout = store.layout().clone();
+    let store = store.relayout(layout).unwrap();
+    assert_eq!(store.stats().unwrap().format_version, codec::FORMAT_VERSION);
+    assert_eq!(store.mode_rule(), simstore::Quality::Standard.rule(3));
+    let report = store.check().unwrap();
+    assert!(report.is_ok(), "{report:?}");
+    assert_eq!(
+        report.table_entries[4..],
+        [2, 2],
+        "both documents in both bands"
+    );
+    let found = store.search(&doc("q", &apart)).unwrap();
+    assert_eq!(
+        found.iter().map(|m| m.doc.id.as_str()).collect::<Vec<_>>(),
+        ["article"]
+    );
+}

@@ -419,9 +419,9 @@ pub fn raw_db(path: &std::path::Path) -> rocksdb::DB {
 
 /// An edit of `article` (some words replaced) whose fingerprint is 4 to 8 bits from the
 /// original's, with sketches that agree, and that the standard mode's layout at 1M puts in
-/// one span with the original (`in_span`) or not, even with the mode's probes of the
-/// edit's weak bits — then sharing a band of the sketch with it, which finds it: the first
-/// in a fixed order of edits.
+/// one span with the original (`in_span`) or not, even with the 4 probes of the edit's weak
+/// bits that the mode reads on a store without bands — then sharing a band of the sketch
+/// with it, which finds it: the first in a fixed order of edits.
 pub fn article_edit(article: &str, in_span: bool) -> String {
     use simstore::index::probing;
     let f = simstore::Fingerprinter::new();
@@ -444,8 +444,9 @@ pub fn article_edit(article: &str, in_span: bool) -> String {
                     let a = f.analyze(None, &text).unwrap();
                     let fp = a.fingerprint.0;
                     let d = (fp ^ original).count_ones();
-                    let flips =
-                        probing::query_flips(&layout, 3, mode.probes(), a.weak_bits.as_ref());
+                    // The probes of a store without bands too.
+                    let probes = simstore::index::quality::MODE_PROBES_WITHOUT_BANDS;
+                    let flips = probing::query_flips(&layout, 3, probes, a.weak_bits.as_ref());
                     let found = if in_span {
                         layout.finds(3, fp, original)
                     } else {

@@ -86,6 +86,10 @@ pub const HIGH_REACH: u32 = 14;
 /// spans find more of the copies its tables miss, for fewer spans.
 pub const MODE_PROBES: u32 = 0;
 
+/// Query-directed probes of the standard mode on a store without band tables (format 7 and
+/// older): what it read before it read bands.
+pub const MODE_PROBES_WITHOUT_BANDS: u32 = 4;
+
 /// Query-directed probes of the high mode ([`MatchRule::probes`]).
 pub const HIGH_PROBES: u32 = 44;
 
@@ -216,6 +220,19 @@ impl Quality {
             min_shingles: MIN_SHINGLES,
             bands: STORE_BANDS,
         }
+    }
+
+    /// The mode's rule on a store whose layout answers `k_max` exactly and that keeps
+    /// `bands` band tables: [`Quality::rule`] reading at most those; on a store without
+    /// any (format 7 and older), the standard mode reads its former probes instead
+    /// ([`MODE_PROBES_WITHOUT_BANDS`]), so such a store answers as it did.
+    pub fn rule_for(self, k_max: u32, bands: u32) -> MatchRule {
+        let mut rule = self.rule(k_max);
+        rule.bands = rule.bands.min(bands);
+        if rule.bands == 0 && self == Quality::Standard {
+            rule.probes = MODE_PROBES_WITHOUT_BANDS;
+        }
+        rule
     }
 
     /// The name used on the command line and in JSON.
@@ -502,6 +519,19 @@ mod tests {
         assert!(a.similarity(&b) < 0.85);
         assert!(!rule.accepts(40, Some(&a), Some(&b)));
         assert!(rule.accepts(12, Some(&a), Some(&b)), "0.55 at 12 bits");
+    }
+
+    /// A store without band tables (format 7 and older) keeps the standard mode's former
+    /// probes; one with them reads its bands instead.
+    #[test]
+    fn a_store_without_bands_keeps_the_former_probes() {
+        let old = Quality::Standard.rule_for(3, 0);
+        assert_eq!((old.bands, old.probes), (0, MODE_PROBES_WITHOUT_BANDS));
+        let new = Quality::Standard.rule_for(3, 2);
+        assert_eq!((new.bands, new.probes), (2, 0));
+        assert_eq!(new, Quality::Standard.rule(3));
+        let high = Quality::High.rule_for(3, 0);
+        assert_eq!((high.bands, high.probes), (0, HIGH_PROBES));
     }
 
     #[test]

@@ -198,9 +198,8 @@ impl Store {
     /// The rule of the store's mode ([`Quality::rule`] at its `k_max`): what
     /// [`Store::search`] and the checks given no k count as a near duplicate.
     pub fn mode_rule(&self) -> MatchRule {
-        let mut rule = self.manifest.quality.rule(self.manifest.layout.k_max());
-        rule.bands = rule.bands.min(self.manifest.bands);
-        rule
+        let m = &self.manifest;
+        m.quality.rule_for(m.layout.k_max(), m.bands)
     }
 
     /// The rule of a query or check given an optional `k` and an optional similarity
