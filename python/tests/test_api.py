@@ -150,7 +150,7 @@ def test_defaults_follow_the_quality_mode(tmp_path: Path) -> None:
     with simstore.Store(tmp_path / "high.db", quality="high") as store:
         assert (store.quality, store.k_max, store.stats()["quality"]) == ("high", 3, "high")
         assert store.stats()["quality_rule"] == {
-            "k": 3, "reach": 14, "min_similarity": 0.3, "probes": 44,
+            "k": 3, "reach": 14, "min_similarity": 0.3, "probes": 32,
             "min_shingles": 16, "few_shingles_similarity": 0.8, "min_content_shingles": 4,
             "han_min_similarity": 0.25, "han_similarity_per_bit": 0.025, "han_min_shingles": 24, "bands": 2,
         }

@@ -91,7 +91,11 @@ pub const MODE_PROBES: u32 = 0;
 pub const MODE_PROBES_WITHOUT_BANDS: u32 = 4;
 
 /// Query-directed probes of the high mode ([`MatchRule::probes`]).
-pub const HIGH_PROBES: u32 = 44;
+pub const HIGH_PROBES: u32 = 32;
+
+/// The extra spans the high mode's layout is chosen to afford ([`Quality::extra_spans`]):
+/// the 44 probes it read before it read bands (the layouts did not change).
+pub const HIGH_LAYOUT_SPANS: u32 = 44;
 
 impl Quality {
     /// Every mode, in order of cost.
@@ -135,14 +139,15 @@ impl Quality {
         layout.expected_query_us(n) * spans_per_table_span(layout, self.extra_spans())
     }
 
-    /// The spans beyond the tables' own that the mode's layout is chosen to afford: the
-    /// high mode's 44 probes; the standard mode's 2 band spans counted twice, since a band
-    /// span's candidates are records the tables did not fetch (4, what its layout was
-    /// chosen with when it read 4 probes instead: the layouts did not change).
+    /// The spans beyond the tables' own that the mode's layout is chosen to afford, what
+    /// each mode's layout was chosen with before it read bands, so that the layouts did not
+    /// change: the high mode's [`HIGH_LAYOUT_SPANS`] (44; it reads 32 probes and 2 bands
+    /// now); the standard mode's 2 band spans counted twice (4), since a band span's
+    /// candidates are records the tables did not fetch.
     pub fn extra_spans(self) -> u32 {
         match self {
             Quality::Standard => 2 * STORE_BANDS,
-            Quality::High => HIGH_PROBES,
+            Quality::High => HIGH_LAYOUT_SPANS,
         }
     }
 

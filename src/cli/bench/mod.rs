@@ -35,7 +35,7 @@ use measure::{Figures, measure, print_table, throughput, us};
 With --quality MODE the store is created in that quality mode (its layout for --n documents)
 and queried with the mode's rule (Store::query_rule): the tables probed for the mode's k, the
 candidates within its reach (12; high: 14) fetched, and the mode's query-directed probes
-(4 more spans; high: 44, of 16 weak bits drawn per query, as a text's would be), and the spans of
+(high: 32 more spans, of 16 weak bits drawn per query, as a text's would be), and the spans of
 its 2 sketch bands. The benchmark's fingerprints have no text: each gets a random sketch, and
 the planted neighbours within k the query's own, so the band tables are filled and read as a
 text store's, and the rule keeps exactly the candidates within k, which brute force checks; the

@@ -89,6 +89,10 @@ pub struct Args {
         default_value_t = 10_000_000
     )]
     scale: u64,
+    /// With --quality: the query-directed probes of the mode's rule instead of its own (as
+    /// `bench --probes`), to measure a variant.
+    #[arg(long, value_name = "N", requires = "quality")]
+    probes: Option<u32>,
     /// Compare the quality modes side by side at 1M, 10M and 100M documents (see below).
     #[arg(long, conflicts_with_all = ["verify", "quality"])]
     modes: bool,
@@ -171,8 +175,11 @@ fn task(args: &Args) -> Result<Task> {
     }
     Ok(match (args.quality, args.modes) {
         (Some(q), _) => {
-            let p = Predictor::mode(q, args.scale)
+            let mut p = Predictor::mode(q, args.scale)
                 .with_context(|| format!("laying out a {q} store for {} documents", args.scale))?;
+            if let (Predictor::Rule { rule, .. }, Some(n)) = (&mut p, args.probes) {
+                rule.probes = n;
+            }
             Task::Mode(q, args.scale, p)
         }
         (None, true) => Task::Modes,
