@@ -95,7 +95,8 @@ impl Store {
     /// [`Store::dedup`] with the pairs `rule` accepts: those within `rule.reach` that share
     /// a prefix in a table probed for `rule.k` (for a mode's rule, as its queries see
     /// them), kept when the rule accepts their sketches. A verifying rule also reads every
-    /// document's sketch first (about 72 more bytes per document).
+    /// document's sketch first (about 72 more bytes per document). The band tables are not
+    /// walked: a pair that only a band finds is not reported.
     pub fn dedup_rule(&self, rule: &MatchRule) -> Result<DedupReport> {
         let probe = self.manifest.layout.tables_for_k(rule.k)?.len();
         let snap = self.backend.snapshot();

@@ -182,12 +182,14 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
 }
 
 /// The rule of `args`: `--k K` alone, distance ≤ K; `--verify T`, within `--k` (default
-/// `k`) and at least T similar; neither, `mode()`.
+/// `k`) and at least T similar; neither, `mode()` without its bands: a dedup walks the
+/// pairs within the rule's reach (of the store's tables, or of the files), not the band
+/// tables, and says so.
 fn rule_of(args: &Args, k: u32, mode: impl FnOnce() -> MatchRule) -> MatchRule {
     match (args.k_arg, args.verify) {
         (_, Some(t)) => MatchRule::verified(args.k_arg.unwrap_or(k), t),
         (Some(k), None) => MatchRule::within(k),
-        (None, None) => mode(),
+        (None, None) => MatchRule { bands: 0, ..mode() },
     }
 }
 
