@@ -93,6 +93,10 @@ pub struct Args {
     /// `bench --probes`), to measure a variant.
     #[arg(long, value_name = "N", requires = "quality")]
     probes: Option<u32>,
+    /// With --quality: the sketch bands of the mode's rule instead of its own (0 to 4), to
+    /// measure a variant (a store keeps 2).
+    #[arg(long, value_name = "N", requires = "quality", value_parser = clap::value_parser!(u32).range(0..=4))]
+    bands: Option<u32>,
     /// Compare the quality modes side by side at 1M, 10M and 100M documents (see below).
     #[arg(long, conflicts_with_all = ["verify", "quality"])]
     modes: bool,
@@ -177,8 +181,9 @@ fn task(args: &Args) -> Result<Task> {
         (Some(q), _) => {
             let mut p = Predictor::mode(q, args.scale)
                 .with_context(|| format!("laying out a {q} store for {} documents", args.scale))?;
-            if let (Predictor::Rule { rule, .. }, Some(n)) = (&mut p, args.probes) {
-                rule.probes = n;
+            if let Predictor::Rule { rule, .. } = &mut p {
+                rule.probes = args.probes.unwrap_or(rule.probes);
+                rule.bands = args.bands.unwrap_or(rule.bands);
             }
             Task::Mode(q, args.scale, p)
         }
