@@ -43,7 +43,7 @@ pub const MIN_SHINGLES: u32 = 16;
 
 /// A mode's rule never takes a text whose shingles filled fewer bins than this for a near
 /// duplicate of anything: a phrase, one word repeated, an exclamation with emoji ("武汉加油！",
-/// "[加油][加油]") says too little to tell it from another such text, and on 305,786 real
+/// "\[加油\]\[加油\]") says too little to tell it from another such text, and on 305,786 real
 /// short and long documents every pair a mode matched below it was one of those. Exact
 /// duplicates are still found by their content hash (`check_and_insert`, `import --dedup`),
 /// and `--k K` still finds any fingerprint within K.
@@ -274,7 +274,7 @@ pub fn spans_per_table_span(layout: &Layout, probes: u32) -> f64 {
 const REACH_SAMPLES: u64 = 512;
 
 /// The share of fingerprint pairs at distances `k_max + 1 ..= reach` (averaged over the
-/// distances; each distance by [`REACH_SAMPLES`] pseudo-random patterns of differing bits,
+/// distances; each distance by `REACH_SAMPLES` (512) pseudo-random patterns of differing bits,
 /// the same for every layout) that a probe of `layout`'s tables finds when a table also
 /// finds the pairs whose prefixes differ in up to `slack` bits: how much of a mode's reach
 /// beyond the exact `k_max` the layout sees, with query-directed probes that flip the

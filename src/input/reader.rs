@@ -214,7 +214,7 @@ pub fn parse_jsonl_with_others(line: &[u8]) -> Result<(Record, bool), RecordErro
 
 /// Parses one JSONL line (without its newline), line `line_no` of its input, into a
 /// record, reading the fields `fields` names. Records in simstore's own shape (the default
-/// `fields`) are read in one pass ([`own`]); other shapes through a `Value`.
+/// `fields`) are read in one pass (`reader::own`); other shapes through a `Value`.
 pub fn parse_jsonl_fields(
     line: &[u8],
     fields: &Fields,

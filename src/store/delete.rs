@@ -14,7 +14,7 @@ impl Store {
     /// [`Store::delete`]. Returns, for each id in order, whether it was stored (an id
     /// listed twice counts once, at its first place).
     ///
-    /// Errors: [`Error::ReadOnly`]; [`Error::Corrupt`] when an id names a missing record
+    /// Errors: [`crate::Error::ReadOnly`]; [`crate::Error::Corrupt`] when an id names a missing record
     /// (nothing is deleted); storage errors (nothing is deleted on an atomic backend).
     pub fn delete_many(&self, ids: &[&str]) -> Result<Vec<bool>> {
         self.check_writable()?;
