@@ -168,7 +168,7 @@ impl Store {
     /// read in one pipelined round trip per node, and every record in one more.
     pub fn query_batch(&self, fps: &[Fingerprint], k: u32) -> Result<Vec<Vec<Match>>> {
         let probes: Vec<(u64, Vec<Flip>)> = fps.iter().map(|f| (f.0, Vec::new())).collect();
-        self.query_batch_reach(&probes, (&MatchRule::within(k), &[]), k)
+        self.query_batch_reach(&probes, &MatchRule::within(k), &[])
     }
 
     /// [`Store::query_rule`] for many queries (each a fingerprint and its sketch), from one
@@ -183,25 +183,25 @@ impl Store {
             .map(|q| Ok((q.fp.0, self.flips(q.weak_bits.as_ref(), rule)?)))
             .collect::<Result<Vec<_>>>()?;
         let keys: Vec<&QueryKey> = queries.iter().collect();
-        let mut answers = self.query_batch_reach(&probes, (rule, &keys), rule.reach)?;
+        let mut answers = self.query_batch_reach(&probes, rule, &keys)?;
         for (matches, q) in answers.iter_mut().zip(queries) {
             matches.retain(|m| rule.accepts(m.distance, q.sketch.as_ref(), m.doc.sketch.as_ref()));
         }
         Ok(answers)
     }
 
-    /// [`Store::query_batch`] keeping the candidates within `reach` (≥ `rule.k`) that the
-    /// tables for `rule.k` and each query's flips put in its spans, and those that share a
-    /// band with its key in `keys` (before a rule accepts them).
+    /// [`Store::query_batch`] keeping the candidates within `rule`'s reach (≥ `rule.k`) that
+    /// the tables for `rule.k` and each query's flips put in its spans, and those that share
+    /// a band with its key in `keys` (before the rule accepts them).
     fn query_batch_reach(
         &self,
         queries: &[(u64, Vec<Flip>)],
-        (rule, keys): (&MatchRule, &[&QueryKey]),
-        reach: u32,
+        rule: &MatchRule,
+        keys: &[&QueryKey],
     ) -> Result<Vec<Vec<Match>>> {
         let snap = self.backend.probe_view();
         let k = rule.k;
-        let reach = reach.max(k);
+        let reach = rule.reach.max(k);
         let mut hits: Vec<(u64, usize, u32)> = Vec::new();
         self.probe_many(snap.as_ref(), queries, k, Some(reach), |q, seq, d| {
             if d <= reach {

@@ -11,6 +11,7 @@ use super::codec::{self, retention as rcodec};
 use super::write::Linked;
 use super::{Counters, Store, now};
 use crate::error::{Error, Result};
+use crate::index::bands;
 use crate::types::Entry;
 use crate::types::{Retention, StoredDoc, TimeField};
 
@@ -237,7 +238,7 @@ impl Store {
                 fp: doc.fp,
                 hash: doc.content_hash,
                 time: Some(doc.time),
-                sketch: doc.sketch,
+                bands: bands::of(doc.sketch.as_ref()),
             };
             self.push_delete(&mut changes, &doc.id, old);
         }

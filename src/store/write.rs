@@ -9,8 +9,8 @@ use super::codec::{self, IdValue};
 use super::group::{Answer, Ask};
 use super::{BatchOutcome, Counters, InsertOutcome, Store, validate_entry};
 use crate::error::{Error, Result};
-use crate::index::bands;
-use crate::types::{DocMeta, Document, Entry, Fingerprint, Sketch, StoredDoc};
+use crate::index::bands::{self, Bands};
+use crate::types::{DocMeta, Document, Entry, Fingerprint, StoredDoc};
 
 /// Whether a stored entry needs table keys of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,12 +31,13 @@ pub(super) struct Linked {
     pub(super) hash: Option<u128>,
     /// Its stored time, where its record was read.
     pub(super) time: Option<u64>,
-    /// Its sketch, where its record was read (its band tables' keys need it).
-    pub(super) sketch: Option<Sketch>,
+    /// Its bands ([`bands::of`] its sketch, where its record was read): its band tables'
+    /// keys.
+    pub(super) bands: Bands,
 }
 
-/// What a record gives of a document's table keys: its fingerprint, stored time and sketch.
-type RecordKeys = (u64, u64, Option<Sketch>);
+/// What a record gives of a document's table keys: its fingerprint, stored time and bands.
+type RecordKeys = (u64, u64, Bands);
 
 /// Replaced or deleted documents after which the tables are flushed.
 pub(super) const CHURN_FLUSH: u64 = 5_000;
@@ -197,8 +198,8 @@ impl Store {
         keys: TableKeys,
         (time, seen): (u64, u64),
     ) -> Linked {
+        let bands = bands::of(e.meta.sketch.as_ref());
         if keys == TableKeys::New {
-            let bands = bands::of(e.meta.sketch.as_ref());
             for t in 0..self.manifest.tables() {
                 if let Some(key) = self.manifest.table_key(t, e.fp.0, &bands) {
                     changes.push(Change::PutTable(t, key, seq));
@@ -231,18 +232,15 @@ impl Store {
             fp: e.fp.0,
             hash: e.meta.content_hash,
             time: Some(time),
-            sketch: e.meta.sketch,
+            bands,
         }
     }
 
     /// Whether entry `e` has the table keys of stored document `old`: the same fingerprint,
     /// and the same band keys (or none).
     fn same_keys(&self, old: &Linked, e: &Entry) -> bool {
-        let (a, b) = (
-            bands::of(old.sketch.as_ref()),
-            bands::of(e.meta.sketch.as_ref()),
-        );
-        old.fp == e.fp.0 && a[..self.manifest.bands as usize] == b[..self.manifest.bands as usize]
+        let kept = self.manifest.bands as usize;
+        old.fp == e.fp.0 && old.bands[..kept] == bands::of(e.meta.sketch.as_ref())[..kept]
     }
 
     /// The fingerprint an `ids` value of this store holds: none from
@@ -268,10 +266,10 @@ impl Store {
             .map(|(id, value)| {
                 let Some(v) = value else { return Ok(None) };
                 let record = match v.fp {
-                    Some(fp) => Some((fp, None, None)),
-                    None => records.next().flatten().map(|(fp, t, s)| (fp, Some(t), s)),
+                    Some(fp) => Some((fp, None, bands::of(None))),
+                    None => records.next().flatten().map(|(fp, t, b)| (fp, Some(t), b)),
                 };
-                let (fp, time, sketch) = record.ok_or_else(|| {
+                let (fp, time, bands) = record.ok_or_else(|| {
                     Error::Corrupt(format!(
                         "id {id:?} names document {}, which has no record; \
                          `simstore check` reports the damage and `simstore repair` mends it",
@@ -283,7 +281,7 @@ impl Store {
                     fp,
                     hash: v.hash,
                     time,
-                    sketch,
+                    bands,
                 }))
             })
             .collect()
@@ -294,9 +292,8 @@ impl Store {
     /// overwrites or deletes those.
     fn push_unlink(&self, changes: &mut ChangeSet, old: Linked) {
         changes.push(Change::DeleteDoc(old.seq));
-        let bands = bands::of(old.sketch.as_ref());
         for t in 0..self.manifest.tables() {
-            if let Some(key) = self.manifest.table_key(t, old.fp, &bands) {
+            if let Some(key) = self.manifest.table_key(t, old.fp, &old.bands) {
                 changes.push(Change::DeleteTable(t, key, old.seq));
             }
         }
@@ -357,7 +354,7 @@ impl Store {
     }
 }
 
-/// The fingerprints, stored times and sketches of the records of `seqs` (`None` where a
+/// The fingerprints, stored times and bands of the records of `seqs` (`None` where a
 /// record is missing).
 fn fps_of(snap: &dyn Snapshot, seqs: &[u64]) -> Result<Vec<Option<RecordKeys>>> {
     if seqs.is_empty() {
@@ -366,7 +363,7 @@ fn fps_of(snap: &dyn Snapshot, seqs: &[u64]) -> Result<Vec<Option<RecordKeys>>> 
     Ok(snap
         .docs(seqs)?
         .into_iter()
-        .map(|d| d.map(|d| (d.fp, d.time, d.sketch)))
+        .map(|d| d.map(|d| (d.fp, d.time, bands::of(d.sketch.as_ref()))))
         .collect())
 }
 
