@@ -77,7 +77,7 @@ fn init_quality_records_the_mode_and_its_k_max() {
     let o = t.run(&["stats"]);
     assert!(
         stdout(&o)
-            .contains("quality:        high (candidates within 3, and within 14 in the tables' spans, 32 probes of weak bits, any distance sharing one of 2 bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4))"),
+            .contains("quality:        high (candidates within 3, and within 14 in the tables' spans, 28 probes of weak bits, any distance sharing one of 4 bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4))"),
         "{}",
         stdout(&o)
     );
@@ -88,10 +88,11 @@ fn init_quality_records_the_mode_and_its_k_max() {
     );
     assert_eq!(
         v["quality_rule"],
-        json!({"k": 3, "reach": 14, "min_similarity": 0.3, "probes": 32,
+        json!({"k": 3, "reach": 14, "min_similarity": 0.3, "probes": 28,
             "min_shingles": 16, "few_shingles_similarity": 0.8, "min_content_shingles": 4,
-            "han_min_similarity": 0.25, "han_similarity_per_bit": 0.025, "han_min_shingles": 24, "bands": 2})
+            "han_min_similarity": 0.25, "han_similarity_per_bit": 0.025, "han_min_shingles": 24, "bands": 4})
     );
+    assert_eq!(v["band_tables"], 4, "a high store keeps 4 band tables: {v}");
     // The default is standard (k_max 3); --k-max overrides the mode's k_max.
     let standard = t.path("standard.db");
     assert_eq!(code(&t.run_on(&standard, &["init"])), 0);
@@ -99,6 +100,10 @@ fn init_quality_records_the_mode_and_its_k_max() {
     assert_eq!(
         (v["quality"].as_str(), v["k_max"].as_u64()),
         (Some("standard"), Some(3))
+    );
+    assert_eq!(
+        v["band_tables"], 2,
+        "a standard store keeps 2 band tables: {v}"
     );
     let wide = t.path("wide.db");
     assert_eq!(
@@ -364,6 +369,7 @@ fn http_defaults_follow_the_mode() {
     assert!(v["error"].as_str().unwrap().contains("`verify`"), "{v}");
     let (_, v) = crate::util::answer(h.get(s.at("/stats")).call());
     assert_eq!(v["quality"], "standard", "{v}");
+    assert_eq!(v["band_tables"], 2, "{v}");
 }
 
 /// A high-mode store of the former k_max 4 gets the mode's layout of today with

@@ -209,6 +209,66 @@ fn mode_queries_equal_the_model() {
     }
 }
 
+/// A copy whose sketch shares only its third and fourth bands with the stored text (its
+/// first 8 minima differ) and whose fingerprint is 40 bits away: a high store, which keeps
+/// 4 band tables, finds it; a standard store, which keeps 2, does not — on every backend,
+/// and in the high store after it is reopened.
+#[test]
+fn a_high_store_finds_copies_by_its_third_and_fourth_bands() {
+    let mut bytes = [0u8; Sketch::BYTES];
+    for (i, b) in bytes.iter_mut().enumerate() {
+        *b = (i as u8).wrapping_mul(37).wrapping_add(11);
+    }
+    bytes[Sketch::BYTES - 1] = 63; // 63 bins filled, not Han characters
+    let stored = Sketch(bytes);
+    let mut copy = stored;
+    copy.0[..8].copy_from_slice(&[0xEE; 8]);
+    assert!(stored.similarity(&copy) > 0.8);
+    let fp = 0x0123_4567_89AB_CDEF_u64;
+    let query = QueryKey {
+        fp: Fingerprint(fp ^ 0xFFFF_FFFF_FF00_0000),
+        sketch: Some(copy),
+        weak_bits: None,
+    };
+    let meta = DocMeta {
+        sketch: Some(stored),
+        ..DocMeta::default()
+    };
+    for backend in BACKENDS {
+        for quality in Quality::ALL {
+            let dir = tempfile::tempdir().unwrap();
+            let store = open(backend, dir.path(), quality);
+            assert_eq!(store.stats().unwrap().band_tables, quality.bands());
+            store
+                .insert_fingerprint("a", Fingerprint(fp), meta.clone())
+                .unwrap();
+            let found = store.query_key(&query, &store.mode_rule()).unwrap();
+            let ids: Vec<(u32, String)> =
+                found.into_iter().map(|m| (m.distance, m.doc.id)).collect();
+            let want = match quality {
+                Quality::High => vec![(40, "a".to_owned())],
+                Quality::Standard => vec![],
+            };
+            assert_eq!(ids, want, "{backend:?} {quality}");
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    drop(open(Backend::Rocks, dir.path(), Quality::High));
+    let store = StoreBuilder::new(dir.path().join("db")).open().unwrap();
+    store
+        .insert_fingerprint("a", Fingerprint(fp), meta)
+        .unwrap();
+    drop(store);
+    let store = StoreBuilder::new(dir.path().join("db")).open().unwrap();
+    assert_eq!(store.quality(), Quality::High);
+    let found = store.query_key(&query, &store.mode_rule()).unwrap();
+    assert_eq!(found.len(), 1, "after reopening");
+    assert!(
+        store.check().unwrap().is_ok(),
+        "every band entry where check expects it"
+    );
+}
+
 /// An outcome's shape: whether new, the duplicate's id, its distance.
 type Shape = (bool, Option<String>, Option<u32>);
 

@@ -278,7 +278,7 @@ fn bench_quality_measures_the_mode_rule_exactly() {
     let high = bench("high", &["--quality", "high"]);
     assert!(
         high.contains(
-            "quality mode high (the tables for k = 3 probed and 32 spans of weak bits and 2 sketch bands, candidates within 14 fetched"
+            "quality mode high (the tables for k = 3 probed and 28 spans of weak bits and 4 sketch bands, candidates within 14 fetched"
         ),
         "{high}"
     );

@@ -383,6 +383,7 @@ impl Store {
         d.set_item("tables", l.tables().len())?;
         let prefixes: Vec<u32> = l.tables().iter().map(|t| t.prefix_bits()).collect();
         d.set_item("prefix_bits", prefixes)?;
+        d.set_item("band_tables", s.band_tables)?;
         d.set_item("disk_bytes", s.disk_bytes)?;
         d.set_item("memory_bytes", s.memory_bytes)?;
         d.set_item("expected_candidates_per_query", s.expected_candidates)?;

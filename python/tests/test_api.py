@@ -46,7 +46,7 @@ def test_store_round_trip(tmp_path: Path) -> None:
         assert report["ok"] and report["docs"] == 1 and report["table_entries"] == [1, 1, 1, 1, 1, 1]
         stats = store.stats()
         assert stats["docs"] == 1 and stats["k_max"] == 3 and stats["blocks"] == [13, 13, 13, 13, 12]
-        assert stats["spec"] == simstore.SPEC
+        assert stats["spec"] == simstore.SPEC and stats["band_tables"] == 2
     assert store.closed
 
 
@@ -150,10 +150,11 @@ def test_defaults_follow_the_quality_mode(tmp_path: Path) -> None:
     with simstore.Store(tmp_path / "high.db", quality="high") as store:
         assert (store.quality, store.k_max, store.stats()["quality"]) == ("high", 3, "high")
         assert store.stats()["quality_rule"] == {
-            "k": 3, "reach": 14, "min_similarity": 0.3, "probes": 32,
+            "k": 3, "reach": 14, "min_similarity": 0.3, "probes": 28,
             "min_shingles": 16, "few_shingles_similarity": 0.8, "min_content_shingles": 4,
-            "han_min_similarity": 0.25, "han_similarity_per_bit": 0.025, "han_min_shingles": 24, "bands": 2,
+            "han_min_similarity": 0.25, "han_similarity_per_bit": 0.025, "han_min_shingles": 24, "bands": 4,
         }
+        assert store.stats()["band_tables"] == 4
     with simstore.Store(tmp_path / "wide.db", quality="high", k_max=6) as store:
         assert (store.quality, store.k_max) == ("high", 6)
     with pytest.raises(ValueError, match="use standard or high"):

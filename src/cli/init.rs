@@ -18,8 +18,9 @@ pub struct Args {
     /// shingle sketches agree (≥ 0.3;
     /// Chinese, sketched by its characters: ≥ 0.25 + 0.025 a bit of distance; ≥ 0.8 for
     /// texts of fewer than 16 shingles, 24 in Chinese, too little content to tell apart); high:
-    /// candidates within 14 read also from 32 probes, in tables laid out for them (more
-    /// copies found, ~4× the reads a query). See docs/quality.md.
+    /// candidates within 14 read also from 28 probes, in tables laid out for them, and 4
+    /// bands of the sketch (more copies found, ~4× the reads a query, ~21 more bytes a
+    /// document). See docs/quality.md.
     #[arg(long, value_name = "MODE", default_value = "standard", value_parser = quality_parser())]
     quality: Quality,
     /// Largest Hamming distance the tables answer exactly (1 to 16) [default: the quality

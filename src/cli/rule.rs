@@ -104,17 +104,17 @@ mod tests {
         );
         assert_eq!(
             describe(&Quality::High.rule(3)),
-            "candidates within 3, and within 14 in the tables' spans, 32 probes of weak bits, \
-             any distance sharing one of 2 bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, \
+            "candidates within 3, and within 14 in the tables' spans, 28 probes of weak bits, \
+             any distance sharing one of 4 bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, \
              24 in Chinese; none below 4)"
         );
         let json = rule_json(&Quality::High.rule(3));
         assert_eq!(
             json,
-            serde_json::json!({"k": 3, "reach": 14, "min_similarity": 0.3, "probes": 32,
+            serde_json::json!({"k": 3, "reach": 14, "min_similarity": 0.3, "probes": 28,
                 "min_shingles": 16, "few_shingles_similarity": 0.8, "min_content_shingles": 4,
                 "han_min_similarity": 0.25, "han_similarity_per_bit": 0.025,
-                "han_min_shingles": 24, "bands": 2})
+                "han_min_shingles": 24, "bands": 4})
         );
         assert!(
             rule_json(&MatchRule::within(2))

@@ -44,6 +44,7 @@ fn as_json(store: &Store, s: &Stats, observed: &CandidateStats) -> serde_json::V
         "path": store.path(), "docs": s.docs, "format_version": s.format_version,
         "spec": s.spec.to_string(), "spec_version": s.spec.version,
         "k_max": l.k_max(), "blocks": l.widths(), "tables": l.tables().len(), "prefix_bits": prefixes,
+        "band_tables": s.band_tables,
         "disk_bytes": s.disk_bytes, "memory_bytes": s.memory_bytes, "reclaimable_bytes": s.reclaimable_bytes, "expected_candidates_per_query": s.expected_candidates,
         "observed_candidates_per_query": observed.mean(), "observed_candidates_max": observed.max,
         "observed_queries": observed.queries, "expected_query_us": l.expected_query_us(s.docs as f64),
@@ -82,6 +83,11 @@ fn print_text(
     )?;
     writeln!(out, "layout:         {l}")?;
     writeln!(out, "prefix bits:    {prefixes:?}")?;
+    writeln!(
+        out,
+        "band tables:    {} (candidates from the sketch: docs/quality.md)",
+        s.band_tables
+    )?;
     writeln!(
         out,
         "candidates:     {:.1} expected per k_max query (uniform fingerprints; cost model {:.1} µs)",

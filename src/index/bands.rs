@@ -20,11 +20,10 @@ pub fn table_prefix_bits(longest: u32) -> u32 {
     longest.clamp(1, BAND_BITS)
 }
 
-/// The most bands a store keeps (the bands are the sketch's first minima, in order).
+/// The most bands a store keeps (the bands are the sketch's first minima, in order). A new
+/// store keeps, and its mode's rule reads, its quality mode's
+/// ([`crate::index::quality::Quality::bands`]): 2 in the standard mode, 4 in the high mode.
 pub const MAX_BANDS: u32 = 4;
-
-/// The bands a new store keeps, and a quality mode's rule reads.
-pub const STORE_BANDS: u32 = 2;
 
 /// A sketch whose text filled fewer bins than this is not indexed by bands (and does not
 /// look them up): its empty bins were filled from their neighbours, so unrelated short

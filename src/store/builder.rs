@@ -12,7 +12,6 @@ use super::rocks::{self, OpenMode};
 use super::salvage::{RepairReport, SalvageReport};
 use super::{Counters, Store, now};
 use crate::error::{Error, Result};
-use crate::index::bands::STORE_BANDS;
 use crate::index::layout::Layout;
 use crate::index::quality::Quality;
 use crate::text::fingerprint::{FingerprintSpec, Fingerprinter};
@@ -209,6 +208,12 @@ impl StoreBuilder {
             .choose_layout(self.k_max, self.blocks, self.lead, self.expected_docs)
     }
 
+    /// The tables a backend for a new store of these options holds: the layout's
+    /// permutation tables and the mode's band tables ([`Quality::bands`]).
+    pub(crate) fn backend_tables(&self) -> Result<usize> {
+        Ok(self.layout()?.tables().len() + self.quality.bands() as usize)
+    }
+
     /// Opens the store, creating it if allowed and missing.
     ///
     /// Errors: [`Error::NoStore`] (missing and not allowed to create), [`Error::NotAStore`]
@@ -221,7 +226,7 @@ impl StoreBuilder {
         }
         if self.in_memory {
             let layout = self.layout()?;
-            let backend = MemoryBackend::new(layout.tables().len() + STORE_BANDS as usize);
+            let backend = MemoryBackend::new(self.backend_tables()?);
             return Store::create(Box::new(backend), self, layout);
         }
         let mode = match (&self.secondary, self.read_only) {
@@ -414,7 +419,7 @@ impl Store {
             spec: FingerprintSpec::current(),
             created: now(),
             quality,
-            bands: STORE_BANDS,
+            bands: quality.bands(),
         }
     }
 
@@ -504,7 +509,7 @@ impl Store {
             spec: self.manifest.spec.clone(),
             created: self.manifest.created,
             quality: self.manifest.quality,
-            bands: STORE_BANDS,
+            bands: self.manifest.quality.bands(),
         };
         self.write_meta(
             MetaKey::RelayoutPending,

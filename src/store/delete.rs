@@ -60,7 +60,7 @@ mod tests {
         let options = StoreBuilder::in_memory().k_max(3);
         let layout = options.layout().unwrap();
         let mut backend = Hooked::new(Box::new(MemoryBackend::new(
-            layout.tables().len() + crate::index::bands::STORE_BANDS as usize,
+            options.backend_tables().unwrap(),
         )));
         let (fail, writes) = (Arc::clone(fail), Arc::clone(writes));
         backend.on_write = Box::new(move |_| {

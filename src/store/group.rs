@@ -490,7 +490,7 @@ mod tests {
         let options = StoreBuilder::in_memory().k_max(3);
         let layout = options.layout().unwrap();
         let mut backend = Hooked::new(Box::new(MemoryBackend::new(
-            layout.tables().len() + crate::index::bands::STORE_BANDS as usize,
+            options.backend_tables().unwrap(),
         )));
         let armed = Arc::new(AtomicBool::new(false));
         let writes = Arc::new(AtomicUsize::new(0));
@@ -984,7 +984,7 @@ mod tests {
         let options = StoreBuilder::in_memory().k_max(3);
         let layout = options.layout().unwrap();
         let mut backend = Hooked::new(Box::new(MemoryBackend::new(
-            layout.tables().len() + crate::index::bands::STORE_BANDS as usize,
+            options.backend_tables().unwrap(),
         )));
         let store_cell: Arc<OnceLock<Weak<Store>>> = Arc::new(OnceLock::new());
         let armed = Arc::new(AtomicBool::new(false));

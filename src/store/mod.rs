@@ -81,6 +81,9 @@ pub struct Stats {
     pub spec: FingerprintSpec,
     /// The on-disk format version.
     pub format_version: u32,
+    /// The sketch band tables kept beside the permutation tables (standard 2, high 4; 0 in
+    /// a store of format 7 or older: [`crate::index::quality::Quality::bands`]).
+    pub band_tables: u32,
     /// Total size of the store's files, in bytes (0 on Redis Cluster).
     pub disk_bytes: u64,
     /// Memory of the servers holding the store, when they hold it in memory (Redis
@@ -352,6 +355,7 @@ impl Store {
             layout: self.manifest.layout.clone(),
             spec: self.manifest.spec.clone(),
             format_version: self.format,
+            band_tables: self.manifest.bands,
             disk_bytes: self.backend.disk_bytes(),
             memory_bytes: self.backend.memory_bytes(),
             reclaimable_bytes: self.backend.reclaimable_bytes(),

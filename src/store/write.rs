@@ -397,7 +397,7 @@ mod tests {
         let layout = options.layout().unwrap();
         // A flush as slow as it can be: it says it started, then waits for the test.
         let mut backend = Hooked::new(Box::new(MemoryBackend::new(
-            layout.tables().len() + crate::index::bands::STORE_BANDS as usize,
+            options.backend_tables().unwrap(),
         )));
         let (started_tx, release_rx) = (Mutex::new(started_tx), Mutex::new(release_rx));
         backend.on_flush = Box::new(move || {

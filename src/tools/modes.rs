@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::index::bands::{STORE_BANDS, table_prefix_bits};
+use crate::index::bands::table_prefix_bits;
 use crate::index::layout::Layout;
 use crate::index::quality::{MatchRule, Quality, spans_per_table_span};
 use crate::tools::eval::{BasePairs, Collisions, Counts, Pair, Predictor, Signature, evaluate};
@@ -85,9 +85,10 @@ impl ModeFigures {
     }
 
     /// [`estimated_bytes_per_fingerprint`] of the layout at its scale, with the band tables
-    /// every new store keeps.
+    /// a new store of the mode keeps (the plain query: a default store's).
     pub fn estimated_bytes_per_fingerprint(&self) -> f64 {
-        estimated_bytes_per_fingerprint(&self.layout, self.scale as f64, STORE_BANDS)
+        let quality = self.name.parse::<Quality>().unwrap_or_default();
+        estimated_bytes_per_fingerprint(&self.layout, self.scale as f64, quality.bands())
     }
 
     /// Share of the base documents predicted duplicate of an unrelated one.

@@ -35,8 +35,8 @@ use measure::{Figures, measure, print_table, throughput, us};
 With --quality MODE the store is created in that quality mode (its layout for --n documents)
 and queried with the mode's rule (Store::query_rule): the tables probed for the mode's k, the
 candidates within its reach (12; high: 14) fetched, and the mode's query-directed probes
-(high: 32 more spans, of 16 weak bits drawn per query, as a text's would be), and the spans of
-its 2 sketch bands. The benchmark's fingerprints have no text: each gets a random sketch, and
+(high: 28 more spans, of 16 weak bits drawn per query, as a text's would be), and the spans of
+its sketch bands (standard 2, high 4). The benchmark's fingerprints have no text: each gets a random sketch, and
 the planted neighbours within k the query's own, so the band tables are filled and read as a
 text store's, and the rule keeps exactly the candidates within k, which brute force checks; the
 ones beyond k that the store fetched are counted on the recall line.
@@ -97,7 +97,7 @@ pub struct Args {
     #[arg(long, value_name = "N", requires = "quality")]
     probes: Option<u32>,
     /// With --quality: the sketch bands the rule reads instead of the mode's (0: none; at
-    /// most the store's 2), to measure what they cost.
+    /// most the store's: standard 2, high 4), to measure what they cost.
     #[arg(long, value_name = "N", requires = "quality")]
     bands: Option<u32>,
     /// RNG seed.

@@ -94,7 +94,7 @@ pub struct Args {
     #[arg(long, value_name = "N", requires = "quality")]
     probes: Option<u32>,
     /// With --quality: the sketch bands of the mode's rule instead of its own (0 to 4), to
-    /// measure a variant (a store keeps 2).
+    /// measure a variant (a store keeps its mode's: standard 2, high 4).
     #[arg(long, value_name = "N", requires = "quality", value_parser = clap::value_parser!(u32).range(0..=4))]
     bands: Option<u32>,
     /// Compare the quality modes side by side at 1M, 10M and 100M documents (see below).

@@ -33,7 +33,7 @@ pub(super) fn run(out: &mut impl Write, set: &Loaded, json: Option<&Path>) -> Re
     print_table(out, &figures)?;
     writeln!(
         out,
-        "(unrelated: base documents matched with an unrelated one; candidates and µs per query: the cost model's, for uniform fingerprints; est. B/fp: each table entry's packed bytes, the 2 band tables' included, records' sketches not, {:.1} B per bucket and {:.1} B per document, fitted to the store sizes in docs/benchmarks.md)",
+        "(unrelated: base documents matched with an unrelated one; candidates and µs per query: the cost model's, for uniform fingerprints; est. B/fp: each table entry's packed bytes, the store's band tables' included (standard 2, high 4), records' sketches not, {:.1} B per bucket and {:.1} B per document, fitted to the store sizes in docs/benchmarks.md)",
         modes::BUCKET_BYTES,
         modes::DOCUMENT_BYTES
     )?;

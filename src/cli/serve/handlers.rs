@@ -199,7 +199,7 @@ pub(super) async fn stats(State(app): State<Shared>) -> ApiResult {
         Ok(axum::Json(json!({
             "docs": s.docs, "format_version": s.format_version, "spec": s.spec.to_string(),
             "k_max": l.k_max(), "blocks": l.widths(), "tables": l.tables().len(),
-            "disk_bytes": s.disk_bytes, "expected_candidates_per_query": s.expected_candidates,
+            "band_tables": s.band_tables, "disk_bytes": s.disk_bytes, "expected_candidates_per_query": s.expected_candidates,
             "quality": app.store.quality().name(),
             "quality_rule": rule::rule_json(&app.store.mode_rule()),
         })))

@@ -20,13 +20,12 @@ fn injected(what: &str) -> Error {
 /// change set that removes the bulk-load marker.
 fn faulty_store(path: &Path, ingest_after: usize, commit: bool) -> Store {
     let layout = Layout::new(3, 4).unwrap();
-    let inner = rocks::create(
-        path,
-        layout.tables().len() + crate::index::bands::STORE_BANDS as usize,
-        8 << 20,
-        |_| Ok(()),
-    )
-    .unwrap();
+    // A small budget, so the load spills too.
+    let options = StoreBuilder::new(path)
+        .bulk_memory_bytes(64 << 10)
+        .with_layout(layout.clone());
+    let inner =
+        rocks::create(path, options.backend_tables().unwrap(), 8 << 20, |_| Ok(())).unwrap();
     let mut backend = Hooked::new(Box::new(inner));
     let commit = AtomicBool::new(commit);
     backend.on_write = Box::new(move |changes| {
@@ -54,8 +53,6 @@ fn faulty_store(path: &Path, ingest_after: usize, commit: bool) -> Store {
         ingest.ingest(runs)?;
         Err(injected("the ingest of the tables"))
     });
-    // A small budget, so the load spills too.
-    let options = StoreBuilder::new(path).bulk_memory_bytes(64 << 10);
     Store::create(Box::new(backend), options, layout).unwrap()
 }
 
