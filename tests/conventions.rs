@@ -139,12 +139,16 @@ fn subcommands(t: &TestCommand) -> Vec<String> {
 }
 
 /// What the bash completion offers for `words` (the last one is under the cursor), run in
-/// `t`'s directory.
+/// `t`'s directory: the script's function as bash calls it (the command, the word under the
+/// cursor, the one before), then, when it offers nothing, file names — what the
+/// `-o default` the script registers it with makes bash do.
 fn bash_complete(t: &TestCommand, script: &std::path::Path, words: &[&str]) -> Vec<String> {
     let o = Command::new("bash")
         .arg("-c")
         .arg(
-            "source \"$1\"; shift; COMP_WORDS=(\"$@\"); COMP_CWORD=$(($# - 1)); _simstore; \
+            "source \"$1\"; shift; COMP_WORDS=(\"$@\"); COMP_CWORD=$(($# - 1)); \
+             _simstore \"$1\" \"${COMP_WORDS[COMP_CWORD]}\" \"${COMP_WORDS[COMP_CWORD-1]}\"; \
+             if [ ${#COMPREPLY[@]} -eq 0 ]; then COMPREPLY=($(compgen -f -- \"${COMP_WORDS[COMP_CWORD]}\")); fi; \
              printf '%s\\n' \"${COMPREPLY[@]}\"",
         )
         .arg("bash")
@@ -180,7 +184,12 @@ fn bash_completes_subcommands_flags_and_their_values() {
     assert!(all.iter().any(|c| c == "completions") && all.iter().any(|c| c == "man"));
     all.push("help".into());
     all.sort();
-    assert_eq!(complete(&["simstore", ""]), all);
+    let top: Vec<String> = complete(&["simstore", ""])
+        .into_iter()
+        .filter(|w| !w.starts_with('-'))
+        .collect();
+    assert_eq!(top, all);
+    assert!(complete(&["simstore", "--"]).contains(&"--db".to_owned()));
     assert_eq!(complete(&["simstore", "imp"]), ["import"]);
     assert_eq!(complete(&["simstore", "import", "--fo"]), ["--format"]);
     let formats = ["auto", "html", "jsonl", "text", "warc"];
@@ -188,14 +197,20 @@ fn bash_completes_subcommands_flags_and_their_values() {
     // The global --db and its value come before the subcommand.
     let words = ["simstore", "--db", "x.db", "export", "--format", ""];
     assert_eq!(complete(&words), ["csv", "jsonl"]);
-    assert_eq!(
-        complete(&["simstore", "completions", ""]),
-        ["bash", "fish", "zsh"]
-    );
-    // A number has nothing to offer; an input is a file.
-    assert!(complete(&["simstore", "query", "--k", ""]).is_empty());
+    let shells: Vec<String> = complete(&["simstore", "completions", ""])
+        .into_iter()
+        .filter(|w| !w.starts_with('-'))
+        .collect();
+    assert_eq!(shells, ["bash", "fish", "zsh"]);
+    // A number has nothing to offer; an input, a store or an output is a file.
     t.write("pages.jsonl", b"");
+    assert!(complete(&["simstore", "query", "--k", ""]).is_empty());
     assert_eq!(complete(&["simstore", "import", "pag"]), ["pages.jsonl"]);
+    assert_eq!(complete(&["simstore", "--db", "pag"]), ["pages.jsonl"]);
+    assert_eq!(
+        complete(&["simstore", "export", "-o", "pag"]),
+        ["pages.jsonl"]
+    );
     assert!(complete(&["simstore", "serve", "--"]).contains(&"--port".to_owned()));
 }
 
@@ -205,96 +220,165 @@ fn zsh_and_fish_scripts_cover_every_subcommand_and_value() {
     let zsh = completions(&t, "zsh");
     let fish = completions(&t, "fish");
     assert!(zsh.starts_with("#compdef simstore\n"), "{zsh}");
-    assert!(zsh.trim_end().ends_with("_simstore \"$@\""), "{zsh}");
     for name in subcommands(&t) {
-        assert!(
-            zsh.contains(&format!("\n        '{name}:")),
-            "zsh lacks {name}"
-        );
-        assert!(
-            zsh.contains(&format!("\n                {name})\n")),
-            "zsh lacks {name}"
-        );
-        let line = format!("complete -c simstore -n __fish_use_subcommand -a {name} -d '");
+        assert!(zsh.contains(&format!("\n'{name}:")), "zsh lacks {name}");
+        assert!(zsh.contains(&format!("({name})\n")), "zsh lacks {name}");
+        let line =
+            format!("complete -c simstore -n \"__fish_simstore_needs_command\" -f -a \"{name}\"");
         assert!(fish.contains(&line), "fish lacks {name}");
     }
-    assert!(zsh.contains("'--format[") && zsh.contains(":(auto jsonl text html warc)'"));
-    let fish_format =
-        "-n '__fish_seen_subcommand_from import' -l format -r -f -a 'auto jsonl text html warc'";
-    assert!(fish.contains(fish_format), "{fish}");
-    // Quotes in descriptions are escaped for each shell ("the store's size").
-    assert!(zsh.contains("store'\\''s size"), "{zsh}");
-    assert!(fish.contains("store\\'s size"), "{fish}");
-    // Every quote is closed: an even number of unescaped single quotes per line.
-    for line in zsh.lines() {
-        let quotes = line.replace("'\\''", "").matches('\'').count();
-        assert_eq!(quotes % 2, 0, "zsh: {line}");
-    }
-    for line in fish.lines() {
-        let quotes = line.replace("\\'", "").matches('\'').count();
-        assert_eq!(quotes % 2, 0, "fish: {line}");
+    assert!(
+        zsh.contains("'--format=[") && zsh.contains(":(auto jsonl text html warc)'"),
+        "{zsh}"
+    );
+    assert!(
+        fish.contains("-l format -d") && fish.contains("-r -f -a \"auto\\t''"),
+        "{fish}"
+    );
+    // Shells that are installed read their script without a syntax error.
+    for (shell, script, check) in [("zsh", &zsh, "-n"), ("fish", &fish, "--no-execute")] {
+        if Command::new(shell)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+        {
+            let file = t.write(&format!("simstore.{shell}"), script.as_bytes());
+            let o = Command::new(shell).arg(check).arg(&file).output().unwrap();
+            assert!(o.status.success(), "{shell}: {}", stderr(&o));
+        }
     }
 }
 
-/// The roff requests the man page may use.
-const REQUESTS: [&str; 9] = ["TH", "SH", "SS", "TP", "PP", "br", "nf", "fi", "nh"];
+/// The file the command reference is generated into.
+const CLI_REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/cli-reference.md");
+
+/// `simstore ARGS --help` in an empty environment (no `SIMSTORE_*` value shown as set).
+fn help_of(args: &[&str]) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_simstore"))
+        .args(args)
+        .arg("--help")
+        .env_clear()
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// docs/cli-reference.md is the binary's own `--help`, of the command and of every
+/// subcommand, so it cannot drift from the code: `SIMSTORE_BLESS=1` writes it anew.
+#[test]
+fn the_cli_reference_is_the_binarys_own_help() {
+    let t = TestCommand::new();
+    let mut page = String::from(
+        "# Command reference\n\nThe `--help` of `simstore` and of each subcommand, generated from the binary \
+         (`SIMSTORE_BLESS=1 cargo test --release --test tests the_cli_reference` rewrites this \
+         file; the test fails when it is not current). How the commands behave: [cli.md](cli.md).\n",
+    );
+    let section =
+        |title: &str, help: &str| format!("\n## {title}\n\n```text\n{}\n```\n", help.trim_end());
+    page += &section("simstore", &help_of(&[]));
+    for name in subcommands(&t) {
+        page += &section(&format!("simstore {name}"), &help_of(&[&name]));
+    }
+    if std::env::var_os("SIMSTORE_BLESS").is_some() {
+        std::fs::write(CLI_REFERENCE, &page).unwrap();
+    }
+    let current = std::fs::read_to_string(CLI_REFERENCE).unwrap_or_default();
+    assert!(
+        current == page,
+        "docs/cli-reference.md is not the binary's --help: regenerate it with \
+         SIMSTORE_BLESS=1 cargo test --release --test tests the_cli_reference"
+    );
+}
+
+/// `simstore man ARGS`, checked to succeed.
+fn man_page(t: &TestCommand, args: &[&str]) -> String {
+    let o = t.run(&[&["man"], args].concat());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// `page` rendered by man(1) without a warning, where man is installed (CI installs
+/// man-db: .ci/run); `None` elsewhere.
+fn rendered(t: &TestCommand, name: &str, page: &str) -> Option<String> {
+    let installed = Command::new("man").arg("--version").output();
+    if !installed.is_ok_and(|o| o.status.success()) {
+        eprintln!("man(1) is not installed: the pages were checked but not rendered");
+        return None;
+    }
+    let file = t.write(name, page.as_bytes());
+    let o = Command::new("man")
+        .args(["--warnings", "-P", "cat", "-l"])
+        .arg(&file)
+        .env("LANG", "C")
+        .env("MANWIDTH", "100")
+        .output()
+        .unwrap();
+    let warnings = stderr(&o);
+    assert!(
+        o.status.success() && warnings.is_empty(),
+        "{name}: {warnings}"
+    );
+    Some(String::from_utf8_lossy(&o.stdout).into_owned())
+}
 
 #[test]
-fn the_man_page_documents_every_subcommand() {
+fn the_man_pages_document_every_subcommand() {
     let t = TestCommand::new();
-    let o = t.run(&["man"]);
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let page = String::from_utf8(o.stdout).unwrap();
-    assert!(page.starts_with(".TH SIMSTORE 1 "), "{page}");
-    for section in ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "COMMANDS"] {
+    let page = man_page(&t, &[]);
+    assert_eq!(page.matches("\n.TH ").count(), 1, "one title: {page}");
+    assert!(page.contains("\n.TH simstore 1 "), "{page}");
+    for section in [
+        "NAME",
+        "SYNOPSIS",
+        "DESCRIPTION",
+        "OPTIONS",
+        "SUBCOMMANDS",
+        "ENVIRONMENT",
+        "EXAMPLES",
+    ] {
         assert!(page.contains(&format!("\n.SH {section}\n")), "no {section}");
     }
-    for section in ["EXIT STATUS", "ENVIRONMENT"] {
-        assert!(
-            page.contains(&format!("\n.SH \"{section}\"\n"))
-                || page.contains(&format!("\n.SH {section}\n"))
-        );
+    assert!(page.contains("\n.SH \"EXIT STATUS\"\n"), "{page}");
+    let names = subcommands(&t);
+    for name in &names {
+        assert!(page.contains(&format!("simstore\\-{name}(1)")), "no {name}");
+        let sub = man_page(&t, &[name]);
+        assert!(sub.contains(&format!("\n.TH simstore-{name} 1 ")), "{sub}");
     }
-    for name in subcommands(&t) {
-        assert!(
-            page.contains(&format!("\n.SS \"simstore {name}\"\n")),
-            "no {name}"
-        );
-    }
+    let import = man_page(&t, &["import"]);
+    assert!(import.contains("\\fB\\-\\-format\\fR"), "{import}");
     assert!(
-        page.contains("\\fB\\-\\-format\\fR \\fIFORMAT\\fR"),
-        "{page}"
+        import.contains("auto") && import.contains("warc"),
+        "{import}"
     );
-    assert!(page.contains("Values: auto, jsonl, text, html, warc."));
-    for line in page
-        .lines()
-        .filter(|l| l.starts_with('.') || l.starts_with('\''))
-    {
-        let request = line[1..].split_whitespace().next().unwrap_or("");
-        assert!(REQUESTS.contains(&request), "unexpected request: {line}");
-    }
-    // Rendered by man(1) where it is installed: no warning, and the text reads.
-    if Command::new("man")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        let file = t.write("simstore.1", page.as_bytes());
-        let o = Command::new("man")
-            .args(["--warnings", "-P", "cat", "-l"])
-            .arg(&file)
-            .env("LANG", "C")
-            .env("MANWIDTH", "100")
-            .output()
-            .unwrap();
-        let (text, warnings) = (String::from_utf8_lossy(&o.stdout), stderr(&o));
-        assert!(o.status.success() && warnings.is_empty(), "{warnings}");
+    let o = t.run(&["man", "nonesuch"]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("no command \"nonesuch\""),
+        "{}",
+        stderr(&o)
+    );
+    // --dir writes every page.
+    let dir = t.path("man1");
+    let o = t.run(&["man", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("simstore.1")).unwrap(),
+        page
+    );
+    for name in &names {
         assert!(
-            text.contains("simstore import") && text.contains("--format FORMAT"),
+            dir.join(format!("simstore-{name}.1")).is_file(),
+            "no page of {name}"
+        );
+    }
+    if let Some(text) = rendered(&t, "simstore.1", &page) {
+        assert!(
+            text.contains("simstore-import(1)") && text.contains("SIMSTORE_DB"),
             "{text}"
         );
-    } else {
-        // CI installs man-db (.ci/run); elsewhere the roff checks above still ran.
-        eprintln!("man(1) is not installed: the page was checked but not rendered");
+        let text = rendered(&t, "simstore-import.1", &import).unwrap();
+        assert!(text.contains("--format"), "{text}");
     }
 }

@@ -13,6 +13,8 @@ const BINARY_ONLY: &[&str] = &[
     "anyhow",
     "axum",
     "clap",
+    "clap_complete",
+    "clap_mangen",
     "hyper",
     "hyper-util",
     "indicatif",

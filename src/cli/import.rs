@@ -43,8 +43,8 @@ pub struct Args {
     /// Store only documents that are new: a record whose content equals a stored
     /// document's, or that is a near duplicate of one, is not stored and is reported on
     /// stdout. Near duplicate: by the store's quality mode (see `simstore init --quality`:
-    /// within its k_max, or up to 8 bits away with agreeing shingle sketches), or within
-    /// --k, or with --verify. Records are checked in input order (earlier ones win).
+    /// within its k_max, or farther with agreeing shingle sketches), or within --k, or with
+    /// --verify. Records are checked in input order (earlier ones win).
     #[arg(long)]
     dedup: bool,
     /// Largest document read, in bytes (decompressed): a JSONL line, a WARC record, a

@@ -31,9 +31,10 @@ pub struct Args {
     probe_threads: Option<usize>,
     /// Largest Hamming distance to report (at most the store's k_max unless --exhaustive;
     /// at most 64). Without --k and --verify, the store's quality mode decides (see
-    /// `simstore init --quality`): its tables' k_max exactly, and candidates up to 8 bits
-    /// away whose shingle sketch agrees with the query text's (≥ 0.2; a query by --fp, or
-    /// a stored document without text, matches within k_max only). With --k alone: every
+    /// `simstore init --quality`): its tables' k_max exactly, and candidates within 12 bits
+    /// (high: 14) in its tables' spans or sharing a band of the query's sketch, kept when
+    /// their shingle sketches agree with the query text's (≥ 0.3; a query by --fp, or a
+    /// stored document without text, matches within k_max only). With --k alone: every
     /// stored document within K, nothing else.
     #[arg(long = "k", short, value_name = "K", value_parser = clap::value_parser!(u32).range(0..=64))]
     k: Option<u32>,

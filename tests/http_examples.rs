@@ -1,6 +1,6 @@
-//! The README's HTTP examples (its section "Serving crawlers over HTTP"), run in order
-//! against a real `simstore serve` on a new store, as the README starts one: each answer
-//! must be the one the README shows, so the examples cannot rot.
+//! The HTTP examples of docs/http.md (its section "Serving crawlers over HTTP"), run in
+//! order against a real `simstore serve` on a new store, as the page starts one: each answer
+//! must be the one the page shows, so the examples cannot rot.
 //!
 //! Each `post`/`curl` line is read as a shell command (single-quoted bodies, `-X METHOD`,
 //! `-d BODY`); what it shows is its comment, on the same line or the next: a leading status
@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::util::{TestCommand, http};
 
-/// One example: the request and what the README says it answers.
+/// One example: the request and what docs/http.md says it answers.
 #[derive(Debug)]
 struct Example {
     line: String,
@@ -23,14 +23,14 @@ struct Example {
     shown: String,
 }
 
-/// The first ```sh block of the README's HTTP section.
+/// The first ```sh block of docs/http.md's HTTP section.
 fn http_block() -> Vec<String> {
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/http.md")).unwrap();
     let section = readme
         .split("\n## ")
         .find(|s| s.starts_with("Serving crawlers over HTTP"))
-        .expect("README has a section \"Serving crawlers over HTTP\"");
+        .expect("docs/http.md has a section \"Serving crawlers over HTTP\"");
     let block = section
         .split("```sh\n")
         .nth(1)
@@ -77,7 +77,7 @@ fn examples() -> Vec<Example> {
             "simstore" if words.iter().any(|w| w == "serve") => continue,
             "alias" => continue,
             w if w.starts_with("U=") => continue,
-            _ => panic!("a README HTTP example line this test cannot read: {line:?}"),
+            _ => panic!("a docs/http.md example line this test cannot read: {line:?}"),
         }
         let shown = comment
             .or_else(|| {
@@ -131,7 +131,7 @@ fn same(shown: &Value, answer: &Value, key: &str) -> bool {
     }
 }
 
-/// Checks one answer (`status`, `text`) against what the README shows.
+/// Checks one answer (`status`, `text`) against what docs/http.md shows.
 fn check(e: &Example, status: u16, text: &str) {
     let shown = e.shown.as_str();
     let (want, rest) = match shown.split_once(' ') {
@@ -148,7 +148,7 @@ fn check(e: &Example, status: u16, text: &str) {
         match values.next() {
             Some(Ok(v)) => assert!(
                 same(&v, &answer, ""),
-                "{}\nthe README shows {v}\nthe server answers {answer}",
+                "{}\ndocs/http.md shows {v}\nthe server answers {answer}",
                 e.line
             ),
             // Abridged with a bare `…`: the keys it names are in the answer.
@@ -170,11 +170,11 @@ fn check(e: &Example, status: u16, text: &str) {
 }
 
 #[test]
-fn every_readme_http_example_answers_what_the_readme_shows() {
+fn every_http_example_answers_what_the_page_shows() {
     let examples = examples();
     assert!(
         examples.len() >= 10,
-        "the README's HTTP examples were not found: {examples:#?}"
+        "the HTTP examples of docs/http.md were not found: {examples:#?}"
     );
     let t = TestCommand::new();
     let s = t.serve(&[]);
