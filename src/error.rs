@@ -14,7 +14,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     /// The path exists but does not hold a simstore store.
     #[error(
-        "{path} is not a simstore store ({reason}); choose another --db path, or create a store with `simstore init`"
+        "{path} is not a simstore store ({reason}); open another path, or create a store in a new or empty directory"
     )]
     NotAStore {
         /// The path that was opened.
@@ -24,9 +24,7 @@ pub enum Error {
     },
 
     /// No store exists at the path and the builder was not asked to create one.
-    #[error(
-        "no store at {path}; create one with `simstore init` (or `simstore import`, which creates one)"
-    )]
+    #[error("no store at {path}; create one (StoreBuilder::create_if_missing)")]
     NoStore {
         /// The path that was opened.
         path: PathBuf,
@@ -78,8 +76,7 @@ pub enum Error {
         "the write-ahead log of the store at {path} is damaged ({detail}): the writes after \
          the damage cannot be replayed, so the store was not opened and nothing was changed; \
          salvage it to keep every intact write and drop the damaged ones, which are counted \
-         (StoreBuilder::salvage; from the command line: `simstore repair --salvage`), or \
-         restore a backup"
+         (StoreBuilder::salvage), or restore a backup"
     )]
     DamagedLog {
         /// The store path.
@@ -93,8 +90,7 @@ pub enum Error {
     #[error(
         "the store at {path} is damaged: {detail}; nothing was changed: salvage it (RocksDB \
          rebuilds its file list from the files, then the derived data is rebuilt: \
-         StoreBuilder::salvage; from the command line: `simstore repair --salvage`), or \
-         restore a backup"
+         StoreBuilder::salvage), or restore a backup"
     )]
     Damaged {
         /// The store path.
@@ -104,7 +100,7 @@ pub enum Error {
     },
 
     /// The stored data is damaged: a manifest, record or key could not be decoded.
-    #[error("corrupt store: {0}; run `simstore check` for a full report")]
+    #[error("corrupt store: {0}; Store::check gives a full report")]
     Corrupt(String),
 
     /// An invalid layout was asked for (e.g. k_max not smaller than the number of blocks).
@@ -144,8 +140,8 @@ pub enum Error {
     /// A query asked for a Hamming distance the store's tables cannot answer exactly.
     #[error(
         "k = {k} exceeds this store's k_max = {k_max}: its tables only answer k <= {k_max} exactly; \
-         rebuild them for k = {k} (`simstore relayout --k-max {k}`, Store::relayout), or scan \
-         every document (`simstore query --exhaustive`, Store::query_exhaustive)"
+         rebuild them for k = {k} (Store::relayout), or scan every document \
+         (Store::query_exhaustive)"
     )]
     KTooLarge {
         /// The k asked for.
@@ -207,7 +203,7 @@ pub enum Error {
     #[error(
         "a bulk load through this handle failed midway ({0}); it takes no more writes until \
          the load is recovered: call Store::repair on it, or open the store again (the next \
-         writable open recovers it; from the command line: `simstore repair`)"
+         writable open recovers it)"
     )]
     BulkLoadFailed(String),
 
@@ -237,5 +233,50 @@ fn readable(oldest: &u32, newest: &u32) -> String {
         format!("version {newest}")
     } else {
         format!("versions {oldest} to {newest}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A library error says what is wrong and which API to call: an embedder never reads a
+    /// command line (`simstore init`, `--db`) in its logs; the binary words them for its
+    /// users (`cli/hints.rs`).
+    #[test]
+    fn messages_name_apis_not_commands() {
+        let path = PathBuf::from("pages.db");
+        let errors = [
+            Error::NotAStore {
+                path: path.clone(),
+                reason: "a file".into(),
+            },
+            Error::NoStore { path: path.clone() },
+            Error::DamagedLog {
+                path: path.clone(),
+                detail: "bad record".into(),
+            },
+            Error::Damaged {
+                path: path.clone(),
+                detail: "no CURRENT".into(),
+            },
+            Error::Corrupt("a record".into()),
+            Error::KTooLarge { k: 5, k_max: 3 },
+            Error::BulkLoadFailed("disk full".into()),
+            Error::FormatVersion {
+                found: 1,
+                oldest: 5,
+                expected: 8,
+                hint: crate::store::codec::version_hint(1),
+            },
+            Error::ReadOnly,
+        ];
+        for e in errors {
+            let text = e.to_string();
+            assert!(
+                !text.contains("`simstore") && !text.contains("--"),
+                "{text}"
+            );
+        }
     }
 }

@@ -55,11 +55,10 @@ fn format_v1_store_is_refused_with_what_to_do() {
             msg,
             "store format version 1 is not supported by this build (it reads versions 5 to 8); \
              it was written by an older simstore: re-import its documents from their original \
-             input into a new store (`simstore --db NEW import FILES`); if the simstore that \
-             wrote it has `simstore export`, export it with that binary and import the JSONL \
-             into a new store with this one (that keeps ids, fingerprints, titles and urls; a \
-             store holds no texts, so exact-duplicate checks and --verify need the original \
-             input)"
+             input into a new store; if the simstore that wrote it can export them, export \
+             them with it and import the export into a new store with this one (that keeps \
+             ids, fingerprints, titles and urls; a store holds no texts, so exact-duplicate \
+             checks and verification need the original input)"
         );
     }
     // The refusal changed no data file of the old store.

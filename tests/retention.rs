@@ -416,7 +416,11 @@ fn a_format_6_store_is_expired_by_a_full_scan() {
             ..Retention::default()
         })
         .unwrap_err();
-    assert!(err.to_string().contains("simstore copy"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("copy it into a new store (Store::for_each_doc"),
+        "{err}"
+    );
     sleep(TICK);
     let r = store
         .expire(&ExpireOptions::older_than(0, TimeField::Stored), |_| {})

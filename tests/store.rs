@@ -310,7 +310,7 @@ fn an_id_without_its_record_is_a_clear_error() {
         assert!(matches!(err, Error::Corrupt(_)), "{err:?}");
         let msg = err.to_string();
         assert!(
-            msg.contains("\"lost\"") && msg.contains("simstore repair"),
+            msg.contains("\"lost\"") && msg.contains("Store::repair") && !msg.contains("`simstore"),
             "{msg}"
         );
     }

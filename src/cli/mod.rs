@@ -18,6 +18,7 @@ mod explain;
 mod export;
 mod fingerprint;
 mod get;
+mod hints;
 mod import;
 mod init;
 mod input;
@@ -197,7 +198,7 @@ pub fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            let _ = writeln!(io::stderr(), "error: {e:#}");
+            let _ = writeln!(io::stderr(), "error: {}", hints::message(&e));
             ExitCode::from(2)
         }
     }

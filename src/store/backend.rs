@@ -236,8 +236,8 @@ pub trait Backend: Send + Sync {
     fn backup(&self, _dest: &Path, _keep: Option<usize>) -> Result<BackupInfo> {
         Err(Error::Unsupported(
             "this store's backend takes no backups: back a Redis Cluster store up with \
-             Redis's own RDB/AOF per node, or `simstore copy` it into a local store and back \
-             that up (docs/scaling.md)"
+             Redis's own RDB/AOF per node, or copy it into a local store (Store::for_each_doc \
+             into Store::insert_batch) and back that up (docs/scaling.md)"
                 .into(),
         ))
     }

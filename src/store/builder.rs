@@ -444,8 +444,7 @@ impl Store {
         let reader = options.is_reader();
         if meta.relayout.is_some() && reader {
             return Err(Error::Corrupt(
-                "a relayout of this store was interrupted; open it for writing once to finish it \
-                 (from the command line: `simstore repair`)"
+                "a relayout of this store was interrupted; open it for writing once to finish it"
                     .into(),
             ));
         }
@@ -479,8 +478,7 @@ impl Store {
         };
         if reader && let Some(what) = meta.interrupted() {
             return Err(Error::Corrupt(format!(
-                "{what} this store was interrupted; open it for writing once to recover \
-                 (from the command line: `simstore repair`)"
+                "{what} this store was interrupted; open it for writing once to recover"
             )));
         }
         let mut store = Store::assemble(backend, options, manifest, format, counters);

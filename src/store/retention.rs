@@ -97,7 +97,8 @@ impl Store {
         if r.track_seen && self.format < codec::TIMED_FORMAT {
             return Err(Error::Unsupported(format!(
                 "this store is of format {}, whose records have no last-seen time; copy it \
-                 into a new store (`simstore copy --to NEW`) to track last-seen times",
+                 into a new store (Store::for_each_doc into Store::insert_batch) to track \
+                 last-seen times",
                 self.format
             )));
         }

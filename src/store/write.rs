@@ -272,7 +272,7 @@ impl Store {
                 let (fp, time, bands) = record.ok_or_else(|| {
                     Error::Corrupt(format!(
                         "id {id:?} names document {}, which has no record; \
-                         `simstore check` reports the damage and `simstore repair` mends it",
+                         Store::check reports the damage and Store::repair mends it",
                         v.seq
                     ))
                 })?;

@@ -342,15 +342,15 @@ fn decode_body<B: bincode::Decode<()>>(bytes: &[u8]) -> Result<B> {
 }
 
 /// What to do with a store of format `version`, which this build does not read.
-fn version_hint(version: u32) -> &'static str {
+pub(crate) fn version_hint(version: u32) -> &'static str {
     if version > FORMAT_VERSION {
         "it was written by a newer simstore: upgrade simstore to open it"
     } else {
         "it was written by an older simstore: re-import its documents from their original \
-         input into a new store (`simstore --db NEW import FILES`); if the simstore that \
-         wrote it has `simstore export`, export it with that binary and import the JSONL \
-         into a new store with this one (that keeps ids, fingerprints, titles and urls; a store \
-         holds no texts, so exact-duplicate checks and --verify need the original input)"
+         input into a new store; if the simstore that wrote it can export them, export them \
+         with it and import the export into a new store with this one (that keeps ids, \
+         fingerprints, titles and urls; a store holds no texts, so exact-duplicate checks and \
+         verification need the original input)"
     }
 }
 

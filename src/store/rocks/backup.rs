@@ -73,7 +73,7 @@ pub(crate) fn list(dest: &Path) -> Result<Vec<BackupInfo>> {
 fn existing(dest: &Path) -> Result<BackupEngine> {
     if !dest.is_dir() {
         return Err(Error::Unsupported(format!(
-            "{} is not a backup directory (`simstore backup DEST` makes one)",
+            "{} is not a backup directory (Store::backup makes one)",
             dest.display()
         )));
     }
@@ -99,7 +99,7 @@ pub(crate) fn restore(dest: &Path, id: Option<u32>, into: &Path) -> Result<Backu
     })?;
     let damaged = |e: rocksdb::Error| {
         Error::Corrupt(format!(
-            "backup {} in {} is damaged ({}); restore another one (`simstore backup {} --list`)",
+            "backup {} in {} is damaged ({}); restore another one (list_backups({}) lists them)",
             info.id,
             dest.display(),
             e.into_string(),
