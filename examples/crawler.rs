@@ -18,9 +18,6 @@ use std::sync::Arc;
 use simstore::input::reader::parse_jsonl;
 use simstore::{CheckOutcome, Document, Store};
 
-/// Largest Hamming distance at which a page counts as a near duplicate.
-const K: u32 = 3;
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let input = args
@@ -34,7 +31,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The store is Send + Sync: a real crawler shares one Arc<Store> between its fetcher
     // threads; check_and_insert is atomic, so two threads fetching copies of one page at
     // once never both store it.
-    let store = Arc::new(Store::builder(&path).k_max(K).open()?);
+    let store = Arc::new(Store::builder(&path).open()?);
+    // The store's quality mode (standard, the default): candidates from its tables and its
+    // sketch bands, kept when the texts' shingle sketches agree.
+    let rule = store.mode_rule();
 
     let mut pages: Vec<Document> = Vec::new();
     for line in std::io::BufReader::new(std::fs::File::open(&input)?).lines() {
@@ -64,7 +64,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (mut new, mut exact, mut near) = (0u64, 0u64, 0u64);
     let mut distances: BTreeMap<u32, u64> = BTreeMap::new();
     for page in &frontier {
-        match store.check_and_insert(page, K) {
+        match store.check_and_insert_rule(page, &rule) {
             Ok(CheckOutcome::New { .. }) => new += 1,
             Ok(CheckOutcome::ExactDuplicate { .. }) => exact += 1,
             Ok(CheckOutcome::NearDuplicate { of, distance, .. }) => {
@@ -80,8 +80,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     println!(
-        "crawled {} pages: {new} new (stored), {exact} exact duplicates, {near} near duplicates (k = {K})",
-        frontier.len()
+        "crawled {} pages: {new} new (stored), {exact} exact duplicates, {near} near duplicates (the {} mode)",
+        frontier.len(),
+        store.quality()
     );
     println!("near duplicates by distance: {distances:?}");
     if keep {

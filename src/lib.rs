@@ -20,13 +20,12 @@
 //! // The same article reposted elsewhere, with half-width punctuation.
 //! let repost = Document::new("https://example.org/b", "今天北京的天气很好,我们去公园散步,看到很多人在跑步和放风筝!")
 //!     .with_title("北京天气");
-//! let found = store.query_doc(&repost, 3)?;
+//! let found = store.search(&repost)?; // by the store's quality mode (Store::mode_rule)
 //! assert_eq!(found[0].doc.id, "https://example.com/a");
-//! assert!(found[0].distance <= 3);
 //!
-//! // A crawler stores only what is new, in one atomic call.
+//! // A crawler stores only what is new, in one atomic call, by the same rule.
 //! use simstore::CheckOutcome;
-//! let outcome = store.check_and_insert(&repost, 3)?;
+//! let outcome = store.check_and_insert_rule(&repost, &store.mode_rule())?;
 //! assert!(matches!(outcome, CheckOutcome::ExactDuplicate { ref of, .. } if of == "https://example.com/a"));
 //! assert!(store.get("https://example.org/b")?.is_none(), "a duplicate is not stored");
 //! # Ok(())

@@ -13,35 +13,26 @@ pub(super) struct HttpResponse {
 }
 
 impl HttpResponse {
-    /// Parses the status line and headers of `msg`.
+    /// Parses the status line and headers of `msg` (httparse, as lenient as it goes with the
+    /// responses of real crawls: invalid header lines skipped, obsolete folded ones kept).
     pub(super) fn parse(msg: &[u8]) -> Result<Self, WarcError> {
-        let bad = |what: &str| WarcError::BadHttp(what.to_owned());
-        let (head_len, body_start) =
-            find_header_end(msg).ok_or_else(|| bad("no blank line ends the HTTP headers"))?;
-        let head = String::from_utf8_lossy(&msg[..head_len]);
-        let mut lines = head.lines();
-        let status_line = lines.next().unwrap_or("");
-        let mut parts = status_line.split_whitespace();
-        let version = parts.next().unwrap_or("");
-        if !version.starts_with("HTTP/") {
-            return Err(WarcError::BadHttp(format!(
-                "the status line {:?} does not start with HTTP/",
-                &status_line[..status_line.len().min(60)]
-            )));
+        let mut slots = 64;
+        loop {
+            match parse_head(msg, slots) {
+                Err(httparse::Error::TooManyHeaders) if slots < MAX_HEADERS => slots *= 4,
+                Err(e) => {
+                    return Err(WarcError::BadHttp(format!(
+                        "{e} in the status line or headers"
+                    )));
+                }
+                Ok(None) => {
+                    return Err(WarcError::BadHttp(
+                        "no blank line ends the HTTP headers".into(),
+                    ));
+                }
+                Ok(Some(head)) => return Ok(head),
+            }
         }
-        let status = parts
-            .next()
-            .and_then(|s| s.parse::<u16>().ok())
-            .ok_or_else(|| bad("the status line has no status code"))?;
-        let headers = lines
-            .filter_map(|l| l.split_once(':'))
-            .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
-            .collect();
-        Ok(Self {
-            status,
-            headers,
-            body_start,
-        })
     }
 
     /// The page kind and charset of this response (by status and Content-Type), else why not.
@@ -78,16 +69,34 @@ impl HttpResponse {
     }
 }
 
-/// Where the header part of an HTTP message ends: (its length, where the body starts).
-fn find_header_end(msg: &[u8]) -> Option<(usize, usize)> {
-    let crlf = msg.windows(4).position(|w| w == b"\r\n\r\n");
-    let lf = msg.windows(2).position(|w| w == b"\n\n");
-    match (crlf, lf) {
-        (Some(c), Some(l)) if l < c => Some((l, l + 2)),
-        (Some(c), _) => Some((c, c + 4)),
-        (None, Some(l)) => Some((l, l + 2)),
-        (None, None) => None,
-    }
+/// The most header lines a response may have.
+const MAX_HEADERS: usize = 4096;
+
+/// The status and headers of `msg` with room for `slots` headers; `None` when no blank line
+/// ends them.
+fn parse_head(msg: &[u8], slots: usize) -> Result<Option<HttpResponse>, httparse::Error> {
+    let mut headers = vec![httparse::EMPTY_HEADER; slots];
+    let mut response = httparse::Response::new(&mut headers);
+    let parsed = httparse::ParserConfig::default()
+        .allow_spaces_after_header_name_in_responses(true)
+        .allow_obsolete_multiline_headers_in_responses(true)
+        .allow_multiple_spaces_in_response_status_delimiters(true)
+        .ignore_invalid_headers_in_responses(true)
+        .parse_response(&mut response, msg)?;
+    let httparse::Status::Complete(body_start) = parsed else {
+        return Ok(None);
+    };
+    let headers = (response.headers.iter())
+        .map(|h| {
+            let value = String::from_utf8_lossy(h.value).trim().to_owned();
+            (h.name.to_ascii_lowercase(), value)
+        })
+        .collect();
+    Ok(Some(HttpResponse {
+        status: response.code.unwrap_or(0),
+        headers,
+        body_start,
+    }))
 }
 
 /// The media type (lowercase) and charset of a Content-Type value.
@@ -150,5 +159,40 @@ fn decode_content(coding: Option<&str>, payload: Vec<u8>, max: u64) -> Result<Ve
         Err(e) => Err(WarcError::BadHttp(format!(
             "cannot decode the {coding} Content-Encoding: {e}"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn responses_of_real_crawls_parse_leniently() {
+        // Bare LF line ends, a line that is no header, a folded header.
+        let msg =
+            b"HTTP/1.1 200 OK\nContent-Type: text/html;\n charset=gbk\nnot a header\nX: y\n\nbody";
+        let r = HttpResponse::parse(msg).unwrap();
+        assert_eq!(r.status, 200);
+        assert_eq!(r.page_kind().unwrap(), (PageKind::Html, Some("gbk".into())));
+        assert_eq!(r.payload(msg, 100).unwrap(), b"body");
+        // More headers than the first guess holds.
+        let mut many = b"HTTP/1.0 404 Not Found\r\n".to_vec();
+        for i in 0..300 {
+            many.extend_from_slice(format!("X-{i}: {i}\r\n").as_bytes());
+        }
+        many.extend_from_slice(b"\r\n");
+        let r = HttpResponse::parse(&many).unwrap();
+        assert_eq!((r.status, r.headers.len()), (404, 300));
+        assert!(matches!(r.page_kind(), Err(SkipReason::Status)));
+    }
+
+    #[test]
+    fn what_is_no_http_response_is_refused_with_why() {
+        let refused = |msg: &[u8]| match HttpResponse::parse(msg) {
+            Err(WarcError::BadHttp(why)) => why,
+            _ => panic!("{msg:?} accepted"),
+        };
+        assert!(refused(b"GET / HTTP/1.1\r\n\r\n").contains("status line or headers"));
+        assert!(refused(b"HTTP/1.1 200 OK\r\nA: b\r\n").contains("no blank line"));
     }
 }

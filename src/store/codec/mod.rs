@@ -652,7 +652,7 @@ mod tests {
         // It says what to do: where the documents can come from.
         let msg = err.to_string();
         assert!(
-            msg.contains("from their original input") && msg.contains("simstore export"),
+            msg.contains("from their original input") && msg.contains("export them with it"),
             "{msg}"
         );
         bytes[0] = b'X';
