@@ -206,3 +206,47 @@ fn the_cycle_finder_finds_cycles() {
     dag.get_mut("c").unwrap().clear();
     assert_eq!(find_cycle(&dag), None);
 }
+
+/// The names of the functions in the block of `text` that starts with the line `head` and
+/// ends at the next `}` in column 0.
+fn block_fns(text: &str, head: &str) -> BTreeSet<String> {
+    let start = text
+        .find(&format!("\n{head}"))
+        .unwrap_or_else(|| panic!("no {head:?}"));
+    let block = &text[start + 1..];
+    let block = &block[..block.find("\n}\n").expect("the block ends")];
+    code(block)
+        .filter_map(|l| l.trim_start().strip_prefix("fn "))
+        .map(|l| l.split(['(', '<']).next().unwrap().to_owned())
+        .collect()
+}
+
+/// The test backend that injects failures (`store/hooked.rs`) forwards every method of the
+/// storage seam, the ones with a default too: a wrapper that let a default run would
+/// silently test another backend than the one it wraps.
+#[test]
+fn the_test_wrapper_forwards_every_method_of_the_seam() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store");
+    let seam = std::fs::read_to_string(src.join("backend.rs")).unwrap();
+    let hooked = std::fs::read_to_string(src.join("hooked.rs")).unwrap();
+    for (required, wrapper) in [
+        (
+            "pub trait Backend: Send + Sync {",
+            "impl Backend for Hooked {",
+        ),
+        (
+            "pub trait BulkIngest: Sync {",
+            "impl BulkIngest for Hooked {",
+        ),
+        (
+            "pub trait Snapshot: Sync {",
+            "impl Snapshot for LiveView<'_> {",
+        ),
+    ] {
+        let want = block_fns(&seam, required);
+        let have = block_fns(&hooked, wrapper);
+        assert!(want.len() > 3, "{want:?}");
+        let missing: Vec<&String> = want.difference(&have).collect();
+        assert!(missing.is_empty(), "{wrapper} does not forward {missing:?}");
+    }
+}

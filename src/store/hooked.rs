@@ -3,8 +3,8 @@
 
 use crate::error::Result;
 use crate::store::backend::{
-    Atomicity, Backend, BulkIngest, ChangeSet, DocItem, Durability, FlushScope, IdItem, MetaKey,
-    Snapshot, SortedRun, SortedWriter, Space,
+    Atomicity, Backend, BulkIngest, ChangeSet, DocItem, Durability, FlushScope, Follow, IdItem,
+    MetaKey, Shared, Snapshot, SortedRun, SortedWriter, Space, Span,
 };
 use crate::store::codec::IdValue;
 use crate::types::StoredDoc;
@@ -107,6 +107,21 @@ impl Backend for Hooked {
     fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {
         self.inner.bulk_ingest().map(|_| self as &dyn BulkIngest)
     }
+    fn failed_write_lasts(&self) -> bool {
+        self.inner.failed_write_lasts()
+    }
+    fn replicas_ack(&self) -> Option<u32> {
+        self.inner.replicas_ack()
+    }
+    fn memory_bytes(&self) -> Option<u64> {
+        self.inner.memory_bytes()
+    }
+    fn follow(&self) -> Option<&dyn Follow> {
+        self.inner.follow()
+    }
+    fn shared(&self) -> Option<&dyn Shared> {
+        self.inner.shared()
+    }
 }
 
 impl BulkIngest for Hooked {
@@ -178,5 +193,22 @@ impl Snapshot for LiveView<'_> {
     }
     fn scan_ids(&self, each: &mut dyn FnMut(IdItem<'_>) -> Result<bool>) -> Result<()> {
         self.now().scan_ids(each)
+    }
+    fn scan_span(
+        &self,
+        span: &Span,
+        each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
+    ) -> Result<()> {
+        self.now().scan_span(span, each)
+    }
+    fn scan_spans(
+        &self,
+        spans: &[Span],
+        each: &mut dyn FnMut(usize, Result<(u64, u64)>) -> Result<bool>,
+    ) -> Result<()> {
+        self.now().scan_spans(spans, each)
+    }
+    fn scans_in_order(&self) -> bool {
+        self.now().scans_in_order()
     }
 }
