@@ -359,14 +359,15 @@ fn the_man_pages_document_every_subcommand() {
         "{}",
         stderr(&o)
     );
-    // --dir writes every page.
+    // --dir writes every page, by the rule of every output file: a link stays a link.
     let dir = t.path("man1");
+    std::fs::create_dir(&dir).unwrap();
+    let kept = t.write("kept.1", b"old");
+    std::os::unix::fs::symlink(&kept, dir.join("simstore.1")).unwrap();
     let o = t.run(&["man", "--dir", dir.to_str().unwrap()]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    assert_eq!(
-        std::fs::read_to_string(dir.join("simstore.1")).unwrap(),
-        page
-    );
+    assert!(dir.join("simstore.1").is_symlink());
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), page);
     for name in &names {
         assert!(
             dir.join(format!("simstore-{name}.1")).is_file(),

@@ -3,7 +3,6 @@
 //! the commands, then the exit status, the environment and the examples of `--help` — and
 //! one page per command (`simstore-import(1)`...), as git has.
 
-use std::fs::File;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
@@ -13,6 +12,7 @@ use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, roman};
 
 use super::Code;
+use super::outfile::OutFile;
 
 /// Arguments of `simstore man`.
 #[derive(Debug, clap::Args)]
@@ -35,14 +35,18 @@ pub fn run(args: Args) -> Result<Code> {
     cmd.build();
     if let Some(dir) = &args.dir {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        // Every page by the rule of every file a command writes (`outfile`): a new or regular
+        // file replaced whole, a link followed, a FIFO written through.
+        let write = |name: String, render: &dyn Fn(&mut dyn Write) -> Result<()>| {
+            let mut file = OutFile::create(&dir.join(name))?;
+            render(&mut file)?;
+            file.finish()
+        };
         for sub in cmd.get_subcommands() {
-            let path = Man::new(sub.clone()).generate_to(dir);
-            path.with_context(|| format!("writing a page into {}", dir.display()))?;
+            let man = Man::new(sub.clone());
+            write(man.get_filename(), &|w| Ok(man.render(w)?))?;
         }
-        let path = dir.join("simstore.1");
-        let mut file =
-            File::create(&path).with_context(|| format!("creating {}", path.display()))?;
-        root_page(&cmd, &mut file)?;
+        write("simstore.1".into(), &|w| root_page(&cmd, w))?;
         return Ok(0);
     }
     let mut out = io::stdout().lock();

@@ -1,4 +1,5 @@
-//! The files commands write (`dedup --output`, `export -o`, `eval --json`): one rule for
+//! The files commands write (`dedup --output`, `export -o`, `eval --json`, `man --dir`): one
+//! rule for
 //! whatever is already at the path.
 //!
 //! - nothing, or a regular file: the output goes to a temporary file in the same directory
