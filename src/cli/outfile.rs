@@ -1,6 +1,5 @@
 //! The files commands write (`dedup --output`, `export -o`, `eval --json`, `man --dir`): one
-//! rule for
-//! whatever is already at the path.
+//! rule for whatever is already at the path.
 //!
 //! - nothing, or a regular file: the output goes to a temporary file in the same directory
 //!   (`.NAME.simstore-partial-PID-XXXXXX`), renamed over the path at the end, so a failed

@@ -209,7 +209,9 @@ impl StoreBuilder {
     }
 
     /// The tables a backend for a new store of these options holds: the layout's
-    /// permutation tables and the mode's band tables ([`Quality::bands`]).
+    /// permutation tables and the mode's band tables ([`Quality::bands`]), for the tests
+    /// that wrap a backend of their own.
+    #[cfg(test)]
     pub(crate) fn backend_tables(&self) -> Result<usize> {
         Ok(self.layout()?.tables().len() + self.quality.bands() as usize)
     }
@@ -226,7 +228,7 @@ impl StoreBuilder {
         }
         if self.in_memory {
             let layout = self.layout()?;
-            let backend = MemoryBackend::new(self.backend_tables()?);
+            let backend = MemoryBackend::new(layout.tables().len() + self.quality.bands() as usize);
             return Store::create(Box::new(backend), self, layout);
         }
         let mode = match (&self.secondary, self.read_only) {
