@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::sync::Arc;
 
-use simstore::input::reader::parse_jsonl;
-use simstore::{CheckOutcome, Document, Store};
+use simstore::read::parse_jsonl;
+use simstore::{CheckOutcome, Document, Rule, Store};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -32,9 +32,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // threads; check_and_insert is atomic, so two threads fetching copies of one page at
     // once never both store it.
     let store = Arc::new(Store::builder(&path).open()?);
-    // The store's quality mode (standard, the default): candidates from its tables and its
-    // sketch bands, kept when the texts' shingle sketches agree.
-    let rule = store.mode_rule();
 
     let mut pages: Vec<Document> = Vec::new();
     for line in std::io::BufReader::new(std::fs::File::open(&input)?).lines() {
@@ -64,7 +61,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (mut new, mut exact, mut near) = (0u64, 0u64, 0u64);
     let mut distances: BTreeMap<u32, u64> = BTreeMap::new();
     for page in &frontier {
-        match store.check_and_insert_rule(page, &rule) {
+        // The store's quality mode (standard, the default): candidates from its tables and
+        // its sketch bands, kept when the texts' shingle sketches agree.
+        match store.check_and_insert(page, Rule::Mode) {
             Ok(CheckOutcome::New { .. }) => new += 1,
             Ok(CheckOutcome::ExactDuplicate { .. }) => exact += 1,
             Ok(CheckOutcome::NearDuplicate { of, distance, .. }) => {

@@ -141,7 +141,7 @@ pub enum Error {
     #[error(
         "k = {k} exceeds this store's k_max = {k_max}: its tables only answer k <= {k_max} exactly; \
          rebuild them for k = {k} (Store::relayout), or scan every document \
-         (Store::query_exhaustive)"
+         (Store::query with Rule::Exhaustive)"
     )]
     KTooLarge {
         /// The k asked for.

@@ -1,64 +1,107 @@
 //! simstore: a persistent store of 64-bit SimHash fingerprints for near-duplicate
 //! detection of web pages and documents, Chinese and English first.
 //!
-//! Text is normalized, segmented (jieba for Chinese), hashed into a weighted 64-bit
-//! SimHash ([`Fingerprinter`]) and stored in RocksDB permutation tables (Manku et al.,
-//! WWW 2007) so that "which stored documents are within Hamming distance k of this one?"
-//! is a handful of prefix seeks, exact for every `k ≤ k_max`.
+//! Text is cleaned, segmented (jieba for Chinese), hashed into a weighted 64-bit SimHash
+//! ([`Fingerprinter`]) and stored in RocksDB permutation tables (Manku et al., WWW 2007), so
+//! "which stored documents are near copies of this one?" is a handful of prefix seeks,
+//! exact for every distance `k ≤ k_max`.
+//!
+//! # A crawler's loop
+//!
+//! One call per fetched page: [`Store::check_and_insert`] stores it only when no stored
+//! page duplicates it, atomically, and otherwise says which one it repeats.
 //!
 //! ```
-//! use simstore::{Document, Store};
+//! use simstore::{CheckOutcome, Document, Rule, Store};
 //!
 //! # fn main() -> simstore::Result<()> {
-//! let dir = tempfile::tempdir()?;
-//! let store = Store::builder(dir.path().join("pages.db")).k_max(3).open()?;
-//!
-//! let page = Document::new("https://example.com/a", "今天北京的天气很好，我们去公园散步，看到很多人在跑步和放风筝。")
-//!     .with_title("北京天气");
-//! store.insert(&page)?;
-//!
-//! // The same article reposted elsewhere, with half-width punctuation.
-//! let repost = Document::new("https://example.org/b", "今天北京的天气很好,我们去公园散步,看到很多人在跑步和放风筝!")
-//!     .with_title("北京天气");
-//! let found = store.search(&repost)?; // by the store's quality mode (Store::mode_rule)
-//! assert_eq!(found[0].doc.id, "https://example.com/a");
-//!
-//! // A crawler stores only what is new, in one atomic call, by the same rule.
-//! use simstore::CheckOutcome;
-//! let outcome = store.check_and_insert_rule(&repost, &store.mode_rule())?;
-//! assert!(matches!(outcome, CheckOutcome::ExactDuplicate { ref of, .. } if of == "https://example.com/a"));
+//! # let dir = tempfile::tempdir()?;
+//! # let path = dir.path().join("pages.db");
+//! let store = Store::builder(&path).open()?; // created if missing; Store is Send + Sync
+//! let fetched = [
+//!     ("https://example.com/a", "今天北京的天气很好，我们去公园散步，看到很多人在跑步和放风筝。"),
+//!     ("https://example.org/b", "今天北京的天气很好,我们去公园散步,看到很多人在跑步和放风筝!"),
+//! ];
+//! for (url, main_text) in fetched {
+//!     let page = Document::new(url, main_text).with_title("北京天气").with_url(url);
+//!     // Rule::Mode: the store's quality mode (candidates verified by the texts' sketches);
+//!     // a plain k (`3`) asks "within Hamming distance 3" instead.
+//!     match store.check_and_insert(&page, Rule::Mode)? {
+//!         CheckOutcome::New { .. } => { /* stored: index it, follow its links */ }
+//!         CheckOutcome::ExactDuplicate { of, .. } => assert_eq!(of, "https://example.com/a"),
+//!         CheckOutcome::NearDuplicate { of, distance, .. } => println!("{url}: {of} at {distance}"),
+//!         _ => {} // CheckOutcome is non_exhaustive
+//!     }
+//! }
 //! assert!(store.get("https://example.org/b")?.is_none(), "a duplicate is not stored");
 //! # Ok(())
 //! # }
 //! ```
 //!
+//! # The API in one page
+//!
+//! - Open: [`Store::builder`] → [`StoreBuilder`] (path or `redis://` URL, quality mode,
+//!   expected size, durability), or [`StoreBuilder::in_memory`].
+//! - Write: [`Store::insert`], [`Store::insert_batch`], [`Store::check_and_insert`],
+//!   [`Store::delete`], [`Store::bulk_load`] (a [`BulkLoader`] for millions at once).
+//! - Ask: [`Store::query`] and [`Store::query_batch`] by a [`Query`] (a [`Fingerprint`], a
+//!   [`Document`], a [`QueryKey`]) and a [`Rule`] ([`Rule::Mode`], a `u32` k, a
+//!   [`Quality`], a [`MatchRule`], [`Rule::Exhaustive`]); [`Store::dedup`] clusters a whole
+//!   store; [`Store::get`] reads one document.
+//! - Keep: [`Store::set_retention`] and [`Store::expire`], [`Store::backup`] and
+//!   [`restore`], [`Store::check`] and [`Store::repair`], [`StoreBuilder::salvage`],
+//!   [`Store::relayout`].
+//! - Read input: [`read`] (an HTML page's main text, JSONL records, WARC responses);
+//!   fingerprint without a store: [`Fingerprinter`].
+//!
+//! Every error is an [`Error`] that says what is wrong and which API mends it.
+//!
 //! # Cargo features
 //!
 //! `cli` (the `simstore` binary) and `server` (its `serve` subcommand) are on by default.
 //! The library needs neither: depend on it with `default-features = false` and it pulls no
-//! clap, indicatif, anyhow, axum, tokio or hyper.
+//! clap, indicatif, anyhow, axum, tokio or hyper. `internals` (which `cli` turns on) makes
+//! the stage modules public for the binary, the tests and the fuzzers; they are hidden
+//! from these docs and are not a stable API.
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
+// Without `internals` the stage modules are private, and the items only the binary, the
+// tests and the benches use are unused here.
+#![cfg_attr(not(feature = "internals"), allow(dead_code, unused_imports))]
 
-pub mod error;
-pub mod index;
-pub mod input;
-pub mod store;
-pub mod text;
+/// Declares the stage modules: private, or with the `internals` feature (the binary's,
+/// the tests', the benches' and the fuzzers') public but hidden from the docs: they are not
+/// part of the stable API.
+macro_rules! internal_modules {
+    ($($name:ident),* $(,)?) => {$(
+        #[cfg(feature = "internals")]
+        #[doc(hidden)]
+        pub mod $name;
+        #[cfg(not(feature = "internals"))]
+        mod $name;
+    )*};
+}
+
+internal_modules!(error, index, input, store, text, types);
+
+/// The binary's tools (evaluation, mode comparison): nothing a library user calls.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
 pub mod tools;
-pub mod types;
+
+pub mod read;
 
 pub use error::{Error, Result};
 pub use index::cluster::{DedupReport, DuplicatePair};
 pub use index::layout::Layout;
-pub use index::quality::{MatchRule, Quality};
+pub use index::quality::{MatchRule, Quality, RuleValue};
 pub use store::{
-    BackupInfo, BatchOutcome, BulkLoader, CandidateStats, CheckOutcome, CheckReport, ExpireOptions,
-    ExpireReport, InsertOutcome, LogDamage, RepairReport, SalvageReport, Stats, Store,
-    StoreBuilder, list_backups, restore,
+    BackupInfo, BatchOutcome, BulkLoader, CLOCK_SLACK, CandidateStats, CheckOutcome, CheckReport,
+    ExpireOptions, ExpireReport, Incoming, InsertOutcome, LogDamage, Query, RedisUrl, RepairReport,
+    Rule, SalvageReport, Stats, Store, StoreBuilder, list_backups, restore,
 };
 pub use text::fingerprint::{Analysis, FingerprintSpec, Fingerprinter};
 pub use types::{
-    DocMeta, Document, Entry, Fingerprint, MAX_TITLE_BYTES, MAX_URL_BYTES, Match, QueryKey,
-    Retention, Sketch, StoredDoc, TimeField, WeakBits,
+    DocMeta, Document, Duration, Entry, Fingerprint, MAX_TITLE_BYTES, MAX_URL_BYTES, Match,
+    QueryKey, Retention, Sketch, StoredDoc, TimeField, WeakBits, format_time, parse_time,
 };

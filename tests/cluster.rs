@@ -57,7 +57,7 @@ fn assert_exact(store: &Store, entries: &[(String, u64)], k_max: u32, seed: u64)
     queries.push(rand::Rng::random(&mut r));
     for k in 0..=k_max {
         let fps: Vec<Fingerprint> = queries.iter().map(|&q| Fingerprint(q)).collect();
-        let batch = store.query_batch(&fps, k).unwrap();
+        let batch = store.query_batch(fps.iter().copied(), k).unwrap();
         for (q, answer) in queries.iter().zip(&batch) {
             let single = store.query(Fingerprint(*q), k).unwrap();
             assert_eq!(
@@ -254,7 +254,10 @@ fn exact_duplicates_are_claimed_once_across_processes() {
     let stored = [third.get("a5").unwrap(), third.get("b5").unwrap()];
     let fp = stored.iter().flatten().next().expect("page 5 stored").fp;
     let out = third
-        .check_and_insert_fingerprint("c5", Fingerprint(fp ^ 1), DocMeta::default(), 3)
+        .check_and_insert(
+            &Entry::new("c5", Fingerprint(fp ^ 1), DocMeta::default()),
+            3,
+        )
         .unwrap();
     assert!(
         matches!(out.duplicate_of(), Some("a5" | "b5")) && out.distance() == Some(1),
@@ -331,7 +334,7 @@ fn failover_keeps_every_acknowledged_write() {
     assert!(acked.len() >= 1000, "only {} acknowledged", acked.len());
     let mut after = StoreBuilder::new(&url).open().unwrap();
     let fps: Vec<Fingerprint> = acked.iter().map(|e| Fingerprint(e.1)).collect();
-    let answers = after.query_batch(&fps, 0).unwrap();
+    let answers = after.query_batch(fps.iter().copied(), 0).unwrap();
     for ((id, _), found) in acked.iter().zip(&answers) {
         assert!(
             found.iter().any(|m| &m.doc.id == id),
@@ -480,7 +483,7 @@ fn copy_moves_a_store_to_the_cluster_and_back() {
         let mut doc = simstore::Document::new(format!("again{i}"), page(i % 250));
         doc.title = Some(format!("t{i}"));
         for store in [&remote, &back] {
-            let dup = store.query_doc(&doc, 0).unwrap();
+            let dup = store.query(&doc, 0).unwrap();
             assert!(dup.iter().any(|m| m.doc.id == id), "{id}");
         }
     }

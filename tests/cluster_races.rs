@@ -35,7 +35,7 @@ fn race_near_copies(store: &Store, rounds: usize, seed: u64) -> Vec<(usize, usiz
                         let (id, fp) = (format!("r{round}-{t}"), Fingerprint(centre ^ (1 << t)));
                         barrier.wait();
                         let out =
-                            store.check_and_insert_fingerprint(&id, fp, DocMeta::default(), 3);
+                            store.check_and_insert(&Entry::new(&id, fp, DocMeta::default()), 3);
                         out.unwrap().is_new()
                     })
                 })

@@ -83,7 +83,7 @@ fn check_and_insert_matches_the_model_for_every_k() {
             let id = format!("doc{:04}", r.random_range(0..100_000u32) * 1000 + i as u32);
             let want = expected(&model, fp, hash, k);
             let got = store
-                .check_and_insert_fingerprint(&id, Fingerprint(fp), meta(hash), k)
+                .check_and_insert(&Entry::new(&id, Fingerprint(fp), meta(hash)), k)
                 .unwrap();
             assert_eq!(shape(&got), want, "k = {k}, doc {i}");
             assert_eq!(got.fingerprint(), Fingerprint(fp));
@@ -195,7 +195,7 @@ fn documents_exact_near_and_new() {
         Err(Error::EmptyDocument)
     ));
     assert!(matches!(
-        store.check_and_insert_fingerprint("", Fingerprint(1), DocMeta::default(), 3),
+        store.check_and_insert(&Entry::new("", Fingerprint(1), DocMeta::default()), 3),
         Err(Error::InvalidId(_))
     ));
     drop(store);
@@ -229,7 +229,10 @@ fn plain_inserts_feed_the_exact_path() {
         "{out:?}"
     );
     let out = store
-        .check_and_insert_fingerprint("q", Fingerprint(fp.0 ^ 0xff00), DocMeta::default(), 0)
+        .check_and_insert(
+            &Entry::new("q", Fingerprint(fp.0 ^ 0xff00), DocMeta::default()),
+            0,
+        )
         .unwrap();
     assert!(
         matches!(&out, CheckOutcome::NearDuplicate { of, distance: 0, .. } if of == "byfp"),
@@ -245,7 +248,7 @@ fn same_id_is_compared_with_its_stored_version() {
     let h1 = Some(1u128);
     let fp = 0x0123_4567_89ab_cdefu64;
     let out = store
-        .check_and_insert_fingerprint("u", Fingerprint(fp), meta(h1), 3)
+        .check_and_insert(&Entry::new("u", Fingerprint(fp), meta(h1)), 3)
         .unwrap();
     assert!(matches!(
         out,
@@ -256,7 +259,7 @@ fn same_id_is_compared_with_its_stored_version() {
     ));
     // Unchanged re-crawl: exact duplicate of itself; nothing changes.
     let out = store
-        .check_and_insert_fingerprint("u", Fingerprint(fp), meta(h1), 3)
+        .check_and_insert(&Entry::new("u", Fingerprint(fp), meta(h1)), 3)
         .unwrap();
     assert!(
         matches!(&out, CheckOutcome::ExactDuplicate { of, .. } if of == "u"),
@@ -264,7 +267,7 @@ fn same_id_is_compared_with_its_stored_version() {
     );
     // Slightly changed: near duplicate of itself; the old version stays.
     let out = store
-        .check_and_insert_fingerprint("u", Fingerprint(fp ^ 0b101), meta(Some(2)), 3)
+        .check_and_insert(&Entry::new("u", Fingerprint(fp ^ 0b101), meta(Some(2))), 3)
         .unwrap();
     assert!(
         matches!(&out, CheckOutcome::NearDuplicate { of, distance: 2, .. } if of == "u"),
@@ -273,7 +276,7 @@ fn same_id_is_compared_with_its_stored_version() {
     assert_eq!(store.get("u").unwrap().unwrap().fp, fp);
     // Changed beyond k: replaces the old version, whose hash no longer matches.
     let out = store
-        .check_and_insert_fingerprint("u", Fingerprint(!fp), meta(Some(3)), 3)
+        .check_and_insert(&Entry::new("u", Fingerprint(!fp), meta(Some(3))), 3)
         .unwrap();
     assert!(
         matches!(out, CheckOutcome::New { replaced: true, .. }),
@@ -283,7 +286,7 @@ fn same_id_is_compared_with_its_stored_version() {
     assert_eq!((stored.fp, stored.content_hash), (!fp, Some(3)));
     assert_eq!(store.len(), 1);
     let out = store
-        .check_and_insert_fingerprint("v", Fingerprint(fp), meta(h1), 3)
+        .check_and_insert(&Entry::new("v", Fingerprint(fp), meta(h1)), 3)
         .unwrap();
     assert!(
         out.is_new(),
@@ -317,10 +320,8 @@ fn concurrent_checks_admit_exactly_one() {
                 thread::spawn(move || {
                     barrier.wait();
                     let out = store
-                        .check_and_insert_fingerprint(
-                            &format!("r{round}-t{t}"),
-                            Fingerprint(fp),
-                            meta(hash),
+                        .check_and_insert(
+                            &Entry::new(format!("r{round}-t{t}"), Fingerprint(fp), meta(hash)),
                             3,
                         )
                         .unwrap();
@@ -376,10 +377,12 @@ fn exact_index_follows_every_write_path() {
     let probe = |store: &Store, hash: u128| -> Option<String> {
         // A far-away fingerprint, so only the exact path can match.
         match store
-            .check_and_insert_fingerprint(
-                "probe",
-                Fingerprint(0x5555_5555_5555_5555),
-                meta(Some(hash)),
+            .check_and_insert(
+                &Entry::new(
+                    "probe",
+                    Fingerprint(0x5555_5555_5555_5555),
+                    meta(Some(hash)),
+                ),
                 0,
             )
             .unwrap()

@@ -1894,7 +1894,7 @@ fn run_ops(backend: crate::util::Backend, layout: (u32, u32), ops: &[Op]) {
                 let mut meta = run.meta(None);
                 meta.content_hash = h.map(u128::from);
                 let got =
-                    store.check_and_insert_fingerprint(&id, Fingerprint(fp), meta.clone(), *k);
+                    store.check_and_insert(&Entry::new(&id, Fingerprint(fp), meta.clone()), *k);
                 if *k > k_max {
                     assert!(matches!(got, Err(Error::KTooLarge { .. })), "{got:?}");
                     continue;

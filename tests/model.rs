@@ -4,6 +4,7 @@
 
 use proptest::prelude::*;
 use rand::Rng;
+use simstore::Rule;
 use simstore::{DocMeta, Entry, Fingerprint, Layout, Store};
 
 use crate::util::{BACKENDS, Backend, brute_force, clustered, flip, new_store, rng, shape};
@@ -51,7 +52,7 @@ fn check_all(store: &Store, model: &[(String, u64)], queries: &[u64]) {
             store.query(Fingerprint(q), k_max + 1).is_err(),
             "k > k_max must be refused"
         );
-        let got = store.query_exhaustive(Fingerprint(q), k).unwrap();
+        let got = store.query(Fingerprint(q), Rule::Exhaustive(k)).unwrap();
         assert_eq!(shape(&got), brute_force(model, q, k));
     }
 }

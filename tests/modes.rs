@@ -11,6 +11,7 @@ use simstore::{
     CheckOutcome, DocMeta, Fingerprint, Layout, MatchRule, Quality, QueryKey, Sketch, Store,
     StoreBuilder, WeakBits,
 };
+use simstore::{Entry, Rule};
 
 use crate::util::{BACKENDS, Backend, flip, rng};
 
@@ -137,13 +138,16 @@ fn open(backend: Backend, dir: &std::path::Path, quality: Quality) -> Store {
 /// mode's rule against the model.
 pub fn check_mode_queries(store: &Store, what: &str) {
     let quality = store.quality();
-    let rule = store.mode_rule();
+    let rule = store.rule(Rule::Mode);
     assert_eq!(rule, quality.rule(quality.k_max()));
     // What the commands' --k/--verify give: the mode, "within k", verified at k_max.
-    assert_eq!(store.rule(None, None), rule);
-    assert_eq!(store.rule(Some(2), None), MatchRule::within(2));
+    assert_eq!(store.rule(Rule::options(None, None)), rule);
+    assert_eq!(
+        store.rule(Rule::options(Some(2), None)),
+        MatchRule::within(2)
+    );
     let verified = MatchRule::verified(quality.k_max(), 0.4);
-    assert_eq!(store.rule(None, Some(0.4)), verified);
+    assert_eq!(store.rule(Rule::options(None, Some(0.4))), verified);
     let mut r = rng(7 + quality.k_max() as u64);
     let docs = documents(&mut r, 40, 12, "d");
     for d in &docs {
@@ -158,7 +162,7 @@ pub fn check_mode_queries(store: &Store, what: &str) {
         .collect();
     // The batch form, from one view.
     let batch: Vec<QueryKey> = queries.iter().map(Doc::key).collect();
-    let batch = store.query_batch_rule(&batch, &rule).unwrap();
+    let batch = store.query_batch(batch.iter().copied(), rule).unwrap();
     for (q, found) in queries.iter().zip(batch) {
         let got: Vec<(u32, String)> = found.into_iter().map(|m| (m.distance, m.doc.id)).collect();
         assert_eq!(
@@ -168,7 +172,7 @@ pub fn check_mode_queries(store: &Store, what: &str) {
         );
     }
     for q in &queries {
-        let got = store.query_key(&q.key(), &rule).unwrap();
+        let got = store.query(q.key(), rule).unwrap();
         let got: Vec<(u32, String)> = got.into_iter().map(|m| (m.distance, m.doc.id)).collect();
         let want = model_query(store.layout(), &rule, &docs, q);
         assert_eq!(got, want, "{what} {quality} query {q:?}");
@@ -242,7 +246,7 @@ fn a_high_store_finds_copies_by_its_third_and_fourth_bands() {
             store
                 .insert_fingerprint("a", Fingerprint(fp), meta.clone())
                 .unwrap();
-            let found = store.query_key(&query, &store.mode_rule()).unwrap();
+            let found = store.query(query, Rule::Mode).unwrap();
             let ids: Vec<(u32, String)> =
                 found.into_iter().map(|m| (m.distance, m.doc.id)).collect();
             let want = match quality {
@@ -261,7 +265,7 @@ fn a_high_store_finds_copies_by_its_third_and_fourth_bands() {
     drop(store);
     let store = StoreBuilder::new(dir.path().join("db")).open().unwrap();
     assert_eq!(store.quality(), Quality::High);
-    let found = store.query_key(&query, &store.mode_rule()).unwrap();
+    let found = store.query(query, Rule::Mode).unwrap();
     assert_eq!(found.len(), 1, "after reopening");
     assert!(
         store.check().unwrap().is_ok(),
@@ -300,7 +304,7 @@ fn model_check(layout: &Layout, rule: &MatchRule, stored: &mut Vec<Doc>, d: &Doc
 /// against the sequential model.
 pub fn check_mode_checks(store: &Store, what: &str) {
     let quality = store.quality();
-    let rule = store.mode_rule();
+    let rule = store.rule(Rule::Mode);
     let mut r = rng(11 + quality.k_max() as u64);
     let mut docs = documents(&mut r, 30, 10, "c");
     // Interleave the clusters, as a crawl meets copies.
@@ -309,7 +313,7 @@ pub fn check_mode_checks(store: &Store, what: &str) {
     let mut near_beyond_k = 0;
     for d in &docs {
         let got = store
-            .check_and_insert_fingerprint_rule(&d.id, Fingerprint(d.fp), d.meta(), &rule)
+            .check_and_insert(&Entry::new(&d.id, Fingerprint(d.fp), d.meta()), rule)
             .unwrap();
         let want = model_check(store.layout(), &rule, &mut stored, d);
         assert_eq!(shape_of(&got), want, "{what} {quality} {d:?}");
@@ -338,7 +342,7 @@ fn mode_dedup_pairs_equal_the_model() {
     for backend in BACKENDS {
         let dir = tempfile::tempdir().unwrap();
         let store = open(backend, dir.path(), Quality::Standard);
-        let rule = store.mode_rule();
+        let rule = store.rule(Rule::Mode);
         let mut r = rng(23);
         let docs = documents(&mut r, 30, 10, "p");
         for d in &docs {
@@ -367,7 +371,7 @@ fn mode_dedup_pairs_equal_the_model() {
         want.sort();
         let mut got = Vec::new();
         let report = store
-            .dedup_pairs_rule(&rule, |p| {
+            .dedup_pairs(rule, |p| {
                 got.push((p.a, p.b, p.distance));
                 Ok(())
             })
@@ -376,7 +380,7 @@ fn mode_dedup_pairs_equal_the_model() {
         assert_eq!(got, want, "{backend:?}");
         assert!(want.iter().any(|p| p.2 > rule.k), "pairs beyond k_max");
         assert_eq!(report.pairs, want.len() as u64);
-        assert_eq!(store.dedup_rule(&rule).unwrap(), report);
+        assert_eq!(store.dedup(rule).unwrap(), report);
         let plain = store.dedup(3).unwrap();
         assert!(plain.pairs > 0 && plain != report);
     }

@@ -509,11 +509,13 @@ fn verified_query_keeps_copies_and_rejects_decoys() {
     assert!(distance <= 8, "the edited copy is {distance} bits away");
     let ids =
         |m: Vec<simstore::Match>| -> Vec<String> { m.into_iter().map(|m| m.doc.id).collect() };
-    let mut plain = ids(store.query_doc(&copy, 8).unwrap());
+    let mut plain = ids(store.query(&copy, 8).unwrap());
     plain.sort();
     assert_eq!(plain, ["article", "decoy-no-sketch", "decoy-other-text"]);
     assert_eq!(
-        ids(store.query_verified(&copy, 8, 0.4).unwrap()),
+        ids(store
+            .query(&copy, simstore::MatchRule::verified(8, 0.4))
+            .unwrap()),
         ["article"]
     );
     // A stricter threshold than the copy's similarity rejects it too.
@@ -522,7 +524,10 @@ fn verified_query_keeps_copies_and_rejects_decoys() {
     assert!((0.4..1.0).contains(&sim), "similarity {sim}");
     assert!(
         store
-            .query_verified(&copy, 8, (sim + 0.01).min(1.0))
+            .query(
+                &copy,
+                simstore::MatchRule::verified(8, (sim + 0.01).min(1.0))
+            )
             .unwrap()
             .is_empty()
     );

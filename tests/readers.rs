@@ -3,6 +3,7 @@
 //! block a writer; a secondary instance follows the writer's new writes after
 //! `try_catch_up`.
 
+use simstore::Entry;
 use simstore::{CheckOutcome, DocMeta, Error, Fingerprint, Store, StoreBuilder};
 
 use crate::util::{TestCommand, code, stderr};
@@ -165,12 +166,12 @@ fn secondary_instance_follows_the_writer() {
     assert!(reader.check().unwrap().is_ok());
     // A secondary never writes; a primary cannot catch up.
     assert!(matches!(
-        reader.check_and_insert_fingerprint("x", Fingerprint(5), meta(), 3),
+        reader.check_and_insert(&Entry::new("x", Fingerprint(5), meta()), 3),
         Err(Error::ReadOnly)
     ));
     assert!(matches!(writer.try_catch_up(), Err(Error::ReadOnly)));
     let out = writer
-        .check_and_insert_fingerprint("y", Fingerprint(u64::MAX ^ 1), meta(), 3)
+        .check_and_insert(&Entry::new("y", Fingerprint(u64::MAX ^ 1), meta()), 3)
         .unwrap();
     assert!(
         matches!(&out, CheckOutcome::NearDuplicate { of, distance: 1, .. } if of == "late"),

@@ -4,6 +4,7 @@
 use std::thread::sleep;
 use std::time::Duration;
 
+use simstore::Rule;
 use simstore::{DocMeta, Document, Entry, ExpireOptions, Fingerprint, Retention, Store, TimeField};
 
 use crate::util::{BACKENDS, TestCommand, brute_force, checked, new_store, rng, shape, stderr};
@@ -199,16 +200,14 @@ fn last_seen_tracking_refreshes_the_duplicate_found() {
         };
         assert!(
             store
-                .check_and_insert_rule(&page("a"), &store.mode_rule())
+                .check_and_insert(&page("a"), Rule::Mode)
                 .unwrap()
                 .is_new()
         );
         let first = store.get("a").unwrap().unwrap();
         assert_eq!(first.seen, first.time);
         sleep(TICK);
-        let out = store
-            .check_and_insert_rule(&page("b"), &store.mode_rule())
-            .unwrap();
+        let out = store.check_and_insert(&page("b"), Rule::Mode).unwrap();
         assert_eq!(out.duplicate_of(), Some("a"));
         let after = store.get("a").unwrap().unwrap();
         assert_eq!(after.time, first.time, "the stored time stays");

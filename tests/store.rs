@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use rocksdb::{DB, Options};
+use simstore::Rule;
 use simstore::store::codec::{self, Manifest};
 use simstore::{
     DocMeta, Document, Entry, Error, Fingerprint, FingerprintSpec, InsertOutcome, Store,
@@ -93,7 +94,7 @@ fn replace_moves_the_document_in_every_table() {
         store.query(old, 3).unwrap().is_empty(),
         "no table may still point at the old fingerprint"
     );
-    assert!(store.query_exhaustive(old, 3).unwrap().is_empty());
+    assert!(store.query(old, Rule::Exhaustive(3)).unwrap().is_empty());
     let hits = store.query(new, 0).unwrap();
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].doc.title.as_deref(), Some("v2"));
@@ -524,8 +525,8 @@ fn probes_on_threads_answer_as_probes_in_turn() {
     }
     let batch: Vec<Fingerprint> = entries.iter().take(50).map(|e| e.fp).collect();
     assert_eq!(
-        store.query_batch(&batch, 3).unwrap(),
-        in_turn.query_batch(&batch, 3).unwrap()
+        store.query_batch(batch.iter().copied(), 3).unwrap(),
+        in_turn.query_batch(batch.iter().copied(), 3).unwrap()
     );
 }
 
@@ -1027,10 +1028,13 @@ fn a_format_7_store_has_no_bands_until_relayout() {
     drop(store);
     crate::util::set_format_version(&path, 7);
     let store = Store::open(&path).unwrap();
-    let rule = store.mode_rule();
+    let rule = store.rule(Rule::Mode);
     assert_eq!((rule.bands, rule.probes), (0, 4));
     assert!(
-        store.search(&doc("q", &apart)).unwrap().is_empty(),
+        store
+            .query(&doc("q", &apart), Rule::Mode)
+            .unwrap()
+            .is_empty(),
         "no band read"
     );
     let reversed: Vec<&str> = article.split(' ').rev().collect();
@@ -1041,7 +1045,7 @@ fn a_format_7_store_has_no_bands_until_relayout() {
     let layout = store.layout().clone();
     let store = store.relayout(layout).unwrap();
     assert_eq!(store.stats().unwrap().format_version, codec::FORMAT_VERSION);
-    assert_eq!(store.mode_rule(), simstore::Quality::Standard.rule(3));
+    assert_eq!(store.rule(Rule::Mode), simstore::Quality::Standard.rule(3));
     let report = store.check().unwrap();
     assert!(report.is_ok(), "{report:?}");
     assert_eq!(
@@ -1049,7 +1053,7 @@ fn a_format_7_store_has_no_bands_until_relayout() {
         [2, 2],
         "both documents in both bands"
     );
-    let found = store.search(&doc("q", &apart)).unwrap();
+    let found = store.query(&doc("q", &apart), Rule::Mode).unwrap();
     assert_eq!(
         found.iter().map(|m| m.doc.id.as_str()).collect::<Vec<_>>(),
         ["article"]

@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use rayon::prelude::*;
 use simstore::index::quality::RuleValue;
-use simstore::{DocMeta, Document, InsertOutcome, Quality, QueryKey};
+use simstore::{DocMeta, Document, InsertOutcome, Quality, QueryKey, Rule};
 
 use crate::convert::{Query, fingerprint_arg, query_arg};
 use crate::errors::{invalid_argument, to_py};
@@ -220,7 +220,7 @@ impl Store {
         check_similarity(py, verify)?;
         let doc = document(id, text, title, url);
         let outcome = self.call(py, move |s| {
-            s.check_and_insert_rule(&doc, &s.rule(k, verify))
+            s.check_and_insert(&doc, Rule::options(k, verify))
         })?;
         CheckResult::new(py, &outcome)
     }
@@ -269,15 +269,11 @@ impl Store {
             }
             (Some(fp), false, None) => {
                 let fp = fingerprint_arg(py, fp)?;
-                self.call(py, move |s| s.query_rule(fp, None, &s.rule(k, None)))?
+                self.call(py, move |s| s.query(fp, Rule::options(k, None)))?
             }
             (None, true, verify) => {
                 let doc = document(String::new(), text.unwrap_or_default(), title, None);
-                self.call(py, move |s| match (k, verify) {
-                    (k, Some(v)) => s.query_verified(&doc, k.unwrap_or(s.layout().k_max()), v),
-                    (Some(k), None) => s.query_doc(&doc, k),
-                    (None, None) => s.search(&doc),
-                })?
+                self.call(py, move |s| s.query(&doc, Rule::options(k, verify)))?
             }
         };
         matches_to_py(py, matches, limit)
@@ -367,7 +363,7 @@ impl Store {
                 s.stats()?,
                 s.observed_candidates(200)?,
                 s.quality(),
-                s.mode_rule(),
+                s.rule(Rule::Mode),
             ))
         })?;
         let l = &s.layout;
@@ -427,7 +423,7 @@ impl Store {
     fn dedup(&self, py: Python<'_>, k: Option<u32>) -> PyResult<Vec<Vec<String>>> {
         self.call(py, move |s| match k {
             Some(k) => s.dedup(k),
-            None => s.dedup_rule(&s.mode_rule()),
+            None => s.dedup(Rule::Mode),
         })
         .map(|r| r.clusters)
     }
@@ -563,7 +559,7 @@ fn batch(
     queries: &[Query],
     k: Option<u32>,
 ) -> Result<Vec<Vec<simstore::Match>>, BatchError> {
-    let rule = store.rule(k, None);
+    let rule = store.rule(Rule::options(k, None));
     let analyzed = queries
         .par_iter()
         .enumerate()
@@ -577,6 +573,6 @@ fn batch(
         })
         .collect::<Result<Vec<QueryKey>, _>>()?;
     store
-        .query_batch_rule(&analyzed, &rule)
+        .query_batch(analyzed.iter().copied(), rule)
         .map_err(|e| (None, e))
 }

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
 use simstore::input::limit::DEFAULT_MAX_DOC_BYTES;
-use simstore::{BatchOutcome, BulkLoader, CheckOutcome, Entry, MatchRule, Store};
+use simstore::{BatchOutcome, BulkLoader, CheckOutcome, Entry, MatchRule, Rule, Store};
 
 use super::input::{self, Format, Inputs, Place};
 use super::{Code, output, rule};
@@ -133,7 +133,7 @@ impl Summary<'_> {
         let mut out = io::stdout().lock();
         for e in entries {
             let outcome = store
-                .check_and_insert_fingerprint_rule(&e.id, e.fp, e.meta, rule)
+                .check_and_insert(&e, rule)
                 .with_context(|| format!("cannot store records of {name}"))?;
             match &outcome {
                 CheckOutcome::New { replaced: true, .. } => self.stored.replaced += 1,
@@ -257,7 +257,7 @@ fn dedup_rule(store: &Store, args: &Args) -> Result<MatchRule> {
     {
         anyhow::bail!("--verify {t}: the threshold is a similarity between 0 and 1");
     }
-    let rule = store.rule(args.k, args.verify);
+    let rule = store.rule(Rule::options(args.k, args.verify));
     store.layout().tables_for_k(rule.k).context("--k")?;
     Ok(rule)
 }

@@ -8,7 +8,7 @@ use anyhow::Result;
 use rayon::prelude::*;
 use serde_json::{Value, json};
 use simstore::input::reader;
-use simstore::{Fingerprint, Match, MatchRule, QueryKey, Sketch, Store};
+use simstore::{Fingerprint, Match, MatchRule, QueryKey, Rule, Sketch, Store};
 
 use super::input::{self, Inputs, Place, Raw};
 use super::{Code, open_for_reading_with, output, rule};
@@ -78,7 +78,7 @@ pub struct Args {
 /// Runs the query; see [`Args`].
 pub fn run(db: &Path, args: Args) -> Result<Code> {
     let store = open_for_reading_with(db, args.probe_threads)?;
-    let rule = store.rule(args.k, args.verify);
+    let rule = store.rule(Rule::options(args.k, args.verify));
     if !args.exhaustive && rule.k > store.layout().k_max() {
         // Fail before reading any input, with the library's message.
         store.layout().tables_for_k(rule.k)?;
@@ -185,9 +185,9 @@ fn verified_json(m: &Match, similarity: Option<f64>) -> Value {
 fn accepted(store: &Store, key: &QueryKey, ask: &Ask) -> simstore::Result<Vec<Match>> {
     let rule = &ask.rule;
     if !ask.args.exhaustive {
-        return store.query_key(key, rule);
+        return store.query(*key, rule);
     }
-    let mut all = store.query_exhaustive(key.fp, rule.reach.max(rule.k))?;
+    let mut all = store.query(key.fp, Rule::Exhaustive(rule.reach.max(rule.k)))?;
     let sketch = key.sketch.as_ref();
     all.retain(|m| rule.accepts(m.distance, sketch, m.doc.sketch.as_ref()));
     Ok(all)
@@ -290,7 +290,7 @@ fn answer_chunk(
         .filter_map(|(_, item)| item.as_ref().ok().map(|i| i.2))
         .collect();
     let mut found = store
-        .query_batch_rule(&queries, rule)
+        .query_batch(queries.iter().copied(), rule)
         .map_err(|e| e.to_string())
         .map(Vec::into_iter);
     items

@@ -6,6 +6,7 @@ use std::path::Path;
 use anyhow::Result;
 use serde_json::json;
 
+use simstore::Rule;
 use simstore::Store;
 use simstore::store::{CandidateStats, Stats};
 
@@ -48,7 +49,7 @@ fn as_json(store: &Store, s: &Stats, observed: &CandidateStats) -> serde_json::V
         "disk_bytes": s.disk_bytes, "memory_bytes": s.memory_bytes, "reclaimable_bytes": s.reclaimable_bytes, "expected_candidates_per_query": s.expected_candidates,
         "observed_candidates_per_query": observed.mean(), "observed_candidates_max": observed.max,
         "observed_queries": observed.queries, "expected_query_us": l.expected_query_us(s.docs as f64),
-        "quality": store.quality().name(), "quality_rule": rule::rule_json(&store.mode_rule()),
+        "quality": store.quality().name(), "quality_rule": rule::rule_json(&store.rule(Rule::Mode)),
     })
 }
 
@@ -62,7 +63,7 @@ fn print_text(
 ) -> Result<()> {
     let l = &s.layout;
     let prefixes: Vec<u32> = l.tables().iter().map(|t| t.prefix_bits()).collect();
-    let mode = store.mode_rule();
+    let mode = store.rule(Rule::Mode);
     writeln!(out, "store:          {}", store.path().display())?;
     writeln!(out, "documents:      {}", s.docs)?;
     writeln!(out, "format version: {}", s.format_version)?;

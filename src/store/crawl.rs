@@ -5,10 +5,11 @@ use std::time::{Duration, Instant};
 
 use super::backend::{Atomicity, Shared, Snapshot};
 use super::group::{Answer, Ask};
+use super::request::{Incoming, Rule};
 use super::{InsertOutcome, Store, validate_entry};
 use crate::error::Result;
 use crate::index::quality::MatchRule;
-use crate::types::{DocMeta, Document, Entry, Fingerprint, Match, QueryKey};
+use crate::types::{DocMeta, Entry, Fingerprint, Match, QueryKey};
 
 /// How long a claim on a content hash may wait for its document's record before it is
 /// taken to be the claim of a process that died.
@@ -88,13 +89,17 @@ impl CheckOutcome {
 }
 
 impl Store {
-    /// Stores `doc` unless a stored document duplicates it, atomically.
+    /// Stores a document, or an id with its fingerprint ([`Incoming`]), unless a stored
+    /// document duplicates it by `rule` ([`Rule`]: a `u32` k, a [`crate::Quality`], a
+    /// [`MatchRule`], or [`Rule::Mode`], the store's own), atomically.
     ///
     /// 1. A stored document with the same content hash
     ///    ([`crate::Fingerprinter::content_hash`]) → [`CheckOutcome::ExactDuplicate`]
-    ///    (no table probe).
-    /// 2. Else a stored document within Hamming distance `k` →
-    ///    [`CheckOutcome::NearDuplicate`] of the nearest (ties: smallest id).
+    ///    (no table probe). An [`Entry`] takes this path only when `meta.content_hash` is
+    ///    set; without it a stored equal fingerprint is a near duplicate at distance 0.
+    /// 2. Else the nearest stored document the rule accepts →
+    ///    [`CheckOutcome::NearDuplicate`] (ties: smallest id); its distance may exceed the
+    ///    rule's `k`, up to its reach.
     /// 3. Else the document is stored (with its content hash) → [`CheckOutcome::New`].
     ///
     /// The insert, and the check it depends on, run under the writer lock: of many threads
@@ -108,60 +113,49 @@ impl Store {
     ///
     /// **Same id:** a previously stored version under the same id is compared like any other
     /// stored document. A re-crawled unchanged page is an `ExactDuplicate` of itself (the
-    /// store is not touched); a changed page within `k` of its old version is a
-    /// `NearDuplicate` of itself (the old version stays); a page that changed beyond `k` (and
-    /// duplicates nothing else) replaces its old version (`New { replaced: true }`).
-    ///
-    /// Errors: [`crate::Error::KTooLarge`] for `k > k_max`, [`crate::Error::EmptyDocument`],
-    /// [`crate::Error::InvalidId`], [`crate::Error::FieldTooLong`] (a title or url longer
-    /// than is stored), [`crate::Error::ReadOnly`], storage errors.
-    pub fn check_and_insert(&self, doc: &Document, k: u32) -> Result<CheckOutcome> {
-        self.check_and_insert_rule(doc, &MatchRule::within(k))
-    }
-
-    /// [`Store::check_and_insert`] with the near-duplicate test of `rule` instead of
-    /// "distance ≤ k": e.g. the store's own ([`Store::mode_rule`], what `simstore` does
-    /// given no k) or a verified one ([`MatchRule::verified`]). The nearest accepted
-    /// candidate is the [`CheckOutcome::NearDuplicate`]; its distance may exceed `rule.k`
-    /// (up to `rule.reach`).
-    pub fn check_and_insert_rule(&self, doc: &Document, rule: &MatchRule) -> Result<CheckOutcome> {
-        let (fp, meta) = self.fingerprint_with_meta(doc)?;
-        self.check_and_insert_fingerprint_rule(&doc.id, fp, meta, rule)
-    }
-
-    /// [`Store::check_and_insert`] for a precomputed fingerprint. The exact path applies only
-    /// when `meta.content_hash` is set; without it a stored equal fingerprint is a
-    /// [`CheckOutcome::NearDuplicate`] at distance 0.
-    pub fn check_and_insert_fingerprint(
-        &self,
-        id: &str,
-        fp: Fingerprint,
-        meta: DocMeta,
-        k: u32,
-    ) -> Result<CheckOutcome> {
-        self.check_and_insert_fingerprint_rule(id, fp, meta, &MatchRule::within(k))
-    }
-
-    /// [`Store::check_and_insert_fingerprint`] with the test of `rule` (see
-    /// [`Store::check_and_insert_rule`]); `meta.sketch` is the document's sketch.
+    /// store is not touched); a changed page the rule still accepts is a `NearDuplicate` of
+    /// itself (the old version stays); a page that changed beyond it (and duplicates nothing
+    /// else) replaces its old version (`New { replaced: true }`).
     ///
     /// With last-seen tracking on ([`Store::set_retention`]), the stored document a
     /// duplicate is found of gets its last-seen time refreshed (at most once a second).
-    pub fn check_and_insert_fingerprint_rule(
+    ///
+    /// ```
+    /// # fn main() -> simstore::Result<()> {
+    /// use simstore::{Document, Rule, StoreBuilder};
+    /// let store = StoreBuilder::in_memory().open()?;
+    /// let page = Document::new("a", "the same article, reposted on another site today");
+    /// assert!(store.check_and_insert(&page, Rule::Mode)?.is_new());
+    /// let copy = Document::new("b", "the same article, reposted on another site today");
+    /// assert_eq!(store.check_and_insert(&copy, 3)?.duplicate_of(), Some("a"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// Errors: [`crate::Error::KTooLarge`] for a k above `k_max`, [`crate::Error::Unsupported`]
+    /// for [`Rule::Exhaustive`], [`crate::Error::EmptyDocument`], [`crate::Error::InvalidId`],
+    /// [`crate::Error::FieldTooLong`] (a title or url longer than is stored),
+    /// [`crate::Error::ReadOnly`], storage errors.
+    pub fn check_and_insert<'a>(
         &self,
-        id: &str,
-        fp: Fingerprint,
-        meta: DocMeta,
-        rule: &MatchRule,
+        incoming: impl Into<Incoming<'a>>,
+        rule: impl Into<Rule>,
     ) -> Result<CheckOutcome> {
-        let out = self.check_then_insert(id, fp, meta, rule)?;
+        let rule = self.rule_to_apply(rule.into(), "Store::check_and_insert")?;
+        let out = match incoming.into() {
+            Incoming::Doc(doc) => {
+                let (fp, meta) = self.fingerprint_with_meta(doc)?;
+                self.check_then_insert(&doc.id, fp, meta, &rule)?
+            }
+            Incoming::Entry(e) => self.check_then_insert(&e.id, e.fp, e.meta.clone(), &rule)?,
+        };
         if let Some(of) = out.duplicate_of() {
             self.touch_seen(of)?;
         }
         Ok(out)
     }
 
-    /// The body of [`Store::check_and_insert_fingerprint_rule`].
+    /// The body of [`Store::check_and_insert`].
     fn check_then_insert(
         &self,
         id: &str,
@@ -196,7 +190,7 @@ impl Store {
         }
     }
 
-    /// [`Store::check_and_insert_fingerprint`] on a store many processes write at once
+    /// [`Store::check_and_insert`] on a store many processes write at once
     /// (Redis Cluster), one request at a time under the writer lock: the content hash is
     /// claimed in the cluster ([`Store::claim_exact`]) before the entry is written.
     fn check_and_insert_shared(

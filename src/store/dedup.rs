@@ -7,6 +7,7 @@ use rayon::prelude::*;
 
 use super::Store;
 use super::backend::Snapshot;
+use super::request::Rule;
 use crate::error::{Error, Result};
 use crate::index::cluster::{DedupReport, DuplicatePair, PairScan};
 use crate::index::leader::Leaders;
@@ -77,27 +78,23 @@ impl Members {
 }
 
 impl Store {
-    /// Every pair of stored documents within Hamming distance `k` (≤ k_max), clustered.
+    /// Every pair of stored documents that `rule` ([`Rule`]: a `u32` k, a
+    /// [`crate::Quality`], a [`MatchRule`], or [`Rule::Mode`]) accepts, clustered.
     ///
-    /// Walks each table of the probe set of `k` in key order, comparing each key only with
-    /// the following keys of the same prefix (see [`crate::index::cluster`]); a pair is
-    /// counted by the first table in which it shares the prefix. The clusters are those of
-    /// leader clustering in insertion order ([`Leaders`]): each document joins the nearest
-    /// earlier kept document it duplicates, else is kept, so a chain of pairs is no
-    /// cluster. Reads from one snapshot. Memory: about 12 bytes per document, 12 per pair,
-    /// and the ids of the clustered documents; time: one scan of `ids`, of each probed
-    /// table (again by windows of documents if the pairs outgrow
-    /// [`crate::index::leader::PAIR_BUDGET`]), and of `ids` again.
-    pub fn dedup(&self, k: u32) -> Result<DedupReport> {
-        self.dedup_rule(&MatchRule::within(k))
-    }
-
-    /// [`Store::dedup`] with the pairs `rule` accepts: those within `rule.reach` that share
-    /// a prefix in a table probed for `rule.k` (for a mode's rule, as its queries see
-    /// them), kept when the rule accepts their sketches. A verifying rule also reads every
-    /// document's sketch first (about 72 more bytes per document). The band tables are not
-    /// walked: a pair that only a band finds is not reported.
-    pub fn dedup_rule(&self, rule: &MatchRule) -> Result<DedupReport> {
+    /// Walks each table of the probe set of the rule's k in key order, comparing each key
+    /// only with the following keys of the same prefix (see [`crate::index::cluster`]); a
+    /// pair is counted by the first table in which it shares the prefix, kept when within
+    /// the rule's reach and accepted by it (a verifying rule reads every document's sketch
+    /// first, about 72 more bytes per document). The band tables are not walked: a pair
+    /// that only a band finds is not reported. The clusters are those of leader clustering
+    /// in insertion order ([`Leaders`]): each document joins the nearest earlier kept
+    /// document it duplicates, else is kept, so a chain of pairs is no cluster. Reads from
+    /// one snapshot. Memory: about 12 bytes per document, 12 per pair, and the ids of the
+    /// clustered documents; time: one scan of `ids`, of each probed table (again by windows
+    /// of documents if the pairs outgrow [`crate::index::leader::PAIR_BUDGET`]), and of
+    /// `ids` again.
+    pub fn dedup(&self, rule: impl Into<Rule>) -> Result<DedupReport> {
+        let rule = &self.rule_to_apply(rule.into(), "Store::dedup")?;
         let probe = self.manifest.layout.tables_for_k(rule.k)?.len();
         let snap = self.backend.snapshot();
         let members = Members::read(snap.as_ref(), Ids::Skipped)?;
@@ -125,18 +122,10 @@ impl Store {
     /// after the other). Holds every id in memory while it runs.
     pub fn dedup_pairs(
         &self,
-        k: u32,
-        on_pair: impl FnMut(DuplicatePair) -> Result<()>,
-    ) -> Result<DedupReport> {
-        self.dedup_pairs_rule(&MatchRule::within(k), on_pair)
-    }
-
-    /// [`Store::dedup_rule`], calling `on_pair` with every pair, as [`Store::dedup_pairs`].
-    pub fn dedup_pairs_rule(
-        &self,
-        rule: &MatchRule,
+        rule: impl Into<Rule>,
         mut on_pair: impl FnMut(DuplicatePair) -> Result<()>,
     ) -> Result<DedupReport> {
+        let rule = &self.rule_to_apply(rule.into(), "Store::dedup_pairs")?;
         let probe = self.manifest.layout.tables_for_k(rule.k)?.len();
         let snap = self.backend.snapshot();
         let members = Members::read(snap.as_ref(), Ids::Kept)?;

@@ -583,7 +583,10 @@ mod tests {
         fn request(&self) -> Request<Result<CheckOutcome>> {
             let a = self.clone();
             Box::new(move |s: &Store| {
-                s.check_and_insert_fingerprint(&a.id, Fingerprint(a.fp), meta(a.hash), a.k)
+                s.check_and_insert(
+                    &crate::types::Entry::new(&a.id, Fingerprint(a.fp), meta(a.hash)),
+                    a.k,
+                )
             })
         }
     }
@@ -671,7 +674,8 @@ mod tests {
             let (id, fp, hash) = (format!("d{i}"), Fingerprint(rng.random()), rng.random());
             requests.push(match i % 2 {
                 0 => Box::new(move |s: &Store| {
-                    let out = s.check_and_insert_fingerprint(&id, fp, meta(Some(hash)), 3);
+                    let out =
+                        s.check_and_insert(&crate::types::Entry::new(&id, fp, meta(Some(hash))), 3);
                     out.unwrap().is_new()
                 }),
                 _ => Box::new(move |s: &Store| {
@@ -778,7 +782,7 @@ mod tests {
     fn check(id: &'static str, fp: u64) -> Request<CheckOutcome> {
         let fp = Fingerprint(fp);
         Box::new(move |s: &Store| {
-            s.check_and_insert_fingerprint(id, fp, meta(None), 3)
+            s.check_and_insert(&crate::types::Entry::new(id, fp, meta(None)), 3)
                 .unwrap()
         })
     }
@@ -1003,7 +1007,10 @@ mod tests {
         let store = Arc::new(Store::create(Box::new(backend), options, layout).unwrap());
         store_cell.set(Arc::downgrade(&store)).unwrap();
         armed.store(true, Ordering::SeqCst);
-        let answer = store.check_and_insert_fingerprint("copy", Fingerprint(7), meta(Some(9)), 3);
+        let answer = store.check_and_insert(
+            &crate::types::Entry::new("copy", Fingerprint(7), meta(Some(9))),
+            3,
+        );
         assert!(!armed.load(Ordering::SeqCst), "the hook ran");
         let expected = CheckOutcome::ExactDuplicate {
             of: "first".into(),
@@ -1030,7 +1037,7 @@ mod tests {
                     sketch: sketch(family),
                     ..DocMeta::default()
                 };
-                s.check_and_insert_fingerprint_rule(id, Fingerprint(fp), meta, &rule)
+                s.check_and_insert(&crate::types::Entry::new(id, Fingerprint(fp), meta), rule)
             })
         };
         let far = u64::MAX;
@@ -1086,7 +1093,7 @@ mod tests {
                         weak_bits: weak,
                         ..DocMeta::default()
                     };
-                    s.check_and_insert_fingerprint_rule(id, Fingerprint(fp), meta, &rule)
+                    s.check_and_insert(&crate::types::Entry::new(id, Fingerprint(fp), meta), rule)
                 })
             };
         let answers = g.pile_up(

@@ -19,6 +19,7 @@ mod hooked;
 mod memory;
 mod query;
 mod redis;
+mod request;
 mod retention;
 mod rocks;
 mod salvage;
@@ -42,6 +43,7 @@ pub use builder::StoreBuilder;
 pub use bulk::BulkLoader;
 pub use check::CheckReport;
 pub use crawl::CheckOutcome;
+pub use request::{Incoming, Query, Rule};
 pub use retention::{CLOCK_SLACK, ExpireOptions, ExpireReport};
 pub use salvage::{LogDamage, RepairReport, SalvageReport};
 
@@ -198,29 +200,42 @@ impl Store {
         self.manifest.quality
     }
 
-    /// The rule of the store's mode ([`Quality::rule`] at its `k_max`): what
-    /// [`Store::search`] and the checks given no k count as a near duplicate.
-    pub fn mode_rule(&self) -> MatchRule {
+    /// The exact [`MatchRule`] this store applies for `rule`: [`Rule::Mode`] and
+    /// [`Rule::Quality`] at the store's `k_max` and band tables ([`Quality::rule_for`]),
+    /// [`Rule::Verified`] at its `k_max` unless given a k. What a query, a check or a dedup
+    /// given `rule` counts as a near duplicate; [`MatchRule::fields`] lists it.
+    pub fn rule(&self, rule: impl Into<Rule>) -> MatchRule {
         let m = &self.manifest;
-        m.quality.rule_for(m.layout.k_max(), m.bands)
+        let k_max = m.layout.k_max();
+        match rule.into() {
+            Rule::Mode => m.quality.rule_for(k_max, m.bands),
+            Rule::Quality(quality) => quality.rule_for(k_max, m.bands),
+            Rule::Within(k) | Rule::Exhaustive(k) => MatchRule::within(k),
+            Rule::Verified { k, min_similarity } => {
+                MatchRule::verified(k.unwrap_or(k_max), min_similarity)
+            }
+            Rule::Custom(rule) => rule,
+        }
     }
 
-    /// The rule of a query or check given an optional `k` and an optional similarity
-    /// threshold `verify` (the `--k`/`--verify` of the commands, the `k`/`verify` of HTTP
-    /// and Python): neither, the store's mode ([`Store::mode_rule`]); `k` alone, "distance
-    /// ≤ k" ([`MatchRule::within`]); `verify` T, "distance ≤ k (default k_max) and sketch
-    /// similarity ≥ T" ([`MatchRule::verified`]).
-    pub fn rule(&self, k: Option<u32>, verify: Option<f64>) -> MatchRule {
-        match (k, verify) {
-            (None, None) => self.mode_rule(),
-            (Some(k), None) => MatchRule::within(k),
-            (k, Some(t)) => MatchRule::verified(k.unwrap_or(self.manifest.layout.k_max()), t),
+    /// [`Store::rule`] for `api`, which reads the tables: an exhaustive rule is refused.
+    pub(crate) fn rule_to_apply(&self, rule: Rule, api: &str) -> Result<MatchRule> {
+        if let Rule::Exhaustive(k) = rule {
+            return Err(Error::Unsupported(format!(
+                "{api} reads the tables and takes no exhaustive rule: use Rule::Within({k}) \
+                 (k at most the store's k_max, {})",
+                self.manifest.layout.k_max()
+            )));
         }
+        Ok(self.rule(rule))
     }
 
     /// The storage backend, for tools and tests that read or write its spaces directly.
     /// Writing through it bypasses every invariant the store keeps (that is how the tests
     /// damage a store to prove [`Store::check`] and [`Store::repair`]); reading is safe.
+    /// Only with the `internals` feature: not a stable API.
+    #[cfg(any(test, feature = "internals"))]
+    #[doc(hidden)]
     pub fn backend(&self) -> &dyn Backend {
         self.backend.as_ref()
     }

@@ -2,19 +2,87 @@
 //! popcount), the merge of candidates, and the fetch of their records.
 
 use super::backend::{Atomicity, MetaKey, Near, Snapshot, Span};
+use super::request::{Query, Rule};
 use super::{CandidateStats, Store, codec};
 use crate::error::{Error, Result};
 use crate::index::bands::{self, MAX_BAND_CANDIDATES};
 use crate::index::probing::{self, Flip};
 use crate::index::quality::MatchRule;
-use crate::types::{Document, Fingerprint, Match, QueryKey, Sketch, StoredDoc, WeakBits};
+use crate::types::{Fingerprint, Match, QueryKey, StoredDoc, WeakBits};
 
 impl Store {
-    /// Every stored document within Hamming distance `k` of `fp`, sorted by distance, then
-    /// id. Exact (equal to a brute-force scan) for every `k ≤ k_max`; a larger `k` is
-    /// [`Error::KTooLarge`] (use [`Store::query_exhaustive`]).
-    pub fn query(&self, fp: Fingerprint, k: u32) -> Result<Vec<Match>> {
-        self.query_rule(fp, None, &MatchRule::within(k))
+    /// The stored documents that `rule` counts as near duplicates of `query`, sorted by
+    /// distance, then id.
+    ///
+    /// `query` is a [`Fingerprint`], a [`QueryKey`] (a fingerprint with its sketch and weak
+    /// bits), an [`crate::Analysis`] or a [`crate::Document`] (fingerprinted first); `rule` is a
+    /// `u32` k ("distance ≤ k", exact: equal to a brute-force scan for every `k ≤ k_max`),
+    /// a [`crate::Quality`], a [`MatchRule`], or [`Rule::Mode`], the store's own mode (the
+    /// one to use unless there is a reason not to). A rule's verification needs the
+    /// query's sketch: a bare fingerprint is matched by distance alone where the rule
+    /// allows it ([`MatchRule::unverifiable_within_k`]). [`Rule::Exhaustive`] reads every
+    /// record instead of the tables, for any k.
+    ///
+    /// ```
+    /// # fn main() -> simstore::Result<()> {
+    /// use simstore::{Document, Rule, StoreBuilder};
+    /// let store = StoreBuilder::in_memory().open()?;
+    /// let page = Document::new("a", "an article about the weather in Beijing this spring");
+    /// store.insert(&page)?;
+    /// let found = store.query(&page, Rule::Mode)?;
+    /// assert_eq!(found[0].doc.id, "a");
+    /// let fp = store.fingerprinter().fingerprint_doc(&page)?;
+    /// assert_eq!(store.query(fp, 3)?[0].distance, 0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// Errors: [`Error::KTooLarge`] when the rule's k exceeds the store's `k_max`,
+    /// [`Error::EmptyDocument`] for a document without words, storage errors.
+    pub fn query<'a>(
+        &self,
+        query: impl Into<Query<'a>>,
+        rule: impl Into<Rule>,
+    ) -> Result<Vec<Match>> {
+        let rule = rule.into();
+        let key = self.key_of(query.into())?;
+        if let Rule::Exhaustive(k) = rule {
+            return self.scan_within(key.fp, k);
+        }
+        let snap = self.backend.probe_view();
+        self.matches_by_rule(snap.as_ref(), &key, &self.rule(rule))
+    }
+
+    /// [`Store::query`] for many queries, by one rule, from one view: the answers, in
+    /// order. On a backend with round trips (Redis Cluster) every table span of every query
+    /// is read in one pipelined round trip per node, and every record in one more.
+    pub fn query_batch<'a, Q: Into<Query<'a>>>(
+        &self,
+        queries: impl IntoIterator<Item = Q>,
+        rule: impl Into<Rule>,
+    ) -> Result<Vec<Vec<Match>>> {
+        let rule = rule.into();
+        let keys = queries
+            .into_iter()
+            .map(|q| self.key_of(q.into()))
+            .collect::<Result<Vec<_>>>()?;
+        if let Rule::Exhaustive(k) = rule {
+            return keys.iter().map(|q| self.scan_within(q.fp, k)).collect();
+        }
+        self.query_keys(&keys, &self.rule(rule))
+    }
+
+    /// The query key of `query`: a document's is its analysis.
+    fn key_of(&self, query: Query<'_>) -> Result<QueryKey> {
+        match query {
+            Query::Key(key) => Ok(key),
+            Query::Doc(doc) => {
+                let analysis = self
+                    .fingerprinter
+                    .analyze(doc.title.as_deref(), &doc.text)?;
+                Ok(QueryKey::from(&analysis))
+            }
+        }
     }
 
     /// The records of `hits` (sequence number, distance; ascending by sequence number) as
@@ -163,21 +231,8 @@ impl Store {
         })
     }
 
-    /// [`Store::query`] for many fingerprints, from one snapshot: the answers, in order.
-    /// On a backend with round trips (Redis Cluster) every table span of every query is
-    /// read in one pipelined round trip per node, and every record in one more.
-    pub fn query_batch(&self, fps: &[Fingerprint], k: u32) -> Result<Vec<Vec<Match>>> {
-        let probes: Vec<(u64, Vec<Flip>)> = fps.iter().map(|f| (f.0, Vec::new())).collect();
-        self.query_batch_reach(&probes, &MatchRule::within(k), &[])
-    }
-
-    /// [`Store::query_rule`] for many queries (each a fingerprint and its sketch), from one
-    /// view, every span read as by [`Store::query_batch`]: the answers, in order.
-    pub fn query_batch_rule(
-        &self,
-        queries: &[QueryKey],
-        rule: &MatchRule,
-    ) -> Result<Vec<Vec<Match>>> {
+    /// [`Store::query_batch`] of query keys by a rule.
+    fn query_keys(&self, queries: &[QueryKey], rule: &MatchRule) -> Result<Vec<Vec<Match>>> {
         let probes = queries
             .iter()
             .map(|q| Ok((q.fp.0, self.flips(q.weak_bits.as_ref(), rule)?)))
@@ -268,9 +323,9 @@ impl Store {
         Ok(stats)
     }
 
-    /// Every stored document within distance `k` (any k ≤ 64) by a full scan of `docs`.
-    /// Exact but slow: it reads every record.
-    pub fn query_exhaustive(&self, fp: Fingerprint, k: u32) -> Result<Vec<Match>> {
+    /// Every stored document within distance `k` (any k ≤ 64) of `fp`, by a full scan of
+    /// the records ([`Rule::Exhaustive`]).
+    fn scan_within(&self, fp: Fingerprint, k: u32) -> Result<Vec<Match>> {
         let mut out = Vec::new();
         self.for_each_doc(|doc| {
             let distance = doc.fingerprint().distance(fp);
@@ -283,33 +338,7 @@ impl Store {
         Ok(out)
     }
 
-    /// The stored documents that `rule` counts as near duplicates of a fingerprint `fp`
-    /// with sketch `sketch`, sorted by distance, then id. Candidates come from the tables
-    /// probed for `rule.k` (exact within it), within `rule.reach`. Errors:
-    /// [`Error::KTooLarge`] when `rule.k` exceeds the store's `k_max`.
-    pub fn query_rule(
-        &self,
-        fp: Fingerprint,
-        sketch: Option<&Sketch>,
-        rule: &MatchRule,
-    ) -> Result<Vec<Match>> {
-        let query = QueryKey {
-            fp,
-            sketch: sketch.copied(),
-            weak_bits: None,
-        };
-        self.query_key(&query, rule)
-    }
-
-    /// [`Store::query_rule`] of a query that may know its fingerprint's weak bits (one made
-    /// from text, [`QueryKey::from`] a [`crate::Analysis`]): a rule with query-directed probes
-    /// ([`MatchRule::probes`], the high quality mode's) reads their spans too.
-    pub fn query_key(&self, query: &QueryKey, rule: &MatchRule) -> Result<Vec<Match>> {
-        let snap = self.backend.probe_view();
-        self.matches_by_rule(snap.as_ref(), query, rule)
-    }
-
-    /// [`Store::query_key`] read through `snap`: the candidates within the rule's reach
+    /// [`Store::query`] read through `snap`: the candidates within the rule's reach
     /// (each document once), their records, and those the rule accepts.
     pub(super) fn matches_by_rule(
         &self,
@@ -328,55 +357,6 @@ impl Store {
         let sketch = query.sketch.as_ref();
         out.retain(|m| rule.accepts(m.distance, sketch, m.doc.sketch.as_ref()));
         Ok(out)
-    }
-
-    /// The store's own query ([`Store::mode_rule`]) of `doc`: what `simstore query` does
-    /// given no `--k` or `--verify`. A document without words for a sketch is queried
-    /// without verification (distance ≤ k_max).
-    pub fn search(&self, doc: &Document) -> Result<Vec<Match>> {
-        let analysis = self
-            .fingerprinter
-            .analyze(doc.title.as_deref(), &doc.text)?;
-        self.query_key(&QueryKey::from(&analysis), &self.mode_rule())
-    }
-
-    /// Fingerprints `doc` and queries with it.
-    pub fn query_doc(&self, doc: &Document, k: u32) -> Result<Vec<Match>> {
-        self.query(self.fingerprinter.fingerprint_doc(doc)?, k)
-    }
-
-    /// The two-stage query: the stored documents within distance `k` of `doc`'s fingerprint
-    /// (as [`Store::query_doc`]) whose shingle sketch is at least `min_similarity` similar to
-    /// `doc`'s ([`crate::Sketch::similarity`], an estimated Jaccard similarity of
-    /// 3-token shingles). Documents stored without a sketch (from a fingerprint only) cannot
-    /// be verified and are left out, as are all when `doc` has no words for a sketch.
-    ///
-    /// SimHash within k = 3 misses copies with a few percent of edited words; a store built
-    /// with a larger `k_max` (e.g. `StoreBuilder::k_max(8)`) queried at that k and verified
-    /// at 0.4 finds more of them without admitting unrelated documents. The quality modes
-    /// ([`Store::search`], [`Store::mode_rule`]) find more still (docs/quality.md).
-    pub fn query_verified(
-        &self,
-        doc: &Document,
-        k: u32,
-        min_similarity: f64,
-    ) -> Result<Vec<Match>> {
-        // One analysis gives both the fingerprint and the sketch.
-        let analysis = match self.fingerprinter.analyze(doc.title.as_deref(), &doc.text) {
-            Ok(analysis) => analysis,
-            // No token in the title or the text: no sketch either.
-            Err(Error::EmptyDocument) => return Ok(Vec::new()),
-            Err(e) => return Err(e),
-        };
-        let Some(sketch) = analysis.sketch else {
-            return Ok(Vec::new());
-        };
-        let rule = MatchRule::verified(k, min_similarity);
-        let query = QueryKey {
-            sketch: Some(sketch),
-            ..QueryKey::from(&analysis)
-        };
-        self.query_key(&query, &rule)
     }
 
     /// Calls `f` with every stored document, in insertion order, from one consistent snapshot.
@@ -494,7 +474,9 @@ mod tests {
         };
         store.insert(&doc).unwrap();
         let before = body_passes();
-        let matches = store.query_verified(&doc, 3, 0.9).unwrap();
+        let matches = store
+            .query(&doc, crate::MatchRule::verified(3, 0.9))
+            .unwrap();
         assert_eq!(body_passes() - before, 1, "passes over the query's text");
         assert_eq!(matches.len(), 1);
         assert_eq!(matches[0].doc.id, "a");

@@ -127,7 +127,7 @@ pub struct DocMeta {
     /// is known. [`crate::Store::insert`] fills it in; [`Document::meta`] leaves it `None`.
     pub content_hash: Option<u128>,
     /// The shingle sketch ([`crate::Fingerprinter::sketch`]) that
-    /// [`crate::Store::query_verified`] compares; `None` when only a fingerprint is known.
+    /// a verifying rule ([`crate::Rule::Verified`]) compares; `None` when only a fingerprint is known.
     /// [`crate::Store::insert`] fills it in; [`Document::meta`] leaves it `None`.
     pub sketch: Option<Sketch>,
     /// The fingerprint's least certain bits, which a check by a quality mode's rule probes
@@ -205,7 +205,8 @@ pub struct Match {
     pub doc: StoredDoc,
 }
 
-/// One entry of [`crate::Store::insert_batch`]: an id, its fingerprint and its metadata.
+/// One entry of [`crate::Store::insert_batch`] or [`crate::Store::check_and_insert`]: an
+/// id, its fingerprint and its metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     /// The external id.
@@ -214,6 +215,17 @@ pub struct Entry {
     pub fp: Fingerprint,
     /// Title, URL and length to keep with it.
     pub meta: DocMeta,
+}
+
+impl Entry {
+    /// An entry of `id` with fingerprint `fp` and metadata `meta`.
+    pub fn new(id: impl Into<String>, fp: Fingerprint, meta: DocMeta) -> Entry {
+        Entry {
+            id: id.into(),
+            fp,
+            meta,
+        }
+    }
 }
 
 /// What a query knows of its document: the fingerprint, and where it was made from text,

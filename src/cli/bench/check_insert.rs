@@ -40,7 +40,10 @@ pub(super) fn run(args: &Args) -> Result<Code> {
     let check = |store: &Store, i: usize| {
         let (fp, h) = docs[i];
         store
-            .check_and_insert_fingerprint(&format!("d{i}"), Fingerprint(fp), meta(h), k)
+            .check_and_insert(
+                &simstore::Entry::new(format!("d{i}"), Fingerprint(fp), meta(h)),
+                k,
+            )
             .map(|o| o.is_new())
     };
     let layout = fresh("layout.db")?.layout().clone();

@@ -117,7 +117,9 @@ fn measure(
     let batches: Vec<&[u64]> = queries.chunks(BATCH).collect();
     let batch_qps = throughput(&batches, queries.len(), args.seconds, |b| {
         let fps: Vec<Fingerprint> = b.iter().map(|&q| Fingerprint(q)).collect();
-        store.query_batch(&fps, k).expect("batch query")
+        store
+            .query_batch(fps.iter().copied(), k)
+            .expect("batch query")
     });
     Row {
         name,

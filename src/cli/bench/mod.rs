@@ -11,8 +11,8 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use rayon::prelude::*;
 use simstore::index::probing::{self, Flip};
 use simstore::{
-    BatchOutcome, DocMeta, Entry, Fingerprint, Layout, Match, MatchRule, Quality, QueryKey, Sketch,
-    Store,
+    BatchOutcome, DocMeta, Entry, Fingerprint, Layout, Match, MatchRule, Quality, QueryKey, Rule,
+    Sketch, Store,
 };
 
 use super::Code;
@@ -33,7 +33,7 @@ use measure::{Figures, measure, print_table, throughput, us};
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 With --quality MODE the store is created in that quality mode (its layout for --n documents)
-and queried with the mode's rule (Store::query_rule): the tables probed for the mode's k, the
+and queried with the mode's rule (Store::query): the tables probed for the mode's k, the
 candidates within its reach (12; high: 14) fetched, and the mode's query-directed probes
 (high: 28 more spans, of 16 weak bits drawn per query, as a text's would be), and the spans of
 its sketch bands (standard 2, high 4). The benchmark's fingerprints have no text: each gets a random sketch, and
@@ -170,7 +170,7 @@ pub fn run(args: Args) -> Result<Code> {
 }
 
 /// How the benchmark queries the store: "distance ≤ --k" ([`Store::query`]), or with
-/// --quality the store's mode rule ([`Store::query_rule`]).
+/// --quality the store's mode rule ([`Store::query`]).
 struct Plan {
     /// The distance the answers hold exactly (checked against brute force).
     k: u32,
@@ -182,7 +182,7 @@ impl Plan {
     fn new(store: &Store, args: &Args) -> Self {
         match args.quality {
             Some(_) => {
-                let mut rule = store.mode_rule();
+                let mut rule = store.rule(Rule::Mode);
                 rule.probes = args.probes.unwrap_or(rule.probes);
                 rule.bands = args.bands.unwrap_or(rule.bands);
                 Plan {
@@ -224,7 +224,7 @@ impl Plan {
                     sketch: Some(synthetic_sketch(q)),
                     weak_bits: Some(synthetic_weak_bits(q)),
                 };
-                store.query_key(&key, rule)
+                store.query(key, rule)
             }
             None => store.query(Fingerprint(q), self.k),
         }

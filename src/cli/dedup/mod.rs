@@ -16,7 +16,7 @@ use anyhow::Result;
 use serde_json::json;
 use simstore::index::cluster;
 use simstore::index::layout::MAX_K;
-use simstore::{DedupReport, DuplicatePair, MatchRule, Quality, Sketch, Store};
+use simstore::{DedupReport, DuplicatePair, MatchRule, Quality, Rule, Sketch, Store};
 
 use super::input::Format;
 use super::{Code, open_for_reading, output};
@@ -147,14 +147,14 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
     let (result, titles, failed) = if args.files.is_empty() {
         let store = open_for_reading(db)?;
         // Given neither --k nor --verify, the store's quality mode decides the pairs.
-        args.rule = rule_of(&args, store.layout().k_max(), || store.mode_rule());
+        args.rule = rule_of(&args, store.layout().k_max(), || store.rule(Rule::Mode));
         within = pairs_in(&args, &format!("the store's {} mode", store.quality()));
         let result = if args.verify.is_some() {
             stored_docs(&store).and_then(|docs| dedup_files(&docs, &args, &mut print_pair))
         } else if args.pairs {
-            store.dedup_pairs_rule(&args.rule, &mut print_pair)
+            store.dedup_pairs(args.rule, &mut print_pair)
         } else {
-            store.dedup_rule(&args.rule)
+            store.dedup(args.rule)
         };
         (result, Titles::Store(Box::new(store)), 0)
     } else {

@@ -11,7 +11,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use simstore::text::explain::{Explanation, explain};
-use simstore::{Fingerprint, Fingerprinter, MatchRule, Sketch, Store};
+use simstore::{Fingerprint, Fingerprinter, MatchRule, Rule, Sketch, Store};
 
 use super::{Code, input, open_for_reading, output, rule};
 use verdict::Judge;
@@ -154,7 +154,7 @@ fn judge<'a>(store: Option<&'a Store>, args: &Args) -> Judge<'a> {
     };
     let by_mode = args.k.is_none() && args.verify.is_none();
     Judge {
-        rule: store.rule(args.k, args.verify),
+        rule: store.rule(Rule::options(args.k, args.verify)),
         mode: by_mode.then(|| store.quality()),
         layout: Some(store.layout()),
     }

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::json;
 use simstore::input::reader;
-use simstore::{CheckOutcome, InsertOutcome, MatchRule};
+use simstore::{CheckOutcome, InsertOutcome, MatchRule, Rule};
 
 use super::error::{ApiError, ApiResult};
 use super::state::{self, Shared};
@@ -113,7 +113,7 @@ impl Body<u32, f64> {
                 "\"verify\": {t} is not a similarity between 0 and 1"
             )));
         }
-        Ok(store.rule(r.k, r.verify))
+        Ok(store.rule(Rule::options(r.k, r.verify)))
     }
 }
 
@@ -140,12 +140,12 @@ pub(super) async fn check_and_insert(
         // document's, there is no `k` or `verify` to read and none to refuse.
         let rule = match others {
             true => CheckRule::of(store, &bytes)?,
-            false => store.rule(None, None),
+            false => store.rule(Rule::Mode),
         };
         let entry = record.into_entry(store.fingerprinter())?;
         let id = entry.id.clone();
         let outcome = store
-            .check_and_insert_fingerprint_rule(&entry.id, entry.fp, entry.meta, &rule)
+            .check_and_insert(&entry, rule)
             .map_err(|e| app.write_failed(e))?;
         app.metrics.check_outcome(&outcome);
         let mut v = json!({ "id": id, "fp": outcome.fingerprint().to_string() });
@@ -201,7 +201,7 @@ pub(super) async fn stats(State(app): State<Shared>) -> ApiResult {
             "k_max": l.k_max(), "blocks": l.widths(), "tables": l.tables().len(),
             "band_tables": s.band_tables, "disk_bytes": s.disk_bytes, "expected_candidates_per_query": s.expected_candidates,
             "quality": app.store.quality().name(),
-            "quality_rule": rule::rule_json(&app.store.mode_rule()),
+            "quality_rule": rule::rule_json(&app.store.rule(Rule::Mode)),
         })))
     })
     .await

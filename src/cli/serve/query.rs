@@ -10,7 +10,7 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use simstore::input::reader;
-use simstore::{Fingerprint, QueryKey, Store};
+use simstore::{Fingerprint, QueryKey, Rule, Store};
 
 use super::error::{ApiError, ApiResult};
 use super::handlers::body;
@@ -128,7 +128,7 @@ fn run_query(store: &Store, q: &QueryRequest, budget: &mut MatchBudget) -> Resul
             "\"verify\": {t} is not a similarity between 0 and 1"
         )));
     }
-    let rule = store.rule(q.k, q.verify);
+    let rule = store.rule(Rule::options(q.k, q.verify));
     let key = match (&q.fp, &q.text, &q.title) {
         (Some(_), _, _) if q.verify.is_some() => {
             return Err(ApiError::new(
@@ -151,7 +151,7 @@ fn run_query(store: &Store, q: &QueryRequest, budget: &mut MatchBudget) -> Resul
             }
         }
     };
-    let mut matches = store.query_key(&key, &rule)?;
+    let mut matches = store.query(key, rule)?;
     if let Some(limit) = q.limit {
         matches.truncate(limit);
     }

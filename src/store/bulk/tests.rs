@@ -116,7 +116,7 @@ fn a_failed_ingest_leaves_the_handle_refusing_writes_until_repaired() {
     assert!(refused.to_string().contains("injected"), "{refused}");
     assert!(matches!(store.delete("d5"), Err(Error::BulkLoadFailed(_))));
     assert!(matches!(
-        store.check_and_insert_fingerprint("x", Fingerprint(1), DocMeta::default(), 3),
+        store.check_and_insert(&Entry::new("x", Fingerprint(1), DocMeta::default()), 3),
         Err(Error::BulkLoadFailed(_))
     ));
     assert!(matches!(
