@@ -24,9 +24,12 @@ const MAX_DOC: u64 = 4096;
 /// up to 8 MiB is held whole, `gzip::VERIFY_BYTES`).
 const MAX_OUT: u64 = 64 << 20;
 
+/// A fuzz target's check of one input: panics when an invariant does not hold.
+pub type Check = fn(&[u8]);
+
 /// Every target by its name (the name of its file in `fuzz_targets/` and of its corpus
 /// folder in `tests/data/fuzz/`).
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Check)] = &[
     ("html", html),
     ("warc", warc),
     ("gzip", gzip),
@@ -74,11 +77,7 @@ pub fn warc(data: &[u8]) {
     let mut records = Records::with_limit(Cursor::new(data), MAX_DOC);
     let mut last_start = None;
     let mut count = 0u64;
-    loop {
-        let Some((number, start, item)) = records.next_record().expect("no I/O error in memory")
-        else {
-            break;
-        };
+    while let Some((number, start, item)) = records.next_record().expect("no I/O error in memory") {
         count += 1;
         // Numbered from 1 without gaps; every record starts after the one before, so that
         // reading ends: at most one record per byte.
