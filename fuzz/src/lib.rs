@@ -72,8 +72,56 @@ fn check_page(page: &html::Page, input_len: usize) {
     }
 }
 
-/// The WARC reader: bytes → records, each a page, a skipped record or an error.
+/// The WARC reader: bytes → records, each a page, a skipped record or an error. Input
+/// starting with 0xFF is the rest cut at each 0xFF into the bodies of text pages, written
+/// as a valid WARC file that must be read back exactly.
 pub fn warc(data: &[u8]) {
+    match data.split_first() {
+        Some((0xff, bodies)) => warc_pages(bodies),
+        _ => warc_records(data),
+    }
+}
+
+fn warc_pages(bodies: &[u8]) {
+    let bodies: Vec<&[u8]> = bodies.split(|&b| b == 0xff).collect();
+    let mut file = Vec::new();
+    for (i, body) in bodies.iter().enumerate() {
+        let mut block = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        block.extend_from_slice(body);
+        let head = format!(
+            "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: http://e.com/{i}\r\n\
+             Content-Length: {}\r\n\r\n",
+            block.len()
+        );
+        file.extend_from_slice(head.as_bytes());
+        file.extend_from_slice(&block);
+        file.extend_from_slice(b"\r\n\r\n");
+    }
+    let mut records = Records::with_limit(BufReader::with_capacity(7, &file[..]), u64::MAX);
+    for (i, body) in bodies.iter().enumerate() {
+        let (number, _, item) = records
+            .next_record()
+            .expect("no I/O error in memory")
+            .expect("a record per page");
+        assert_eq!(number, i as u64 + 1);
+        let Ok(Item::Page(page)) = item else {
+            panic!("page {i} read as {item:?}")
+        };
+        assert_eq!(page.uri, format!("http://e.com/{i}"));
+        assert_eq!(page.kind, PageKind::Text);
+        assert_eq!(page.body, *body, "page {i} changed");
+    }
+    assert!(
+        matches!(records.next_record(), Ok(None)),
+        "records after the last"
+    );
+}
+
+fn warc_records(data: &[u8]) {
     let mut records = Records::with_limit(Cursor::new(data), MAX_DOC);
     let mut last_start = None;
     let mut count = 0u64;
