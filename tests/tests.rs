@@ -21,6 +21,7 @@ mod explain;
 mod export;
 mod features;
 mod fuzz;
+mod fuzz_corpus;
 mod golden;
 mod http_examples;
 mod inputs;
