@@ -263,6 +263,18 @@ pub struct DuplicatePair {
 
 /// What [`crate::Store::dedup`] found (or [`near_duplicates`], through
 /// [`DedupSummary::to_report`]): pair count and clusters, by id.
+///
+/// ```
+/// # fn main() -> simstore::Result<()> {
+/// use simstore::{Document, Rule, StoreBuilder};
+/// let store = StoreBuilder::in_memory().open()?;
+/// store.insert(&Document::new("a", "the same story told twice on two sites"))?;
+/// store.insert(&Document::new("b", "the same story told twice on two sites."))?;
+/// let report = store.dedup(Rule::Mode)?;
+/// assert_eq!(report.clusters, vec![vec!["a".to_string(), "b".to_string()]]);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DedupReport {
     /// Documents looked at.

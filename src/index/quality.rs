@@ -17,6 +17,13 @@ use crate::types::Sketch;
 
 /// A store's quality mode, chosen at creation (`simstore init --quality`) and recorded in
 /// the store: the layout's `k_max` and the rule of queries and checks given no `k`.
+///
+/// ```
+/// use simstore::Quality;
+/// let q: Quality = "high".parse().unwrap();
+/// assert_eq!(q, Quality::High);
+/// assert_eq!(Quality::default(), Quality::Standard);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Quality {
     /// The default: the k_max = 3 tables, candidates within 12 in their spans and those

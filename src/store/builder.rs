@@ -20,6 +20,20 @@ use crate::text::fingerprint::{FingerprintSpec, Fingerprinter};
 ///
 /// Layout options (`k_max`, `expected_docs`, `blocks`) only matter when the store is
 /// created; an existing store keeps the layout in its manifest.
+///
+/// ```
+/// # fn main() -> simstore::Result<()> {
+/// use simstore::{Quality, Store};
+/// # let dir = tempfile::tempdir()?;
+/// let store = Store::builder(dir.path().join("pages.db"))
+///     .quality(Quality::High)      // more recall, at more cost a query
+///     .expected_docs(50_000_000)   // chooses the table layout
+///     .sync_writes(true)           // every acknowledged write survives a power loss
+///     .open()?;
+/// assert_eq!(store.quality(), Quality::High);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct StoreBuilder {

@@ -147,6 +147,19 @@ const SEQ_RANGE: u64 = 1024;
 
 /// A persistent store of SimHash fingerprints. `Send + Sync`: share it (e.g. in an `Arc`)
 /// and query from many threads; writes are serialized internally.
+///
+/// ```
+/// # fn main() -> simstore::Result<()> {
+/// use simstore::{Document, Rule, Store};
+/// # let dir = tempfile::tempdir()?;
+/// let store = Store::builder(dir.path().join("pages.db")).open()?;
+/// store.insert(&Document::new("a", "a page about the spring rain in the old town"))?;
+/// let copy = Document::new("b", "a page about the spring rain in the old town!");
+/// assert_eq!(store.query(&copy, Rule::Mode)?[0].doc.id, "a");
+/// assert_eq!(store.len(), 1);
+/// # Ok(())
+/// # }
+/// ```
 pub struct Store {
     backend: Box<dyn Backend>,
     manifest: Manifest,

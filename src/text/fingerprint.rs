@@ -324,6 +324,14 @@ impl<'a> ContentStream<'a> {
 
 /// Computes fingerprints under the current [`FingerprintSpec`]. Cheap to create and
 /// `Send + Sync`; the jieba dictionary and the IDF tables are shared by the whole process.
+///
+/// ```
+/// use simstore::Fingerprinter;
+/// let f = Fingerprinter::new();
+/// let a = f.fingerprint(Some("北京天气"), "今天北京的天气很好，我们去公园散步。").unwrap();
+/// let b = f.fingerprint(Some("北京天气"), "今天北京的天气很好,我们去公园散步!").unwrap();
+/// assert_eq!(a, b, "half-width punctuation does not count");
+/// ```
 #[derive(Debug, Clone)]
 pub struct Fingerprinter {
     spec: FingerprintSpec,

@@ -7,6 +7,14 @@ use crate::types::sketch::Sketch;
 use crate::types::weak_bits::WeakBits;
 
 /// A document to fingerprint and store.
+///
+/// ```
+/// use simstore::Document;
+/// let page = Document::new("https://example.com/a", "the page's main text")
+///     .with_title("A title")
+///     .with_url("https://example.com/a");
+/// assert_eq!(page.title.as_deref(), Some("A title"));
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Document {
     /// The caller's unique id (a URL, a path, a database key...). Non-empty, at most

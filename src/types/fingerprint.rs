@@ -6,6 +6,13 @@ use std::str::FromStr;
 use crate::error::{Error, Result};
 
 /// A 64-bit SimHash fingerprint. Displayed and parsed as exactly 16 hexadecimal digits.
+///
+/// ```
+/// use simstore::Fingerprint;
+/// let a: Fingerprint = "00000000000000ff".parse().unwrap();
+/// assert_eq!(a.to_string(), "00000000000000ff");
+/// assert_eq!(a.distance(Fingerprint(0)), 8);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Fingerprint(pub u64);
 
