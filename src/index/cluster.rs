@@ -261,8 +261,8 @@ pub struct DuplicatePair {
     pub distance: u32,
 }
 
-/// What [`crate::Store::dedup`] found (or [`near_duplicates`], through
-/// [`DedupSummary::to_report`]): pair count and clusters, by id.
+/// What [`crate::Store::dedup`] found (or `near_duplicates`, through
+/// `DedupSummary::to_report`): pair count and clusters, by id.
 ///
 /// ```
 /// # fn main() -> simstore::Result<()> {
@@ -282,7 +282,7 @@ pub struct DedupReport {
     /// Distinct pairs within k (that the rule accepts).
     pub pairs: u64,
     /// Clusters of two or more documents: of [`crate::Store::dedup`], its leader clustering
-    /// ([`Leaders`]: each cluster a kept document and the later ones that duplicate it);
+    /// (`Leaders`: each cluster a kept document and the later ones that duplicate it);
     /// each one's ids sorted, the clusters ordered by their first id.
     pub clusters: Vec<Vec<String>>,
 }

@@ -72,7 +72,7 @@ impl Layout {
     /// et al.'s 11,11,11,11,10,10), exact for every `k ≤ k_max`.
     ///
     /// Errors when `k_max ≥ blocks`, `blocks` is 0 or above 64, or the layout would need
-    /// more than [`MAX_TABLES`] tables.
+    /// more than `MAX_TABLES` tables.
     pub fn new(k_max: u32, blocks: u32) -> Result<Self> {
         if blocks == 0 || blocks > 64 {
             return Err(Error::InvalidLayout(format!(

@@ -82,8 +82,7 @@ pub const MODE_REACH: u32 = 12;
 
 /// The distances up to which the high mode's layout is chosen to see pairs
 /// ([`probed_reach_share`]): a layout chosen for its whole reach has shorter prefixes, and
-/// the candidates it fetches cost more than the copies they add (at 10M with reach 16: p50
-/// 187 µs against 163 µs for F1 0.9523 against 0.9493 on the development set).
+/// the candidates it fetches cost more than the copies they add (docs/quality.md).
 pub const HIGH_LAYOUT_REACH: u32 = 12;
 
 /// Candidate distance of the high mode.
@@ -159,7 +158,7 @@ impl Quality {
 
     /// The spans beyond the tables' own that the mode's layout is chosen to afford, what
     /// each mode's layout was chosen with before it read bands, so that the layouts did not
-    /// change: the high mode's [`HIGH_LAYOUT_SPANS`] (44; it reads 28 probes and 4 bands
+    /// change: the high mode's `HIGH_LAYOUT_SPANS` (44; it reads 28 probes and 4 bands
     /// now); the standard mode's 2 band spans counted twice (4), since a band span's
     /// candidates are records the tables did not fetch.
     pub fn extra_spans(self) -> u32 {
@@ -246,7 +245,7 @@ impl Quality {
     }
 
     /// The band tables a store created in this mode keeps, and the mode's rule reads
-    /// (standard [`MODE_BANDS`], high [`HIGH_BANDS`]).
+    /// (standard `MODE_BANDS`, high `HIGH_BANDS`).
     pub fn bands(self) -> u32 {
         match self {
             Quality::Standard => MODE_BANDS,
@@ -257,8 +256,8 @@ impl Quality {
     /// The mode's rule on a store whose layout answers `k_max` exactly and that keeps
     /// `bands` band tables: [`Quality::rule`] reading at most those. On a store without
     /// any (format 7 and older), the standard mode reads its former probes instead
-    /// ([`MODE_PROBES_WITHOUT_BANDS`]), so such a store answers as it did; the high mode
-    /// reads [`PROBES_PER_MISSING_BAND`] more probes for each band the store lacks (a high
+    /// (`MODE_PROBES_WITHOUT_BANDS`), so such a store answers as it did; the high mode
+    /// reads `PROBES_PER_MISSING_BAND` more probes for each band the store lacks (a high
     /// store of 2 bands, created before high stores kept 4, reads the 32 it did).
     pub fn rule_for(self, k_max: u32, bands: u32) -> MatchRule {
         let mut rule = self.rule(k_max);
@@ -383,18 +382,18 @@ pub struct MatchRule {
     /// With verification, what happens when either side has no sketch (a fingerprint-only
     /// document or query): `true` — it matches when within `k`; `false` — it never does.
     pub unverifiable_within_k: bool,
-    /// Query-directed probes ([`crate::index::probing`]): how many extra spans a query
+    /// Query-directed probes (`crate::index::probing`): how many extra spans a query
     /// that knows its fingerprint's weak bits (one made from text) reads beyond the tables'
     /// own. 0: none.
     pub probes: u32,
     /// With verification: a pair where either sketch filled fewer bins than this
     /// ([`Sketch::shingles`]) has too little content for the threshold, and must reach
-    /// [`FEW_SHINGLES_SIMILARITY`] (if higher); below [`MIN_CONTENT_SHINGLES`] it never
+    /// `FEW_SHINGLES_SIMILARITY` (if higher); below `MIN_CONTENT_SHINGLES` it never
     /// matches ([`MatchRule::threshold`]). 0: no such guard (`--verify T` alone).
     pub min_shingles: u32,
-    /// Candidates from the sketch's first `bands` bands ([`crate::index::bands`]): a pair
+    /// Candidates from the sketch's first `bands` bands (`crate::index::bands`): a pair
     /// whose sketches share one is a candidate at any distance, and is verified at its
-    /// distance capped at [`BAND_DISTANCE_CAP`]. 0: none (the tables' candidates only).
+    /// distance capped at `BAND_DISTANCE_CAP`. 0: none (the tables' candidates only).
     pub bands: u32,
 }
 
@@ -428,7 +427,7 @@ impl MatchRule {
 
     /// Whether a candidate at `distance` matches, given the query's and the candidate's
     /// sketches. Beyond the reach only a pair that shares a band does
-    /// ([`MatchRule::bands`]), verified at its distance capped at [`BAND_DISTANCE_CAP`].
+    /// ([`MatchRule::bands`]), verified at its distance capped at `BAND_DISTANCE_CAP`.
     pub fn accepts(&self, distance: u32, query: Option<&Sketch>, stored: Option<&Sketch>) -> bool {
         if distance > self.reach && !self.shares_band(query, stored) {
             return false;
@@ -443,7 +442,7 @@ impl MatchRule {
     }
 
     /// The distance at which a pair at `distance` is verified: its own, but at most
-    /// [`BAND_DISTANCE_CAP`] (or the reach, if larger), which only a pair found by a band
+    /// `BAND_DISTANCE_CAP` (or the reach, if larger), which only a pair found by a band
     /// exceeds.
     pub fn verified_at(&self, distance: u32) -> u32 {
         distance.min(BAND_DISTANCE_CAP.max(self.reach))
@@ -462,10 +461,10 @@ impl MatchRule {
 
     /// The similarity two sketches at `distance` must reach under threshold `t`. With the
     /// guard ([`MatchRule::min_shingles`] > 0): more than 1 (never) when either filled fewer
-    /// than [`MIN_CONTENT_SHINGLES`] bins; for two sketches of Han characters,
-    /// [`HAN_MIN_SIMILARITY`] plus [`HAN_SIMILARITY_PER_BIT`] a bit instead of `t` (the
-    /// higher of the two when only one is); [`FEW_SHINGLES_SIMILARITY`] at least when either
-    /// filled fewer than `min_shingles` bins ([`HAN_MIN_SHINGLES`] with Han characters).
+    /// than `MIN_CONTENT_SHINGLES` bins; for two sketches of Han characters,
+    /// `HAN_MIN_SIMILARITY` plus `HAN_SIMILARITY_PER_BIT` a bit instead of `t` (the
+    /// higher of the two when only one is); `FEW_SHINGLES_SIMILARITY` at least when either
+    /// filled fewer than `min_shingles` bins (`HAN_MIN_SHINGLES` with Han characters).
     /// Without the guard, `t`.
     pub fn threshold(&self, t: f64, distance: u32, a: &Sketch, b: &Sketch) -> f64 {
         let content = a.shingles().min(b.shingles());

@@ -41,7 +41,7 @@ pub struct Page {
     pub text: String,
 }
 
-/// Decodes a page's bytes (see [`crate::input::charset::decode`]; `charset_hint` is the HTTP
+/// Decodes a page's bytes (see `crate::input::charset::decode`; `charset_hint` is the HTTP
 /// header's charset, if any, else the page's own `<meta charset>` is looked for) and
 /// extracts its title and main text.
 pub fn page_from_bytes(bytes: &[u8], charset_hint: Option<&str>) -> Result<Page, Error> {

@@ -100,7 +100,7 @@ pub enum RecordError {
     /// The id is empty or too long.
     #[error("invalid id: {0}")]
     InvalidId(String),
-    /// The line is longer than the limit ([`MAX_LINE_BYTES`] by default).
+    /// The line is longer than the limit (`MAX_LINE_BYTES` by default).
     #[error(
         "the line is longer than {}: split the document, raise the limit with --max-doc-bytes, or check the input is JSONL",
         human(*max as u64)
@@ -787,7 +787,7 @@ mod tests {
     }
 
     /// Only a document with nothing to fingerprint is "empty"; another fingerprinting
-    /// error keeps its own message (it used to be reported as empty too).
+    /// error keeps its own message.
     #[test]
     fn fingerprint_errors_keep_their_own_message() {
         assert_eq!(

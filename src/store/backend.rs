@@ -52,7 +52,7 @@ pub enum Space {
     Table(usize),
 }
 
-/// A backup in a backup directory ([`Backend::backup`]).
+/// A backup in a backup directory (`Backend::backup`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BackupInfo {
     /// Its id (increasing; `restore --id`).

@@ -82,16 +82,16 @@ impl Store {
     /// [`crate::Quality`], a [`MatchRule`], or [`Rule::Mode`]) accepts, clustered.
     ///
     /// Walks each table of the probe set of the rule's k in key order, comparing each key
-    /// only with the following keys of the same prefix (see [`crate::index::cluster`]); a
+    /// only with the following keys of the same prefix (see `crate::index::cluster`); a
     /// pair is counted by the first table in which it shares the prefix, kept when within
     /// the rule's reach and accepted by it (a verifying rule reads every document's sketch
     /// first, about 72 more bytes per document). The band tables are not walked: a pair
     /// that only a band finds is not reported. The clusters are those of leader clustering
-    /// in insertion order ([`Leaders`]): each document joins the nearest earlier kept
+    /// in insertion order (`Leaders`): each document joins the nearest earlier kept
     /// document it duplicates, else is kept, so a chain of pairs is no cluster. Reads from
     /// one snapshot. Memory: about 12 bytes per document, 12 per pair, and the ids of the
     /// clustered documents; time: one scan of `ids`, of each probed table (again by windows
-    /// of documents if the pairs outgrow [`crate::index::leader::PAIR_BUDGET`]), and of
+    /// of documents if the pairs outgrow `crate::index::leader::PAIR_BUDGET`), and of
     /// `ids` again.
     pub fn dedup(&self, rule: impl Into<Rule>) -> Result<DedupReport> {
         let rule = &self.rule_to_apply(rule.into(), "Store::dedup")?;

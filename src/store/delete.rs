@@ -9,7 +9,7 @@ use crate::error::Result;
 
 impl Store {
     /// Deletes the documents `ids` and their table entries in one change set: atomic on a
-    /// backend whose change sets are ([`super::backend::Atomicity::ChangeSet`]: RocksDB,
+    /// backend whose change sets are (`super::backend::Atomicity::ChangeSet`: RocksDB,
     /// memory); on Redis Cluster each document goes whole or not at all, as with
     /// [`Store::delete`]. Returns, for each id in order, whether it was stored (an id
     /// listed twice counts once, at its first place).

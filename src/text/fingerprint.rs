@@ -491,7 +491,7 @@ impl Fingerprinter {
 
     /// A 128-bit hash of the document's content as the fingerprint sees it: the tokens of
     /// the title and of the body lines that weigh more than 0 (neither boilerplate nor a
-    /// short header or footer line, see [`crate::text::clean`]), in order, after
+    /// short header or footer line, see `crate::text::clean`), in order, after
     /// normalization and cleaning. Two documents with equal content hashes are exact
     /// duplicates for the purposes of deduplication: they differ at most in what the
     /// fingerprint ignores (case, width, punctuation, spacing, URLs, digit runs, boilerplate,

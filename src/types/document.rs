@@ -18,7 +18,7 @@ use crate::types::weak_bits::WeakBits;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Document {
     /// The caller's unique id (a URL, a path, a database key...). Non-empty, at most
-    /// [`MAX_ID_BYTES`] bytes.
+    /// `MAX_ID_BYTES` bytes.
     pub id: String,
     /// The title, if any; its words weigh 2× the body's, up to a fifth of the body in all.
     /// Stored: at most [`MAX_TITLE_BYTES`] bytes.
@@ -148,7 +148,7 @@ pub struct DocMeta {
 }
 
 impl DocMeta {
-    /// Checks the stored fields of document `id` ([`check_stored_fields`]).
+    /// Checks the stored fields of document `id` (`check_stored_fields`).
     pub fn check(&self, id: &str) -> Result<(), crate::error::Error> {
         check_stored_fields(id, self.title.as_deref(), self.url.as_deref())
     }

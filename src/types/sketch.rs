@@ -30,7 +30,7 @@ impl Sketch {
         Sketch(s)
     }
 
-    /// How many of the [`MINIMA`] bins the text's distinct shingles filled before empty
+    /// How many of the `MINIMA` bins the text's distinct shingles filled before empty
     /// bins were filled from their neighbours: about the number of distinct shingles up to
     /// ~20, then a count that saturates at 63. A text with few distinct shingles has too
     /// little content for its sketch (or its fingerprint) to tell it apart from another

@@ -4,7 +4,7 @@
 /// How many of a fingerprint's least certain bits a [`WeakBits`] keeps.
 pub const WEAK_BITS: usize = 16;
 
-/// A fingerprint's [`WEAK_BITS`] least certain bits, weakest first: those whose projection
+/// A fingerprint's `WEAK_BITS` least certain bits, weakest first: those whose projection
 /// sums were nearest zero, which an edit of the text flips first. Each comes with its
 /// margin, `|sum|` relative to the largest `|sum|` of the fingerprint (0 ..= 65,535): two
 /// texts at angle θ differ in a bit of margin m with a probability that falls as m grows,

@@ -197,7 +197,7 @@ pub struct Records<R> {
 
 impl<R: BufRead> Records<R> {
     /// Records of the (uncompressed) WARC stream `inner`, each at most
-    /// [`MAX_RECORD_BYTES`].
+    /// `MAX_RECORD_BYTES`.
     pub fn new(inner: R) -> Self {
         Self::with_limit(inner, MAX_RECORD_BYTES)
     }
@@ -235,7 +235,7 @@ impl<R: BufRead> Records<R> {
     }
 
     /// The next record; `None` at the end of the input. A damaged gzip member that reading
-    /// resumes after is the record it interrupted ([`WarcError::Gzip`]). Another I/O error
+    /// resumes after is the record it interrupted (`WarcError::Gzip`). Another I/O error
     /// (of the underlying reader, e.g. a gzip stream corrupt to its end) is `Err`: the rest
     /// of the input cannot be read; [`Records::number`] and [`Records::record_start`] then
     /// name the record it interrupted.

@@ -51,10 +51,8 @@ pub(super) fn cf_names(tables: usize) -> Vec<String> {
 
 /// The block cache of a store's `docs`, `ids`, `meta` and `exact` blocks: RocksDB's
 /// HyperClockCache, sized automatically per entry (`estimated_entry_charge` 0), which looks a
-/// block up without the LRU cache's per-shard mutex and list updates. 10M, 100,000 queries
-/// whose records do not all fit in the cache, 3 alternating runs against the LRU cache: p50
-/// 25.4 / 27.9 / 27.2 → 24.9 / 26.4 / 26.2 µs, 2 threads 54.1k / 44.3k / 47.7k → 55.4k /
-/// 53.4k / 52.9k queries/s (docs/benchmarks.md, 2026-11-27, seventh session).
+/// block up without the LRU cache's per-shard mutex and list updates: faster than the LRU
+/// cache when the records do not all fit (docs/benchmarks.md, "block cache").
 pub(super) fn block_cache(bytes: usize) -> Cache {
     Cache::new_hyper_clock_cache(bytes, 0)
 }
@@ -110,17 +108,14 @@ fn partial_merge(_key: &[u8], _existing: Option<&[u8]>, ops: &MergeOperands) -> 
 /// The options bulk loads write column family `name`'s SST files with (whole buckets, no
 /// merge records).
 ///
-/// Measured with `simstore bench --n 10000000` (docs/benchmarks.md):
-/// - Table CFs: uncompressed, no block cache, read through mmap: a probe costs ~5 µs
-///   instead of ~12 µs with LZ4 blocks in a block cache (p50 49 µs against 125 µs at 10M,
-///   10 tables), for 1.65x the disk space. Index blocks stay in the table readers. A
-///   restart point at every bucket (interval 1, the default 16): `DecodeEntry` 7.2 % of a
-///   query's samples → below 1.2 %, p50 17.3–18.0 → 15.8 µs (a query-only loop, 10M), for
-///   4 bytes a bucket (≈ 0.1 B/fp a table).
+/// Each choice was measured with `simstore bench` (docs/benchmarks.md):
+/// - Table CFs: uncompressed, no block cache, read through mmap: a probe is a memory read,
+///   not a block decompressed into a cache, for more disk space. Index blocks stay in the
+///   table readers. A restart point at every bucket (interval 1, the default 16), so a seek
+///   decodes no run of entries before its bucket, for 4 bytes a bucket.
 /// - `docs`, `ids`, `meta`: LZ4 with the shared block cache (records compress well and are
-///   read once per match). `docs` in 1 KiB blocks was measured and dropped: a random
-///   record's lookup searches a 4× larger index (10M, 100,000 queries: p50 25.4–27.9 →
-///   27.8–40.0 µs).
+///   read once per match), in the default block size: smaller blocks make a random
+///   record's lookup search a larger index.
 fn sst_options(name: &str, cache: &Cache) -> Options {
     let mut opts = Options::default();
     let mut bbo = BlockBasedOptions::default();

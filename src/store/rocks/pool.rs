@@ -1,8 +1,8 @@
 //! Table iterators (and `exact`'s) kept between queries.
 //!
-//! A probe used to create a RocksDB iterator, seek it once or twice and drop it: creating
-//! one takes a reference on the column family's current state and builds a merging
-//! iterator over its memtables and files, which cost more than the seek itself. The pool
+//! Creating a RocksDB iterator for each probe, to seek it once or twice and drop it, would
+//! cost more than the seek: creating one takes a reference on the column family's current state and builds a merging
+//! iterator over its memtables and files, The pool
 //! keeps, per table, the iterators of finished probes; the next probe of that table takes
 //! one and refreshes it (`Iterator::Refresh`: when no flush or compaction came in between,
 //! only its read sequence number moves on), so a query sees every write acknowledged
