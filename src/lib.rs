@@ -58,9 +58,17 @@
 //!
 //! # Cargo features
 //!
-//! `cli` (the `simstore` binary) and `server` (its `serve` subcommand) are on by default.
-//! The library needs neither: depend on it with `default-features = false` and it pulls no
-//! clap, indicatif, anyhow, axum, tokio or hyper. `internals` (which `cli` turns on) makes
+//! All on by default (the binary has every reader and backend):
+//!
+//! - `redis`: the Redis Cluster backend (`redis://` stores, `RedisUrl`).
+//! - `html`: the HTML reader (`read::parse_html`: a page's main text, title and charset).
+//! - `warc`: the WARC reader (`read::WarcRecords`; needs `html`).
+//! - `cli`: the `simstore` binary; `server`: its `serve` subcommand.
+//!
+//! A crawler embedding the library depends on it with `default-features = false` and
+//! compiles RocksDB, jieba and small crates alone, adding `html`, `warc` or `redis` as it
+//! needs them. Without `redis`, opening a `redis://` store is [`Error::Unsupported`];
+//! without `html`, a JSONL record with `"html"` and no `"text"` is refused. `internals` (which `cli` turns on) makes
 //! the stage modules public for the binary, the tests and the fuzzers; they are hidden
 //! from these docs and are not a stable API.
 #![deny(unsafe_code)]
@@ -85,7 +93,7 @@ macro_rules! internal_modules {
 internal_modules!(error, index, input, store, text, types);
 
 /// The binary's tools (evaluation, mode comparison): nothing a library user calls.
-#[cfg(feature = "internals")]
+#[cfg(all(feature = "internals", feature = "html"))]
 #[doc(hidden)]
 pub mod tools;
 
@@ -95,10 +103,12 @@ pub use error::{Error, Result};
 pub use index::cluster::{DedupReport, DuplicatePair};
 pub use index::layout::Layout;
 pub use index::quality::{MatchRule, Quality, RuleValue};
+#[cfg(feature = "redis")]
+pub use store::RedisUrl;
 pub use store::{
     BackupInfo, BatchOutcome, BulkLoader, CLOCK_SLACK, CandidateStats, CheckOutcome, CheckReport,
-    ExpireOptions, ExpireReport, Incoming, InsertOutcome, LogDamage, Query, RedisUrl, RepairReport,
-    Rule, SalvageReport, Stats, Store, StoreBuilder, list_backups, restore,
+    ExpireOptions, ExpireReport, Incoming, InsertOutcome, LogDamage, Query, RepairReport, Rule,
+    SalvageReport, Stats, Store, StoreBuilder, list_backups, restore,
 };
 pub use text::fingerprint::{Analysis, FingerprintSpec, Fingerprinter};
 pub use types::{

@@ -11,6 +11,8 @@
 //!
 //! [`Document`]: crate::Document
 
+#[cfg(feature = "warc")]
 pub use crate::input::archive::Records as WarcRecords;
+#[cfg(feature = "html")]
 pub use crate::input::html::{Page, page_from_bytes as parse_html_bytes, parse as parse_html};
 pub use crate::input::reader::{Record, RecordError, parse_jsonl};

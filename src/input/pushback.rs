@@ -25,6 +25,7 @@ impl<R: BufRead> Pushback<R> {
     }
 
     /// The reader underneath.
+    #[cfg_attr(not(feature = "warc"), allow(dead_code))] // the WARC reader's
     pub(super) fn get_ref(&self) -> &R {
         &self.inner
     }
@@ -44,6 +45,7 @@ impl<R: BufRead> Pushback<R> {
     }
 
     /// Reads one line (with its `\n`) of at most `max` bytes into `buf`; the bytes read.
+    #[cfg_attr(not(feature = "warc"), allow(dead_code))] // the WARC reader's
     pub(super) fn read_line(&mut self, buf: &mut Vec<u8>, max: usize) -> io::Result<usize> {
         (&mut *self)
             .take((max as u64).saturating_add(1))

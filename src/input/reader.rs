@@ -56,6 +56,9 @@ pub enum RecordError {
         /// Offset of the first invalid byte within the line.
         offset: usize,
     },
+    /// The record is a web page (`"html"`, no `"text"`) and this build has no HTML reader.
+    #[error("field \"html\" needs the HTML reader: enable simstore's `html` feature, or give \"text\"")]
+    NoHtmlReader,
     /// The line holds a NUL byte: binary data, not text.
     #[error("contains a NUL byte (binary data?): records must be UTF-8 text")]
     Binary,
@@ -323,6 +326,25 @@ fn record_id(
     }
 }
 
+/// A web page's main text and title.
+#[cfg(feature = "html")]
+fn main_text(html: &str) -> Result<crate::input::html::Page, RecordError> {
+    Ok(crate::input::html::parse(html))
+}
+
+/// Without the HTML reader a page cannot be read.
+#[cfg(not(feature = "html"))]
+fn main_text(_: &str) -> Result<MainText, RecordError> {
+    Err(RecordError::NoHtmlReader)
+}
+
+/// What a page's main text would be (a build without the HTML reader has none).
+#[cfg(not(feature = "html"))]
+struct MainText {
+    text: String,
+    title: Option<String>,
+}
+
 /// A record from its own fields (`title`, `text`, `html`, `url`, `fp`).
 fn own_fields(own: own::OwnFields, id: String) -> Result<Record, RecordError> {
     let mut title = opt_string(own.title, "title")?;
@@ -331,7 +353,7 @@ fn own_fields(own: own::OwnFields, id: String) -> Result<Record, RecordError> {
         // A web page: its main text stands for "text" unless that is given, its title for
         // "title" unless that is given.
         if text.is_none() {
-            let page = crate::input::html::parse(&html);
+            let page = main_text(&html)?;
             text = Some(page.text);
             if title.is_none() {
                 title = page.title;

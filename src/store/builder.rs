@@ -7,7 +7,6 @@ use std::sync::Mutex;
 use super::backend::{Backend, Change, ChangeSet, Durability, MetaKey};
 use super::codec::{self, Manifest};
 use super::memory::MemoryBackend;
-use super::redis::{Opened, RedisBackend, RedisUrl};
 use super::rocks::{self, OpenMode};
 use super::salvage::{RepairReport, SalvageReport};
 use super::{Counters, Store, now};
@@ -237,8 +236,8 @@ impl StoreBuilder {
     /// [`Error::FormatVersion`] / [`Error::SpecMismatch`] (written by another version),
     /// [`Error::InvalidLayout`] (bad layout options when creating).
     pub fn open(self) -> Result<Store> {
-        if let Some(url) = self.redis_url()? {
-            return self.open_redis(&url);
+        if self.is_redis() {
+            return self.open_redis();
         }
         if self.in_memory {
             let layout = self.layout()?;
@@ -281,7 +280,7 @@ impl StoreBuilder {
     /// the way to repair a store with damaged files; a Redis or in-memory store is opened
     /// and repaired as usual.
     pub fn repair(self) -> Result<(Store, RepairReport)> {
-        if self.in_memory || self.redis_url()?.is_some() {
+        if self.in_memory || self.is_redis() {
             let mut store = self.create_if_missing(false).open()?;
             let report = store.repair()?;
             return Ok((store, report));
@@ -298,7 +297,7 @@ impl StoreBuilder {
     /// rebuilt from the documents as [`StoreBuilder::repair`] does. The report counts what
     /// was lost. On a sound store it is a plain repair. Not for a Redis or in-memory store.
     pub fn salvage(self) -> Result<(Store, SalvageReport)> {
-        if self.in_memory || self.redis_url()?.is_some() {
+        if self.in_memory || self.is_redis() {
             return Err(Error::Unsupported(
                 "only a RocksDB store can be salvaged (Redis keeps its own files)".into(),
             ));
@@ -325,17 +324,27 @@ impl StoreBuilder {
         Ok((store, SalvageReport { log, repair }))
     }
 
-    /// The Redis Cluster URL, when the path is one (`redis://...`).
-    fn redis_url(&self) -> Result<Option<RedisUrl>> {
-        match self.path.to_str() {
-            Some(s) if RedisUrl::is_redis(s) => RedisUrl::parse(s).map(Some),
-            _ => Ok(None),
-        }
+    /// Whether the path names a Redis Cluster store (`redis://...`).
+    fn is_redis(&self) -> bool {
+        self.path.to_str().is_some_and(|s| s.starts_with("redis://"))
     }
 
-    /// Opens (or creates, if allowed) the store named by `url` on its cluster.
-    fn open_redis(self, url: &RedisUrl) -> Result<Store> {
-        let backend = match RedisBackend::connect(url, url.replicas_ack)? {
+    /// A Redis Cluster store in a build without the `redis` feature: refused.
+    #[cfg(not(feature = "redis"))]
+    fn open_redis(self) -> Result<Store> {
+        Err(Error::Unsupported(format!(
+            "{} is a Redis Cluster store: this build of simstore has no Redis backend \
+             (enable the crate's `redis` feature)",
+            self.path.display()
+        )))
+    }
+
+    /// Opens (or creates, if allowed) the store named by the path's URL on its cluster.
+    #[cfg(feature = "redis")]
+    fn open_redis(self) -> Result<Store> {
+        use super::redis::{Opened, RedisBackend, RedisUrl};
+        let url = RedisUrl::parse(&self.path.to_string_lossy())?;
+        let backend = match RedisBackend::connect(&url, url.replicas_ack)? {
             Opened::Existing(b) => b,
             Opened::Missing(_) if !self.create_if_missing || self.is_reader() => {
                 return Err(Error::NoStore { path: self.path });

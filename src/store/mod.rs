@@ -18,6 +18,7 @@ mod group;
 mod hooked;
 mod memory;
 mod query;
+#[cfg(feature = "redis")]
 mod redis;
 mod request;
 mod retention;
@@ -36,6 +37,7 @@ use crate::store::backend::{Backend, Change, ChangeSet, Durability, MetaKey};
 use crate::store::codec::Manifest;
 use crate::text::fingerprint::{FingerprintSpec, Fingerprinter};
 
+#[cfg(feature = "redis")]
 pub use self::redis::RedisUrl;
 pub use backend::BackupInfo;
 pub use backup::{list_backups, restore};

@@ -28,6 +28,7 @@
 //! so a damaged length prefix cannot make a decoder allocate without bound.
 
 pub mod bucket;
+#[cfg(feature = "redis")]
 pub mod redis;
 pub mod retention;
 pub mod spill;
