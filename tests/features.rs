@@ -79,7 +79,7 @@ const OPTIONAL: &[(&str, &[&str])] = &[
     ("redis", &["redis"]),
     (
         "html",
-        &["html5ever", "markup5ever_rcdom", "chardetng", "encoding_rs"],
+        &["scraper", "html5ever", "chardetng", "encoding_rs"],
     ),
     ("warc", &["warc", "httparse", "html5ever"]),
 ];

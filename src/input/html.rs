@@ -1,7 +1,7 @@
 //! Web page → title and main text (the "reader" stage for HTML input).
 //!
-//! Parsing is html5ever's (the HTML5 parsing algorithm of Servo, into an `RcDom`), so any
-//! page a browser can show parses.
+//! Parsing is html5ever's (the HTML5 parsing algorithm of Servo) into `scraper`'s tree, so
+//! any page a browser can show parses.
 //! What is kept:
 //! - the title: `og:title` if given, else the longest part of `<title>` split at the
 //!   usual "article – site" separators, else the first `<h1>`;
@@ -18,10 +18,8 @@
 //! Blocks are separated by newlines, so the line-level cleaning of [`crate::text::clean`]
 //! applies to HTML-derived text as to plain text.
 
-use std::rc::Rc;
-
-use html5ever::tendril::TendrilSink;
-use markup5ever_rcdom::{Handle, NodeData, RcDom};
+use ego_tree::NodeRef;
+use scraper::{Html, Node};
 
 use crate::input::charset::{self, Decoded};
 
@@ -201,16 +199,26 @@ const BLOCK_TAGS: &[&str] = &[
 /// An element's name and attributes, as the chrome rules see them.
 struct El<'a> {
     name: &'a str,
-    attrs: &'a [html5ever::Attribute],
+    element: &'a scraper::node::Element,
 }
 
-impl El<'_> {
-    fn attr(&self, name: &str) -> Option<&str> {
-        self.attrs
-            .iter()
-            .find(|a| &*a.name.local == name)
-            .map(|a| a.value.as_ref())
+impl<'a> El<'a> {
+    fn new(element: &'a scraper::node::Element) -> Self {
+        El {
+            name: element.name(),
+            element,
+        }
     }
+
+    fn attr(&self, name: &str) -> Option<&'a str> {
+        self.element.attr(name)
+    }
+}
+
+/// A node's children in document order, but not a `<template>`'s contents (a fragment the
+/// page does not show).
+fn shown_children<'a>(node: NodeRef<'a, Node>) -> impl DoubleEndedIterator<Item = NodeRef<'a, Node>> {
+    node.children().filter(|c| !c.value().is_fragment())
 }
 
 /// Marks of an element holding the main content.
@@ -328,12 +336,12 @@ impl Walker {
 
     /// Walks the tree in document order with an explicit stack (no recursion: nesting
     /// depth is the page's to choose).
-    fn walk(&mut self, root: &Handle) {
-        enum Step {
-            Enter(Handle, bool, bool),
+    fn walk(&mut self, root: NodeRef<'_, Node>) {
+        enum Step<'a> {
+            Enter(NodeRef<'a, Node>, bool, bool),
             EndBlock,
         }
-        let mut stack = vec![Step::Enter(Rc::clone(root), false, false)];
+        let mut stack = vec![Step::Enter(root, false, false)];
         while let Some(step) = stack.pop() {
             let (node, in_link, in_main) = match step {
                 Step::EndBlock => {
@@ -342,17 +350,13 @@ impl Walker {
                 }
                 Step::Enter(node, in_link, in_main) => (node, in_link, in_main),
             };
-            let (in_link, in_main) = match &node.data {
-                NodeData::Text { contents } => {
-                    self.text(&contents.borrow(), in_link, in_main);
+            let (in_link, in_main) = match node.value() {
+                Node::Text(text) => {
+                    self.text(text, in_link, in_main);
                     continue;
                 }
-                NodeData::Element { name, attrs, .. } => {
-                    let attrs = attrs.borrow();
-                    let e = El {
-                        name: &name.local,
-                        attrs: &attrs,
-                    };
+                Node::Element(element) => {
+                    let e = El::new(element);
                     let block = BLOCK_TAGS.contains(&e.name) || SKIP_TAGS.contains(&e.name);
                     if block {
                         self.end_block();
@@ -365,11 +369,11 @@ impl Walker {
                     }
                     (in_link || e.name == "a", in_main || is_main(&e))
                 }
-                NodeData::Document => (in_link, in_main),
+                Node::Document => (in_link, in_main),
                 _ => continue,
             };
-            for child in node.children.borrow().iter().rev() {
-                stack.push(Step::Enter(Rc::clone(child), in_link, in_main));
+            for child in shown_children(node).rev() {
+                stack.push(Step::Enter(child, in_link, in_main));
             }
         }
     }
@@ -476,22 +480,18 @@ pub fn parse(html: &str) -> Page {
     if nesting_depth(html) > MAX_DEPTH {
         return strip_tags(html);
     }
-    let dom = html5ever::parse_document(RcDom::default(), Default::default()).one(html);
+    let dom = Html::parse_document(html);
     let mut page = Page::default();
     let mut og_title = None;
     let mut title_tag = None;
     let mut h1 = None;
-    let mut stack = vec![Rc::clone(&dom.document)];
+    let mut stack = vec![dom.tree.root()];
     while let Some(node) = stack.pop() {
-        if let NodeData::Element { name, attrs, .. } = &node.data {
-            let attrs = attrs.borrow();
-            let e = El {
-                name: &name.local,
-                attrs: &attrs,
-            };
+        if let Node::Element(element) = node.value() {
+            let e = El::new(element);
             match e.name {
-                "title" if title_tag.is_none() => title_tag = Some(text_of(&node)),
-                "h1" if h1.is_none() => h1 = Some(text_of(&node)),
+                "title" if title_tag.is_none() => title_tag = Some(text_of(node)),
+                "h1" if h1.is_none() => h1 = Some(text_of(node)),
                 "meta" => {
                     let name = e
                         .attr("name")
@@ -511,9 +511,7 @@ pub fn parse(html: &str) -> Page {
                 _ => {}
             }
         }
-        for child in node.children.borrow().iter().rev() {
-            stack.push(Rc::clone(child));
-        }
+        stack.extend(shown_children(node).rev());
     }
     page.title = og_title
         .or_else(|| title_tag.as_deref().map(crate::text::clean::title))
@@ -521,7 +519,7 @@ pub fn parse(html: &str) -> Page {
         .filter(|t| !t.is_empty());
 
     let mut walker = Walker::default();
-    walker.walk(&dom.document);
+    walker.walk(dom.tree.root());
     walker.end_block();
     let blocks = walker.blocks;
     let total: usize = blocks.iter().map(|b| b.text.chars().count()).sum();
@@ -552,16 +550,14 @@ pub fn parse(html: &str) -> Page {
 }
 
 /// The text of a node's descendants, whitespace collapsed.
-fn text_of(node: &Handle) -> String {
+fn text_of(node: NodeRef<'_, Node>) -> String {
     let mut s = String::new();
-    let mut stack = vec![Rc::clone(node)];
+    let mut stack = vec![node];
     while let Some(n) = stack.pop() {
-        if let NodeData::Text { contents } = &n.data {
-            s.push_str(&contents.borrow());
+        if let Node::Text(text) = n.value() {
+            s.push_str(text);
         }
-        for child in n.children.borrow().iter().rev() {
-            stack.push(Rc::clone(child));
-        }
+        stack.extend(shown_children(n).rev());
     }
     collapse(&s)
 }
