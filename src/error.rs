@@ -8,6 +8,19 @@ use std::path::PathBuf;
 /// The result type of every fallible simstore operation.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+impl Error {
+    /// An [`Error::Storage`] of `backend` from its error or a message.
+    pub(crate) fn storage(
+        backend: &'static str,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Error {
+        Error::Storage {
+            backend,
+            source: source.into(),
+        }
+    }
+}
+
 /// Everything that can go wrong in the simstore library.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -211,10 +224,19 @@ pub enum Error {
     #[error("not supported: {0}")]
     Unsupported(String),
 
-    /// An error reported by the storage backend (RocksDB's message, say). The backend's
-    /// error is kept as text, so the public type names no backend's types.
-    #[error("storage error: {0}")]
-    Storage(String),
+    /// An error reported by a storage backend, or by the store's own threads that drive it.
+    /// The backend's error is kept whole as the source (`rocksdb::Error`,
+    /// `redis::RedisError`), behind a trait object so that the public type names no
+    /// backend's types.
+    #[error("storage error: {}{source}", if *backend == "redis" { "Redis: " } else { "" })]
+    Storage {
+        /// Which backend: `"rocksdb"`, `"redis"`, `"memory"`, or `"store"` (the store's own
+        /// threads and checks).
+        backend: &'static str,
+        /// The backend's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 
     /// An I/O error outside RocksDB.
     #[error("I/O error: {0}")]
@@ -239,6 +261,18 @@ fn readable(oldest: &u32, newest: &u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The backend's error is kept as the source, and the message reads as before.
+    #[test]
+    fn a_storage_error_keeps_its_source() {
+        let e = Error::storage("rocksdb", std::io::Error::other("disk on fire"));
+        assert_eq!(e.to_string(), "storage error: disk on fire");
+        let source = std::error::Error::source(&e).expect("a source");
+        assert!(source.downcast_ref::<std::io::Error>().is_some());
+        assert!(matches!(e, Error::Storage { backend: "rocksdb", .. }));
+        let redis = Error::storage("redis", "MOVED 3999 127.0.0.1:6381");
+        assert_eq!(redis.to_string(), "storage error: Redis: MOVED 3999 127.0.0.1:6381");
+    }
 
     /// A library error says what is wrong and which API to call: an embedder never reads a
     /// command line (`simstore init`, `--db`) in its logs; the binary words them for its

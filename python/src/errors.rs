@@ -22,7 +22,7 @@ fn class_name(e: &Error) -> &'static str {
         | Error::InvalidLayout(_)
         | Error::InvalidUrl { .. }
         | Error::TooLarge(_) => "InvalidArgumentError",
-        Error::Storage(_) | Error::Io(_) | Error::ReplicasBehind { .. } => "StorageError",
+        Error::Storage { .. } | Error::Io(_) | Error::ReplicasBehind { .. } => "StorageError",
         _ => "Error",
     }
 }

@@ -66,7 +66,7 @@ mod tests {
         backend.on_write = Box::new(move |_| {
             writes.fetch_add(1, Ordering::SeqCst);
             match fail.load(Ordering::SeqCst) {
-                true => Err(Error::Storage("injected".into())),
+                true => Err(Error::storage("memory", "injected")),
                 false => Ok(()),
             }
         });

@@ -234,10 +234,10 @@ impl Drop for Turn<'_> {
             return;
         }
         for t in &self.tickets {
-            t.set(Slot::Done(Err(Error::Storage(
+            t.set(Slot::Done(Err(Error::storage(
+                "store",
                 "the write of this request's group was abandoned: the thread writing it \
-                 panicked; retry the request"
-                    .into(),
+                 panicked; retry the request",
             ))));
         }
         self.queue.end_turn(Vec::new());
@@ -447,11 +447,11 @@ fn first_duplicate(stored: Option<CheckOutcome>, group: InGroup) -> Option<(Chec
 /// passed on as its message.
 fn copy_error(e: &Error) -> Error {
     match e {
-        Error::Storage(s) => Error::Storage(s.clone()),
+        Error::Storage { backend, source } => Error::storage(backend, source.to_string()),
         Error::Corrupt(s) => Error::Corrupt(s.clone()),
         Error::BulkLoadFailed(s) => Error::BulkLoadFailed(s.clone()),
         Error::Io(io) => Error::Io(std::io::Error::new(io.kind(), io.to_string())),
-        other => Error::Storage(other.to_string()),
+        other => Error::storage("store", other.to_string()),
     }
 }
 
@@ -509,7 +509,7 @@ mod tests {
             // As slow as a small fsync, so that racing writers queue behind it.
             thread::sleep(Duration::from_micros(200));
             match n >= fail_from {
-                true => Err(Error::Storage("injected failure".into())),
+                true => Err(Error::storage("memory", "injected failure")),
                 false => Ok(()),
             }
         });
@@ -751,7 +751,7 @@ mod tests {
                     matches!(answer, Ok(Some(CheckOutcome::ExactDuplicate { of, .. })) if of == "first"),
                     "{answer:?}"
                 ),
-                _ => assert!(matches!(answer, Err(Error::Storage(_))), "{answer:?}"),
+                _ => assert!(matches!(answer, Err(Error::Storage { .. })), "{answer:?}"),
             }
         }
         assert_eq!(g.store.len(), 1);

@@ -126,7 +126,10 @@ impl Store {
 /// Whether an error is the backend's report of damaged data.
 fn is_damage(e: &Error) -> bool {
     match e {
-        Error::Storage(msg) => msg.contains("Corruption") || msg.contains("checksum"),
+        Error::Storage { source, .. } => {
+            let msg = source.to_string();
+            msg.contains("Corruption") || msg.contains("checksum")
+        }
         _ => false,
     }
 }

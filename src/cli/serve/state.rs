@@ -62,7 +62,7 @@ impl App {
             return e.into();
         }
         let reason = e.to_string();
-        let stops = matches!(e, Error::Storage(_) | Error::Io(_))
+        let stops = matches!(e, Error::Storage { .. } | Error::Io(_))
             && self.store.backend().failed_write_lasts();
         if stops && self.writes_stopped.set(reason.clone()).is_ok() {
             eprintln!(

@@ -12,7 +12,7 @@ use crate::store::{Store, StoreBuilder, rocks};
 use crate::types::{DocMeta, Entry, Fingerprint};
 
 fn injected(what: &str) -> Error {
-    Error::Storage(format!("injected failure: {what}"))
+    Error::storage("memory", format!("injected failure: {what}"))
 }
 
 /// A new RocksDB store at `path` that fails once where the test asks: its ingest after

@@ -208,7 +208,7 @@ fn transient(e: &redis::RedisError) -> bool {
 
 /// A Redis error as a storage error.
 pub(super) fn storage(e: redis::RedisError) -> Error {
-    Error::Storage(format!("Redis: {e}"))
+    Error::storage("redis", e)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

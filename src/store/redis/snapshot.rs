@@ -311,12 +311,12 @@ fn bytes(v: Value) -> Result<Option<Vec<u8>>> {
 }
 
 fn bad_reply() -> Error {
-    Error::Storage("Redis: a nil where a value was expected".into())
+    Error::storage("redis", "a nil where a value was expected")
 }
 
 fn unexpected(v: Value) -> Error {
     match v {
-        Value::ServerError(e) => Error::Storage(format!("Redis: {e:?}")),
-        other => Error::Storage(format!("Redis: unexpected reply {other:?}")),
+        Value::ServerError(e) => Error::storage("redis", format!("{e:?}")),
+        other => Error::storage("redis", format!("unexpected reply {other:?}")),
     }
 }

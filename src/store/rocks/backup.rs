@@ -19,7 +19,7 @@ fn engine(dest: &Path) -> Result<BackupEngine> {
     opts.set_sync(true);
     let env = Env::new().map_err(storage)?;
     BackupEngine::open(&opts, &env).map_err(|e| {
-        Error::Storage(format!(
+        Error::storage("rocksdb", format!(
             "cannot open the backup directory {}: {}",
             dest.display(),
             e.into_string()
@@ -60,7 +60,7 @@ impl RocksBackend {
         }
         infos(&engine)
             .pop()
-            .ok_or_else(|| Error::Storage("the backup engine lists no backup after one".into()))
+            .ok_or_else(|| Error::storage("rocksdb", "the backup engine lists no backup after one"))
     }
 }
 

@@ -337,7 +337,7 @@ fn cf<'a>(db: &'a DB, name: &str) -> Result<&'a ColumnFamily> {
 
 /// A RocksDB error as the library's storage error.
 fn storage(e: rocksdb::Error) -> Error {
-    Error::Storage(e.into_string())
+    Error::storage("rocksdb", e)
 }
 
 fn dir_size(path: &Path) -> u64 {

@@ -218,11 +218,11 @@ fn open_beside_writer(path: &Path, mode: &OpenMode, cache: Cache) -> Result<Rock
 /// Whether an open failed because a file it had just read about is gone.
 fn raced(e: &Error) -> bool {
     let msg = match e {
-        Error::Storage(msg) => msg,
-        Error::NotAStore { reason, .. } => reason,
+        Error::Storage { source, .. } => source.to_string(),
+        Error::NotAStore { reason, .. } => reason.clone(),
         _ => return false,
     };
-    vanished(msg)
+    vanished(&msg)
 }
 
 /// Whether RocksDB's message says a file it had just read about is gone: a reader racing

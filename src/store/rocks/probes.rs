@@ -155,7 +155,7 @@ fn pool(n: usize) -> Result<rayon::ThreadPool> {
         .num_threads(n)
         .thread_name(|i| format!("simstore-probe-{i}"))
         .build()
-        .map_err(|e| Error::Storage(format!("cannot start probe threads: {e}")))
+        .map_err(|e| Error::storage("store", format!("cannot start probe threads: {e}")))
 }
 
 /// Reads `spans` at once on `pool`, each to its end, then hands their entries to `each` in
@@ -254,7 +254,7 @@ fn on_scoped_threads(
         for h in others {
             match h.join() {
                 Ok(part) => found.extend(part),
-                Err(_) => found.push(Err(Error::Storage("a probe thread panicked".into()))),
+                Err(_) => found.push(Err(Error::storage("store", "a probe thread panicked"))),
             }
         }
         found

@@ -114,7 +114,7 @@ impl<'a> ThreadedRun<'a> {
 }
 
 fn stopped() -> Error {
-    Error::Storage("the thread writing a bulk load's file stopped unexpectedly".into())
+    Error::storage("store", "the thread writing a bulk load's file stopped unexpectedly")
 }
 
 impl SortedWriter for ThreadedRun<'_> {
@@ -156,7 +156,7 @@ impl SortedWriter for ThreadedRun<'_> {
 }
 
 fn wrong_space() -> Error {
-    Error::Storage("an entry of another space was given to a bulk load's file".into())
+    Error::storage("store", "an entry of another space was given to a bulk load's file")
 }
 
 impl Drop for ThreadedRun<'_> {
