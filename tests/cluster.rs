@@ -5,6 +5,7 @@
 //! exact duplicates are claimed once across processes, other specs and formats are refused.
 //! Without `redis-server` (outside CI) each test says it skips.
 
+use simstore::store::backend::Consistency;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -398,7 +399,7 @@ fn another_spec_or_format_on_the_cluster_is_refused() {
     let store = open(&url, 3, 4, 1000);
     let bytes = store
         .backend()
-        .snapshot()
+        .snapshot(Consistency::PointInTime)
         .meta(MetaKey::Manifest)
         .unwrap()
         .unwrap();

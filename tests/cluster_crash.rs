@@ -12,6 +12,7 @@
 //!   with its fingerprint, found by an exact query, and near queries equal brute force;
 //! - run again to its end, the command completes the store: exactly the model.
 
+use simstore::store::backend::Consistency;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -83,7 +84,10 @@ fn run_or_kill(mut cmd: Command, kill: Kill, watch: Option<&Store>) -> (bool, Du
             return (false, start.elapsed());
         }
         if let (None, Kill::AfterMarker(delay), Some(store)) = (deadline, kill, watch) {
-            let marker = store.backend().snapshot().meta(MetaKey::BulkPending);
+            let marker = store
+                .backend()
+                .snapshot(Consistency::PointInTime)
+                .meta(MetaKey::BulkPending);
             if matches!(marker, Ok(Some(_))) {
                 deadline = Some(start.elapsed() + delay);
             }

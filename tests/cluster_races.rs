@@ -5,6 +5,7 @@
 //! acknowledged write waited for; a content-hash claim made again is its own, and one left
 //! pending through failovers is taken over cleanly.
 
+use simstore::store::backend::Consistency;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -292,7 +293,7 @@ fn a_pending_claim_through_a_failover_of_every_master() {
         cluster.restart(master);
         cluster.wait_until_whole();
     }
-    let snap = store.backend().snapshot();
+    let snap = store.backend().snapshot(Consistency::PointInTime);
     assert_eq!(
         snap.first_exact(hash).unwrap(),
         Some(seq),
@@ -303,7 +304,7 @@ fn a_pending_claim_through_a_failover_of_every_master() {
         .check_and_insert(&simstore::Document::new("copy", text), 0)
         .unwrap();
     assert!(out.is_new(), "{out:?}");
-    let snap = store.backend().snapshot();
+    let snap = store.backend().snapshot(Consistency::PointInTime);
     assert_ne!(
         snap.first_exact(hash).unwrap(),
         Some(seq),

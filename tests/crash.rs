@@ -17,6 +17,7 @@
 //! The maintenance commands (bulk import, relayout, repair) and store creation are killed
 //! in [`maintenance`] (`SIMSTORE_CRASH_ROUNDS`).
 
+use simstore::store::backend::Consistency;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -911,7 +912,7 @@ fn kill_9_during_repair_is_finished_on_open() {
     assert_eq!(
         store
             .backend()
-            .snapshot()
+            .snapshot(Consistency::PointInTime)
             .meta(MetaKey::RepairPending)
             .unwrap(),
         None

@@ -1,6 +1,7 @@
 //! Store behaviours: reopening, refusing other versions, locking, replacing, deleting,
 //! batches with repeated ids, and concurrent queries.
 
+use simstore::store::backend::Consistency;
 use std::sync::Arc;
 
 use rocksdb::{DB, Options};
@@ -582,7 +583,7 @@ fn check_finds_damage_and_repair_mends_it() {
     {
         use simstore::store::backend::{Change, ChangeSet, Durability};
         let mut first = None;
-        let snap = store.backend().snapshot();
+        let snap = store.backend().snapshot(Consistency::PointInTime);
         snap.scan_table(2, 0, None, &mut |e| {
             first = Some(e?);
             Ok(false)
@@ -867,7 +868,7 @@ fn check_and_repair_on_every_backend() {
             let mut found = None;
             store
                 .backend()
-                .snapshot()
+                .snapshot(Consistency::PointInTime)
                 .scan_ids(&mut |(id, v)| {
                     if id == b"d5" {
                         found = Some(v.unwrap().seq);
@@ -1000,7 +1001,7 @@ fn interrupted_repair_is_finished_on_open() {
         assert!(hits.iter().any(|m| m.doc.id == e.id), "{} not found", e.id);
     }
     assert!(store.check().unwrap().is_ok());
-    let snap = store.backend().snapshot();
+    let snap = store.backend().snapshot(Consistency::PointInTime);
     assert_eq!(snap.meta(MetaKey::RepairPending).unwrap(), None);
 }
 

@@ -14,16 +14,13 @@ pub(super) fn message(e: &anyhow::Error) -> String {
         if i > 0 {
             out.push_str(": ");
         }
-        match cause.downcast_ref::<Error>().and_then(for_the_command_line) {
-            Some(text) => {
-                out.push_str(&text);
-                // The library error's Display holds its whole story: nothing follows it.
-                break;
-            }
-            None => {
-                let _ = write!(out, "{cause}");
-            }
+        if let Some(e) = cause.downcast_ref::<Error>() {
+            out.push_str(&for_the_command_line(e).unwrap_or_else(|| e.to_string()));
+            // A library error's Display holds its whole story, its source's message
+            // included (a backend's error): nothing follows it.
+            break;
         }
+        let _ = write!(out, "{cause}");
     }
     out
 }

@@ -165,25 +165,33 @@ pub enum FlushScope {
     All,
 }
 
+/// How consistent a read view must be ([`Backend::snapshot`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Consistency {
+    /// Every read sees the same state (checks, exports, dedup, repairs).
+    PointInTime,
+    /// Queries: the latest state, each table read as of its probe and each record as of
+    /// its fetch, where a consistent snapshot costs more than it buys (RocksDB: a snapshot
+    /// per query, and an iterator per probe).
+    Latest,
+}
+
 /// The storage under a [`crate::Store`]. See the module docs for the contract.
 pub trait Backend: Send + Sync {
-    /// What one [`Backend::write`] guarantees.
-    fn atomicity(&self) -> Atomicity;
+    /// What the backend is and guarantees, fixed while it is open.
+    fn properties(&self) -> Properties;
 
-    /// Applies `changes` (in order; atomically when [`Backend::atomicity`] says so) and
+    /// What the backend takes, read now (for `stats` and `/metrics`).
+    fn usage(&self) -> Usage;
+
+    /// Applies `changes` (in order; atomically when [`Properties::atomicity`] says so) and
     /// returns once they are as durable as `durability` asks.
     fn write(&self, changes: &ChangeSet, durability: Durability) -> Result<()>;
 
-    /// A consistent read view, as of now.
-    fn snapshot(&self) -> Box<dyn Snapshot + '_>;
-
-    /// A view for queries: like [`Backend::snapshot`], or, where a consistent snapshot costs
-    /// more than it buys (RocksDB: a snapshot per query, and an iterator per probe), the
-    /// latest state, each table read as of its probe and each record as of its fetch (see
-    /// [`Snapshot::is_consistent`]). Every write acknowledged before the call is seen.
-    fn probe_view(&self) -> Box<dyn Snapshot + '_> {
-        self.snapshot()
-    }
+    /// A read view as of now, of the consistency asked for: every write acknowledged
+    /// before the call is seen. [`Consistency::Latest`] may be answered with a consistent
+    /// view; the view says which it is ([`Snapshot::is_consistent`]).
+    fn snapshot(&self, consistency: Consistency) -> Box<dyn Snapshot + '_>;
 
     /// A number that changes with every write (a sequence number or a version), for
     /// check-and-insert's optimistic retry: equal before and after means no write came in
@@ -213,21 +221,12 @@ pub trait Backend: Send + Sync {
     /// for durability.
     fn flush(&self, scope: FlushScope) -> Result<()>;
 
-    /// Bytes the store takes on disk (0 when it is not on a local disk).
-    fn disk_bytes(&self) -> u64;
-
     /// Gives back the space of the documents an expiry deleted: their `docs` records,
     /// sequence numbers `lo..hi`, and with `derived` the entries of the tables, `ids` and
     /// `exact` too (spread over their whole key spaces). RocksDB: manual compactions, run
     /// in the caller's thread. Default: nothing (a backend whose deletes free space at once).
     fn compact_expired(&self, _lo: u64, _hi: u64, _derived: bool) -> Result<()> {
         Ok(())
-    }
-
-    /// Bytes on disk that deletes and replacements left behind, not yet compacted away (an
-    /// estimate; `None` where the backend cannot say).
-    fn reclaimable_bytes(&self) -> Option<u64> {
-        None
     }
 
     /// Takes an online backup into directory `dest`: a consistent point in time (every
@@ -240,40 +239,6 @@ pub trait Backend: Send + Sync {
              into Store::insert_batch) and back that up (docs/scaling.md)"
                 .into(),
         ))
-    }
-
-    /// True when a failed write may leave the backend refusing writes until it is opened
-    /// again (RocksDB stops writing after an I/O error), so that a long-running writer
-    /// (`serve`) should stop taking them; false where a failure is the storage service's
-    /// and may pass (a cluster unreachable for longer than its retries): the next write
-    /// may succeed. Default: true.
-    fn failed_write_lasts(&self) -> bool {
-        true
-    }
-
-    /// On a backend whose servers replicate each other (Redis Cluster): how many replicas
-    /// of every master a write waits for before it returns (`WAIT`; 0: none, the masters
-    /// alone). There, durability on disk is the servers' own setting, not
-    /// [`Durability`]. `None` (the default): a local store, durable as [`Durability`] says.
-    fn replicas_ack(&self) -> Option<u32> {
-        None
-    }
-
-    /// Memory the backend's servers use, when it keeps the store in their memory (Redis).
-    fn memory_bytes(&self) -> Option<u64> {
-        None
-    }
-
-    /// The engine's own figures for monitoring (RocksDB: memtables, block cache, pending
-    /// compaction, SST files per column family), read now. Default: none.
-    fn engine_metrics(&self) -> Vec<EngineMetric> {
-        Vec::new()
-    }
-
-    /// The oldest store format ([`crate::store::codec::FORMAT_VERSION`]) this backend
-    /// reads: its own layout of the spaces changed then. Default: the oldest manifest.
-    fn oldest_format(&self) -> u32 {
-        crate::store::codec::OLDEST_READABLE
     }
 
     /// Sorted bulk ingest, if the backend has it.
@@ -292,6 +257,54 @@ pub trait Backend: Send + Sync {
     fn shared(&self) -> Option<&dyn Shared> {
         None
     }
+}
+
+/// What a backend is and guarantees ([`Backend::properties`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Properties {
+    /// What one [`Backend::write`] guarantees.
+    pub atomicity: Atomicity,
+    /// True when a failed write may leave the backend refusing writes until it is opened
+    /// again (RocksDB stops writing after an I/O error), so that a long-running writer
+    /// (`serve`) should stop taking them; false where a failure is the storage service's
+    /// and may pass (a cluster unreachable for longer than its retries).
+    pub failed_write_lasts: bool,
+    /// On a backend whose servers replicate each other (Redis Cluster): how many replicas
+    /// of every master a write waits for before it returns (`WAIT`; 0: none). There,
+    /// durability on disk is the servers' own setting, not [`Durability`]. `None`: a local
+    /// store, durable as [`Durability`] says.
+    pub replicas_ack: Option<u32>,
+    /// The oldest store format ([`crate::store::codec::FORMAT_VERSION`]) this backend
+    /// reads: its own layout of the spaces changed then.
+    pub oldest_format: u32,
+}
+
+impl Properties {
+    /// A local backend of `atomicity` that reads every format since the oldest manifest
+    /// and whose failed writes last.
+    pub fn local(atomicity: Atomicity) -> Properties {
+        Properties {
+            atomicity,
+            failed_write_lasts: true,
+            replicas_ack: None,
+            oldest_format: crate::store::codec::OLDEST_READABLE,
+        }
+    }
+}
+
+/// What a backend takes ([`Backend::usage`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Usage {
+    /// Bytes the store takes on disk (0 when it is not on a local disk).
+    pub disk_bytes: u64,
+    /// Memory the backend's servers use, when it keeps the store in their memory (Redis).
+    pub memory_bytes: Option<u64>,
+    /// Bytes on disk that deletes and replacements left behind, not yet compacted away (an
+    /// estimate; `None` where the backend cannot say).
+    pub reclaimable_bytes: Option<u64>,
+    /// The engine's own figures for monitoring (RocksDB: memtables, block cache, pending
+    /// compaction, SST files per column family).
+    pub metrics: Vec<EngineMetric>,
 }
 
 /// One figure of a storage engine, for `/metrics`: a gauge.
@@ -329,8 +342,8 @@ pub trait Shared: Sync {
 /// returns `false` (stop) or an error (returned as is); entries that cannot be decoded are
 /// passed on as errors, so `check` can report them and go on.
 pub trait Snapshot: Sync {
-    /// True when every read sees the same state. False for [`Backend::probe_view`]'s
-    /// latest-state views, where a table entry whose record is missing by the time it is
+    /// True when every read sees the same state. False for a [`Consistency::Latest`]
+    /// view that is not consistent, where a table entry whose record is missing by the time it is
     /// fetched is a document deleted (or replaced) since, not an inconsistency.
     fn is_consistent(&self) -> bool {
         true

@@ -1,6 +1,7 @@
 //! [`StoreBuilder`]: options, and opening a store over a backend — creating it, or reading
 //! its manifest and finishing what a crash interrupted (a relayout, a bulk load).
 
+use crate::store::backend::Consistency;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -381,7 +382,7 @@ impl MetaState {
     }
 
     fn read(backend: &dyn Backend) -> Result<Self> {
-        let snap = backend.snapshot();
+        let snap = backend.snapshot(Consistency::PointInTime);
         Ok(MetaState {
             manifest: snap.meta(MetaKey::Manifest)?,
             counters: snap.meta(MetaKey::Counters)?,
@@ -484,7 +485,7 @@ impl Store {
             }
         };
         let format = codec::manifest_format(bytes)?;
-        codec::check_format(format, backend.oldest_format())?;
+        codec::check_format(format, backend.properties().oldest_format)?;
         let manifest = codec::decode_manifest(bytes)?;
         let current = FingerprintSpec::current();
         if manifest.spec != current {

@@ -1,6 +1,7 @@
 //! Integrity: [`Store::check`] proves tables, ids and documents agree; [`Store::repair`]
 //! rebuilds the derived data from the documents.
 
+use crate::store::backend::Consistency;
 use std::collections::HashMap;
 
 use super::Store;
@@ -72,7 +73,7 @@ impl Store {
     /// number of documents (~56 bytes each plus ids). It reads only its snapshot, so writers
     /// go on while it runs (it does not take the writer lock).
     pub fn check(&self) -> Result<CheckReport> {
-        let snap = self.backend.snapshot();
+        let snap = self.backend.snapshot(Consistency::PointInTime);
         let mut report = CheckReport::default();
         let docs = check_docs(snap.as_ref(), &mut report)?;
         check_ids(snap.as_ref(), &docs, &mut report)?;

@@ -1,6 +1,7 @@
 //! The crawler's question: [`Store::check_and_insert`] stores a document only when no
 //! stored document is an exact or near duplicate of it, atomically.
 
+use crate::store::backend::Consistency;
 use std::time::{Duration, Instant};
 
 use super::backend::{Atomicity, Shared, Snapshot};
@@ -240,7 +241,7 @@ impl Store {
             };
             let start = Instant::now();
             loop {
-                let snap = self.backend.snapshot();
+                let snap = self.backend.snapshot(Consistency::PointInTime);
                 if let Some(doc) = snap.docs(&[holder])?.pop().flatten() {
                     return Ok(Some(doc.id));
                 }
@@ -265,7 +266,7 @@ impl Store {
         rule: &MatchRule,
     ) -> Result<Option<CheckOutcome>> {
         let (fp, hash) = (e.fp, e.meta.content_hash);
-        let snap = self.backend.probe_view();
+        let snap = self.backend.snapshot(Consistency::Latest);
         let exact = || match hash {
             Some(hash) => self.exact_match(snap.as_ref(), hash),
             None => Ok(None),
@@ -276,7 +277,7 @@ impl Store {
         let Some(near) = self.nearest(snap.as_ref(), e, rule)? else {
             return Ok(None);
         };
-        let live = !snap.is_consistent() || self.backend.atomicity() == Atomicity::PerKey;
+        let live = !snap.is_consistent() || self.backend.properties().atomicity == Atomicity::PerKey;
         if live && let Some(of) = exact()? {
             return Ok(Some(CheckOutcome::ExactDuplicate { of, fp }));
         }

@@ -3,6 +3,7 @@
 //! document replaced since — from a point where an earlier read stopped
 //! ([`Store::scan_by_seq`], [`Store::scan_by_id`]).
 
+use crate::store::backend::Consistency;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -37,7 +38,7 @@ impl Store {
         from: u64,
         mut f: impl FnMut(u64, StoredDoc) -> Result<bool>,
     ) -> Result<()> {
-        let snap = self.backend.snapshot();
+        let snap = self.backend.snapshot(Consistency::PointInTime);
         if snap.scans_in_order() {
             return snap.scan_docs(from, &mut |(_, item)| {
                 let (seq, doc) = item?;
@@ -102,7 +103,7 @@ impl Store {
         after: Option<&str>,
         mut f: impl FnMut(u64, StoredDoc) -> Result<bool>,
     ) -> Result<()> {
-        let snap = self.backend.snapshot();
+        let snap = self.backend.snapshot(Consistency::PointInTime);
         let after = after.map(str::as_bytes);
         if snap.scans_in_order() {
             // Streamed: the ids are read as the documents are fetched.

@@ -1,9 +1,11 @@
 //! Tests only: a backend that delegates to another and calls the test's hooks first, to
 //! inject a failure or hold a call at a chosen point.
 
+use crate::store::backend::Consistency;
+use crate::store::backend::{Properties, Usage};
 use crate::error::Result;
 use crate::store::backend::{
-    Atomicity, Backend, BulkIngest, ChangeSet, DocItem, Durability, FlushScope, Follow, IdItem,
+    Backend, BulkIngest, ChangeSet, DocItem, Durability, FlushScope, Follow, IdItem,
     MetaKey, Shared, Snapshot, SortedRun, SortedWriter, Space, Span,
 };
 use crate::store::codec::IdValue;
@@ -47,30 +49,27 @@ impl Hooked {
 }
 
 impl Backend for Hooked {
-    fn atomicity(&self) -> Atomicity {
-        self.inner.atomicity()
+    fn properties(&self) -> Properties {
+        self.inner.properties()
+    }
+    fn usage(&self) -> Usage {
+        self.inner.usage()
     }
     fn write(&self, changes: &ChangeSet, durability: Durability) -> Result<()> {
         (self.on_write)(changes)?;
         self.inner.write(changes, durability)
     }
-    fn snapshot(&self) -> Box<dyn Snapshot + '_> {
-        self.inner.snapshot()
-    }
-    fn probe_view(&self) -> Box<dyn Snapshot + '_> {
-        match &self.after_first_exact {
-            Some(hook) => Box::new(LiveView {
+    fn snapshot(&self, consistency: Consistency) -> Box<dyn Snapshot + '_> {
+        match (&self.after_first_exact, consistency) {
+            (Some(hook), Consistency::Latest) => Box::new(LiveView {
                 backend: self,
                 hook,
             }),
-            None => self.inner.probe_view(),
+            _ => self.inner.snapshot(consistency),
         }
     }
     fn version(&self) -> u64 {
         self.inner.version()
-    }
-    fn oldest_format(&self) -> u32 {
-        self.inner.oldest_format()
     }
     fn attach_tables(&mut self, prefix_bits: &[u32]) -> Result<()> {
         self.inner.attach_tables(prefix_bits)
@@ -92,29 +91,11 @@ impl Backend for Hooked {
     ) -> Result<super::backend::BackupInfo> {
         self.inner.backup(dest, keep)
     }
-    fn reclaimable_bytes(&self) -> Option<u64> {
-        self.inner.reclaimable_bytes()
-    }
     fn compact_expired(&self, lo: u64, hi: u64, derived: bool) -> Result<()> {
         self.inner.compact_expired(lo, hi, derived)
     }
-    fn disk_bytes(&self) -> u64 {
-        self.inner.disk_bytes()
-    }
-    fn engine_metrics(&self) -> Vec<crate::store::backend::EngineMetric> {
-        self.inner.engine_metrics()
-    }
     fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {
         self.inner.bulk_ingest().map(|_| self as &dyn BulkIngest)
-    }
-    fn failed_write_lasts(&self) -> bool {
-        self.inner.failed_write_lasts()
-    }
-    fn replicas_ack(&self) -> Option<u32> {
-        self.inner.replicas_ack()
-    }
-    fn memory_bytes(&self) -> Option<u64> {
-        self.inner.memory_bytes()
     }
     fn follow(&self) -> Option<&dyn Follow> {
         self.inner.follow()
@@ -150,7 +131,7 @@ struct LiveView<'a> {
 
 impl LiveView<'_> {
     fn now(&self) -> Box<dyn Snapshot + '_> {
-        self.backend.inner.snapshot()
+        self.backend.inner.snapshot(Consistency::PointInTime)
     }
 }
 

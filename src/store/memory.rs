@@ -4,6 +4,7 @@
 //! snapshot is an immutable copy (taken in O(1); the next write copies the maps only while
 //! a snapshot still holds them), so readers never block the writer.
 
+use crate::store::backend::{Consistency, Properties, Usage};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::sync::{Arc, RwLock};
@@ -100,8 +101,12 @@ impl MemoryBackend {
 }
 
 impl Backend for MemoryBackend {
-    fn atomicity(&self) -> Atomicity {
-        Atomicity::ChangeSet
+    fn properties(&self) -> Properties {
+        Properties::local(Atomicity::ChangeSet)
+    }
+
+    fn usage(&self) -> Usage {
+        Usage::default()
     }
 
     fn write(&self, changes: &ChangeSet, _durability: Durability) -> Result<()> {
@@ -120,7 +125,7 @@ impl Backend for MemoryBackend {
         Ok(())
     }
 
-    fn snapshot(&self) -> Box<dyn Snapshot + '_> {
+    fn snapshot(&self, _: Consistency) -> Box<dyn Snapshot + '_> {
         Box::new(MemorySnapshot(self.current()))
     }
 
@@ -161,10 +166,6 @@ impl Backend for MemoryBackend {
 
     fn flush(&self, _scope: FlushScope) -> Result<()> {
         Ok(())
-    }
-
-    fn disk_bytes(&self) -> u64 {
-        0
     }
 }
 

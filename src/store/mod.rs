@@ -380,15 +380,16 @@ impl Store {
     /// Figures about the store.
     pub fn stats(&self) -> Result<Stats> {
         let docs = self.len();
+        let usage = self.backend.usage();
         Ok(Stats {
             docs,
             layout: self.manifest.layout.clone(),
             spec: self.manifest.spec.clone(),
             format_version: self.format,
             band_tables: self.manifest.bands,
-            disk_bytes: self.backend.disk_bytes(),
-            memory_bytes: self.backend.memory_bytes(),
-            reclaimable_bytes: self.backend.reclaimable_bytes(),
+            disk_bytes: usage.disk_bytes,
+            memory_bytes: usage.memory_bytes,
+            reclaimable_bytes: usage.reclaimable_bytes,
             expected_candidates: self.manifest.layout.expected_candidates(docs as f64),
         })
     }

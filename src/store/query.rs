@@ -1,6 +1,7 @@
 //! Queries: the probe of the permutation tables (a prefix range per table, filtered by
 //! popcount), the merge of candidates, and the fetch of their records.
 
+use crate::store::backend::Consistency;
 use super::backend::{Atomicity, MetaKey, Near, Snapshot, Span};
 use super::request::{Query, Rule};
 use super::{CandidateStats, Store, codec};
@@ -49,7 +50,7 @@ impl Store {
         if let Rule::Exhaustive(k) = rule {
             return self.scan_within(key.fp, k);
         }
-        let snap = self.backend.probe_view();
+        let snap = self.backend.snapshot(Consistency::Latest);
         self.matches_by_rule(snap.as_ref(), &key, &self.rule(rule))
     }
 
@@ -254,7 +255,7 @@ impl Store {
         rule: &MatchRule,
         keys: &[&QueryKey],
     ) -> Result<Vec<Vec<Match>>> {
-        let snap = self.backend.probe_view();
+        let snap = self.backend.snapshot(Consistency::Latest);
         let k = rule.k;
         let reach = rule.reach.max(k);
         let mut hits: Vec<(u64, usize, u32)> = Vec::new();
@@ -295,7 +296,7 @@ impl Store {
     /// the store (the real data, clusters included, unlike the uniform estimate).
     pub fn observed_candidates(&self, samples: usize) -> Result<CandidateStats> {
         let next_seq = self.lock().next_seq;
-        let snap = self.backend.snapshot();
+        let snap = self.backend.snapshot(Consistency::PointInTime);
         let mut stats = CandidateStats::default();
         for i in 0..samples as u64 {
             if next_seq == 0 {
@@ -369,7 +370,7 @@ impl Store {
         &self,
         mut f: impl FnMut(u64, StoredDoc) -> Result<()>,
     ) -> Result<()> {
-        let snap = self.backend.snapshot();
+        let snap = self.backend.snapshot(Consistency::PointInTime);
         snap.scan_docs(0, &mut |(_, item)| {
             let (seq, doc) = item?;
             f(seq, doc)?;
@@ -379,7 +380,7 @@ impl Store {
 
     /// The stored document `id`, if any.
     pub fn get(&self, id: &str) -> Result<Option<StoredDoc>> {
-        let snap = self.backend.snapshot();
+        let snap = self.backend.snapshot(Consistency::PointInTime);
         let Some(value) = snap.ids(&[id])?.pop().flatten() else {
             return Ok(None);
         };
@@ -403,7 +404,7 @@ impl Store {
     /// writes change sets atomically, corruption (`what` says where); on one that is atomic
     /// per key, a document half written or half deleted, which readers leave out.
     pub(super) fn missing_record(&self, what: impl FnOnce() -> String) -> Result<()> {
-        match self.backend.atomicity() {
+        match self.backend.properties().atomicity {
             Atomicity::PerKey => Ok(()),
             Atomicity::ChangeSet => Err(Error::Corrupt(what())),
         }
@@ -422,7 +423,7 @@ impl Store {
         };
         let mut counters = self.lock();
         follow.catch_up()?;
-        let snap = self.backend.snapshot();
+        let snap = self.backend.snapshot(Consistency::PointInTime);
         let manifest = snap.meta(MetaKey::Manifest)?;
         if manifest.as_deref() != Some(&codec::encode_manifest(&self.manifest)[..]) {
             return Err(Error::Stale(

@@ -6,6 +6,7 @@
 //! the cutoff: it reads the documents it expires (and, by last-seen time, those stored
 //! before the cutoff), not the whole store.
 
+use crate::store::backend::Consistency;
 use super::backend::{Change, ChangeSet, MetaKey};
 use super::codec::{self, retention as rcodec};
 use super::write::Linked;
@@ -118,7 +119,7 @@ impl Store {
 
     /// Reads the retention policy, the timeline mark and the latest stored time, on open.
     pub(super) fn read_timeline(&mut self) -> Result<()> {
-        let snap = self.backend.snapshot();
+        let snap = self.backend.snapshot(Consistency::PointInTime);
         if let Some(bytes) = snap.meta(MetaKey::Retention)? {
             *self.retention.get_mut().unwrap_or_else(|e| e.into_inner()) =
                 rcodec::decode_retention(&bytes)?;
@@ -258,7 +259,7 @@ impl Store {
     /// Keeps of `pending` the documents that are, as now stored, still old: their id still
     /// names their sequence number, their record is there and its time before the cutoff.
     fn reread(&self, pending: &mut Vec<(u64, StoredDoc)>, opts: &ExpireOptions) -> Result<()> {
-        let snap = self.backend.snapshot();
+        let snap = self.backend.snapshot(Consistency::PointInTime);
         let ids: Vec<&str> = pending.iter().map(|(_, d)| d.id.as_str()).collect();
         let seqs: Vec<u64> = pending.iter().map(|&(seq, _)| seq).collect();
         let values = snap.ids(&ids)?;
@@ -385,7 +386,7 @@ impl Store {
         }
         let mut counters = self.lock();
         counters.usable()?;
-        let snap = self.backend.snapshot();
+        let snap = self.backend.snapshot(Consistency::PointInTime);
         let Some(value) = snap.ids(&[id])?.pop().flatten() else {
             return Ok(());
         };

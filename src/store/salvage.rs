@@ -2,6 +2,7 @@
 //! ([`LogDamage`]), and the documents a repair cannot read ([`RepairReport`]); the read of
 //! `docs` that steps over damaged parts.
 
+use crate::store::backend::Consistency;
 use super::Store;
 use super::backend::Snapshot;
 use super::codec;
@@ -87,7 +88,7 @@ impl Store {
         report: &mut RepairReport,
         mut f: impl FnMut(u64, StoredDoc),
     ) -> Result<()> {
-        let snap = self.backend.snapshot();
+        let snap = self.backend.snapshot(Consistency::PointInTime);
         let mut from = 0u64;
         loop {
             let mut next = from;

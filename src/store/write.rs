@@ -1,6 +1,7 @@
 //! Writes: inserts (one, a batch), replacements and deletes, each one change set listed in
 //! the order a non-atomic backend must apply it (see [`super::backend`]).
 
+use crate::store::backend::Consistency;
 use std::collections::HashMap;
 use std::sync::MutexGuard;
 
@@ -252,7 +253,7 @@ impl Store {
     /// The documents `ids` name now, each with its fingerprint: from its `ids` value, or
     /// (format 6 on) from its record, read in one batch.
     pub(super) fn linked(&self, ids: &[&str]) -> Result<Vec<Option<Linked>>> {
-        let snap = self.backend.snapshot();
+        let snap = self.backend.snapshot(Consistency::PointInTime);
         let values = snap.ids(ids)?;
         let unknown: Vec<u64> = values
             .iter()

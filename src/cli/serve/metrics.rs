@@ -223,7 +223,7 @@ pub(super) async fn metrics(State(app): State<Shared>) -> Result<Response, ApiEr
     let text = state::read(&app, |app| {
         let stats = app.store.stats()?;
         let mut text = app.metrics.render(stats.docs, stats.disk_bytes);
-        let engine = app.store.backend().engine_metrics();
+        let engine = app.store.backend().usage().metrics;
         super::gauges::render(&mut text, &engine, stats.memory_bytes);
         Ok(text)
     })

@@ -303,7 +303,7 @@ fn announce(app: &App, local: SocketAddr, args: &Args, budget: fds::Budget) {
 /// decides when it reaches their disks; --no-sync changes nothing there).
 fn writes_durability(store: &Store, no_sync: bool) -> String {
     let on_disk = "on disk as the nodes' appendfsync says";
-    match store.backend().replicas_ack() {
+    match store.backend().properties().replicas_ack {
         Some(0) => format!("acknowledged by the masters alone (no replica waited for), {on_disk}"),
         Some(1) => format!("acknowledged by 1 replica of each master (WAIT), {on_disk}"),
         Some(n) => format!("acknowledged by {n} replicas of each master (WAIT), {on_disk}"),

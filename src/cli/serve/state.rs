@@ -63,7 +63,7 @@ impl App {
         }
         let reason = e.to_string();
         let stops = matches!(e, Error::Storage { .. } | Error::Io(_))
-            && self.store.backend().failed_write_lasts();
+            && self.store.backend().properties().failed_write_lasts;
         if stops && self.writes_stopped.set(reason.clone()).is_ok() {
             eprintln!(
                 "simstore serve: a write failed in the store ({reason}): no more writes are taken; /health answers 503; restart the server once the cause is fixed"

@@ -1,6 +1,7 @@
 //! Bulk loads that fail after part of them reached the store, through a backend that
 //! injects the failure (RocksDB underneath, so the store can be reopened and checked).
 
+use crate::store::backend::Consistency;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -87,7 +88,7 @@ fn assert_loaded(store: &Store, extra: u64) {
     }
     let report = store.check().unwrap();
     assert!(report.is_ok(), "{:?}", report.problems);
-    let snap = store.backend().snapshot();
+    let snap = store.backend().snapshot(Consistency::PointInTime);
     assert_eq!(snap.meta(MetaKey::BulkPending).unwrap(), None);
 }
 

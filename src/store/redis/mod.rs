@@ -14,6 +14,7 @@ mod conn;
 mod snapshot;
 mod url;
 
+use crate::store::backend::{Consistency, Properties, Usage};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use redis::cluster::cluster_pipe;
@@ -310,8 +311,21 @@ fn meta_field(key: MetaKey) -> &'static str {
 }
 
 impl Backend for RedisBackend {
-    fn atomicity(&self) -> Atomicity {
-        Atomicity::PerKey
+    /// A write that failed after its retries (the cluster unreachable for longer, a
+    /// master without replica down) leaves nothing broken here: the next may succeed.
+    fn properties(&self) -> Properties {
+        Properties {
+            failed_write_lasts: false,
+            replicas_ack: Some(self.replicas_ack),
+            ..Properties::local(Atomicity::PerKey)
+        }
+    }
+
+    fn usage(&self) -> Usage {
+        Usage {
+            memory_bytes: self.pool.master_memory().ok(),
+            ..Usage::default()
+        }
     }
 
     fn write(&self, changes: &ChangeSet, _durability: Durability) -> Result<()> {
@@ -328,7 +342,7 @@ impl Backend for RedisBackend {
         written
     }
 
-    fn snapshot(&self) -> Box<dyn Snapshot + '_> {
+    fn snapshot(&self, _: Consistency) -> Box<dyn Snapshot + '_> {
         Box::new(snapshot::RedisSnapshot::new(self))
     }
 
@@ -366,30 +380,12 @@ impl Backend for RedisBackend {
         Ok(())
     }
 
-    fn disk_bytes(&self) -> u64 {
-        0
-    }
-
     fn shared(&self) -> Option<&dyn Shared> {
         Some(self)
     }
 
     fn bulk_ingest(&self) -> Option<&dyn super::backend::BulkIngest> {
         Some(self)
-    }
-
-    fn memory_bytes(&self) -> Option<u64> {
-        self.pool.master_memory().ok()
-    }
-
-    fn replicas_ack(&self) -> Option<u32> {
-        Some(self.replicas_ack)
-    }
-
-    /// A write that failed after its retries (the cluster unreachable for longer, a
-    /// master without replica down) leaves nothing broken here: the next may succeed.
-    fn failed_write_lasts(&self) -> bool {
-        false
     }
 }
 

@@ -15,6 +15,8 @@ mod snapshot;
 mod threaded_run;
 mod wal;
 
+use crate::store::backend::Consistency;
+use crate::store::backend::{Properties, Usage};
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
@@ -142,8 +144,20 @@ impl RocksBackend {
 }
 
 impl Backend for RocksBackend {
-    fn atomicity(&self) -> Atomicity {
-        Atomicity::ChangeSet
+    fn properties(&self) -> Properties {
+        Properties {
+            oldest_format: codec::BUCKET_FORMAT,
+            ..Properties::local(Atomicity::ChangeSet)
+        }
+    }
+
+    fn usage(&self) -> Usage {
+        Usage {
+            disk_bytes: dir_size(&self.path),
+            memory_bytes: None,
+            reclaimable_bytes: Some(self.reclaimable()),
+            metrics: self.metrics(),
+        }
     }
 
     fn write(&self, changes: &ChangeSet, durability: Durability) -> Result<()> {
@@ -153,12 +167,11 @@ impl Backend for RocksBackend {
         self.db.write_opt(batch, &wo).map_err(storage)
     }
 
-    fn snapshot(&self) -> Box<dyn Snapshot + '_> {
-        Box::new(snapshot::RocksSnapshot::new(self))
-    }
-
-    fn probe_view(&self) -> Box<dyn Snapshot + '_> {
-        Box::new(snapshot::RocksSnapshot::live(self))
+    fn snapshot(&self, consistency: Consistency) -> Box<dyn Snapshot + '_> {
+        match consistency {
+            Consistency::PointInTime => Box::new(snapshot::RocksSnapshot::new(self)),
+            Consistency::Latest => Box::new(snapshot::RocksSnapshot::live(self)),
+        }
     }
 
     fn version(&self) -> u64 {
@@ -250,10 +263,6 @@ impl Backend for RocksBackend {
         Ok(())
     }
 
-    fn disk_bytes(&self) -> u64 {
-        dir_size(&self.path)
-    }
-
     fn compact_expired(&self, lo: u64, hi: u64, derived: bool) -> Result<()> {
         if self.secondary {
             return Ok(());
@@ -274,20 +283,8 @@ impl Backend for RocksBackend {
         Ok(())
     }
 
-    fn reclaimable_bytes(&self) -> Option<u64> {
-        Some(self.reclaimable())
-    }
-
     fn backup(&self, dest: &Path, keep: Option<usize>) -> Result<BackupInfo> {
         self.backup_into(dest, keep)
-    }
-
-    fn engine_metrics(&self) -> Vec<crate::store::backend::EngineMetric> {
-        self.metrics()
-    }
-
-    fn oldest_format(&self) -> u32 {
-        codec::BUCKET_FORMAT
     }
 
     fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {

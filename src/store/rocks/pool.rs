@@ -316,6 +316,7 @@ fn exact_read_options() -> rocksdb::ReadOptions {
 
 #[cfg(test)]
 mod tests {
+    use crate::store::backend::Consistency;
     use super::*;
 
     /// Versions of table 0's column family still alive (the current one and any that an
@@ -434,9 +435,9 @@ mod tests {
             seen
         };
         // A first view leaves an iterator in the pool.
-        assert_eq!(scan(b.probe_view().as_ref()), [1, 1]);
+        assert_eq!(scan(b.snapshot(Consistency::Latest).as_ref()), [1, 1]);
         let before = b.iters.lock_own().tables[Kind::Table(0).slot()].probes;
-        let view = b.probe_view();
+        let view = b.snapshot(Consistency::Latest);
         assert_eq!(scan(view.as_ref()), [1, 1]);
         assert_eq!(
             b.iters.lock_own().tables[Kind::Table(0).slot()].probes,
@@ -458,6 +459,6 @@ mod tests {
         // A write acknowledged after that view: the next one sees it.
         put_and_flush(&b, 2);
         b.put_table_entry(0, 3, 3);
-        assert_eq!(scan(b.probe_view().as_ref()), [1, 2, 3, 1, 2, 3]);
+        assert_eq!(scan(b.snapshot(Consistency::Latest).as_ref()), [1, 2, 3, 1, 2, 3]);
     }
 }

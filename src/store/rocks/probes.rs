@@ -263,6 +263,7 @@ fn on_scoped_threads(
 
 #[cfg(test)]
 mod tests {
+    use crate::store::backend::Consistency;
     use super::*;
     use crate::store::backend::Backend;
     use crate::store::rocks::RocksBackend;
@@ -285,7 +286,7 @@ mod tests {
 
     /// Every entry as `(span, seq)`, in the order `scan` hands them on.
     fn read(b: &RocksBackend, auto: &Auto, spans: &[Span]) -> Vec<(usize, u64)> {
-        let snap = b.probe_view();
+        let snap = b.snapshot(Consistency::Latest);
         let mut got = Vec::new();
         auto.scan(snap.as_ref(), spans, &mut |i, e| {
             got.push((i, e?.1));
@@ -368,7 +369,7 @@ mod tests {
         for slow in [Duration::MAX, Duration::ZERO] {
             let auto = reading_disk(slow);
             auto.cold.store(slow == Duration::ZERO, Ordering::Relaxed);
-            let snap = b.probe_view();
+            let snap = b.snapshot(Consistency::Latest);
             let mut got = Vec::new();
             auto.scan(snap.as_ref(), &spans, &mut |i, e| {
                 got.push((i, e?.1));

@@ -321,6 +321,7 @@ impl Snapshot for RocksSnapshot<'_> {
 
 #[cfg(test)]
 mod tests {
+    use crate::store::backend::Consistency;
     use crate::store::backend::{Backend, Near, Snapshot, Span};
 
     /// A span's `near` filter leaves out, inside the bucket scan, what is farther from the
@@ -355,7 +356,7 @@ mod tests {
             got
         };
         let bucket = Span::new(0, q & !(u64::MAX >> 8), Some((q | (u64::MAX >> 8)) + 1));
-        for view in [b.probe_view(), b.snapshot()] {
+        for view in [b.snapshot(Consistency::Latest), b.snapshot(Consistency::PointInTime)] {
             let mut all: Vec<u64> = stored.iter().copied().filter(|p| p >> 56 == 0x5a).collect();
             all.sort();
             assert_eq!(read(view.as_ref(), bucket), all);
