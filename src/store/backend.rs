@@ -26,10 +26,10 @@
 //! [`Durability`] asked for.
 //!
 //! # Optional capabilities
-//! Sorted bulk ingest ([`BulkIngest`]) and following a writer from another process
-//! ([`Follow`]) are capabilities of some backends (RocksDB: SST ingest, secondary
-//! instances); [`Backend::bulk_ingest`] and [`Backend::follow`] return `None` elsewhere,
-//! and the logic falls back to batched writes.
+//! Sorted bulk ingest ([`BulkIngest`]) and following a writer from another process are
+//! capabilities of some backends (RocksDB: SST ingest, secondary instances);
+//! [`Backend::bulk_ingest`] returns `None` elsewhere, and the logic falls back to batched
+//! writes; [`Backend::catch_up`] answers `false` where there is no writer to follow.
 
 use std::path::{Path, PathBuf};
 
@@ -246,10 +246,11 @@ pub trait Backend: Send + Sync {
         None
     }
 
-    /// Following another process's writes, if this backend was opened to do so.
-    fn follow(&self) -> Option<&dyn Follow> {
-        None
-    }
+    /// Makes the writes another process made since opening (or the last catch-up) visible
+    /// to snapshots taken afterwards, when this backend was opened to follow a writer
+    /// (RocksDB: a secondary instance): `Ok(true)`. Snapshots never see half of a catch-up.
+    /// `Ok(false)`: this backend follows no writer.
+    fn catch_up(&self) -> Result<bool>;
 
     /// Counters and claims kept by the backend for every process that writes the store,
     /// when many processes may write it at once (a cluster). `None`: one writer process at
@@ -528,9 +529,3 @@ pub trait SortedWriter: Send {
     fn finish(self: Box<Self>) -> Result<Option<SortedRun>>;
 }
 
-/// Following the writes of a writer in another process (RocksDB: a secondary instance).
-pub trait Follow: Sync {
-    /// Makes the writer's writes since opening (or the last catch-up) visible to snapshots
-    /// taken afterwards. Snapshots never see half of a catch-up.
-    fn catch_up(&self) -> Result<()>;
-}

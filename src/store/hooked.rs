@@ -5,7 +5,7 @@ use crate::store::backend::Consistency;
 use crate::store::backend::{Properties, Usage};
 use crate::error::Result;
 use crate::store::backend::{
-    Backend, BulkIngest, ChangeSet, DocItem, Durability, FlushScope, Follow, IdItem,
+    Backend, BulkIngest, ChangeSet, DocItem, Durability, FlushScope, IdItem,
     MetaKey, Shared, Snapshot, SortedRun, SortedWriter, Space, Span,
 };
 use crate::store::codec::IdValue;
@@ -97,8 +97,8 @@ impl Backend for Hooked {
     fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {
         self.inner.bulk_ingest().map(|_| self as &dyn BulkIngest)
     }
-    fn follow(&self) -> Option<&dyn Follow> {
-        self.inner.follow()
+    fn catch_up(&self) -> Result<bool> {
+        self.inner.catch_up()
     }
     fn shared(&self) -> Option<&dyn Shared> {
         self.inner.shared()

@@ -109,6 +109,11 @@ impl Backend for MemoryBackend {
         Usage::default()
     }
 
+    /// A store in memory belongs to one process: there is no writer to follow.
+    fn catch_up(&self) -> Result<bool> {
+        Ok(false)
+    }
+
     fn write(&self, changes: &ChangeSet, _durability: Durability) -> Result<()> {
         let mut guard = self.state.write().unwrap_or_else(|e| e.into_inner());
         // All or nothing: every change is checked before the first is applied, and applying

@@ -418,11 +418,10 @@ impl Store {
     /// Errors: [`Error::ReadOnly`] when the store was not opened as a secondary;
     /// [`Error::Stale`] when the writer has changed the layout (a relayout): reopen.
     pub fn try_catch_up(&self) -> Result<()> {
-        let Some(follow) = self.backend.follow() else {
-            return Err(Error::ReadOnly);
-        };
         let mut counters = self.lock();
-        follow.catch_up()?;
+        if !self.backend.catch_up()? {
+            return Err(Error::ReadOnly);
+        }
         let snap = self.backend.snapshot(Consistency::PointInTime);
         let manifest = snap.meta(MetaKey::Manifest)?;
         if manifest.as_deref() != Some(&codec::encode_manifest(&self.manifest)[..]) {

@@ -380,6 +380,11 @@ impl Backend for RedisBackend {
         Ok(())
     }
 
+    /// Every process reads the cluster's latest state: there is no writer to follow.
+    fn catch_up(&self) -> Result<bool> {
+        Ok(false)
+    }
+
     fn shared(&self) -> Option<&dyn Shared> {
         Some(self)
     }

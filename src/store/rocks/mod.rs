@@ -24,7 +24,7 @@ use rocksdb::{Cache, ColumnFamily, DB, WriteBatch, WriteOptions};
 
 use crate::error::{Error, Result};
 use crate::store::backend::{
-    Atomicity, Backend, BackupInfo, BulkIngest, Change, ChangeSet, Durability, FlushScope, Follow,
+    Atomicity, Backend, BackupInfo, BulkIngest, Change, ChangeSet, Durability, FlushScope,
     MetaKey, Snapshot, Space,
 };
 use crate::store::codec::{self, bucket};
@@ -54,7 +54,7 @@ pub(crate) struct RocksBackend {
     /// made anew instead of refused.
     repairing: bool,
     /// Held shared by every snapshot of a secondary instance and exclusively by
-    /// [`Follow::catch_up`], so a read never sees half of a catch-up.
+    /// [`Backend::catch_up`], so a read never sees half of a catch-up.
     catch_up: RwLock<()>,
     /// How a query's spans are read ([`crate::StoreBuilder::probe_threads`]).
     probes: probes::Probes,
@@ -291,16 +291,14 @@ impl Backend for RocksBackend {
         Some(self)
     }
 
-    fn follow(&self) -> Option<&dyn Follow> {
-        self.secondary.then_some(self as &dyn Follow)
-    }
-}
-
-impl Follow for RocksBackend {
-    fn catch_up(&self) -> Result<()> {
+    fn catch_up(&self) -> Result<bool> {
+        if !self.secondary {
+            return Ok(false);
+        }
         let _readers_out = self.catch_up.write().unwrap_or_else(|e| e.into_inner());
         self.iters.clear();
-        self.db.try_catch_up_with_primary().map_err(storage)
+        self.db.try_catch_up_with_primary().map_err(storage)?;
+        Ok(true)
     }
 }
 
