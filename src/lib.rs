@@ -77,20 +77,39 @@
 // tests and the benches use are unused here.
 #![cfg_attr(not(feature = "internals"), allow(dead_code, unused_imports))]
 
-/// Declares the stage modules: private, or with the `internals` feature (the binary's,
-/// the tests', the benches' and the fuzzers') public but hidden from the docs: they are not
-/// part of the stable API.
-macro_rules! internal_modules {
-    ($($name:ident),* $(,)?) => {$(
-        #[cfg(feature = "internals")]
-        #[doc(hidden)]
-        pub mod $name;
-        #[cfg(not(feature = "internals"))]
-        mod $name;
-    )*};
-}
-
-internal_modules!(error, index, input, store, text, types);
+// The stage modules: private, or with the `internals` feature (the binary's, the tests',
+// the benches' and the fuzzers') public but hidden from the docs: not the stable API.
+// Declared one by one, not by a macro, so that rustfmt reaches their files.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod error;
+#[cfg(not(feature = "internals"))]
+mod error;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod index;
+#[cfg(not(feature = "internals"))]
+mod index;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod input;
+#[cfg(not(feature = "internals"))]
+mod input;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod store;
+#[cfg(not(feature = "internals"))]
+mod store;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod text;
+#[cfg(not(feature = "internals"))]
+mod text;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod types;
+#[cfg(not(feature = "internals"))]
+mod types;
 
 /// The binary's tools (evaluation, mode comparison): nothing a library user calls.
 #[cfg(all(feature = "internals", feature = "html"))]
