@@ -269,9 +269,18 @@ mod tests {
         assert_eq!(e.to_string(), "storage error: disk on fire");
         let source = std::error::Error::source(&e).expect("a source");
         assert!(source.downcast_ref::<std::io::Error>().is_some());
-        assert!(matches!(e, Error::Storage { backend: "rocksdb", .. }));
+        assert!(matches!(
+            e,
+            Error::Storage {
+                backend: "rocksdb",
+                ..
+            }
+        ));
         let redis = Error::storage("redis", "MOVED 3999 127.0.0.1:6381");
-        assert_eq!(redis.to_string(), "storage error: Redis: MOVED 3999 127.0.0.1:6381");
+        assert_eq!(
+            redis.to_string(),
+            "storage error: Redis: MOVED 3999 127.0.0.1:6381"
+        );
     }
 
     /// A library error says what is wrong and which API to call: an embedder never reads a

@@ -217,7 +217,9 @@ impl<'a> El<'a> {
 
 /// A node's children in document order, but not a `<template>`'s contents (a fragment the
 /// page does not show).
-fn shown_children<'a>(node: NodeRef<'a, Node>) -> impl DoubleEndedIterator<Item = NodeRef<'a, Node>> {
+fn shown_children<'a>(
+    node: NodeRef<'a, Node>,
+) -> impl DoubleEndedIterator<Item = NodeRef<'a, Node>> {
     node.children().filter(|c| !c.value().is_fragment())
 }
 

@@ -57,7 +57,9 @@ pub enum RecordError {
         offset: usize,
     },
     /// The record is a web page (`"html"`, no `"text"`) and this build has no HTML reader.
-    #[error("field \"html\" needs the HTML reader: enable simstore's `html` feature, or give \"text\"")]
+    #[error(
+        "field \"html\" needs the HTML reader: enable simstore's `html` feature, or give \"text\""
+    )]
     NoHtmlReader,
     /// The line holds a NUL byte: binary data, not text.
     #[error("contains a NUL byte (binary data?): records must be UTF-8 text")]
@@ -328,21 +330,15 @@ fn record_id(
 
 /// A web page's main text and title.
 #[cfg(feature = "html")]
-fn main_text(html: &str) -> Result<crate::input::html::Page, RecordError> {
-    Ok(crate::input::html::parse(html))
+fn main_text(html: &str) -> Result<(String, Option<String>), RecordError> {
+    let page = crate::input::html::parse(html);
+    Ok((page.text, page.title))
 }
 
 /// Without the HTML reader a page cannot be read.
 #[cfg(not(feature = "html"))]
-fn main_text(_: &str) -> Result<MainText, RecordError> {
+fn main_text(_: &str) -> Result<(String, Option<String>), RecordError> {
     Err(RecordError::NoHtmlReader)
-}
-
-/// What a page's main text would be (a build without the HTML reader has none).
-#[cfg(not(feature = "html"))]
-struct MainText {
-    text: String,
-    title: Option<String>,
 }
 
 /// A record from its own fields (`title`, `text`, `html`, `url`, `fp`).
@@ -353,10 +349,10 @@ fn own_fields(own: own::OwnFields, id: String) -> Result<Record, RecordError> {
         // A web page: its main text stands for "text" unless that is given, its title for
         // "title" unless that is given.
         if text.is_none() {
-            let page = main_text(&html)?;
-            text = Some(page.text);
+            let (main, page_title) = main_text(&html)?;
+            text = Some(main);
             if title.is_none() {
-                title = page.title;
+                title = page_title;
             }
         }
     }

@@ -528,4 +528,3 @@ pub trait SortedWriter: Send {
     /// Finishes the run; `None` when nothing was added.
     fn finish(self: Box<Self>) -> Result<Option<SortedRun>>;
 }
-

@@ -1,11 +1,10 @@
 //! [`StoreBuilder`]: options, and opening a store over a backend — creating it, or reading
 //! its manifest and finishing what a crash interrupted (a relayout, a bulk load).
 
-use crate::store::backend::Consistency;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use super::backend::{Backend, Change, ChangeSet, Durability, MetaKey};
+use super::backend::{Backend, Change, ChangeSet, Consistency, Durability, MetaKey};
 use super::codec::{self, Manifest};
 use super::memory::MemoryBackend;
 use super::rocks::{self, OpenMode};
@@ -327,7 +326,9 @@ impl StoreBuilder {
 
     /// Whether the path names a Redis Cluster store (`redis://...`).
     fn is_redis(&self) -> bool {
-        self.path.to_str().is_some_and(|s| s.starts_with("redis://"))
+        self.path
+            .to_str()
+            .is_some_and(|s| s.starts_with(super::REDIS_SCHEME))
     }
 
     /// A Redis Cluster store in a build without the `redis` feature: refused.

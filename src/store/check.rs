@@ -1,11 +1,10 @@
 //! Integrity: [`Store::check`] proves tables, ids and documents agree; [`Store::repair`]
 //! rebuilds the derived data from the documents.
 
-use crate::store::backend::Consistency;
 use std::collections::HashMap;
 
 use super::Store;
-use super::backend::{Change, ChangeSet, MetaKey, Snapshot};
+use super::backend::{Change, ChangeSet, Consistency, MetaKey, Snapshot};
 use super::codec::{self, IdValue};
 use super::salvage::RepairReport;
 use crate::error::Result;

@@ -1,16 +1,15 @@
 //! The crawler's question: [`Store::check_and_insert`] stores a document only when no
 //! stored document is an exact or near duplicate of it, atomically.
 
-use crate::store::backend::Consistency;
 use std::time::{Duration, Instant};
 
-use super::backend::{Atomicity, Shared, Snapshot};
+use super::backend::{Atomicity, Consistency, Shared, Snapshot};
 use super::group::{Answer, Ask};
 use super::request::{Incoming, Rule};
 use super::{InsertOutcome, Store, validate_entry};
 use crate::error::Result;
 use crate::index::quality::MatchRule;
-use crate::types::{DocMeta, Entry, Fingerprint, Match, QueryKey};
+use crate::types::{Entry, Fingerprint, Match, QueryKey};
 
 /// How long a claim on a content hash may wait for its document's record before it is
 /// taken to be the claim of a process that died.
@@ -143,13 +142,14 @@ impl Store {
         rule: impl Into<Rule>,
     ) -> Result<CheckOutcome> {
         let rule = self.rule_to_apply(rule.into(), "Store::check_and_insert")?;
-        let out = match incoming.into() {
+        let entry = match incoming.into() {
             Incoming::Doc(doc) => {
                 let (fp, meta) = self.fingerprint_with_meta(doc)?;
-                self.check_then_insert(&doc.id, fp, meta, &rule)?
+                Entry::new(&doc.id, fp, meta)
             }
-            Incoming::Entry(e) => self.check_then_insert(&e.id, e.fp, e.meta.clone(), &rule)?,
+            Incoming::Entry(e) => e.clone(),
         };
+        let out = self.check_then_insert(entry, rule)?;
         if let Some(of) = out.duplicate_of() {
             self.touch_seen(of)?;
         }
@@ -157,28 +157,16 @@ impl Store {
     }
 
     /// The body of [`Store::check_and_insert`].
-    fn check_then_insert(
-        &self,
-        id: &str,
-        fp: Fingerprint,
-        meta: DocMeta,
-        rule: &MatchRule,
-    ) -> Result<CheckOutcome> {
+    fn check_then_insert(&self, entry: Entry, rule: MatchRule) -> Result<CheckOutcome> {
         self.check_writable()?;
-        validate_entry(id, &meta)?;
+        validate_entry(&entry.id, &entry.meta)?;
         self.manifest.layout.tables_for_k(rule.k)?;
-        let rule = *rule;
         // Optimistic check without the writer lock (checks of many threads run in
         // parallel): a duplicate found here is a duplicate as of this call, and nothing is
         // written. Every write goes through the lock and changes the backend's version, so
         // if it is unchanged once the lock is held, no write came in between and the check
         // need not be repeated.
         let before = self.backend.version();
-        let entry = Entry {
-            id: id.to_owned(),
-            fp,
-            meta,
-        };
         if let Some(dup) = self.find_duplicate(&entry, &rule)? {
             return Ok(dup);
         }
@@ -277,7 +265,8 @@ impl Store {
         let Some(near) = self.nearest(snap.as_ref(), e, rule)? else {
             return Ok(None);
         };
-        let live = !snap.is_consistent() || self.backend.properties().atomicity == Atomicity::PerKey;
+        let live =
+            !snap.is_consistent() || self.backend.properties().atomicity == Atomicity::PerKey;
         if live && let Some(of) = exact()? {
             return Ok(Some(CheckOutcome::ExactDuplicate { of, fp }));
         }

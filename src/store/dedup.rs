@@ -1,13 +1,12 @@
 //! [`Store::dedup`]: every near-duplicate pair of a store, found by walking its tables, and
 //! the clusters of leader clustering in insertion order ([`Leaders`]).
 
-use crate::store::backend::Consistency;
 use std::sync::Mutex;
 
 use rayon::prelude::*;
 
 use super::Store;
-use super::backend::Snapshot;
+use super::backend::{Consistency, Snapshot};
 use super::request::Rule;
 use crate::error::{Error, Result};
 use crate::index::cluster::{DedupReport, DuplicatePair, PairScan};

@@ -3,13 +3,12 @@
 //! document replaced since — from a point where an earlier read stopped
 //! ([`Store::scan_by_seq`], [`Store::scan_by_id`]).
 
-use crate::store::backend::Consistency;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::error::Result;
 use crate::store::Store;
-use crate::store::backend::Snapshot;
+use crate::store::backend::{Consistency, Snapshot};
 use crate::types::StoredDoc;
 
 /// Documents fetched per read when the order is made here.

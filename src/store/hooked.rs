@@ -1,12 +1,10 @@
 //! Tests only: a backend that delegates to another and calls the test's hooks first, to
 //! inject a failure or hold a call at a chosen point.
 
-use crate::store::backend::Consistency;
-use crate::store::backend::{Properties, Usage};
 use crate::error::Result;
 use crate::store::backend::{
-    Backend, BulkIngest, ChangeSet, DocItem, Durability, FlushScope, IdItem,
-    MetaKey, Shared, Snapshot, SortedRun, SortedWriter, Space, Span,
+    Backend, BulkIngest, ChangeSet, Consistency, DocItem, Durability, FlushScope, IdItem, MetaKey,
+    Properties, Shared, Snapshot, SortedRun, SortedWriter, Space, Span, Usage,
 };
 use crate::store::codec::IdValue;
 use crate::types::StoredDoc;

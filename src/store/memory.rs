@@ -4,15 +4,14 @@
 //! snapshot is an immutable copy (taken in O(1); the next write copies the maps only while
 //! a snapshot still holds them), so readers never block the writer.
 
-use crate::store::backend::{Consistency, Properties, Usage};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::sync::{Arc, RwLock};
 
 use crate::error::{Error, Result};
 use crate::store::backend::{
-    Atomicity, Backend, Change, ChangeSet, DocItem, Durability, FlushScope, IdItem, MetaKey,
-    Snapshot,
+    Atomicity, Backend, Change, ChangeSet, Consistency, DocItem, Durability, FlushScope, IdItem,
+    MetaKey, Properties, Snapshot, Usage,
 };
 use crate::store::codec::IdValue;
 use crate::types::StoredDoc;

@@ -144,6 +144,9 @@ struct Counters {
     ordered_from: u64,
 }
 
+/// The scheme of a Redis Cluster store's URL (`redis://HOST:PORT,...`).
+pub(crate) const REDIS_SCHEME: &str = "redis://";
+
 /// Sequence numbers a process reserves at a time from a shared backend.
 const SEQ_RANGE: u64 = 1024;
 

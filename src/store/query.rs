@@ -1,8 +1,7 @@
 //! Queries: the probe of the permutation tables (a prefix range per table, filtered by
 //! popcount), the merge of candidates, and the fetch of their records.
 
-use crate::store::backend::Consistency;
-use super::backend::{Atomicity, MetaKey, Near, Snapshot, Span};
+use super::backend::{Atomicity, Consistency, MetaKey, Near, Snapshot, Span};
 use super::request::{Query, Rule};
 use super::{CandidateStats, Store, codec};
 use crate::error::{Error, Result};

@@ -6,8 +6,7 @@
 //! the cutoff: it reads the documents it expires (and, by last-seen time, those stored
 //! before the cutoff), not the whole store.
 
-use crate::store::backend::Consistency;
-use super::backend::{Change, ChangeSet, MetaKey};
+use super::backend::{Change, ChangeSet, Consistency, MetaKey};
 use super::codec::{self, retention as rcodec};
 use super::write::Linked;
 use super::{Counters, Store, now};

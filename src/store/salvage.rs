@@ -2,9 +2,8 @@
 //! ([`LogDamage`]), and the documents a repair cannot read ([`RepairReport`]); the read of
 //! `docs` that steps over damaged parts.
 
-use crate::store::backend::Consistency;
 use super::Store;
-use super::backend::Snapshot;
+use super::backend::{Consistency, Snapshot};
 use super::codec;
 use crate::error::{Error, Result};
 use crate::types::StoredDoc;

@@ -1,11 +1,10 @@
 //! Writes: inserts (one, a batch), replacements and deletes, each one change set listed in
 //! the order a non-atomic backend must apply it (see [`super::backend`]).
 
-use crate::store::backend::Consistency;
 use std::collections::HashMap;
 use std::sync::MutexGuard;
 
-use super::backend::{Change, ChangeSet, FlushScope, Snapshot};
+use super::backend::{Change, ChangeSet, Consistency, FlushScope, Snapshot};
 use super::codec::{self, IdValue};
 use super::group::{Answer, Ask};
 use super::{BatchOutcome, Counters, InsertOutcome, Store, validate_entry};

@@ -1,13 +1,12 @@
 //! Bulk loads that fail after part of them reached the store, through a backend that
 //! injects the failure (RocksDB underneath, so the store can be reopened and checked).
 
-use crate::store::backend::Consistency;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::error::{Error, Result};
 use crate::index::layout::Layout;
-use crate::store::backend::{Change, MetaKey, Space};
+use crate::store::backend::{Change, Consistency, MetaKey, Space};
 use crate::store::hooked::Hooked;
 use crate::store::{Store, StoreBuilder, rocks};
 use crate::types::{DocMeta, Entry, Fingerprint};

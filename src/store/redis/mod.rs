@@ -14,7 +14,6 @@ mod conn;
 mod snapshot;
 mod url;
 
-use crate::store::backend::{Consistency, Properties, Usage};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use redis::cluster::cluster_pipe;
@@ -24,7 +23,10 @@ use redis::cluster::ClusterConnection;
 
 use self::conn::{Pool, Retry};
 pub use self::url::RedisUrl;
-use super::backend::{Atomicity, Backend, Change, ChangeSet, Durability, FlushScope, MetaKey};
+use super::backend::{
+    Atomicity, Backend, Change, ChangeSet, Consistency, Durability, FlushScope, MetaKey,
+    Properties, Usage,
+};
 use super::backend::{Shared, Snapshot, Space};
 use super::codec::redis::table_member;
 use super::codec::redis::{Keys, bucket_bits_for, field};

@@ -21,7 +21,7 @@ pub struct RedisUrl {
 impl RedisUrl {
     /// Whether `s` is meant as a Redis URL (starts with `redis://`).
     pub fn is_redis(s: &str) -> bool {
-        s.starts_with("redis://")
+        s.starts_with(crate::store::REDIS_SCHEME)
     }
 
     /// Parses `redis://HOST:PORT[,HOST:PORT...][/NAME][?replicas-ack=N]`.
@@ -33,7 +33,7 @@ impl RedisUrl {
             reason: why.to_owned(),
         };
         let rest = s
-            .strip_prefix("redis://")
+            .strip_prefix(crate::store::REDIS_SCHEME)
             .ok_or_else(|| bad("it does not start with redis://"))?;
         let (rest, replicas_ack) = match rest.split_once('?') {
             None => (rest, None),

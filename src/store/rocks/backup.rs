@@ -19,11 +19,14 @@ fn engine(dest: &Path) -> Result<BackupEngine> {
     opts.set_sync(true);
     let env = Env::new().map_err(storage)?;
     BackupEngine::open(&opts, &env).map_err(|e| {
-        Error::storage("rocksdb", format!(
-            "cannot open the backup directory {}: {}",
-            dest.display(),
-            e.into_string()
-        ))
+        Error::storage(
+            "rocksdb",
+            format!(
+                "cannot open the backup directory {}: {}",
+                dest.display(),
+                e.into_string()
+            ),
+        )
     })
 }
 

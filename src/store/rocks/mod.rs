@@ -15,8 +15,6 @@ mod snapshot;
 mod threaded_run;
 mod wal;
 
-use crate::store::backend::Consistency;
-use crate::store::backend::{Properties, Usage};
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
@@ -24,8 +22,8 @@ use rocksdb::{Cache, ColumnFamily, DB, WriteBatch, WriteOptions};
 
 use crate::error::{Error, Result};
 use crate::store::backend::{
-    Atomicity, Backend, BackupInfo, BulkIngest, Change, ChangeSet, Durability, FlushScope,
-    MetaKey, Snapshot, Space,
+    Atomicity, Backend, BackupInfo, BulkIngest, Change, ChangeSet, Consistency, Durability,
+    FlushScope, MetaKey, Properties, Snapshot, Space, Usage,
 };
 use crate::store::codec::{self, bucket};
 

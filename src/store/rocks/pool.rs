@@ -316,8 +316,8 @@ fn exact_read_options() -> rocksdb::ReadOptions {
 
 #[cfg(test)]
 mod tests {
-    use crate::store::backend::Consistency;
     use super::*;
+    use crate::store::backend::Consistency;
 
     /// Versions of table 0's column family still alive (the current one and any that an
     /// iterator holds).
@@ -459,6 +459,9 @@ mod tests {
         // A write acknowledged after that view: the next one sees it.
         put_and_flush(&b, 2);
         b.put_table_entry(0, 3, 3);
-        assert_eq!(scan(b.snapshot(Consistency::Latest).as_ref()), [1, 2, 3, 1, 2, 3]);
+        assert_eq!(
+            scan(b.snapshot(Consistency::Latest).as_ref()),
+            [1, 2, 3, 1, 2, 3]
+        );
     }
 }

@@ -263,9 +263,9 @@ fn on_scoped_threads(
 
 #[cfg(test)]
 mod tests {
-    use crate::store::backend::Consistency;
     use super::*;
     use crate::store::backend::Backend;
+    use crate::store::backend::Consistency;
     use crate::store::rocks::RocksBackend;
 
     /// A store of one table holding the keys `0, 1 << 60, 2 << 60, ...` (16 of them), and

@@ -356,7 +356,10 @@ mod tests {
             got
         };
         let bucket = Span::new(0, q & !(u64::MAX >> 8), Some((q | (u64::MAX >> 8)) + 1));
-        for view in [b.snapshot(Consistency::Latest), b.snapshot(Consistency::PointInTime)] {
+        for view in [
+            b.snapshot(Consistency::Latest),
+            b.snapshot(Consistency::PointInTime),
+        ] {
             let mut all: Vec<u64> = stored.iter().copied().filter(|p| p >> 56 == 0x5a).collect();
             all.sort();
             assert_eq!(read(view.as_ref(), bucket), all);

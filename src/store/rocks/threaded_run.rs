@@ -114,7 +114,10 @@ impl<'a> ThreadedRun<'a> {
 }
 
 fn stopped() -> Error {
-    Error::storage("store", "the thread writing a bulk load's file stopped unexpectedly")
+    Error::storage(
+        "store",
+        "the thread writing a bulk load's file stopped unexpectedly",
+    )
 }
 
 impl SortedWriter for ThreadedRun<'_> {
@@ -156,7 +159,10 @@ impl SortedWriter for ThreadedRun<'_> {
 }
 
 fn wrong_space() -> Error {
-    Error::storage("store", "an entry of another space was given to a bulk load's file")
+    Error::storage(
+        "store",
+        "an entry of another space was given to a bulk load's file",
+    )
 }
 
 impl Drop for ThreadedRun<'_> {
