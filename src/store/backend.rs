@@ -30,6 +30,8 @@
 //! capabilities of some backends (RocksDB: SST ingest, secondary instances);
 //! [`Backend::bulk_ingest`] returns `None` elsewhere, and the logic falls back to batched
 //! writes; [`Backend::catch_up`] answers `false` where there is no writer to follow.
+//!
+//! Every method is required: a wrapper (the tests' `hooked.rs`) cannot miss one.
 
 use std::path::{Path, PathBuf};
 
@@ -155,14 +157,26 @@ pub enum Durability {
     Synced,
 }
 
-/// What [`Backend::flush`] flushes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FlushScope {
-    /// Only the tables (so that the tombstones of replaced documents can be compacted away),
-    /// in the background: the call only starts the flush.
-    Tables,
-    /// Every space; returns once it is done.
-    All,
+/// Work a backend does on its own storage ([`Backend::maintain`]): never needed for
+/// correct answers or durability, only for space and speed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Maintenance {
+    /// Moves the tables' buffered writes to their durable home (memtables to files), so
+    /// that the tombstones of replaced documents can be compacted away; in the background:
+    /// the call only starts it.
+    FlushTables,
+    /// Moves every space's buffered writes to their durable home; returns once done.
+    FlushAll,
+    /// Gives back the space deletes left behind (an expiry's, say): in the `docs` records
+    /// of sequence numbers `docs`, and with `derived` in the tables, `ids` and `exact` too
+    /// (whose entries spread over their whole key spaces). RocksDB: manual compactions,
+    /// run in the caller's thread; nothing where deletes free space at once.
+    Compact {
+        /// The sequence numbers of the deleted records.
+        docs: std::ops::Range<u64>,
+        /// Whether the derived spaces are compacted too.
+        derived: bool,
+    },
 }
 
 /// How consistent a read view must be ([`Backend::snapshot`]).
@@ -190,7 +204,7 @@ pub trait Backend: Send + Sync {
 
     /// A read view as of now, of the consistency asked for: every write acknowledged
     /// before the call is seen. [`Consistency::Latest`] may be answered with a consistent
-    /// view; the view says which it is ([`Snapshot::is_consistent`]).
+    /// view ([`Properties::latest_is_consistent`]).
     fn snapshot(&self, consistency: Consistency) -> Box<dyn Snapshot + '_>;
 
     /// A number that changes with every write (a sequence number or a version), for
@@ -206,45 +220,26 @@ pub trait Backend: Send + Sync {
     /// [`crate::Error::Corrupt`].
     fn attach_tables(&mut self, prefix_bits: &[u32]) -> Result<()>;
 
-    /// Drops the derived spaces — every table, `ids` and `exact` — and creates them empty,
-    /// one table for each of `prefix_bits` (what a repair or relayout rebuilds from `docs`).
-    /// Reads nothing of what it drops, so damage there cannot stop it; a space missing
-    /// (a reset cut short) is created.
-    fn reset_derived(&mut self, prefix_bits: &[u32]) -> Result<()>;
+    /// What a repair rebuilds from: first rewrites `docs` without the records in
+    /// `unreadable` (inclusive ranges of sequence numbers a read met damage in), so that no
+    /// later read or compaction meets the damage again, every other record kept
+    /// (crash-safe); then drops the derived spaces — every table, `ids` and `exact` — and
+    /// creates them empty, one table for each of `prefix_bits`. Reads nothing of what it
+    /// drops, so damage there cannot stop it; a space missing (a reset cut short) is
+    /// created.
+    fn reset_derived(&mut self, prefix_bits: &[u32], unreadable: &[(u64, u64)]) -> Result<()>;
 
-    /// Rewrites `docs` without the document records in `unreadable` (inclusive ranges of
-    /// sequence numbers that a read met damage in: a repair's), so that no later read or
-    /// compaction meets the damage again. Every other record is kept. Crash-safe.
-    fn rewrite_docs(&mut self, unreadable: &[(u64, u64)]) -> Result<()>;
-
-    /// Moves buffered writes to their durable home (memtables to files, say). Never needed
-    /// for durability.
-    fn flush(&self, scope: FlushScope) -> Result<()>;
-
-    /// Gives back the space of the documents an expiry deleted: their `docs` records,
-    /// sequence numbers `lo..hi`, and with `derived` the entries of the tables, `ids` and
-    /// `exact` too (spread over their whole key spaces). RocksDB: manual compactions, run
-    /// in the caller's thread. Default: nothing (a backend whose deletes free space at once).
-    fn compact_expired(&self, _lo: u64, _hi: u64, _derived: bool) -> Result<()> {
-        Ok(())
-    }
+    /// Does `work` ([`Maintenance`]).
+    fn maintain(&self, work: Maintenance) -> Result<()>;
 
     /// Takes an online backup into directory `dest`: a consistent point in time (every
     /// change set written before it is in it, none in part), incremental where the engine
-    /// shares unchanged files; keeps the newest `keep` there. Default: unsupported.
-    fn backup(&self, _dest: &Path, _keep: Option<usize>) -> Result<BackupInfo> {
-        Err(Error::Unsupported(
-            "this store's backend takes no backups: back a Redis Cluster store up with \
-             Redis's own RDB/AOF per node, or copy it into a local store (Store::for_each_doc \
-             into Store::insert_batch) and back that up (docs/scaling.md)"
-                .into(),
-        ))
-    }
+    /// shares unchanged files; keeps the newest `keep` there. [`Error::Unsupported`] where
+    /// the engine has its own ([`no_backups`]).
+    fn backup(&self, dest: &Path, keep: Option<usize>) -> Result<BackupInfo>;
 
     /// Sorted bulk ingest, if the backend has it.
-    fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {
-        None
-    }
+    fn bulk_ingest(&self) -> Option<&dyn BulkIngest>;
 
     /// Makes the writes another process made since opening (or the last catch-up) visible
     /// to snapshots taken afterwards, when this backend was opened to follow a writer
@@ -255,9 +250,17 @@ pub trait Backend: Send + Sync {
     /// Counters and claims kept by the backend for every process that writes the store,
     /// when many processes may write it at once (a cluster). `None`: one writer process at
     /// a time, which keeps the counters itself and writes them in each change set.
-    fn shared(&self) -> Option<&dyn Shared> {
-        None
-    }
+    fn shared(&self) -> Option<&dyn Shared>;
+}
+
+/// The answer of a backend that takes no backups of its own ([`Backend::backup`]).
+pub fn no_backups() -> Error {
+    Error::Unsupported(
+        "this store's backend takes no backups: back a Redis Cluster store up with \
+         Redis's own RDB/AOF per node, or copy it into a local store (Store::for_each_doc \
+         into Store::insert_batch) and back that up (docs/scaling.md)"
+            .into(),
+    )
 }
 
 /// What a backend is and guarantees ([`Backend::properties`]).
@@ -278,6 +281,13 @@ pub struct Properties {
     /// The oldest store format ([`crate::store::codec::FORMAT_VERSION`]) this backend
     /// reads: its own layout of the spaces changed then.
     pub oldest_format: u32,
+    /// True when a [`Consistency::Latest`] view is consistent too (every read sees the
+    /// same state). Where it is not, a table entry whose record is missing by the time it
+    /// is fetched is a document deleted (or replaced) since, not an inconsistency.
+    pub latest_is_consistent: bool,
+    /// True when [`Snapshot::scan_ids`] gives the ids in their byte order and
+    /// [`Snapshot::scan_docs`] the records in sequence order (false: hash buckets).
+    pub scans_in_order: bool,
 }
 
 impl Properties {
@@ -289,6 +299,8 @@ impl Properties {
             failed_write_lasts: true,
             replicas_ack: None,
             oldest_format: crate::store::codec::OLDEST_READABLE,
+            latest_is_consistent: true,
+            scans_in_order: true,
         }
     }
 }
@@ -343,13 +355,6 @@ pub trait Shared: Sync {
 /// returns `false` (stop) or an error (returned as is); entries that cannot be decoded are
 /// passed on as errors, so `check` can report them and go on.
 pub trait Snapshot: Sync {
-    /// True when every read sees the same state. False for a [`Consistency::Latest`]
-    /// view that is not consistent, where a table entry whose record is missing by the time it is
-    /// fetched is a document deleted (or replaced) since, not an inconsistency.
-    fn is_consistent(&self) -> bool {
-        true
-    }
-
     /// A meta value.
     fn meta(&self, key: MetaKey) -> Result<Option<Vec<u8>>>;
 
@@ -359,35 +364,15 @@ pub trait Snapshot: Sync {
     /// The document records of `seqs`, in order.
     fn docs(&self, seqs: &[u64]) -> Result<Vec<Option<StoredDoc>>>;
 
-    /// Table `t`'s entries `(permuted fingerprint, seq)` with `lo ≤ permuted < hi`
-    /// (`hi = None`: no upper bound).
-    fn scan_table(
-        &self,
-        t: usize,
-        lo: u64,
-        hi: Option<u64>,
-        each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
-    ) -> Result<()>;
-
-    /// One span of [`Snapshot::scan_spans`]: [`Snapshot::scan_table`] of its range, or
-    /// where the backend can, without the entries its [`Span::near`] filter leaves out.
-    fn scan_span(
-        &self,
-        span: &Span,
-        each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
-    ) -> Result<()> {
-        self.scan_table(span.table, span.lo, span.hi, each)
-    }
-
-    /// Scans several table spans, calling `each(span index, entry)`; `false` from `each`
-    /// ends that span's scan only. A backend with round trips reads them all in one.
+    /// The table entries `(permuted fingerprint, seq)` of each span, in key order within
+    /// a span, calling `each(span index, entry)`; `false` from `each` ends that span's scan
+    /// only. Entries a span's [`Span::near`] leaves out may be skipped. A backend with
+    /// round trips reads them all in one; one with threads may read them at once.
     fn scan_spans(
         &self,
         spans: &[Span],
         each: &mut dyn FnMut(usize, Result<(u64, u64)>) -> Result<bool>,
-    ) -> Result<()> {
-        scan_spans_in_turn(self, spans, each)
-    }
+    ) -> Result<()>;
 
     /// The smallest sequence number stored under content hash `hash`.
     fn first_exact(&self, hash: u128) -> Result<Option<u64>>;
@@ -402,25 +387,20 @@ pub trait Snapshot: Sync {
 
     /// Every `ids` entry: the id's bytes and its decoded value.
     fn scan_ids(&self, each: &mut dyn FnMut(IdItem<'_>) -> Result<bool>) -> Result<()>;
-
-    /// Whether [`Snapshot::scan_ids`] gives the ids in their byte order and
-    /// [`Snapshot::scan_docs`] the records in sequence order (default: yes).
-    fn scans_in_order(&self) -> bool {
-        true
-    }
 }
 
-/// [`Snapshot::scan_spans`] one span after another through [`Snapshot::scan_table`] (the
-/// default, and what a backend that overrides it does when it has nothing better).
-pub fn scan_spans_in_turn<S: Snapshot + ?Sized>(
-    snap: &S,
-    spans: &[Span],
-    each: &mut dyn FnMut(usize, Result<(u64, u64)>) -> Result<bool>,
-) -> Result<()> {
-    for (i, s) in spans.iter().enumerate() {
-        snap.scan_span(s, &mut |e| each(i, e))?;
+impl dyn Snapshot + '_ {
+    /// Table `t`'s entries `(permuted fingerprint, seq)` with `lo ≤ permuted < hi`
+    /// (`hi = None`: no upper bound): [`Snapshot::scan_spans`] of one span.
+    pub fn scan_table(
+        &self,
+        t: usize,
+        lo: u64,
+        hi: Option<u64>,
+        each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
+    ) -> Result<()> {
+        self.scan_spans(&[Span::new(t, lo, hi)], &mut |_, e| each(e))
     }
-    Ok(())
 }
 
 /// A range of one table: entries with `lo ≤ permuted < hi` (`hi = None`: no upper bound).
@@ -490,41 +470,76 @@ pub trait BulkIngest: Sync {
     /// Removes whatever a failed or interrupted bulk load left in the staging area.
     fn discard_staged(&self);
 
+    /// Where the backend stages runs, and where a load spills its sorts.
+    fn staging(&self) -> Staging;
+}
+
+/// Where a [`BulkIngest`] backend stages a load ([`BulkIngest::staging`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Staging {
     /// True when staged runs stay out of sight until [`BulkIngest::ingest`] (a staging
-    /// area), so that a load failing before it is undone by [`BulkIngest::discard_staged`].
-    /// Default: `false` (runs are visible as they are written; a failed load is left for
-    /// a repair).
-    fn staging_is_isolated(&self) -> bool {
-        false
+    /// area), so that a load failing before it is undone by [`BulkIngest::discard_staged`];
+    /// false when runs are visible as they are written (a failed load is left for a
+    /// repair).
+    pub isolated: bool,
+    /// Where a bulk load puts the temporary files of its external sorts (a directory of
+    /// its own is made in it and removed afterwards); `None`: the system's temporary
+    /// directory.
+    pub spill_dir: Option<PathBuf>,
+}
+
+/// A staged, sorted run of one space, from [`SortedWriter::finish`]: what the backend
+/// staged (a file, say) is its own business.
+pub struct SortedRun {
+    space: Space,
+    staged: Box<dyn std::any::Any + Send>,
+}
+
+impl SortedRun {
+    /// A run of `space`, staged as `staged`.
+    pub fn new(space: Space, staged: impl std::any::Any + Send) -> Self {
+        Self {
+            space,
+            staged: Box::new(staged),
+        }
     }
 
-    /// Where a bulk load puts the temporary files of its external sorts (a directory of
-    /// its own is made in it and removed afterwards). Default: `None`, the system's
-    /// temporary directory.
-    fn spill_dir(&self) -> Option<PathBuf> {
-        None
+    /// The space it belongs to.
+    pub fn space(&self) -> Space {
+        self.space
+    }
+
+    /// What the backend staged, if it is a `T`.
+    pub fn into_staged<T: 'static>(self) -> Option<T> {
+        self.staged.downcast().ok().map(|b| *b)
     }
 }
 
-/// A staged, sorted run of one space, from [`SortedWriter::finish`].
-#[derive(Debug)]
-pub struct SortedRun {
-    /// The space it belongs to.
-    pub space: Space,
-    /// Where the backend staged it.
-    pub file: PathBuf,
+impl std::fmt::Debug for SortedRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SortedRun")
+            .field("space", &self.space)
+            .finish()
+    }
+}
+
+/// One entry of a sorted run ([`SortedWriter::put`]), of the writer's space.
+#[derive(Debug, Clone, Copy)]
+pub enum SortedEntry<'a> {
+    /// A document record (sequence numbers ascending).
+    Doc(u64, &'a StoredDoc),
+    /// An `ids` entry (ids ascending, bytewise).
+    Id(&'a str, IdValue),
+    /// An `exact` entry (ascending).
+    Exact(u128, u64),
+    /// A table entry: permuted fingerprint, sequence number (ascending).
+    Table(u64, u64),
 }
 
 /// Writes one space's entries in key order (see [`BulkIngest::sorted_writer`]).
 pub trait SortedWriter: Send {
-    /// Adds a document record (sequence numbers ascending).
-    fn put_doc(&mut self, seq: u64, doc: &StoredDoc) -> Result<()>;
-    /// Adds an `ids` entry (ids ascending, bytewise).
-    fn put_id(&mut self, id: &str, value: IdValue) -> Result<()>;
-    /// Adds an `exact` entry (ascending).
-    fn put_exact(&mut self, hash: u128, seq: u64) -> Result<()>;
-    /// Adds a table entry (ascending).
-    fn put_table(&mut self, permuted: u64, seq: u64) -> Result<()>;
-    /// Finishes the run; `None` when nothing was added.
+    /// Adds an entry of the writer's space (an entry of another is an error).
+    fn put(&mut self, entry: SortedEntry<'_>) -> Result<()>;
+    /// Finishes the run; `None` when nothing was added (or nothing is staged).
     fn finish(self: Box<Self>) -> Result<Option<SortedRun>>;
 }

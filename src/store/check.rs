@@ -72,7 +72,7 @@ impl Store {
     /// number of documents (~56 bytes each plus ids). It reads only its snapshot, so writers
     /// go on while it runs (it does not take the writer lock).
     pub fn check(&self) -> Result<CheckReport> {
-        let snap = self.backend.snapshot(Consistency::PointInTime);
+        let snap = self.view(Consistency::PointInTime);
         let mut report = CheckReport::default();
         let docs = check_docs(snap.as_ref(), &mut report)?;
         check_ids(snap.as_ref(), &docs, &mut report)?;
@@ -145,10 +145,10 @@ impl Store {
             docs.push((seq, doc.fp, doc.id, doc.content_hash, b))
         })?;
         self.write_meta(MetaKey::RepairPending, Some(Vec::new()))?;
-        self.backend.rewrite_docs(&report.unreadable)?;
         self.delete_undecodable(&report.undecodable)?;
         let prefix_bits = self.manifest.prefix_bits();
-        self.backend.reset_derived(&prefix_bits)?;
+        self.backend
+            .reset_derived(&prefix_bits, &report.unreadable)?;
         let mut counters = self.lock();
         let live_before = counters.live;
         let kept = self.rebuild_derived(&docs)?;

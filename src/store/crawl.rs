@@ -3,10 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use super::backend::{Atomicity, Consistency, Shared, Snapshot};
+use super::backend::{Atomicity, Consistency, Shared};
 use super::group::{Answer, Ask};
 use super::request::{Incoming, Rule};
-use super::{InsertOutcome, Store, validate_entry};
+use super::{InsertOutcome, Store, View, validate_entry};
 use crate::error::Result;
 use crate::index::quality::MatchRule;
 use crate::types::{Entry, Fingerprint, Match, QueryKey};
@@ -229,7 +229,7 @@ impl Store {
             };
             let start = Instant::now();
             loop {
-                let snap = self.backend.snapshot(Consistency::PointInTime);
+                let snap = self.view(Consistency::PointInTime);
                 if let Some(doc) = snap.docs(&[holder])?.pop().flatten() {
                     return Ok(Some(doc.id));
                 }
@@ -254,19 +254,18 @@ impl Store {
         rule: &MatchRule,
     ) -> Result<Option<CheckOutcome>> {
         let (fp, hash) = (e.fp, e.meta.content_hash);
-        let snap = self.backend.snapshot(Consistency::Latest);
+        let snap = self.view(Consistency::Latest);
         let exact = || match hash {
-            Some(hash) => self.exact_match(snap.as_ref(), hash),
+            Some(hash) => self.exact_match(&snap, hash),
             None => Ok(None),
         };
         if let Some(of) = exact()? {
             return Ok(Some(CheckOutcome::ExactDuplicate { of, fp }));
         }
-        let Some(near) = self.nearest(snap.as_ref(), e, rule)? else {
+        let Some(near) = self.nearest(&snap, e, rule)? else {
             return Ok(None);
         };
-        let live =
-            !snap.is_consistent() || self.backend.properties().atomicity == Atomicity::PerKey;
+        let live = !snap.consistent || self.backend.properties().atomicity == Atomicity::PerKey;
         if live && let Some(of) = exact()? {
             return Ok(Some(CheckOutcome::ExactDuplicate { of, fp }));
         }
@@ -278,13 +277,13 @@ impl Store {
     }
 
     /// The id of the first stored document (smallest seq) with content hash `hash`.
-    fn exact_match(&self, snap: &dyn Snapshot, hash: u128) -> Result<Option<String>> {
+    fn exact_match(&self, snap: &View, hash: u128) -> Result<Option<String>> {
         let Some(seq) = snap.first_exact(hash)? else {
             return Ok(None);
         };
         let doc = snap.docs(&[seq])?.pop().flatten();
         // On a latest-state view a missing record is a document deleted since.
-        if doc.is_none() && snap.is_consistent() {
+        if doc.is_none() && snap.consistent {
             self.missing_record(|| format!("an exact entry points at missing document {seq}"))?;
         }
         Ok(doc.map(|d| d.id))
@@ -293,7 +292,7 @@ impl Store {
     /// The nearest stored document that `rule` accepts as a near duplicate of `e` (ties:
     /// smallest id). Without verification it reads only the records at the smallest
     /// distance; with it, those of every candidate within reach.
-    fn nearest(&self, snap: &dyn Snapshot, e: &Entry, rule: &MatchRule) -> Result<Option<Match>> {
+    fn nearest(&self, snap: &View, e: &Entry, rule: &MatchRule) -> Result<Option<Match>> {
         let rule = match (e.meta.sketch, rule.min_similarity) {
             (Some(_), Some(_)) => *rule,
             _ => match rule.without_sketch() {
@@ -315,15 +314,10 @@ impl Store {
 
     /// The nearest stored document within `k` of `fp` (ties: smallest id), reading only the
     /// records at the smallest distance.
-    fn nearest_within(
-        &self,
-        snap: &dyn Snapshot,
-        fp: Fingerprint,
-        k: u32,
-    ) -> Result<Option<Match>> {
+    fn nearest_within(&self, snap: &View, fp: Fingerprint, k: u32) -> Result<Option<Match>> {
         let mut best: Vec<u64> = Vec::new();
         let mut best_d = u32::MAX;
-        self.probe(snap, fp.0, k, Some(k), |seq, d| {
+        self.probe(snap.as_ref(), fp.0, k, Some(k), |seq, d| {
             if d <= k && d <= best_d {
                 if d < best_d {
                     best.clear();

@@ -96,7 +96,7 @@ impl Store {
     pub fn dedup(&self, rule: impl Into<Rule>) -> Result<DedupReport> {
         let rule = &self.rule_to_apply(rule.into(), "Store::dedup")?;
         let probe = self.manifest.layout.tables_for_k(rule.k)?.len();
-        let snap = self.backend.snapshot(Consistency::PointInTime);
+        let snap = self.view(Consistency::PointInTime);
         let members = Members::read(snap.as_ref(), Ids::Skipped)?;
         let sketches = Sketches::read(snap.as_ref(), &members, rule)?;
         // The tables are walked in parallel (each pair is owned by one table, whatever the
@@ -127,7 +127,7 @@ impl Store {
     ) -> Result<DedupReport> {
         let rule = &self.rule_to_apply(rule.into(), "Store::dedup_pairs")?;
         let probe = self.manifest.layout.tables_for_k(rule.k)?.len();
-        let snap = self.backend.snapshot(Consistency::PointInTime);
+        let snap = self.view(Consistency::PointInTime);
         let members = Members::read(snap.as_ref(), Ids::Kept)?;
         let sketches = Sketches::read(snap.as_ref(), &members, rule)?;
         let mut leaders = Leaders::new(members.seqs.len())?;

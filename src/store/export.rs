@@ -37,8 +37,8 @@ impl Store {
         from: u64,
         mut f: impl FnMut(u64, StoredDoc) -> Result<bool>,
     ) -> Result<()> {
-        let snap = self.backend.snapshot(Consistency::PointInTime);
-        if snap.scans_in_order() {
+        let snap = self.view(Consistency::PointInTime);
+        if self.backend.properties().scans_in_order {
             return snap.scan_docs(from, &mut |(_, item)| {
                 let (seq, doc) = item?;
                 f(seq, doc)
@@ -102,9 +102,9 @@ impl Store {
         after: Option<&str>,
         mut f: impl FnMut(u64, StoredDoc) -> Result<bool>,
     ) -> Result<()> {
-        let snap = self.backend.snapshot(Consistency::PointInTime);
+        let snap = self.view(Consistency::PointInTime);
         let after = after.map(str::as_bytes);
-        if snap.scans_in_order() {
+        if self.backend.properties().scans_in_order {
             // Streamed: the ids are read as the documents are fetched.
             let mut pending = Vec::with_capacity(FETCH);
             let mut go_on = true;

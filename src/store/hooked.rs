@@ -3,8 +3,9 @@
 
 use crate::error::Result;
 use crate::store::backend::{
-    Backend, BulkIngest, ChangeSet, Consistency, DocItem, Durability, FlushScope, IdItem, MetaKey,
-    Properties, Shared, Snapshot, SortedRun, SortedWriter, Space, Span, Usage,
+    Backend, BackupInfo, BulkIngest, ChangeSet, Consistency, DocItem, Durability, IdItem,
+    Maintenance, MetaKey, Properties, Shared, Snapshot, SortedRun, SortedWriter, Space, Span,
+    Staging, Usage,
 };
 use crate::store::codec::IdValue;
 use crate::types::StoredDoc;
@@ -22,8 +23,8 @@ pub(super) struct Hooked {
     pub(super) on_flush: FlushHook,
     /// Ingests the runs through `inner`'s ingest (given).
     pub(super) on_ingest: IngestHook,
-    /// When set, [`Backend::probe_view`] is a latest-state view (each read as of its call,
-    /// as RocksDB's) that runs this hook after each [`Snapshot::first_exact`].
+    /// When set, a [`Consistency::Latest`] view reads each as of its call (as RocksDB's
+    /// does) and runs this hook after each [`Snapshot::first_exact`].
     pub(super) after_first_exact: Option<FlushHook>,
 }
 
@@ -48,7 +49,11 @@ impl Hooked {
 
 impl Backend for Hooked {
     fn properties(&self) -> Properties {
-        self.inner.properties()
+        Properties {
+            latest_is_consistent: self.after_first_exact.is_none()
+                && self.inner.properties().latest_is_consistent,
+            ..self.inner.properties()
+        }
     }
     fn usage(&self) -> Usage {
         self.inner.usage()
@@ -72,25 +77,17 @@ impl Backend for Hooked {
     fn attach_tables(&mut self, prefix_bits: &[u32]) -> Result<()> {
         self.inner.attach_tables(prefix_bits)
     }
-    fn reset_derived(&mut self, prefix_bits: &[u32]) -> Result<()> {
-        self.inner.reset_derived(prefix_bits)
+    fn reset_derived(&mut self, prefix_bits: &[u32], unreadable: &[(u64, u64)]) -> Result<()> {
+        self.inner.reset_derived(prefix_bits, unreadable)
     }
-    fn rewrite_docs(&mut self, unreadable: &[(u64, u64)]) -> Result<()> {
-        self.inner.rewrite_docs(unreadable)
+    fn maintain(&self, work: Maintenance) -> Result<()> {
+        if matches!(work, Maintenance::FlushTables | Maintenance::FlushAll) {
+            (self.on_flush)();
+        }
+        self.inner.maintain(work)
     }
-    fn flush(&self, scope: FlushScope) -> Result<()> {
-        (self.on_flush)();
-        self.inner.flush(scope)
-    }
-    fn backup(
-        &self,
-        dest: &std::path::Path,
-        keep: Option<usize>,
-    ) -> Result<super::backend::BackupInfo> {
+    fn backup(&self, dest: &std::path::Path, keep: Option<usize>) -> Result<BackupInfo> {
         self.inner.backup(dest, keep)
-    }
-    fn compact_expired(&self, lo: u64, hi: u64, derived: bool) -> Result<()> {
-        self.inner.compact_expired(lo, hi, derived)
     }
     fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {
         self.inner.bulk_ingest().map(|_| self as &dyn BulkIngest)
@@ -113,11 +110,8 @@ impl BulkIngest for Hooked {
     fn discard_staged(&self) {
         self.inner_ingest().discard_staged()
     }
-    fn staging_is_isolated(&self) -> bool {
-        self.inner_ingest().staging_is_isolated()
-    }
-    fn spill_dir(&self) -> Option<std::path::PathBuf> {
-        self.inner_ingest().spill_dir()
+    fn staging(&self) -> Staging {
+        self.inner_ingest().staging()
     }
 }
 
@@ -134,9 +128,6 @@ impl LiveView<'_> {
 }
 
 impl Snapshot for LiveView<'_> {
-    fn is_consistent(&self) -> bool {
-        false
-    }
     fn meta(&self, key: MetaKey) -> Result<Option<Vec<u8>>> {
         self.now().meta(key)
     }
@@ -145,15 +136,6 @@ impl Snapshot for LiveView<'_> {
     }
     fn docs(&self, seqs: &[u64]) -> Result<Vec<Option<StoredDoc>>> {
         self.now().docs(seqs)
-    }
-    fn scan_table(
-        &self,
-        t: usize,
-        lo: u64,
-        hi: Option<u64>,
-        each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
-    ) -> Result<()> {
-        self.now().scan_table(t, lo, hi, each)
     }
     fn first_exact(&self, hash: u128) -> Result<Option<u64>> {
         let found = self.now().first_exact(hash);
@@ -173,21 +155,11 @@ impl Snapshot for LiveView<'_> {
     fn scan_ids(&self, each: &mut dyn FnMut(IdItem<'_>) -> Result<bool>) -> Result<()> {
         self.now().scan_ids(each)
     }
-    fn scan_span(
-        &self,
-        span: &Span,
-        each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
-    ) -> Result<()> {
-        self.now().scan_span(span, each)
-    }
     fn scan_spans(
         &self,
         spans: &[Span],
         each: &mut dyn FnMut(usize, Result<(u64, u64)>) -> Result<bool>,
     ) -> Result<()> {
         self.now().scan_spans(spans, each)
-    }
-    fn scans_in_order(&self) -> bool {
-        self.now().scans_in_order()
     }
 }

@@ -10,8 +10,9 @@ use std::sync::{Arc, RwLock};
 
 use crate::error::{Error, Result};
 use crate::store::backend::{
-    Atomicity, Backend, Change, ChangeSet, Consistency, DocItem, Durability, FlushScope, IdItem,
-    MetaKey, Properties, Snapshot, Usage,
+    Atomicity, Backend, BackupInfo, BulkIngest, Change, ChangeSet, Consistency, DocItem,
+    Durability, IdItem, Maintenance, MetaKey, Properties, Shared, Snapshot, Span, Usage,
+    no_backups,
 };
 use crate::store::codec::IdValue;
 use crate::types::StoredDoc;
@@ -148,28 +149,33 @@ impl Backend for MemoryBackend {
         Ok(())
     }
 
-    fn reset_derived(&mut self, prefix_bits: &[u32]) -> Result<()> {
-        let tables = prefix_bits.len();
+    fn reset_derived(&mut self, prefix_bits: &[u32], unreadable: &[(u64, u64)]) -> Result<()> {
         let mut guard = self.state.write().unwrap_or_else(|e| e.into_inner());
         let spaces = Arc::make_mut(&mut guard);
-        spaces.tables = vec![BTreeSet::new(); tables];
+        let damaged = |s: &u64| unreadable.iter().any(|(from, to)| (from..=to).contains(&s));
+        spaces.docs.retain(|s, _| !damaged(s));
+        spaces.tables = vec![BTreeSet::new(); prefix_bits.len()];
         spaces.ids.clear();
         spaces.exact.clear();
         spaces.version += 1;
         Ok(())
     }
 
-    fn rewrite_docs(&mut self, unreadable: &[(u64, u64)]) -> Result<()> {
-        let mut guard = self.state.write().unwrap_or_else(|e| e.into_inner());
-        let spaces = Arc::make_mut(&mut guard);
-        let damaged = |s: &u64| unreadable.iter().any(|(from, to)| (from..=to).contains(&s));
-        spaces.docs.retain(|s, _| !damaged(s));
-        spaces.version += 1;
+    /// Nothing to flush, and a delete frees its memory at once.
+    fn maintain(&self, _work: Maintenance) -> Result<()> {
         Ok(())
     }
 
-    fn flush(&self, _scope: FlushScope) -> Result<()> {
-        Ok(())
+    fn backup(&self, _dest: &std::path::Path, _keep: Option<usize>) -> Result<BackupInfo> {
+        Err(no_backups())
+    }
+
+    fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {
+        None
+    }
+
+    fn shared(&self) -> Option<&dyn Shared> {
+        None
     }
 }
 
@@ -192,24 +198,23 @@ impl Snapshot for MemorySnapshot {
             .collect())
     }
 
-    fn scan_table(
+    fn scan_spans(
         &self,
-        t: usize,
-        lo: u64,
-        hi: Option<u64>,
-        each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
+        spans: &[Span],
+        each: &mut dyn FnMut(usize, Result<(u64, u64)>) -> Result<bool>,
     ) -> Result<()> {
-        let table =
-            self.0.tables.get(t).ok_or_else(|| {
-                Error::Corrupt(format!("table {t} is not in this store's layout"))
+        for (i, &Span { table, lo, hi, .. }) in spans.iter().enumerate() {
+            let table = self.0.tables.get(table).ok_or_else(|| {
+                Error::Corrupt(format!("table {table} is not in this store's layout"))
             })?;
-        let end = match hi {
-            Some(hi) => Bound::Excluded((hi, 0)),
-            None => Bound::Unbounded,
-        };
-        for &entry in table.range((Bound::Included((lo, 0)), end)) {
-            if !each(Ok(entry))? {
-                break;
+            let end = match hi {
+                Some(hi) => Bound::Excluded((hi, 0)),
+                None => Bound::Unbounded,
+            };
+            for &entry in table.range((Bound::Included((lo, 0)), end)) {
+                if !each(i, Ok(entry))? {
+                    break;
+                }
             }
         }
         Ok(())

@@ -33,7 +33,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::error::{Error, Result};
 use crate::index::layout::Layout;
 use crate::index::quality::{MatchRule, Quality};
-use crate::store::backend::{Backend, Change, ChangeSet, Durability, MetaKey};
+use crate::store::backend::{
+    Backend, Change, ChangeSet, Consistency, Durability, MetaKey, Snapshot,
+};
 use crate::store::codec::Manifest;
 use crate::text::fingerprint::{FingerprintSpec, Fingerprinter};
 
@@ -377,7 +379,7 @@ impl Store {
         if self.options.is_reader() {
             return Ok(());
         }
-        self.backend.flush(backend::FlushScope::All)
+        self.backend.maintain(backend::Maintenance::FlushAll)
     }
 
     /// Figures about the store.
@@ -409,7 +411,37 @@ fn validate_entry(id: &str, meta: &crate::types::DocMeta) -> Result<()> {
     meta.check(id)
 }
 
+/// A read view of the store's backend, and whether every read of it sees the same state
+/// (a [`Consistency::Latest`] view may not: then a table entry whose record is missing by
+/// the time it is fetched is a document deleted or replaced since, not corruption).
+pub(crate) struct View<'a> {
+    snap: Box<dyn Snapshot + 'a>,
+    consistent: bool,
+}
+
+impl<'a> std::ops::Deref for View<'a> {
+    type Target = dyn Snapshot + 'a;
+    fn deref(&self) -> &Self::Target {
+        self.snap.as_ref()
+    }
+}
+
+impl<'a> AsRef<dyn Snapshot + 'a> for View<'a> {
+    fn as_ref(&self) -> &(dyn Snapshot + 'a) {
+        self.snap.as_ref()
+    }
+}
+
 impl Store {
+    /// A view of the consistency asked for ([`Backend::snapshot`]).
+    pub(crate) fn view(&self, consistency: Consistency) -> View<'_> {
+        View {
+            snap: self.backend.snapshot(consistency),
+            consistent: consistency == Consistency::PointInTime
+                || self.backend.properties().latest_is_consistent,
+        }
+    }
+
     /// The stored time of a write now: the clock, but never below a time this process
     /// wrote before (a clock stepped back would break the order expiry reads by).
     fn next_time(&self, counters: &mut Counters) -> u64 {

@@ -3,7 +3,7 @@
 
 use super::backend::{Atomicity, Consistency, MetaKey, Near, Snapshot, Span};
 use super::request::{Query, Rule};
-use super::{CandidateStats, Store, codec};
+use super::{CandidateStats, Store, View, codec};
 use crate::error::{Error, Result};
 use crate::index::bands::{self, MAX_BAND_CANDIDATES};
 use crate::index::probing::{self, Flip};
@@ -49,8 +49,8 @@ impl Store {
         if let Rule::Exhaustive(k) = rule {
             return self.scan_within(key.fp, k);
         }
-        let snap = self.backend.snapshot(Consistency::Latest);
-        self.matches_by_rule(snap.as_ref(), &key, &self.rule(rule))
+        let snap = self.view(Consistency::Latest);
+        self.matches_by_rule(&snap, &key, &self.rule(rule))
     }
 
     /// [`Store::query`] for many queries, by one rule, from one view: the answers, in
@@ -89,7 +89,7 @@ impl Store {
     /// matches sorted by distance, then id. A hit whose record is missing is left out when
     /// `snap` reads the latest state (deleted since its table entry was read), or on a
     /// backend atomic per key (half written or half deleted); else it is corruption.
-    pub(super) fn fetch(&self, snap: &dyn Snapshot, hits: Vec<(u64, u32)>) -> Result<Vec<Match>> {
+    pub(super) fn fetch(&self, snap: &View, hits: Vec<(u64, u32)>) -> Result<Vec<Match>> {
         let seqs: Vec<u64> = hits.iter().map(|h| h.0).collect();
         let docs = snap.docs(&seqs)?;
         let mut out = Vec::with_capacity(hits.len());
@@ -254,7 +254,7 @@ impl Store {
         rule: &MatchRule,
         keys: &[&QueryKey],
     ) -> Result<Vec<Vec<Match>>> {
-        let snap = self.backend.snapshot(Consistency::Latest);
+        let snap = self.view(Consistency::Latest);
         let k = rule.k;
         let reach = rule.reach.max(k);
         let mut hits: Vec<(u64, usize, u32)> = Vec::new();
@@ -282,7 +282,7 @@ impl Store {
                     distance,
                     doc: doc.clone(),
                 }),
-                _ => self.missing_hit(snap.as_ref(), seq)?,
+                _ => self.missing_hit(&snap, seq)?,
             }
         }
         for (matches, (fp, _)) in out.iter_mut().zip(queries) {
@@ -295,7 +295,7 @@ impl Store {
     /// the store (the real data, clusters included, unlike the uniform estimate).
     pub fn observed_candidates(&self, samples: usize) -> Result<CandidateStats> {
         let next_seq = self.lock().next_seq;
-        let snap = self.backend.snapshot(Consistency::PointInTime);
+        let snap = self.view(Consistency::PointInTime);
         let mut stats = CandidateStats::default();
         for i in 0..samples as u64 {
             if next_seq == 0 {
@@ -342,13 +342,15 @@ impl Store {
     /// (each document once), their records, and those the rule accepts.
     pub(super) fn matches_by_rule(
         &self,
-        snap: &dyn Snapshot,
+        snap: &View,
         query: &QueryKey,
         rule: &MatchRule,
     ) -> Result<Vec<Match>> {
         let mut hits: Vec<(u64, u32)> = Vec::new();
-        self.probe_within(snap, query, rule, |seq, d| hits.push((seq, d)))?;
-        self.band_candidates(snap, &[query], rule, |_, seq| hits.push((seq, BAND_ONLY)))?;
+        self.probe_within(snap.as_ref(), query, rule, |seq, d| hits.push((seq, d)))?;
+        self.band_candidates(snap.as_ref(), &[query], rule, |_, seq| {
+            hits.push((seq, BAND_ONLY))
+        })?;
         // A table's hit sorts before the same document's band hit, and is kept.
         hits.sort_unstable();
         hits.dedup_by_key(|h| h.0);
@@ -369,7 +371,7 @@ impl Store {
         &self,
         mut f: impl FnMut(u64, StoredDoc) -> Result<()>,
     ) -> Result<()> {
-        let snap = self.backend.snapshot(Consistency::PointInTime);
+        let snap = self.view(Consistency::PointInTime);
         snap.scan_docs(0, &mut |(_, item)| {
             let (seq, doc) = item?;
             f(seq, doc)?;
@@ -379,7 +381,7 @@ impl Store {
 
     /// The stored document `id`, if any.
     pub fn get(&self, id: &str) -> Result<Option<StoredDoc>> {
-        let snap = self.backend.snapshot(Consistency::PointInTime);
+        let snap = self.view(Consistency::PointInTime);
         let Some(value) = snap.ids(&[id])?.pop().flatten() else {
             return Ok(None);
         };
@@ -392,8 +394,8 @@ impl Store {
 
     /// What a table hit on document `seq` whose record is missing means (see
     /// [`Store::fetch`]).
-    fn missing_hit(&self, snap: &dyn Snapshot, seq: u64) -> Result<()> {
-        if !snap.is_consistent() {
+    fn missing_hit(&self, snap: &View, seq: u64) -> Result<()> {
+        if !snap.consistent {
             return Ok(());
         }
         self.missing_record(|| format!("a table entry points at missing document {seq}"))
@@ -421,7 +423,7 @@ impl Store {
         if !self.backend.catch_up()? {
             return Err(Error::ReadOnly);
         }
-        let snap = self.backend.snapshot(Consistency::PointInTime);
+        let snap = self.view(Consistency::PointInTime);
         let manifest = snap.meta(MetaKey::Manifest)?;
         if manifest.as_deref() != Some(&codec::encode_manifest(&self.manifest)[..]) {
             return Err(Error::Stale(

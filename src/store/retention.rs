@@ -6,7 +6,7 @@
 //! the cutoff: it reads the documents it expires (and, by last-seen time, those stored
 //! before the cutoff), not the whole store.
 
-use super::backend::{Change, ChangeSet, Consistency, MetaKey};
+use super::backend::{Change, ChangeSet, Consistency, Maintenance, MetaKey};
 use super::codec::{self, retention as rcodec};
 use super::write::Linked;
 use super::{Counters, Store, now};
@@ -204,8 +204,10 @@ impl Store {
             let (lo, hi) = report.expired_seqs;
             let derived = report.expired.saturating_mul(10) >= self.len() + report.expired;
             let start = std::time::Instant::now();
-            self.backend
-                .compact_expired(lo, hi.saturating_add(1), derived)?;
+            self.backend.maintain(Maintenance::Compact {
+                docs: lo..hi.saturating_add(1),
+                derived,
+            })?;
             report.compaction = start.elapsed();
         }
         Ok(report)
@@ -258,7 +260,7 @@ impl Store {
     /// Keeps of `pending` the documents that are, as now stored, still old: their id still
     /// names their sequence number, their record is there and its time before the cutoff.
     fn reread(&self, pending: &mut Vec<(u64, StoredDoc)>, opts: &ExpireOptions) -> Result<()> {
-        let snap = self.backend.snapshot(Consistency::PointInTime);
+        let snap = self.view(Consistency::PointInTime);
         let ids: Vec<&str> = pending.iter().map(|(_, d)| d.id.as_str()).collect();
         let seqs: Vec<u64> = pending.iter().map(|&(seq, _)| seq).collect();
         let values = snap.ids(&ids)?;
@@ -280,7 +282,10 @@ impl Store {
     /// Runs in the caller's thread; reads and writes go on meanwhile.
     pub fn compact(&self) -> Result<()> {
         self.check_writable()?;
-        self.backend.compact_expired(0, u64::MAX, true)
+        self.backend.maintain(Maintenance::Compact {
+            docs: 0..u64::MAX,
+            derived: true,
+        })
     }
 
     /// Applies the retention policy until `stop` is set: expires the documents older than
@@ -385,7 +390,7 @@ impl Store {
         }
         let mut counters = self.lock();
         counters.usable()?;
-        let snap = self.backend.snapshot(Consistency::PointInTime);
+        let snap = self.view(Consistency::PointInTime);
         let Some(value) = snap.ids(&[id])?.pop().flatten() else {
             return Ok(());
         };

@@ -87,7 +87,7 @@ impl Store {
         report: &mut RepairReport,
         mut f: impl FnMut(u64, StoredDoc),
     ) -> Result<()> {
-        let snap = self.backend.snapshot(Consistency::PointInTime);
+        let snap = self.view(Consistency::PointInTime);
         let mut from = 0u64;
         loop {
             let mut next = from;

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::MutexGuard;
 
-use super::backend::{Change, ChangeSet, Consistency, FlushScope, Snapshot};
+use super::backend::{Change, ChangeSet, Consistency, Maintenance, Snapshot};
 use super::codec::{self, IdValue};
 use super::group::{Answer, Ask};
 use super::{BatchOutcome, Counters, InsertOutcome, Store, validate_entry};
@@ -252,7 +252,7 @@ impl Store {
     /// The documents `ids` name now, each with its fingerprint: from its `ids` value, or
     /// (format 6 on) from its record, read in one batch.
     pub(super) fn linked(&self, ids: &[&str]) -> Result<Vec<Option<Linked>>> {
-        let snap = self.backend.snapshot(Consistency::PointInTime);
+        let snap = self.view(Consistency::PointInTime);
         let values = snap.ids(ids)?;
         let unknown: Vec<u64> = values
             .iter()
@@ -320,7 +320,7 @@ impl Store {
         let due = std::mem::take(&mut counters.flush_due);
         drop(counters);
         if due {
-            let _ = self.backend.flush(FlushScope::Tables);
+            let _ = self.backend.maintain(Maintenance::FlushTables);
         }
     }
 

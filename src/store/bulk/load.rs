@@ -8,7 +8,7 @@ use super::stage::{self, Staged};
 use crate::error::Result;
 use crate::index::bands;
 use crate::store::backend::{
-    BulkIngest, Change, ChangeSet, Durability, MetaKey, SortedWriter, Space,
+    BulkIngest, Change, ChangeSet, Durability, MetaKey, SortedEntry, SortedWriter, Space,
 };
 use crate::store::codec::spill::LoadRow;
 use crate::store::{BatchOutcome, Counters, Store, validate_entry};
@@ -51,7 +51,12 @@ impl<'a> SortedLoad<'a> {
     ) -> Result<Self> {
         ingest.discard_staged();
         store.write_meta(MetaKey::BulkPending, Some(Vec::new()))?;
-        let spill = SpillDir::new(ingest.spill_dir().unwrap_or_else(std::env::temp_dir));
+        let spill = SpillDir::new(
+            ingest
+                .staging()
+                .spill_dir
+                .unwrap_or_else(std::env::temp_dir),
+        );
         let base = counters.next_seq;
         let mut counters = counters;
         let time = store.next_time(&mut counters);
@@ -93,7 +98,7 @@ impl<'a> SortedLoad<'a> {
             sketch: e.meta.sketch,
         };
         let docs = self.docs.as_mut().expect("open until finish");
-        docs.put_doc(seq, &record)?;
+        docs.put(SortedEntry::Doc(seq, &record))?;
         self.rows.push(LoadRow {
             id: record.id.into_boxed_str(),
             seq,
@@ -161,7 +166,7 @@ impl Drop for SortedLoad<'_> {
     fn drop(&mut self) {
         match self.phase {
             Phase::Done => {}
-            Phase::Staging if self.ingest.staging_is_isolated() => {
+            Phase::Staging if self.ingest.staging().isolated => {
                 // Nothing is visible: the store is as before the load. Should removing the
                 // marker fail, the next writable open repairs from `docs`, which holds
                 // nothing of the load; the counters are right either way.

@@ -7,7 +7,7 @@ use super::sort::{Merge, Sorter, SpillDir};
 use super::tables::TableKeys;
 use crate::error::Result;
 use crate::store::Store;
-use crate::store::backend::{BulkIngest, SortedRun, SortedWriter, Space};
+use crate::store::backend::{BulkIngest, SortedEntry, SortedRun, SortedWriter, Space};
 use crate::store::codec::IdValue;
 use crate::store::codec::spill::LoadRow;
 
@@ -61,12 +61,14 @@ pub(super) fn derived(
     stage_ids(ingest, rows.finish()?, store, &mut keys, &mut staged)?;
     if !keys.exact.is_empty() {
         let exact = keys.exact.finish()?;
-        let run = exact.write_to(ingest, Space::Exact, |w, (h, seq)| w.put_exact(h, seq))?;
+        let run = exact.write_to(ingest, Space::Exact, |w, (h, seq)| {
+            w.put(SortedEntry::Exact(h, seq))
+        })?;
         staged.runs.extend(run);
     }
     for (i, keys) in keys.bands.into_iter().enumerate() {
         let t = store.manifest.band_table(i as u32);
-        let put = |w: &mut dyn SortedWriter, (k, seq)| w.put_table(k, seq);
+        let put = |w: &mut dyn SortedWriter, (k, seq)| w.put(SortedEntry::Table(k, seq));
         staged
             .runs
             .extend(keys.finish()?.write_to(ingest, Space::Table(t), put)?);
@@ -100,7 +102,7 @@ fn stage_ids(
             fp: store.stored_fp(row.fp),
             hash: row.hash,
         };
-        ids.put_id(&row.id, value)?;
+        ids.put(SortedEntry::Id(&row.id, value))?;
         staged.winners += 1;
         keys.tables.push(&store.manifest.layout, row.fp, row.seq)?;
         for (i, sorter) in keys.bands.iter_mut().enumerate() {

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use super::sort::{Sorter, SpillDir};
 use crate::error::Result;
 use crate::index::layout::Layout;
-use crate::store::backend::{BulkIngest, SortedRun, SortedWriter, Space};
+use crate::store::backend::{BulkIngest, SortedEntry, SortedRun, SortedWriter, Space};
 
 /// A table key held in memory: the permuted fingerprint and the sequence number's offset
 /// from the load's first, in 12 bytes (so that two tables' keys of 10M documents fit in
@@ -96,7 +96,8 @@ impl TableKeys {
                 .into_par_iter()
                 .enumerate()
                 .map(|(t, keys)| {
-                    let put = |w: &mut dyn SortedWriter, (p, seq)| w.put_table(p, seq);
+                    let put =
+                        |w: &mut dyn SortedWriter, (p, seq)| w.put(SortedEntry::Table(p, seq));
                     keys.finish()?.write_to(ingest, Space::Table(t), put)
                 })
                 .collect::<Result<Vec<_>>>()?,
@@ -134,7 +135,7 @@ fn in_memory(
             sort(&mut keys, lanes == 1);
             let mut w = ingest.sorted_writer(Space::Table(t))?;
             for k in &keys {
-                w.put_table(k.key, base + u64::from(k.seq))?;
+                w.put(SortedEntry::Table(k.key, base + u64::from(k.seq)))?;
             }
             runs.push(w.finish()?);
             previous = Some(t);

@@ -43,7 +43,7 @@ fn faulty_store(path: &Path, ingest_after: usize, commit: bool) -> Store {
         if after == 0 {
             return ingest.ingest(runs);
         }
-        runs.sort_by_key(|r| match r.space {
+        runs.sort_by_key(|r| match r.space() {
             Space::Meta | Space::Docs => 0,
             Space::Ids => 1,
             Space::Exact => 2,

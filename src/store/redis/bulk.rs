@@ -11,11 +11,10 @@ use redis::cluster::cluster_pipe;
 
 use super::RedisBackend;
 use super::conn::Retry;
-use crate::error::Result;
-use crate::store::backend::{BulkIngest, SortedRun, SortedWriter, Space};
+use crate::error::{Error, Result};
+use crate::store::backend::{BulkIngest, SortedEntry, SortedRun, SortedWriter, Space, Staging};
+use crate::store::codec;
 use crate::store::codec::redis::table_member;
-use crate::store::codec::{self, IdValue};
-use crate::types::StoredDoc;
 
 /// Arguments (members, fields, values) gathered before they are written: runs in bucket
 /// order (tables, `docs`) fill one bucket after another; `ids` and `exact` come in another
@@ -41,6 +40,11 @@ impl BulkIngest for RedisBackend {
     }
 
     fn discard_staged(&self) {}
+
+    /// No staging area: runs are visible as they are written.
+    fn staging(&self) -> Staging {
+        Staging::default()
+    }
 }
 
 /// Groups a run's entries by bucket key and writes each group as one command.
@@ -93,30 +97,33 @@ impl BucketWriter<'_> {
 }
 
 impl SortedWriter for BucketWriter<'_> {
-    fn put_doc(&mut self, seq: u64, doc: &StoredDoc) -> Result<()> {
-        let key = self.b.keys.doc(seq);
-        self.add(key, [codec::doc_key(seq).to_vec(), codec::encode_doc(doc)])
-    }
-
-    fn put_id(&mut self, id: &str, value: IdValue) -> Result<()> {
-        let key = self.b.keys.id(id);
-        self.add(key, [id.as_bytes().to_vec(), codec::encode_id_value(value)])
-    }
-
-    fn put_exact(&mut self, hash: u128, seq: u64) -> Result<()> {
-        let key = self.b.keys.exact(hash);
-        self.add(key, [b"0".to_vec(), codec::exact_key(hash, seq).to_vec()])
-    }
-
-    fn put_table(&mut self, permuted: u64, seq: u64) -> Result<()> {
-        let Space::Table(t) = self.space else {
-            unreachable!("put_table on a table writer");
+    fn put(&mut self, entry: SortedEntry<'_>) -> Result<()> {
+        let k = &self.b.keys;
+        let (key, items) = match (entry, self.space) {
+            (SortedEntry::Doc(seq, doc), Space::Docs) => (
+                k.doc(seq),
+                [codec::doc_key(seq).to_vec(), codec::encode_doc(doc)],
+            ),
+            (SortedEntry::Id(id, value), Space::Ids) => (
+                k.id(id),
+                [id.as_bytes().to_vec(), codec::encode_id_value(value)],
+            ),
+            (SortedEntry::Exact(hash, seq), Space::Exact) => (
+                k.exact(hash),
+                [b"0".to_vec(), codec::exact_key(hash, seq).to_vec()],
+            ),
+            (SortedEntry::Table(permuted, seq), Space::Table(t)) => (
+                k.table_bucket(t, k.table_bucket_of(permuted)),
+                [b"0".to_vec(), table_member(permuted, seq)?.to_vec()],
+            ),
+            (_, space) => {
+                return Err(Error::storage(
+                    "redis",
+                    format!("an entry of another space was given to the bulk run of {space:?}"),
+                ));
+            }
         };
-        let key = self
-            .b
-            .keys
-            .table_bucket(t, self.b.keys.table_bucket_of(permuted));
-        self.add(key, [b"0".to_vec(), table_member(permuted, seq)?.to_vec()])
+        self.add(key, items)
     }
 
     fn finish(mut self: Box<Self>) -> Result<Option<SortedRun>> {

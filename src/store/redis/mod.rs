@@ -24,8 +24,8 @@ use redis::cluster::ClusterConnection;
 use self::conn::{Pool, Retry};
 pub use self::url::RedisUrl;
 use super::backend::{
-    Atomicity, Backend, Change, ChangeSet, Consistency, Durability, FlushScope, MetaKey,
-    Properties, Usage,
+    Atomicity, Backend, BackupInfo, Change, ChangeSet, Consistency, Durability, Maintenance,
+    MetaKey, Properties, Usage, no_backups,
 };
 use super::backend::{Shared, Snapshot, Space};
 use super::codec::redis::table_member;
@@ -319,6 +319,8 @@ impl Backend for RedisBackend {
         Properties {
             failed_write_lasts: false,
             replicas_ack: Some(self.replicas_ack),
+            // Hash buckets.
+            scans_in_order: false,
             ..Properties::local(Atomicity::PerKey)
         }
     }
@@ -357,7 +359,13 @@ impl Backend for RedisBackend {
         Ok(())
     }
 
-    fn reset_derived(&mut self, prefix_bits: &[u32]) -> Result<()> {
+    fn reset_derived(&mut self, prefix_bits: &[u32], unreadable: &[(u64, u64)]) -> Result<()> {
+        // Redis reports no damaged records (it checks its own files), so a repair finds none.
+        if !unreadable.is_empty() {
+            return Err(Error::Unsupported(
+                "unreadable document records on a Redis store".into(),
+            ));
+        }
         let tables = prefix_bits.len();
         let old = self.table_count().max(tables);
         let spaces = [Space::Ids, Space::Exact].into_iter();
@@ -368,18 +376,13 @@ impl Backend for RedisBackend {
         Ok(())
     }
 
-    fn rewrite_docs(&mut self, unreadable: &[(u64, u64)]) -> Result<()> {
-        // Redis reports no damaged records (it checks its own files), so a repair finds none.
-        match unreadable {
-            [] => Ok(()),
-            _ => Err(Error::Unsupported(
-                "unreadable document records on a Redis store".into(),
-            )),
-        }
+    /// Redis keeps its memory itself; a delete frees its entries at once.
+    fn maintain(&self, _work: Maintenance) -> Result<()> {
+        Ok(())
     }
 
-    fn flush(&self, _scope: FlushScope) -> Result<()> {
-        Ok(())
+    fn backup(&self, _dest: &std::path::Path, _keep: Option<usize>) -> Result<BackupInfo> {
+        Err(no_backups())
     }
 
     /// Every process reads the cluster's latest state: there is no writer to follow.

@@ -168,16 +168,6 @@ impl Snapshot for RedisSnapshot<'_> {
             .collect()
     }
 
-    fn scan_table(
-        &self,
-        t: usize,
-        lo: u64,
-        hi: Option<u64>,
-        each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
-    ) -> Result<()> {
-        self.scan_spans(&[Span::new(t, lo, hi)], &mut |_, e| each(e))
-    }
-
     fn scan_spans(
         &self,
         spans: &[Span],
@@ -248,11 +238,6 @@ impl Snapshot for RedisSnapshot<'_> {
             }
             each((f, item))
         })
-    }
-
-    /// Hash buckets: in no order.
-    fn scans_in_order(&self) -> bool {
-        false
     }
 
     fn scan_ids(&self, each: &mut dyn FnMut(IdItem<'_>) -> Result<bool>) -> Result<()> {

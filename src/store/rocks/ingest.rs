@@ -12,11 +12,11 @@ use rocksdb::{IngestExternalFileOptions, SstFileWriter};
 use super::options::{cf_name, write_options};
 use super::threaded_run::ThreadedRun;
 use super::{RocksBackend, storage};
+use crate::error::Error;
 use crate::error::Result;
-use crate::store::backend::{BulkIngest, SortedRun, SortedWriter, Space};
+use crate::store::backend::{BulkIngest, SortedEntry, SortedRun, SortedWriter, Space, Staging};
+use crate::store::codec;
 use crate::store::codec::bucket::{self, BucketKey};
-use crate::store::codec::{self, IdValue};
-use crate::types::StoredDoc;
 
 /// The staging directory of bulk loads, inside the store's directory.
 const STAGING: &str = "bulk-load.tmp";
@@ -63,14 +63,17 @@ impl BulkIngest for RocksBackend {
             Space::Exact => 3,
             Space::Table(t) => 4 + t,
         };
-        runs.sort_by_key(|r| rank(&r.space));
+        runs.sort_by_key(|r| rank(&r.space()));
         let mut ingest = IngestExternalFileOptions::default();
         ingest.set_move_files(true);
         self.warming.wait();
         for run in runs {
-            let cf = self.space_cf(run.space)?;
+            let cf = self.space_cf(run.space())?;
+            let file: PathBuf = run
+                .into_staged()
+                .ok_or_else(|| Error::storage("rocksdb", "a run staged by another backend"))?;
             self.db
-                .ingest_external_file_cf_opts(cf, &ingest, vec![run.file])
+                .ingest_external_file_cf_opts(cf, &ingest, vec![file])
                 .map_err(storage)?;
         }
         Ok(())
@@ -81,14 +84,35 @@ impl BulkIngest for RocksBackend {
         let _ = std::fs::remove_dir_all(self.staging());
     }
 
-    fn staging_is_isolated(&self) -> bool {
-        true
+    /// Spills inside the staging directory, so that what a crash leaves goes with it.
+    fn staging(&self) -> Staging {
+        Staging {
+            isolated: true,
+            spill_dir: Some(self.staging()),
+        }
     }
+}
 
-    /// Inside the staging directory, so that what a crash leaves goes with it.
-    fn spill_dir(&self) -> Option<PathBuf> {
-        Some(self.staging())
-    }
+/// Calls `f` with the space, key and value of a `docs`, `ids` or `exact` entry; `None` for
+/// a table's (gathered into buckets first).
+pub(super) fn with_encoded<R>(
+    entry: SortedEntry<'_>,
+    f: impl FnOnce(Space, &[u8], &[u8]) -> R,
+) -> Option<R> {
+    Some(match entry {
+        SortedEntry::Doc(seq, doc) => f(Space::Docs, &codec::doc_key(seq), &codec::encode_doc(doc)),
+        SortedEntry::Id(id, value) => f(Space::Ids, id.as_bytes(), &codec::encode_id_value(value)),
+        SortedEntry::Exact(hash, seq) => f(Space::Exact, &codec::exact_key(hash, seq), &[]),
+        SortedEntry::Table(..) => return None,
+    })
+}
+
+/// An entry given to the run of another space.
+pub(super) fn wrong_space(run: Space) -> Error {
+    Error::storage(
+        "rocksdb",
+        format!("an entry of another space was given to the bulk load's run of {run:?}"),
+    )
 }
 
 /// The staged files of a bulk load being read into the page cache ([`warm`]), each on a
@@ -186,50 +210,40 @@ impl BucketBuf {
 }
 
 impl SstRun<'_> {
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+    fn put_kv(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         self.entries += 1;
         self.writer.put(key, value).map_err(storage)
     }
 }
 
 impl SortedWriter for SstRun<'_> {
-    fn put_doc(&mut self, seq: u64, doc: &StoredDoc) -> Result<()> {
-        self.put(&codec::doc_key(seq), &codec::encode_doc(doc))
-    }
-
-    fn put_id(&mut self, id: &str, value: IdValue) -> Result<()> {
-        self.put(id.as_bytes(), &codec::encode_id_value(value))
-    }
-
-    fn put_exact(&mut self, hash: u128, seq: u64) -> Result<()> {
-        self.put(&codec::exact_key(hash, seq), &[])
-    }
-
-    fn put_table(&mut self, permuted: u64, seq: u64) -> Result<()> {
-        let Some(buf) = self.bucket.as_mut() else {
-            return Err(crate::error::Error::Corrupt(format!(
-                "a table entry written to the run of {:?}",
-                self.space
-            )));
-        };
-        match buf.push(permuted, seq) {
-            Some((key, value)) => self.put(key.as_ref(), &value),
-            None => Ok(()),
+    fn put(&mut self, entry: SortedEntry<'_>) -> Result<()> {
+        let space = self.space;
+        if let SortedEntry::Table(permuted, seq) = entry {
+            let Some(buf) = self.bucket.as_mut() else {
+                return Err(wrong_space(space));
+            };
+            return match buf.push(permuted, seq) {
+                Some((key, value)) => self.put_kv(key.as_ref(), &value),
+                None => Ok(()),
+            };
         }
+        with_encoded(entry, |s, k, v| match s == space {
+            true => self.put_kv(k, v),
+            false => Err(wrong_space(space)),
+        })
+        .unwrap_or_else(|| Err(wrong_space(space)))
     }
 
     fn finish(mut self: Box<Self>) -> Result<Option<SortedRun>> {
         if let Some((key, value)) = self.bucket.as_mut().and_then(BucketBuf::take) {
-            self.put(key.as_ref(), &value)?;
+            self.put_kv(key.as_ref(), &value)?;
         }
         if self.entries == 0 {
             return Ok(None);
         }
         self.writer.finish().map_err(storage)?;
         self.warming.start(self.file.clone());
-        Ok(Some(SortedRun {
-            space: self.space,
-            file: self.file,
-        }))
+        Ok(Some(SortedRun::new(self.space, self.file)))
     }
 }

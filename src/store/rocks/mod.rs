@@ -23,7 +23,7 @@ use rocksdb::{Cache, ColumnFamily, DB, WriteBatch, WriteOptions};
 use crate::error::{Error, Result};
 use crate::store::backend::{
     Atomicity, Backend, BackupInfo, BulkIngest, Change, ChangeSet, Consistency, Durability,
-    FlushScope, MetaKey, Properties, Snapshot, Space, Usage,
+    Maintenance, MetaKey, Properties, Shared, Snapshot, Space, Usage,
 };
 use crate::store::codec::{self, bucket};
 
@@ -145,6 +145,8 @@ impl Backend for RocksBackend {
     fn properties(&self) -> Properties {
         Properties {
             oldest_format: codec::BUCKET_FORMAT,
+            // A secondary changes only in a catch-up, which its views hold off.
+            latest_is_consistent: self.secondary,
             ..Properties::local(Atomicity::ChangeSet)
         }
     }
@@ -198,7 +200,10 @@ impl Backend for RocksBackend {
         Ok(())
     }
 
-    fn reset_derived(&mut self, prefix_bits: &[u32]) -> Result<()> {
+    fn reset_derived(&mut self, prefix_bits: &[u32], unreadable: &[(u64, u64)]) -> Result<()> {
+        if !unreadable.is_empty() {
+            self.rewrite_docs_without(unreadable)?;
+        }
         // Dropping a column family deletes its files unread: damage there cannot stop it.
         self.iters.clear();
         let fixed = [options::IDS, options::EXACT].map(String::from);
@@ -229,26 +234,50 @@ impl Backend for RocksBackend {
             .map_err(storage)
     }
 
-    fn rewrite_docs(&mut self, unreadable: &[(u64, u64)]) -> Result<()> {
-        if unreadable.is_empty() {
-            return Ok(());
-        }
-        self.rewrite_docs_without(unreadable)
-    }
-
-    fn flush(&self, scope: FlushScope) -> Result<()> {
+    fn maintain(&self, work: Maintenance) -> Result<()> {
         if self.secondary {
             return Ok(());
         }
-        let (fixed, wait) = match scope {
-            FlushScope::Tables => (&[][..], false),
-            FlushScope::All => (
-                &[options::META, options::DOCS, options::IDS, options::EXACT][..],
-                true,
-            ),
+        match work {
+            Maintenance::FlushTables => self.flush(false),
+            Maintenance::FlushAll => self.flush(true),
+            Maintenance::Compact { docs, derived } => self.compact(docs, derived),
+        }
+    }
+
+    fn backup(&self, dest: &Path, keep: Option<usize>) -> Result<BackupInfo> {
+        self.backup_into(dest, keep)
+    }
+
+    fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {
+        Some(self)
+    }
+
+    fn shared(&self) -> Option<&dyn Shared> {
+        None
+    }
+
+    fn catch_up(&self) -> Result<bool> {
+        if !self.secondary {
+            return Ok(false);
+        }
+        let _readers_out = self.catch_up.write().unwrap_or_else(|e| e.into_inner());
+        self.iters.clear();
+        self.db.try_catch_up_with_primary().map_err(storage)?;
+        Ok(true)
+    }
+}
+
+impl RocksBackend {
+    /// Flushes the tables' memtables (in the background), or with `all` every column
+    /// family's, waiting until done.
+    pub(super) fn flush(&self, all: bool) -> Result<()> {
+        let fixed: &[&str] = match all {
+            false => &[],
+            true => &[options::META, options::DOCS, options::IDS, options::EXACT],
         };
         let mut opts = rocksdb::FlushOptions::default();
-        opts.set_wait(wait);
+        opts.set_wait(all);
         for name in fixed
             .iter()
             .copied()
@@ -261,12 +290,11 @@ impl Backend for RocksBackend {
         Ok(())
     }
 
-    fn compact_expired(&self, lo: u64, hi: u64, derived: bool) -> Result<()> {
-        if self.secondary {
-            return Ok(());
-        }
-        self.flush(FlushScope::All)?;
-        let (lo, hi) = (codec::doc_key(lo), codec::doc_key(hi));
+    /// [`Maintenance::Compact`]: manual compactions of `docs` over `seqs`, and with
+    /// `derived` of the whole of `ids`, `exact` and the tables.
+    fn compact(&self, seqs: std::ops::Range<u64>, derived: bool) -> Result<()> {
+        self.flush(true)?;
+        let (lo, hi) = (codec::doc_key(seqs.start), codec::doc_key(seqs.end));
         let docs = self.cf(options::DOCS)?;
         self.db.compact_range_cf(docs, Some(&lo[..]), Some(&hi[..]));
         if derived {
@@ -279,24 +307,6 @@ impl Backend for RocksBackend {
             }
         }
         Ok(())
-    }
-
-    fn backup(&self, dest: &Path, keep: Option<usize>) -> Result<BackupInfo> {
-        self.backup_into(dest, keep)
-    }
-
-    fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {
-        Some(self)
-    }
-
-    fn catch_up(&self) -> Result<bool> {
-        if !self.secondary {
-            return Ok(false);
-        }
-        let _readers_out = self.catch_up.write().unwrap_or_else(|e| e.into_inner());
-        self.iters.clear();
-        self.db.try_catch_up_with_primary().map_err(storage)?;
-        Ok(true)
     }
 }
 

@@ -11,7 +11,6 @@ use super::pool::IterPool;
 use super::{RocksBackend, rewrite, storage, wal};
 use crate::error::{Error, Result};
 use crate::store::LogDamage;
-use crate::store::backend::{Backend, FlushScope};
 
 /// How to open a store's database.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,7 +107,7 @@ pub(crate) fn create(
     // and a reader opening beside that open cannot miss the manifest.
     let built = create_at(&staging, tables, cache_bytes).and_then(|backend| {
         init(&backend)?;
-        backend.flush(FlushScope::All)
+        backend.flush(true)
     });
     if let Err(e) = built {
         let _ = std::fs::remove_dir_all(&staging);

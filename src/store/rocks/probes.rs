@@ -21,8 +21,9 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use super::snapshot::RocksSnapshot;
 use crate::error::{Error, Result};
-use crate::store::backend::{Snapshot, Span, scan_spans_in_turn};
+use crate::store::backend::Span;
 
 /// Threads of the automatic mode's pool (started at its first slow probe).
 const AUTO_PROBE_THREADS: usize = 8;
@@ -35,7 +36,7 @@ const SLOW_PROBE: Duration = Duration::from_micros(20);
 /// A table entry as a scan passes it on.
 type Entry = Result<(u64, u64)>;
 
-/// What [`Snapshot::scan_spans`] hands each entry to: `(span index, entry)`.
+/// What `Snapshot::scan_spans` hands each entry to: `(span index, entry)`.
 type Each<'e> = dyn FnMut(usize, Entry) -> Result<bool> + 'e;
 
 /// How a query's spans are read.
@@ -75,15 +76,15 @@ impl Probes {
 
     /// Reads `spans` through `snap`, handing every entry to `each` in span order (a span
     /// read on a thread is read to its end; `each` may stop it earlier).
-    pub(super) fn scan<S: Snapshot + Sync + ?Sized>(
+    pub(super) fn scan(
         &self,
-        snap: &S,
+        snap: &RocksSnapshot<'_>,
         spans: &[Span],
         each: &mut Each<'_>,
     ) -> Result<()> {
         match self {
-            _ if spans.len() < 2 => scan_spans_in_turn(snap, spans, each),
-            Probes::InTurn => scan_spans_in_turn(snap, spans, each),
+            _ if spans.len() < 2 => in_turn(snap, spans, each),
+            Probes::InTurn => in_turn(snap, spans, each),
             Probes::Threads(pool) => at_once(pool, snap, spans, 0, &|_| false, each).map(drop),
             Probes::Auto(auto) => auto.scan(snap, spans, each),
         }
@@ -119,12 +120,7 @@ impl Auto {
             .as_ref()
     }
 
-    fn scan<S: Snapshot + Sync + ?Sized>(
-        &self,
-        snap: &S,
-        spans: &[Span],
-        each: &mut Each<'_>,
-    ) -> Result<()> {
+    fn scan(&self, snap: &RocksSnapshot<'_>, spans: &[Span], each: &mut Each<'_>) -> Result<()> {
         if self.cold.load(Ordering::Relaxed)
             && let Some(pool) = self.pool()
         {
@@ -149,6 +145,14 @@ impl Auto {
     }
 }
 
+/// Reads `spans` one after another on the calling thread.
+fn in_turn(snap: &RocksSnapshot<'_>, spans: &[Span], each: &mut Each<'_>) -> Result<()> {
+    for (i, s) in spans.iter().enumerate() {
+        snap.scan_span(s, &mut |e| each(i, e))?;
+    }
+    Ok(())
+}
+
 /// A pool of `n` probe threads.
 fn pool(n: usize) -> Result<rayon::ThreadPool> {
     rayon::ThreadPoolBuilder::new()
@@ -161,9 +165,9 @@ fn pool(n: usize) -> Result<rayon::ThreadPool> {
 /// Reads `spans` at once on `pool`, each to its end, then hands their entries to `each` in
 /// order (span `i` as `first + i`); whether any of the probes waited for the disk, as
 /// `waited` (given the probe's start, called on its thread when it ends) judges it.
-fn at_once<S: Snapshot + Sync + ?Sized>(
+fn at_once(
     pool: &rayon::ThreadPool,
-    snap: &S,
+    snap: &RocksSnapshot<'_>,
     spans: &[Span],
     first: usize,
     waited: &(dyn Fn(Instant) -> bool + Sync),
@@ -265,7 +269,6 @@ fn on_scoped_threads(
 mod tests {
     use super::*;
     use crate::store::backend::Backend;
-    use crate::store::backend::Consistency;
     use crate::store::rocks::RocksBackend;
 
     /// A store of one table holding the keys `0, 1 << 60, 2 << 60, ...` (16 of them), and
@@ -286,9 +289,9 @@ mod tests {
 
     /// Every entry as `(span, seq)`, in the order `scan` hands them on.
     fn read(b: &RocksBackend, auto: &Auto, spans: &[Span]) -> Vec<(usize, u64)> {
-        let snap = b.snapshot(Consistency::Latest);
+        let snap = RocksSnapshot::live(b);
         let mut got = Vec::new();
-        auto.scan(snap.as_ref(), spans, &mut |i, e| {
+        auto.scan(&snap, spans, &mut |i, e| {
             got.push((i, e?.1));
             Ok(true)
         })
@@ -369,9 +372,9 @@ mod tests {
         for slow in [Duration::MAX, Duration::ZERO] {
             let auto = reading_disk(slow);
             auto.cold.store(slow == Duration::ZERO, Ordering::Relaxed);
-            let snap = b.snapshot(Consistency::Latest);
+            let snap = RocksSnapshot::live(&b);
             let mut got = Vec::new();
-            auto.scan(snap.as_ref(), &spans, &mut |i, e| {
+            auto.scan(&snap, &spans, &mut |i, e| {
                 got.push((i, e?.1));
                 Ok(got.last().is_some_and(|&(_, seq)| seq % 4 != 1))
             })

@@ -102,6 +102,25 @@ impl<'a> RocksSnapshot<'a> {
         ro
     }
 
+    /// One span of a query's: its range read through the view's iterator of the table
+    /// (a live view's kept one), without the entries its `near` filter leaves out.
+    pub(super) fn scan_span(
+        &self,
+        span: &Span,
+        each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
+    ) -> Result<()> {
+        let t = span.table;
+        let bits = self.backend.table(t)?.1;
+        if self.snap.is_none() {
+            let mut lease = self.lease(t)?;
+            scan_buckets(lease.iter(), bits, span, each)?;
+            self.hold(t, lease);
+            return Ok(());
+        }
+        let mut it = self.iter(Space::Table(t), self.ro())?;
+        scan_buckets(&mut it, bits, span, each)
+    }
+
     fn iter(&self, space: Space, ro: ReadOptions) -> Result<DBRawIterator<'a>> {
         let cf = self.backend.space_cf(space)?;
         Ok(self.backend.db.raw_iterator_cf_opt(cf, ro))
@@ -159,7 +178,7 @@ fn first_with_prefix(it: &mut DBRawIterator<'_>, prefix: &[u8]) -> Result<Option
     Ok(found)
 }
 
-/// [`Snapshot::scan_span`] over the buckets of a table of `bits` prefix bits
+/// [`RocksSnapshot::scan_span`] over the buckets of a table of `bits` prefix bits
 /// (`codec::bucket`): seeks the bucket of `lo`, then reads bucket after bucket, each entry
 /// in place, until the bucket that holds `hi − 1`, leaving out what the span's `near`
 /// filter does not want. No upper bound is set (that would allocate one per probe). A
@@ -206,10 +225,6 @@ fn scan_buckets(
 }
 
 impl Snapshot for RocksSnapshot<'_> {
-    fn is_consistent(&self) -> bool {
-        self.snap.is_some() || self.backend.secondary
-    }
-
     fn meta(&self, key: MetaKey) -> Result<Option<Vec<u8>>> {
         let cf = self.backend.cf(META)?;
         self.backend
@@ -238,33 +253,6 @@ impl Snapshot for RocksSnapshot<'_> {
             .db
             .batched_multi_get_cf_opt(cf, &keys, sorted, &self.ro());
         decode_each(values, codec::decode_doc)
-    }
-
-    fn scan_table(
-        &self,
-        t: usize,
-        lo: u64,
-        hi: Option<u64>,
-        each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
-    ) -> Result<()> {
-        self.scan_span(&Span::new(t, lo, hi), each)
-    }
-
-    fn scan_span(
-        &self,
-        span: &Span,
-        each: &mut dyn FnMut(Result<(u64, u64)>) -> Result<bool>,
-    ) -> Result<()> {
-        let t = span.table;
-        let bits = self.backend.table(t)?.1;
-        if self.snap.is_none() {
-            let mut lease = self.lease(t)?;
-            scan_buckets(lease.iter(), bits, span, each)?;
-            self.hold(t, lease);
-            return Ok(());
-        }
-        let mut it = self.iter(Space::Table(t), self.ro())?;
-        scan_buckets(&mut it, bits, span, each)
     }
 
     fn scan_spans(
@@ -321,8 +309,8 @@ impl Snapshot for RocksSnapshot<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::store::backend::Consistency;
-    use crate::store::backend::{Backend, Near, Snapshot, Span};
+    use super::RocksSnapshot;
+    use crate::store::backend::{Backend, Near, Span};
 
     /// A span's `near` filter leaves out, inside the bucket scan, what is farther from the
     /// query than its distance; a span narrower or wider than a bucket reads its range
@@ -346,7 +334,7 @@ mod tests {
         for (seq, &p) in stored.iter().enumerate() {
             b.put_table_entry(0, p, seq as u64);
         }
-        let read = |view: &dyn Snapshot, span: Span| {
+        let read = |view: &RocksSnapshot, span: Span| {
             let mut got = Vec::new();
             view.scan_span(&span, &mut |e| {
                 got.push(e?.0);
@@ -356,13 +344,10 @@ mod tests {
             got
         };
         let bucket = Span::new(0, q & !(u64::MAX >> 8), Some((q | (u64::MAX >> 8)) + 1));
-        for view in [
-            b.snapshot(Consistency::Latest),
-            b.snapshot(Consistency::PointInTime),
-        ] {
+        for view in [RocksSnapshot::live(&b), RocksSnapshot::new(&b)] {
             let mut all: Vec<u64> = stored.iter().copied().filter(|p| p >> 56 == 0x5a).collect();
             all.sort();
-            assert_eq!(read(view.as_ref(), bucket), all);
+            assert_eq!(read(&view, bucket), all);
             let near = Span {
                 near: Some(Near {
                     permuted: q,
@@ -372,14 +357,14 @@ mod tests {
             };
             let mut want = vec![q, q ^ 1, q ^ 0b111, q ^ (1 << 40)];
             want.sort();
-            assert_eq!(read(view.as_ref(), near), want);
+            assert_eq!(read(&view, near), want);
             // Narrower than the bucket; and across two buckets.
             assert_eq!(
-                read(view.as_ref(), Span::new(0, q, Some(q + 8))),
+                read(&view, Span::new(0, q, Some(q + 8))),
                 [q, q ^ 1, q ^ 0b111]
             );
             assert_eq!(
-                read(view.as_ref(), Span::new(0, q, None)).last(),
+                read(&view, Span::new(0, q, None)).last(),
                 Some(&(q + (1 << 56)))
             );
         }

@@ -10,12 +10,10 @@ use std::thread::JoinHandle;
 
 use rocksdb::SstFileWriter;
 
-use super::ingest::Warming;
+use super::ingest::{Warming, with_encoded, wrong_space};
 use super::{options, storage};
 use crate::error::{Error, Result};
-use crate::store::backend::{SortedRun, SortedWriter, Space};
-use crate::store::codec::{self, IdValue};
-use crate::types::StoredDoc;
+use crate::store::backend::{SortedEntry, SortedRun, SortedWriter, Space};
 
 /// Entries per batch at most, and bytes per batch about.
 const BATCH_ENTRIES: usize = 4096;
@@ -121,26 +119,13 @@ fn stopped() -> Error {
 }
 
 impl SortedWriter for ThreadedRun<'_> {
-    fn put_doc(&mut self, seq: u64, doc: &StoredDoc) -> Result<()> {
-        if self.space != Space::Docs {
-            return Err(wrong_space());
-        }
-        self.push(&codec::doc_key(seq), &codec::encode_doc(doc))
-    }
-
-    fn put_id(&mut self, id: &str, value: IdValue) -> Result<()> {
-        if self.space != Space::Ids {
-            return Err(wrong_space());
-        }
-        self.push(id.as_bytes(), &codec::encode_id_value(value))
-    }
-
-    fn put_exact(&mut self, _hash: u128, _seq: u64) -> Result<()> {
-        Err(wrong_space())
-    }
-
-    fn put_table(&mut self, _permuted: u64, _seq: u64) -> Result<()> {
-        Err(wrong_space())
+    fn put(&mut self, entry: SortedEntry<'_>) -> Result<()> {
+        let space = self.space;
+        with_encoded(entry, |s, k, v| match s == space {
+            true => self.push(k, v),
+            false => Err(wrong_space(space)),
+        })
+        .unwrap_or_else(|| Err(wrong_space(space)))
     }
 
     fn finish(mut self: Box<Self>) -> Result<Option<SortedRun>> {
@@ -151,18 +136,8 @@ impl SortedWriter for ThreadedRun<'_> {
             return Ok(None);
         }
         self.warming.start(self.file.clone());
-        Ok(Some(SortedRun {
-            space: self.space,
-            file: self.file.clone(),
-        }))
+        Ok(Some(SortedRun::new(self.space, self.file.clone())))
     }
-}
-
-fn wrong_space() -> Error {
-    Error::storage(
-        "store",
-        "an entry of another space was given to a bulk load's file",
-    )
 }
 
 impl Drop for ThreadedRun<'_> {
@@ -179,6 +154,8 @@ impl Drop for ThreadedRun<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::codec::IdValue;
+    use crate::types::StoredDoc;
 
     fn doc(i: u64) -> StoredDoc {
         StoredDoc {
@@ -199,7 +176,7 @@ mod tests {
         let run = ThreadedRun::start(Space::Docs, dir.join("docs.sst"), &warming)?;
         let mut run = Box::new(run.expect("docs are written on a thread"));
         for seq in seqs {
-            run.put_doc(seq, &doc(seq))?;
+            run.put(SortedEntry::Doc(seq, &doc(seq)))?;
         }
         let out = run.finish();
         warming.wait();
@@ -211,8 +188,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let run = write(0..3 * BATCH_ENTRIES as u64 + 5, dir.path()).unwrap();
         let run = run.expect("a run");
-        assert_eq!(run.space, Space::Docs);
-        assert!(std::fs::metadata(&run.file).unwrap().len() > 0);
+        assert_eq!(run.space(), Space::Docs);
+        let file: PathBuf = run.into_staged().expect("a file");
+        assert!(std::fs::metadata(&file).unwrap().len() > 0);
         assert!(
             write(0..0, dir.path()).unwrap().is_none(),
             "no record, no run"
@@ -235,16 +213,17 @@ mod tests {
         let file = dir.path().join("ids.sst");
         let run = ThreadedRun::start(Space::Ids, file.clone(), &warming).unwrap();
         let mut run = Box::new(run.expect("ids are written on a thread"));
-        assert!(run.put_doc(1, &doc(1)).is_err());
+        assert!(run.put(SortedEntry::Doc(1, &doc(1))).is_err());
         for i in 0..10u64 {
             let value = IdValue {
                 seq: i,
                 fp: Some(i),
                 hash: None,
             };
-            run.put_id(&format!("id{i:03}"), value).unwrap();
+            run.put(SortedEntry::Id(&format!("id{i:03}"), value))
+                .unwrap();
         }
-        assert_eq!(run.finish().unwrap().unwrap().space, Space::Ids);
+        assert_eq!(run.finish().unwrap().unwrap().space(), Space::Ids);
         warming.wait();
         let table = ThreadedRun::start(Space::Table(0), dir.path().join("t.sst"), &warming);
         assert!(table.unwrap().is_none());
