@@ -126,8 +126,8 @@ pub use index::quality::{MatchRule, Quality, RuleValue};
 pub use store::RedisUrl;
 pub use store::{
     BackupInfo, BatchOutcome, BulkLoader, CLOCK_SLACK, CandidateStats, CheckOutcome, CheckReport,
-    ExpireOptions, ExpireReport, Incoming, InsertOutcome, LogDamage, Query, RepairReport, Rule,
-    SalvageReport, Stats, Store, StoreBuilder, list_backups, restore,
+    ExpireOptions, ExpireReport, Incoming, InsertOutcome, LogDamage, Query, RepairReport,
+    RocksOptions, Rule, SalvageReport, Stats, Store, StoreBuilder, list_backups, restore,
 };
 pub use text::fingerprint::{Analysis, FingerprintSpec, Fingerprinter};
 pub use types::{

@@ -18,6 +18,7 @@ const BINARY_ONLY: &[&str] = &[
     "hyper",
     "hyper-util",
     "indicatif",
+    "prometheus",
     "tokio",
 ];
 
@@ -150,7 +151,7 @@ fn the_cli_feature_alone_pulls_no_server_crate() {
     for needed in ["clap", "indicatif", "anyhow"] {
         assert!(cli.contains(needed), "{needed} missing from {cli:?}");
     }
-    for server in ["axum", "tokio", "hyper", "hyper-util"] {
+    for server in ["axum", "tokio", "hyper", "hyper-util", "prometheus"] {
         assert!(!cli.contains(server), "the cli feature pulls {server}");
     }
 }

@@ -26,6 +26,7 @@ use proptest::sample::{Index, select};
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Map, Number, Value};
+use simstore::RocksOptions;
 use simstore::input::reader::{Lines, Record, RecordError, Restore, parse_jsonl};
 use simstore::store::codec::{self, Manifest};
 use simstore::types::document::MAX_ID_BYTES;
@@ -1772,7 +1773,7 @@ fn assert_matches_model(store: &Store, model: &Model) {
 }
 
 fn open(path: &std::path::Path, layout: Option<(u32, u32)>) -> Store {
-    let b = Store::builder(path).block_cache_bytes(1 << 20);
+    let b = Store::builder(path).rocksdb(RocksOptions::new().block_cache_bytes(1 << 20));
     match layout {
         Some((k, blocks)) => b.k_max(k).blocks(blocks).open(),
         None => b.create_if_missing(false).open(),

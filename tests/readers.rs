@@ -4,7 +4,7 @@
 //! `try_catch_up`.
 
 use simstore::Entry;
-use simstore::{CheckOutcome, DocMeta, Error, Fingerprint, Store, StoreBuilder};
+use simstore::{CheckOutcome, DocMeta, Error, Fingerprint, RocksOptions, Store, StoreBuilder};
 
 use crate::util::{TestCommand, code, stderr};
 
@@ -126,7 +126,7 @@ fn secondary_instance_follows_the_writer() {
         .insert_fingerprint("a", Fingerprint(1), meta())
         .unwrap();
     let reader = StoreBuilder::new(&path)
-        .secondary(dir.path().join("reader"))
+        .rocksdb(RocksOptions::new().secondary(dir.path().join("reader")))
         .open()
         .unwrap();
     assert_eq!(reader.len(), 1);
@@ -178,7 +178,12 @@ fn secondary_instance_follows_the_writer() {
         "{out:?}"
     );
     // The secondary directory must not be the store's.
-    assert!(StoreBuilder::new(&path).secondary(&path).open().is_err());
+    assert!(
+        StoreBuilder::new(&path)
+            .rocksdb(RocksOptions::new().secondary(&path))
+            .open()
+            .is_err()
+    );
 }
 
 /// A reader opening while the writer compacts can read a MANIFEST whose table files the
@@ -215,7 +220,9 @@ fn readers_opening_during_compactions_never_see_corruption() {
             let sec = tempfile::tempdir().unwrap();
             let reader = match i % 2 {
                 0 => StoreBuilder::new(&path).read_only(true).open(),
-                _ => StoreBuilder::new(&path).secondary(sec.path()).open(),
+                _ => StoreBuilder::new(&path)
+                    .rocksdb(RocksOptions::new().secondary(sec.path()))
+                    .open(),
             };
             if let Err(e) = reader {
                 stop.store(true, std::sync::atomic::Ordering::Relaxed);

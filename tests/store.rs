@@ -5,11 +5,11 @@ use simstore::store::backend::Consistency;
 use std::sync::Arc;
 
 use rocksdb::{DB, Options};
-use simstore::Rule;
 use simstore::store::codec::{self, Manifest};
 use simstore::{
     DocMeta, Document, Entry, Error, Fingerprint, FingerprintSpec, InsertOutcome, Store,
 };
+use simstore::{RocksOptions, Rule};
 
 use crate::util::{fp, rewrite_manifest};
 
@@ -459,7 +459,7 @@ fn kept_iterators_see_what_each_instance_should() {
     store.insert_batch(entries.clone()).unwrap();
     let reader = Store::builder(&path).read_only(true).open().unwrap();
     let follower = Store::builder(&path)
-        .secondary(dir.path().join("follower"))
+        .rocksdb(RocksOptions::new().secondary(dir.path().join("follower")))
         .open()
         .unwrap();
     for round in 0..3 {
@@ -483,13 +483,16 @@ fn kept_iterators_see_what_each_instance_should() {
     }
 }
 
-/// `StoreBuilder::probe_threads`: the spans of a query read at once on a pool give the
+/// `RocksOptions::probe_threads`: the spans of a query read at once on a pool give the
 /// answers of spans read in turn, and those of brute force.
 #[test]
 fn probes_on_threads_answer_as_probes_in_turn() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
-    let store = Store::builder(&path).probe_threads(4).open().unwrap();
+    let store = Store::builder(&path)
+        .rocksdb(RocksOptions::new().probe_threads(4))
+        .open()
+        .unwrap();
     let mut entries: Vec<Entry> = spread(3000).collect();
     for i in 0..300u64 {
         let base = entries[i as usize].fp.0;
@@ -502,7 +505,7 @@ fn probes_on_threads_answer_as_probes_in_turn() {
     store.insert_batch(entries.clone()).unwrap();
     let in_turn = Store::builder(&path)
         .read_only(true)
-        .probe_threads(0)
+        .rocksdb(RocksOptions::new().probe_threads(0))
         .open()
         .unwrap();
     let ids = |m: Vec<simstore::Match>| {

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use rand::Rng;
 use rand::rngs::StdRng;
-use simstore::{DocMeta, Entry, Fingerprint, InsertOutcome, Match, Store, StoredDoc};
+use simstore::{DocMeta, Entry, Fingerprint, InsertOutcome, Match, RocksOptions, Store, StoredDoc};
 
 use crate::util::{brute_force, flip, rng};
 
@@ -33,7 +33,7 @@ fn open(path: &Path, create: bool) -> Store {
         .create_if_missing(create)
         .k_max(3)
         .blocks(4)
-        .block_cache_bytes(8 << 20)
+        .rocksdb(RocksOptions::new().block_cache_bytes(8 << 20))
         .open()
         .unwrap()
 }

@@ -238,7 +238,7 @@ fn open_for_reading(db: &Path) -> Result<Store> {
 }
 
 /// [`open_for_reading`] with a query's probes on `probe_threads` threads at once (0: in
-/// turn; `None`: the automatic default, `StoreBuilder::probe_threads`).
+/// turn; `None`: the automatic default, `RocksOptions::probe_threads`).
 fn open_for_reading_with(db: &Path, probe_threads: Option<usize>) -> Result<Store> {
     with_probe_threads(Store::builder(db).read_only(true), probe_threads)
         .open()
@@ -248,7 +248,7 @@ fn open_for_reading_with(db: &Path, probe_threads: Option<usize>) -> Result<Stor
 /// `builder` with `--probe-threads N` when given (else the store's automatic default).
 fn with_probe_threads(builder: StoreBuilder, probe_threads: Option<usize>) -> StoreBuilder {
     match probe_threads {
-        Some(n) => builder.probe_threads(n),
+        Some(n) => builder.rocksdb(simstore::RocksOptions::new().probe_threads(n)),
         None => builder,
     }
 }

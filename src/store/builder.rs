@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use super::backend::{Backend, Change, ChangeSet, Consistency, Durability, MetaKey};
 use super::codec::{self, Manifest};
 use super::memory::MemoryBackend;
-use super::rocks::{self, OpenMode};
+use super::rocks::{self, OpenMode, RocksOptions};
 use super::salvage::{RepairReport, SalvageReport};
 use super::{Counters, Store, now};
 use crate::error::{Error, Result};
@@ -46,10 +46,8 @@ pub struct StoreBuilder {
     lead: Option<u32>,
     layout: Option<Layout>,
     sync_writes: bool,
-    block_cache_bytes: usize,
-    probe_threads: Option<usize>,
+    rocks: RocksOptions,
     read_only: bool,
-    secondary: Option<PathBuf>,
     bulk_memory: usize,
 }
 
@@ -67,18 +65,16 @@ impl StoreBuilder {
             lead: None,
             layout: None,
             sync_writes: false,
-            block_cache_bytes: 256 << 20,
-            probe_threads: None,
+            rocks: RocksOptions::new(),
             read_only: false,
-            secondary: None,
             bulk_memory: super::bulk::DEFAULT_BULK_MEMORY,
         }
     }
 
     /// Options for a new store kept in memory only: the same logic and answers as a
     /// RocksDB store, nothing persisted (for tests and one-off deduplication). Its
-    /// [`Store::path`] is empty; `read_only`, `secondary`, `sync_writes` and
-    /// `block_cache_bytes` do not apply.
+    /// [`Store::path`] is empty; `read_only`, `sync_writes` and [`RocksOptions`] do not
+    /// apply.
     pub fn in_memory() -> Self {
         Self {
             in_memory: true,
@@ -150,24 +146,6 @@ impl StoreBuilder {
         self
     }
 
-    /// Size of the block cache shared by all column families. Default: 256 MiB.
-    pub fn block_cache_bytes(mut self, bytes: usize) -> Self {
-        self.block_cache_bytes = bytes;
-        self
-    }
-
-    /// Probe a query's tables on `n` threads at once (RocksDB), or with 0 one after another
-    /// on the calling thread. Default: automatic — one after another while the probes are
-    /// fast (a warm page cache: a few µs each, less than a hand-off to another thread), and
-    /// at once on 8 threads from the first probe that waited for the disk (slow, and its
-    /// thread's major page faults grew: the tables are read through mmap) until a query
-    /// none of whose probes read from disk, so that a cold query waits about one disk read
-    /// instead of one per table (docs/design.md §5, docs/benchmarks.md).
-    pub fn probe_threads(mut self, n: usize) -> Self {
-        self.probe_threads = Some(n);
-        self
-    }
-
     /// Open read-only: queries only, and no lock is taken, so it works beside a writer
     /// process (seeing the data as of opening). Default: `false`.
     pub fn read_only(mut self, yes: bool) -> Self {
@@ -175,13 +153,10 @@ impl StoreBuilder {
         self
     }
 
-    /// Open as a RocksDB *secondary instance* that keeps its own small state (info logs) in
-    /// `dir`: read-only, works beside a writer process, and unlike
-    /// [`StoreBuilder::read_only`] can follow the writer: [`Store::try_catch_up`] makes the
-    /// writes the writer has made since visible. `dir` must not be the store's directory;
-    /// it is created if missing. Default: unset (a normal open).
-    pub fn secondary(mut self, dir: impl AsRef<Path>) -> Self {
-        self.secondary = Some(dir.as_ref().to_path_buf());
+    /// The options of a RocksDB store ([`RocksOptions`]): block cache, probe threads,
+    /// secondary instance. Default: [`RocksOptions::new`].
+    pub fn rocksdb(mut self, options: RocksOptions) -> Self {
+        self.rocks = options;
         self
     }
 
@@ -197,7 +172,7 @@ impl StoreBuilder {
 
     /// True for read-only and secondary opens.
     pub(super) fn is_reader(&self) -> bool {
-        self.read_only || self.secondary.is_some()
+        self.read_only || self.rocks.secondary.is_some()
     }
 
     pub(super) fn path(&self) -> &Path {
@@ -244,14 +219,14 @@ impl StoreBuilder {
             let backend = MemoryBackend::new(layout.tables().len() + self.quality.bands() as usize);
             return Store::create(Box::new(backend), self, layout);
         }
-        let mode = match (&self.secondary, self.read_only) {
+        let mode = match (&self.rocks.secondary, self.read_only) {
             (Some(dir), _) => OpenMode::Secondary(dir.clone()),
             (None, true) => OpenMode::ReadOnly,
             (None, false) => OpenMode::Writer,
         };
-        match rocks::open(&self.path, &mode, self.block_cache_bytes)? {
+        match rocks::open(&self.path, &mode, self.rocks.block_cache_bytes)? {
             Some(mut backend) => {
-                backend.set_probe_threads(self.probe_threads)?;
+                backend.set_probe_threads(self.rocks.probe_threads)?;
                 Store::open_existing(Box::new(backend), self)
             }
             None if self.create_if_missing && mode == OpenMode::Writer => {
@@ -262,10 +237,11 @@ impl StoreBuilder {
                 let manifest = Store::new_manifest(self.layout()?, self.quality);
                 let tables = manifest.tables();
                 let changes = Store::creation(&manifest);
-                let mut backend = rocks::create(&self.path, tables, self.block_cache_bytes, |b| {
-                    b.write(&changes, Durability::Synced)
-                })?;
-                backend.set_probe_threads(self.probe_threads)?;
+                let mut backend =
+                    rocks::create(&self.path, tables, self.rocks.block_cache_bytes, |b| {
+                        b.write(&changes, Durability::Synced)
+                    })?;
+                backend.set_probe_threads(self.rocks.probe_threads)?;
                 Store::open_existing(Box::new(backend), self)
             }
             None => Err(Error::NoStore { path: self.path }),
@@ -315,10 +291,11 @@ impl StoreBuilder {
             false => Default::default(),
         };
         let mode = OpenMode::Repair { salvage };
-        let Some(mut backend) = rocks::open(&self.path, &mode, self.block_cache_bytes)? else {
+        let Some(mut backend) = rocks::open(&self.path, &mode, self.rocks.block_cache_bytes)?
+        else {
             return Err(Error::NoStore { path: self.path });
         };
-        backend.set_probe_threads(self.probe_threads)?;
+        backend.set_probe_threads(self.rocks.probe_threads)?;
         let mut store = Store::open_existing(Box::new(backend), self)?;
         let repair = store.repair()?;
         Ok((store, SalvageReport { log, repair }))

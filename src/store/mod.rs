@@ -49,6 +49,7 @@ pub use check::CheckReport;
 pub use crawl::CheckOutcome;
 pub use request::{Incoming, Query, Rule};
 pub use retention::{CLOCK_SLACK, ExpireOptions, ExpireReport};
+pub use rocks::RocksOptions;
 pub use salvage::{LogDamage, RepairReport, SalvageReport};
 
 /// What an insert did.

@@ -411,7 +411,7 @@ impl Store {
         }
     }
 
-    /// For a store opened with [`crate::StoreBuilder::secondary`]: makes visible every write
+    /// For a store opened with [`crate::RocksOptions::secondary`]: makes visible every write
     /// the writer process has made (its flushed files and its write-ahead log) since opening
     /// or the last catch-up. Queries that start afterwards see them; [`Store::len`] is
     /// updated.

@@ -4,7 +4,7 @@
 //! again; then N queries are timed one by one, each reading its blocks from disk: with the
 //! store's default (automatic: the probes of a query in turn until one waits for the disk,
 //! then at once on threads), with the probes one after another, and with them always on
-//! threads (`StoreBuilder::probe_threads`), where a query waits for about one read, not
+//! threads (`RocksOptions::probe_threads`), where a query waits for about one read, not
 //! one per table.
 
 use std::path::Path;
@@ -20,7 +20,7 @@ pub(super) const COLD_PROBE_THREADS: usize = 8;
 
 /// Latency of one cold pass.
 pub(super) struct Cold {
-    /// `StoreBuilder::probe_threads` of the pass (`None`: the default, automatic).
+    /// `RocksOptions::probe_threads` of the pass (`None`: the default, automatic).
     pub(super) probe_threads: Option<usize>,
     pub(super) p50: Duration,
     pub(super) p99: Duration,

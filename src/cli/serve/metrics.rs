@@ -1,5 +1,5 @@
 //! `GET /metrics`: what the server has done, in Prometheus' text exposition format
-//! (version 0.0.4), for a scraper.
+//! (version 0.0.4, the `prometheus` crate's encoder), for a scraper.
 //!
 //! - `simstore_http_requests_total{method, endpoint, status}`: requests answered, by route
 //!   (the route's pattern, e.g. `/docs/{*id}`, so ids never become labels; `other` for a
@@ -8,27 +8,30 @@
 //!   from routing to the answer's head, with fixed buckets ([`BUCKETS`]);
 //! - `simstore_check_and_insert_total{outcome}`: `new`, `exact` and `near` outcomes of
 //!   `/check_and_insert`;
-//! - `simstore_store_documents`, `simstore_store_disk_bytes`: the store's size, read at
-//!   each scrape.
-//! - and the gauges of `gauges.rs`: `simstore_build_info{version, spec, format}`, the
-//!   process's `process_*` series, and the engine's (RocksDB: `simstore_rocksdb_*`).
+//! - read at each scrape: `simstore_store_documents`, `simstore_store_disk_bytes`,
+//!   `simstore_store_memory_bytes` (Redis), `simstore_build_info{version, spec, format}`,
+//!   the standard `process_*` series (`process.rs`) and the
+//!   engine's own gauges (RocksDB: `simstore_rocksdb_*`, per column family).
 //!
 //! A scrape is counted once it is answered, so it shows every request before it but not
 //! itself. Counters start at 0 when the server starts.
 
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::{Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use prometheus::core::Collector;
+use prometheus::{
+    Counter, Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry,
+    TextEncoder,
+};
 use simstore::CheckOutcome;
+use simstore::store::backend::EngineMetric;
 
 use super::error::ApiError;
+use super::process::Process;
 use super::state::{self, Shared};
 
 /// Upper bounds, in seconds, of the latency histogram's buckets (then `+Inf`).
@@ -37,151 +40,157 @@ pub(super) const BUCKETS: [f64; 14] = [
 ];
 
 /// What the server counts; shared by every request.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Metrics {
-    routes: Mutex<BTreeMap<Route, PerRoute>>,
-    /// Outcomes of `/check_and_insert`: new, exact, near.
-    outcomes: [AtomicU64; 3],
+    requests: IntCounterVec,
+    latency: HistogramVec,
+    outcomes: IntCounterVec,
 }
 
-/// A route's labels: the method (one of the standard ones, else `other`) and the pattern.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct Route {
-    method: &'static str,
-    endpoint: String,
-}
-
-/// What one route answered: counts by status and the latency histogram.
-#[derive(Debug, Default)]
-struct PerRoute {
-    statuses: BTreeMap<u16, u64>,
-    /// Requests per bucket (not cumulative); the last one is `+Inf`.
-    buckets: [u64; BUCKETS.len() + 1],
-    seconds: f64,
+impl Default for Metrics {
+    fn default() -> Self {
+        let requests = Opts::new(
+            "simstore_http_requests_total",
+            "HTTP requests answered, by method, endpoint (the route's pattern) and status.",
+        );
+        let latency = HistogramOpts::new(
+            "simstore_http_request_duration_seconds",
+            "Time from routing a request to its answer's head, in seconds, by method and endpoint.",
+        )
+        .buckets(BUCKETS.to_vec());
+        let outcomes = Opts::new(
+            "simstore_check_and_insert_total",
+            "Outcomes of /check_and_insert: new (stored), exact or near duplicate (not stored).",
+        );
+        let valid = "the metrics' names and labels are valid";
+        Metrics {
+            requests: IntCounterVec::new(requests, &["method", "endpoint", "status"]).expect(valid),
+            latency: HistogramVec::new(latency, &["method", "endpoint"]).expect(valid),
+            outcomes: IntCounterVec::new(outcomes, &["outcome"]).expect(valid),
+        }
+    }
 }
 
 impl Metrics {
-    /// Counts one answered request.
-    fn observe(&self, route: Route, status: u16, took: Duration) {
-        let secs = took.as_secs_f64();
-        let bucket = BUCKETS
-            .iter()
-            .position(|&b| secs <= b)
-            .unwrap_or(BUCKETS.len());
-        let mut routes = self.routes.lock().unwrap_or_else(|e| e.into_inner());
-        let r = routes.entry(route).or_default();
-        *r.statuses.entry(status).or_default() += 1;
-        r.buckets[bucket] += 1;
-        r.seconds += secs;
-    }
-
     /// Counts one outcome of `/check_and_insert`.
     pub(super) fn check_outcome(&self, outcome: &CheckOutcome) {
-        let i = match outcome {
-            CheckOutcome::New { .. } => 0,
-            CheckOutcome::ExactDuplicate { .. } => 1,
-            _ => 2,
+        let name = match outcome {
+            CheckOutcome::New { .. } => "new",
+            CheckOutcome::ExactDuplicate { .. } => "exact",
+            _ => "near",
         };
-        self.outcomes[i].fetch_add(1, Ordering::Relaxed);
+        self.outcomes.with_label_values(&[name]).inc();
     }
 
-    /// Every metric in the text format; `docs` and `disk_bytes` are the store's size now.
-    fn render(&self, docs: u64, disk_bytes: u64) -> String {
-        let mut out = String::new();
-        let routes = self.routes.lock().unwrap_or_else(|e| e.into_inner());
-        render_requests(&mut out, &routes);
-        render_latency(&mut out, &routes);
-        drop(routes);
-        describe(
-            &mut out,
-            "simstore_check_and_insert_total",
-            "counter",
-            "Outcomes of /check_and_insert: new (stored), exact or near duplicate (not stored).",
-        );
-        for (name, n) in ["new", "exact", "near"].iter().zip(&self.outcomes) {
-            let n = n.load(Ordering::Relaxed);
-            let _ = writeln!(
-                out,
-                "simstore_check_and_insert_total{{outcome=\"{name}\"}} {n}"
-            );
+    /// Every series in the text format, the figures read now among them.
+    fn render(&self, now: Vec<Box<dyn Collector>>) -> prometheus::Result<String> {
+        let registry = Registry::new();
+        registry.register(Box::new(self.requests.clone()))?;
+        registry.register(Box::new(self.latency.clone()))?;
+        registry.register(Box::new(self.outcomes.clone()))?;
+        for collector in now {
+            registry.register(collector)?;
         }
-        describe(
-            &mut out,
+        let mut out = Vec::new();
+        TextEncoder::new().encode(&registry.gather(), &mut out)?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+}
+
+/// A gauge of `value` (no labels).
+fn gauge(name: &str, help: &str, value: f64) -> prometheus::Result<Box<dyn Collector>> {
+    let g = Gauge::new(name, help)?;
+    g.set(value);
+    Ok(Box::new(g))
+}
+
+/// The figures a scrape reads now: the store's size, the build, the process and the
+/// engine's gauges (each name's series in one family).
+fn read_now(
+    docs: u64,
+    disk_bytes: u64,
+    memory_bytes: Option<u64>,
+    engine: &[EngineMetric],
+) -> prometheus::Result<Vec<Box<dyn Collector>>> {
+    let mut now = vec![
+        gauge(
             "simstore_store_documents",
-            "gauge",
             "Documents in the store.",
-        );
-        let _ = writeln!(out, "simstore_store_documents {docs}");
-        describe(
-            &mut out,
+            docs as f64,
+        )?,
+        gauge(
             "simstore_store_disk_bytes",
-            "gauge",
             "Total size of the store's files, in bytes (0 on Redis Cluster).",
-        );
-        let _ = writeln!(out, "simstore_store_disk_bytes {disk_bytes}");
-        out
+            disk_bytes as f64,
+        )?,
+    ];
+    if let Some(bytes) = memory_bytes {
+        now.push(gauge(
+            "simstore_store_memory_bytes",
+            "Memory of the servers holding the store (Redis Cluster: used_memory of every master, summed).",
+            bytes as f64,
+        )?);
     }
-}
-
-/// `# HELP` and `# TYPE` lines of a metric.
-fn describe(out: &mut String, name: &str, kind: &str, help: &str) {
-    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-}
-
-/// The labels of a route, without braces: `method="POST",endpoint="/insert"`.
-fn labels(r: &Route) -> String {
-    format!(
-        "method=\"{}\",endpoint=\"{}\"",
-        r.method,
-        escape(&r.endpoint)
-    )
-}
-
-/// A label value escaped as the text format requires (backslash, quote, newline).
-fn escape(value: &str) -> String {
-    value
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
-}
-
-fn render_requests(out: &mut String, routes: &BTreeMap<Route, PerRoute>) {
-    describe(
-        out,
-        "simstore_http_requests_total",
-        "counter",
-        "HTTP requests answered, by method, endpoint (the route's pattern) and status.",
+    let build = GaugeVec::new(
+        Opts::new(
+            "simstore_build_info",
+            "The running build: its version, fingerprint spec version and newest store format (always 1).",
+        ),
+        &["version", "spec", "format"],
+    )?;
+    let spec = format!("v{}", simstore::FingerprintSpec::current().version);
+    let format = simstore::store::codec::FORMAT_VERSION.to_string();
+    build
+        .with_label_values(&[env!("CARGO_PKG_VERSION"), spec.as_str(), format.as_str()])
+        .set(1.0);
+    now.push(Box::new(build));
+    if let Some(p) = Process::read() {
+        let cpu = Counter::new(
+            "process_cpu_seconds_total",
+            "Total user and system CPU time spent in seconds.",
+        )?;
+        cpu.inc_by(p.cpu_seconds);
+        now.extend([
+            gauge(
+                "process_resident_memory_bytes",
+                "Resident memory size in bytes.",
+                p.resident_bytes,
+            )?,
+            gauge(
+                "process_open_fds",
+                "Number of open file descriptors.",
+                p.open_fds,
+            )?,
+            Box::new(cpu),
+            gauge(
+                "process_start_time_seconds",
+                "Start time of the process since the Unix epoch in seconds.",
+                p.start_time,
+            )?,
+        ]);
+    }
+    let mut families: Vec<(&str, GaugeVec)> = Vec::new();
+    for m in engine {
+        let i = match families.iter().position(|(name, _)| *name == m.name) {
+            Some(i) => i,
+            None => {
+                let labels: Vec<&str> = m.labels.iter().map(|(k, _)| *k).collect();
+                families.push((m.name, GaugeVec::new(Opts::new(m.name, m.help), &labels)?));
+                families.len() - 1
+            }
+        };
+        let values: Vec<&str> = m.labels.iter().map(|(_, v)| v.as_str()).collect();
+        families[i]
+            .1
+            .get_metric_with_label_values(&values)?
+            .set(m.value);
+    }
+    now.extend(
+        families
+            .into_iter()
+            .map(|(_, f)| Box::new(f) as Box<dyn Collector>),
     );
-    for (route, r) in routes {
-        for (status, n) in &r.statuses {
-            let l = labels(route);
-            let _ = writeln!(
-                out,
-                "simstore_http_requests_total{{{l},status=\"{status}\"}} {n}"
-            );
-        }
-    }
-}
-
-fn render_latency(out: &mut String, routes: &BTreeMap<Route, PerRoute>) {
-    let name = "simstore_http_request_duration_seconds";
-    describe(
-        out,
-        name,
-        "histogram",
-        "Time from routing a request to its answer's head, in seconds, by method and endpoint.",
-    );
-    for (route, r) in routes {
-        let l = labels(route);
-        let mut cumulative = 0;
-        for (i, n) in r.buckets.iter().enumerate() {
-            cumulative += n;
-            let le = BUCKETS.get(i).map_or("+Inf".to_owned(), f64::to_string);
-            let _ = writeln!(out, "{name}_bucket{{{l},le=\"{le}\"}} {cumulative}");
-        }
-        let _ = writeln!(out, "{name}_sum{{{l}}} {}", r.seconds);
-        let _ = writeln!(out, "{name}_count{{{l}}} {cumulative}");
-    }
+    Ok(now)
 }
 
 /// The method as a label: a standard one, else `other` (a client cannot add labels).
@@ -203,18 +212,22 @@ fn method_label(m: &Method) -> &'static str {
 
 /// Middleware (outermost): times and counts every request, refused ones included.
 pub(super) async fn record(State(app): State<Shared>, req: Request, next: Next) -> Response {
-    let route = Route {
-        method: method_label(req.method()),
-        endpoint: req
-            .extensions()
-            .get::<MatchedPath>()
-            .map_or("other", MatchedPath::as_str)
-            .to_owned(),
-    };
+    let method = method_label(req.method());
+    let endpoint = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("other", MatchedPath::as_str)
+        .to_owned();
     let start = Instant::now();
     let response = next.run(req).await;
-    app.metrics
-        .observe(route, response.status().as_u16(), start.elapsed());
+    let m = &app.metrics;
+    let status = response.status().as_u16().to_string();
+    m.requests
+        .with_label_values(&[method, endpoint.as_str(), status.as_str()])
+        .inc();
+    m.latency
+        .with_label_values(&[method, endpoint.as_str()])
+        .observe(start.elapsed().as_secs_f64());
     response
 }
 
@@ -222,10 +235,13 @@ pub(super) async fn record(State(app): State<Shared>, req: Request, next: Next) 
 pub(super) async fn metrics(State(app): State<Shared>) -> Result<Response, ApiError> {
     let text = state::read(&app, |app| {
         let stats = app.store.stats()?;
-        let mut text = app.metrics.render(stats.docs, stats.disk_bytes);
         let engine = app.store.backend().usage().metrics;
-        super::gauges::render(&mut text, &engine, stats.memory_bytes);
-        Ok(text)
+        let now = read_now(stats.docs, stats.disk_bytes, stats.memory_bytes, &engine);
+        let text = now.and_then(|now| app.metrics.render(now));
+        text.map_err(|e| {
+            let internal = axum::http::StatusCode::INTERNAL_SERVER_ERROR;
+            ApiError::new(internal, format!("cannot render /metrics: {e}"))
+        })
     })
     .await?;
     let kind = "text/plain; version=0.0.4; charset=utf-8";

@@ -4,6 +4,7 @@
 //! `rocksdb::`.
 
 mod backup;
+mod config;
 mod ingest;
 mod metrics;
 mod open;
@@ -28,6 +29,7 @@ use crate::store::backend::{
 use crate::store::codec::{self, bucket};
 
 pub(crate) use backup::{list as list_backups, restore as restore_backup};
+pub use config::RocksOptions;
 pub(crate) use open::{OpenMode, create, log_damage, open};
 
 /// A store's RocksDB database.
@@ -54,7 +56,7 @@ pub(crate) struct RocksBackend {
     /// Held shared by every snapshot of a secondary instance and exclusively by
     /// [`Backend::catch_up`], so a read never sees half of a catch-up.
     catch_up: RwLock<()>,
-    /// How a query's spans are read ([`crate::StoreBuilder::probe_threads`]).
+    /// How a query's spans are read ([`RocksOptions::probe_threads`]).
     probes: probes::Probes,
     /// The staged SST files of a bulk load being read into the page cache.
     warming: ingest::Warming,

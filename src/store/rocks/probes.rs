@@ -1,4 +1,4 @@
-//! How the spans of a query are read ([`crate::StoreBuilder::probe_threads`]): one after
+//! How the spans of a query are read ([`crate::RocksOptions::probe_threads`]): one after
 //! another on the calling thread, all at once on a pool of threads, or — the default — in
 //! turn while the probes are fast, and at once from the moment one waits for the disk.
 //!

@@ -1,0 +1,71 @@
+//! [`RocksOptions`]: what only a RocksDB store is opened with.
+
+use std::path::{Path, PathBuf};
+
+/// Options of the RocksDB backend alone ([`crate::StoreBuilder::rocksdb`]); a Redis Cluster
+/// or in-memory store has none of them. Every setter documents its default.
+///
+/// ```
+/// # fn main() -> simstore::Result<()> {
+/// use simstore::{RocksOptions, Store};
+/// # let dir = tempfile::tempdir()?;
+/// let store = Store::builder(dir.path().join("pages.db"))
+///     .rocksdb(RocksOptions::new().block_cache_bytes(64 << 20).probe_threads(0))
+///     .open()?;
+/// # drop(store);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct RocksOptions {
+    pub(crate) block_cache_bytes: usize,
+    pub(crate) probe_threads: Option<usize>,
+    pub(crate) secondary: Option<PathBuf>,
+}
+
+impl Default for RocksOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl RocksOptions {
+    /// The defaults.
+    pub fn new() -> Self {
+        Self {
+            block_cache_bytes: 256 << 20,
+            probe_threads: None,
+            secondary: None,
+        }
+    }
+
+    /// Size of the block cache shared by all column families. Default: 256 MiB.
+    pub fn block_cache_bytes(mut self, bytes: usize) -> Self {
+        self.block_cache_bytes = bytes;
+        self
+    }
+
+    /// Probe a query's tables on `n` threads at once, or with 0 one after another on the
+    /// calling thread. Default: automatic — one after another while the probes are fast
+    /// (a warm page cache: a few µs each, less than a hand-off to another thread), and at
+    /// once on 8 threads from the first probe that waited for the disk (slow, and its
+    /// thread's major page faults grew: the tables are read through mmap) until a query
+    /// none of whose probes read from disk, so that a cold query waits about one disk read
+    /// instead of one per table (docs/design.md §5, docs/benchmarks.md).
+    pub fn probe_threads(mut self, n: usize) -> Self {
+        self.probe_threads = Some(n);
+        self
+    }
+
+    /// Open as a RocksDB *secondary instance* that keeps its own small state (info logs) in
+    /// `dir`: read-only, works beside a writer process, and unlike
+    /// [`crate::StoreBuilder::read_only`] can follow the writer:
+    /// [`crate::Store::try_catch_up`] makes the writes the writer has made since visible.
+    /// `dir` must not be the store's directory; it is created if missing. Default: unset
+    /// (a normal open).
+    pub fn secondary(mut self, dir: impl AsRef<Path>) -> Self {
+        self.secondary = Some(dir.as_ref().to_path_buf());
+        self
+    }
+}
