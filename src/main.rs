@@ -3,15 +3,15 @@
 mod cli;
 
 /// The binary allocates with mimalloc rather than the system's allocator: a request to
-/// `serve` or a record of `import` makes a hundred or so small short-lived allocations,
-/// and glibc's malloc and free were ~11 % of a `serve` `check_and_insert`'s instructions
-/// (docs/benchmarks.md). RocksDB's own C++ allocations are left to the system allocator.
+/// `serve` or a record of `import` makes many small short-lived allocations, where glibc's
+/// malloc and free cost more (measured: docs/benchmarks.md). RocksDB's own C++ allocations
+/// are left to the system allocator.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Makes the allocator give memory back to the OS as soon as it is freed, rather than after
-/// mimalloc's default purge delay (1 s in its v3), which without further allocation never
-/// comes: `serve` after 48 bodies of 16 MiB kept 800 MiB resident (tests/serve_limits.rs).
+/// mimalloc's default purge delay, which without further allocation never comes, so large
+/// freed request bodies stayed resident (tests/serve_limits.rs).
 /// Left as it is when `MIMALLOC_PURGE_DELAY` is set in the environment.
 #[cfg(feature = "server")]
 pub(crate) fn purge_freed_memory_at_once() {

@@ -1,7 +1,7 @@
 //! Candidates from the sketch itself: LSH bands of its minima, each kept in a table of its
 //! own beside the permutation tables. Two documents whose sketches agree on every byte of
 //! one band are candidates whatever their fingerprints' distance: this finds the copies
-//! that 10–20 % of edits moved beyond the permutation tables' spans. A band table is keyed
+//! that edits moved beyond the permutation tables' spans. A band table is keyed
 //! like a permutation table (a 64-bit key and the sequence number), so every backend keeps
 //! it as it keeps those; its key is the band's bytes on top of the fingerprint's top bits.
 

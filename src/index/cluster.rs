@@ -1,14 +1,11 @@
 //! All near-duplicate pairs of a collection and their clusters (the "dedup" stage).
 //!
-//! Pairs come from the permutation tables (Manku et al.): every pair within k ≤ k_max shares
-//! the full prefix of some table of the probe set of k, so walking each of those tables in
-//! key order and comparing every key only with the following keys of the same prefix finds
-//! every pair. A pair sharing the prefix of several tables is reported by the first of them
-//! only (checked from the two fingerprints, without remembering pairs). A dedup's clusters
-//! are those of leader clustering ([`crate::index::leader`]: a record joins the nearest
-//! earlier kept record it duplicates, never a chain); the connected components of the
-//! pairs, kept by a union-find over dense document indices ([`UnionFind`]), remain for
-//! `simstore dedup --transitive` and for [`near_duplicates`].
+//! Every pair within k ≤ k_max shares the full prefix of some table of the probe set of k,
+//! so each of those tables is walked in key order, every key compared only with the
+//! following keys of its prefix; a pair is reported by the first such table only (decided
+//! from the two fingerprints). Clusters are those of leader clustering
+//! ([`crate::index::leader`]), never a chain; the connected components ([`UnionFind`])
+//! remain for `simstore dedup --transitive` and [`near_duplicates`] (docs/design.md §6).
 //!
 //! [`crate::Store::dedup`] runs the scan over a store's table column families;
 //! [`lead_near_duplicates`] and [`near_duplicates`] over fingerprints in memory.

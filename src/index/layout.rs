@@ -20,15 +20,11 @@ pub const MAX_TABLES: usize = 100;
 pub const MAX_K: u32 = 16;
 
 /// Cost model: time to probe one table (refresh a kept RocksDB iterator, seek, read the
-/// block), in µs. Fitted on `simstore bench --n 10000000` with 4, 6 and 10 tables (CPU time
-/// per query; docs/benchmarks.md, 2026-11-24).
+/// block), in µs. Fitted on `simstore bench` (docs/benchmarks.md).
 pub const PROBE_COST_US: f64 = 3.3;
 
 /// Cost model: time to read one candidate in place from its table's bucket and test its
-/// distance, in µs: with format 5's buckets, 4 tables of 16-bit prefixes (~610 candidates
-/// a query at 10M) took the time of 6 tables of 21–22 bits (~20 candidates), so
-/// `2 × PROBE_COST_US ≈ 590 × CANDIDATE_COST_US` (docs/benchmarks.md, 2026-11-27,
-/// "Tables in buckets").
+/// distance, in µs. Fitted on `simstore bench` (docs/benchmarks.md, "Tables in buckets").
 pub const CANDIDATE_COST_US: f64 = 0.011;
 
 /// One table: the order in which the blocks are laid out in its permuted key.
@@ -100,10 +96,8 @@ impl Layout {
     /// Manku et al. lead with `blocks − k_max` blocks and need a table for every choice of
     /// them. With fewer leading blocks, fewer tables suffice: all that exactness needs is,
     /// for every set of `k_max` blocks that may differ, one table whose leading blocks avoid
-    /// them all (a covering, here chosen greedily). With `k_max = 3` and 6 blocks, 6 tables
-    /// leading with 2 blocks (two triangles of block pairs) replace Manku's 20 tables
-    /// leading with 3: shorter prefixes (21–22 bits instead of 31–33), more candidates per
-    /// probe, far fewer probes and entries per fingerprint.
+    /// them all (a covering, here chosen greedily): shorter prefixes, more candidates per
+    /// probe, far fewer probes and entries per fingerprint (docs/design.md §3).
     pub fn covering(k_max: u32, blocks: u32, lead: u32) -> Result<Self> {
         let widths = Self::new(0, blocks)?.widths;
         Self::with_lead(k_max, widths, lead as usize)
@@ -186,9 +180,7 @@ impl Layout {
     /// fingerprints: among `b = k_max + 1, ..., k_max + 12` blocks and every number of
     /// leading blocks ([`Layout::covering`]; `b − k_max` is Manku's layout), the one with
     /// the lowest [`Layout::expected_query_us`] (within 5 %, fewer tables win: they cost
-    /// less space and fewer writes per insert). With `k_max = 3`: 4 tables (16-bit prefixes) up
-    /// a few million documents, then 5 tables leading with 2 of 7 blocks (18–19 bits) at 10M, 6
-    /// leading with 2 of 6 blocks (21–22 bits) at 100M.
+    /// less space and fewer writes per insert). The choices by size: docs/design.md §3.
     pub fn for_expected_docs(expected_docs: u64, k_max: u32) -> Result<Self> {
         let n = expected_docs.max(1) as f64;
         let mut best: Option<(f64, Layout)> = None;
@@ -448,9 +440,8 @@ fn covering_leads(b: usize, lead: usize, k: usize) -> Result<Vec<Vec<usize>>> {
 }
 
 /// The greedy covering of `b` blocks' sets of `clean` by sets of `lead` (block masks), from
-/// the process's memo when searched before: the search is deterministic, and choosing a
-/// new store's layout searches every candidate (~200M instructions), which a process that
-/// creates many stores (a test run, an evaluation) would otherwise repeat for each.
+/// the process's memo when searched before: the search is deterministic and costly, and a
+/// process that creates many stores (a test run, an evaluation) would repeat it for each.
 fn searched_cover(b: usize, lead: usize, clean: usize) -> Vec<u64> {
     type Memo = HashMap<(usize, usize, usize), Vec<u64>>;
     static MEMO: LazyLock<Mutex<Memo>> = LazyLock::new(Mutex::default);

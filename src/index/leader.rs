@@ -8,14 +8,11 @@
 //! ([`super::cluster::UnionFind`]) would chain every record along a path of pairs into one
 //! cluster, however far apart its ends.
 //!
-//! The pairs come from scans that find them in no useful order (table by table), so a pass
-//! gathers them, sorts them by their later record and then decides the records in order.
-//! Memory: 4 bytes a record and 12 a pair gathered. A large group of equal or nearly equal
-//! records has pairs quadratic in its size, so a pass gathers the pairs of a window of
-//! records only, which it narrows (to the records before the median later record of the
-//! pairs gathered) whenever its pairs reach the budget; the next pass, of the records after
-//! it, gathers no pair whose earlier record was dropped (useless: a record joins only kept
-//! records), so a group of copies costs one more pass, not its square in memory.
+//! The scans find pairs in no useful order (table by table), so a pass gathers them (12
+//! bytes each; 4 a record), sorts them by their later record and decides the records in
+//! order. A group of copies has pairs quadratic in its size, so a pass narrows its window
+//! of records whenever its pairs reach the budget, and the next pass skips the pairs whose
+//! earlier record was dropped: one more pass, not quadratic memory (docs/design.md §6).
 //!
 //! A driver runs the scans:
 //!

@@ -50,10 +50,9 @@ pub const MIN_SHINGLES: u32 = 16;
 
 /// A mode's rule never takes a text whose shingles filled fewer bins than this for a near
 /// duplicate of anything: a phrase, one word repeated, an exclamation with emoji ("武汉加油！",
-/// "\[加油\]\[加油\]") says too little to tell it from another such text, and on 305,786 real
-/// short and long documents every pair a mode matched below it was one of those. Exact
-/// duplicates are still found by their content hash (`check_and_insert`, `import --dedup`),
-/// and `--k K` still finds any fingerprint within K.
+/// "\[加油\]\[加油\]") says too little to tell it from another such text (docs/quality.md).
+/// Exact duplicates are still found by their content hash (`check_and_insert`,
+/// `import --dedup`), and `--k K` still finds any fingerprint within K.
 pub const MIN_CONTENT_SHINGLES: u32 = 4;
 
 /// The sketch similarity a mode's rule asks of two sketches of Han characters
@@ -156,11 +155,10 @@ impl Quality {
         layout.expected_query_us(n) * spans_per_table_span(layout, self.extra_spans())
     }
 
-    /// The spans beyond the tables' own that the mode's layout is chosen to afford, what
-    /// each mode's layout was chosen with before it read bands, so that the layouts did not
-    /// change: the high mode's `HIGH_LAYOUT_SPANS` (44; it reads 28 probes and 4 bands
-    /// now); the standard mode's 2 band spans counted twice (4), since a band span's
-    /// candidates are records the tables did not fetch.
+    /// The spans beyond the tables' own that the mode's layout is chosen to afford, kept
+    /// so that the layouts do not change: the high mode's `HIGH_LAYOUT_SPANS`; the standard
+    /// mode's 2 band spans counted twice, since their candidates are records the tables
+    /// did not fetch.
     pub fn extra_spans(self) -> u32 {
         match self {
             Quality::Standard => 2 * MODE_BANDS,
@@ -257,8 +255,7 @@ impl Quality {
     /// `bands` band tables: [`Quality::rule`] reading at most those. On a store without
     /// any (format 7 and older), the standard mode reads its former probes instead
     /// (`MODE_PROBES_WITHOUT_BANDS`), so such a store answers as it did; the high mode
-    /// reads `PROBES_PER_MISSING_BAND` more probes for each band the store lacks (a high
-    /// store of 2 bands, created before high stores kept 4, reads the 32 it did).
+    /// reads `PROBES_PER_MISSING_BAND` more probes for each band the store lacks.
     pub fn rule_for(self, k_max: u32, bands: u32) -> MatchRule {
         let mut rule = self.rule(k_max);
         let missing = rule.bands.saturating_sub(bands);

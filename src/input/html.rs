@@ -6,14 +6,11 @@
 //! - the title: `og:title` if given, else the longest part of `<title>` split at the
 //!   usual "article – site" separators, else the first `<h1>`;
 //! - `<meta name="description">` and `keywords` (reported, not fingerprinted);
-//! - the main text: every text block of the body, except those inside elements that are
-//!   page chrome by their tag (`nav`, `header`, `footer`, `aside`, `form`, `script`,
-//!   `style`, ...), their ARIA role (`navigation`, `banner`, `contentinfo`, ...), their
-//!   class or id words (`nav`, `menu`, `sidebar`, `share`, `comment`, `related`, `ad`,
-//!   `breadcrumb`, `copyright`, ...) or because they are hidden; and except link lists
-//!   (blocks whose text is mostly link text). When the page marks its main content
-//!   (`<article>`, `<main>`, `role="main"`, `itemprop="articleBody"`) and that holds at
-//!   least a third of the text, only it is kept.
+//! - the main text: every text block of the body, except those inside page chrome (by tag,
+//!   `SKIP_TAGS`; ARIA role, `SKIP_ROLES`; class or id words, `SKIP_WORDS`; or
+//!   hidden) and link lists (blocks whose text is mostly link text). When the page marks
+//!   its main content (`<article>`, `<main>`, `role="main"`, `itemprop="articleBody"`) and
+//!   that holds at least a third of the text, only it is kept.
 //!
 //! Blocks are separated by newlines, so the line-level cleaning of [`crate::text::clean`]
 //! applies to HTML-derived text as to plain text.

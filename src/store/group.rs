@@ -2,19 +2,13 @@
 //! [`Store::insert_fingerprint`]) that arrive together are checked and written as one
 //! change set — one [`super::backend::Backend::write`], one fsync when writes are synced.
 //!
-//! A writer queues its request (a [`Ticket`]). If no other writer leads, it leads: it takes
-//! the writer lock, takes the queued requests (at most [`MAX_GROUP`]), checks each against
-//! the store *and* against the requests before it in the group, writes the new ones in one
-//! change set and answers every request of the group only after that write returned. The
-//! others sleep on their ticket until answered. A leader that is done wakes the first
-//! request still queued to lead the next group, but the lead goes to whichever writer asks
-//! first: a writer arriving meanwhile leads at once, taking the queued requests with its
-//! own, rather than every group waiting for a sleeping thread to be scheduled.
-//!
-//! A request whose id an earlier request of the group writes, or whose duplicate in the
-//! store is a document an earlier request replaces, is *carried* to the next group (the
-//! front of the queue), where the store holds that write: so within a group every written
-//! id is distinct and every answer names a document as the group leaves it.
+//! A writer queues its request (a [`Ticket`]); one that finds no leader leads: under the
+//! writer lock it checks up to [`MAX_GROUP`] queued requests against the store and the
+//! requests before them, writes the new ones in one change set, and only then answers
+//! them. A writer arriving meanwhile may take the lead, so groups never wait for a sleeping
+//! thread to be scheduled. A request that depends on an earlier request's write is
+//! carried to the next group, so every answer names a document as its group leaves it
+//! (docs/design.md §6).
 
 mod recent;
 
@@ -100,8 +94,7 @@ impl Ticket {
     }
 
     /// Sleeps until the request is answered (`Some`) or woken to lead (`None`), after
-    /// spinning for up to [`SPIN`]: a group written without fsync takes tens of
-    /// microseconds, less than a waiter's sleep and wake-up cost it.
+    /// spinning for up to [`SPIN`]: an unsynced group write costs less than a sleep and wake-up.
     fn wait(&self) -> Option<Result<Answer>> {
         let start = Instant::now();
         let mut spins = 0u32;

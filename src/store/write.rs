@@ -302,8 +302,7 @@ impl Store {
     /// Counts replaced/deleted documents; past [`CHURN_FLUSH`] since the last flush, marks
     /// the tables to be flushed (by [`Store::unlock`]) so that their tombstones reach SST
     /// files, where the deletion-triggered compaction removes them (a query steps over
-    /// every tombstone under its prefix: 20,000 replaces near one fingerprint made queries
-    /// there ~450× slower).
+    /// every tombstone under its prefix, so heavy churn near one fingerprint slows it).
     fn note_churn(&self, counters: &mut Counters, churn: u64) {
         counters.churn += churn;
         if counters.churn >= CHURN_FLUSH {

@@ -15,7 +15,7 @@ use crate::text::ascii::{AsciiMasks, cjk_unified_prefix, low_bits};
 
 static JIEBA: LazyLock<Jieba> = LazyLock::new(Jieba::new);
 
-/// Forces the jieba dictionary to load now rather than on first use (it takes ~0.1–0.3 s).
+/// Forces the jieba dictionary to load now rather than on first use (a noticeable pause).
 pub fn warm_up() {
     LazyLock::force(&JIEBA);
 }

@@ -5,25 +5,16 @@
 //! share bars, copyright and "reposted from / 来源 / 责任编辑" lines, publish times and
 //! view counters) and lines that two different articles of one site share (the site's
 //! chrome). Neither may decide a fingerprint. Cleaning works on normalized lines
-//! ([`crate::text::analyze::normalize`]) and gives each line a weight:
+//! ([`crate::text::analyze::normalize`]) and gives each line a weight ([`classify`]; the
+//! thresholds, in full: docs/design.md §2):
 //!
 //! - **boilerplate** (weight 0), by structure or by a short list of web-wide markers:
-//!   - navigation: three or more `|`-separated (or `·`, `•`, `»`, `›`) items averaging at
-//!     most 24 characters (two when the line does not end a sentence: "headline |
-//!     headline"), or four or more space-separated Han items of at most 4 characters on
-//!     average;
-//!   - metadata: a line of at most 120 characters whose letters and digits are at least
-//!     25 % digits (at least 4 of them) — timestamps, counters, phone and licence numbers;
-//!   - markers: a line of at most 160 characters holding a copyright, share, repost/source
-//!     attribution, login, advertisement, "related articles" or licence marker (the
-//!     [`MARKERS`] list: web-wide vocabulary, not any site's) — if the line is at most 60
-//!     characters, or the marker opens it (first 8 characters of Han text, 20 of
-//!     other text), or two markers meet;
-//! - **short** (weight [`SHORT_LINE_WEIGHT`]): a line without sentence-ending punctuation of
-//!   fewer than 25 characters (with Han characters) or fewer than 6 words (without) — teaser
-//!   headlines, truncated chrome, button labels — in a text that also has content lines;
-//!   weight 0 when it stands before the first content line or after the last (the page's
-//!   header and footer);
+//!   navigation (many short separated items), metadata (short digit-heavy lines:
+//!   timestamps, counters, phone numbers), a [`MARKERS`] marker (web-wide vocabulary, not
+//!   any site's) in a short line or opening it, and long lines with too few function words;
+//! - **short** (weight [`SHORT_LINE_WEIGHT`]): short and not a sentence (teaser headlines,
+//!   button labels) in a text that also has content lines; weight 0 before the first
+//!   content line or after the last (the page's header and footer);
 //! - **content** (weight 1): everything else.
 //!
 //! When no line is content, short lines weigh 1 and boilerplate stays 0: a text made only

@@ -5,14 +5,11 @@
 //! feature vector: feature `f` with weight `w` adds `w · g(f, i)` to bit `i`'s sum, where
 //! `g(f, i)` is a standard normal coefficient (scaled to integers) drawn from the feature's
 //! hash, and the fingerprint has a bit set where the sum is positive. With Gaussian
-//! coefficients two vectors at angle θ differ in each bit with probability θ/π, whatever
-//! their number of features and however their weight is spread (exactly for a continuous
-//! normal distribution; the 256 levels used here stay within 0.001 of it in the test
-//! `differing_bits_follow_the_angle`). With ±1
-//! coefficients (the textbook SimHash, used up to spec v5) that holds only for many
-//! comparable weights: when a few features carry most of the weight — which the fingerprint's
-//! weighting makes them do — equal weights cancel to an exact tie in many bits, and the light
-//! features that settle the tie are the ones edits change.
+//! coefficients two vectors at angle θ differ in each bit with probability θ/π, however
+//! their weight is spread (test `differing_bits_follow_the_angle`). With ±1 coefficients
+//! (the textbook SimHash) that holds only for many comparable weights: when a few features
+//! carry most of the weight, equal weights tie in many bits, and the light features that
+//! settle the tie are the ones edits change (docs/design.md §2).
 //!
 //! Coefficients come from [`COEFFICIENTS`], a 256-level quantized normal distribution, indexed
 //! by the bytes of a splitmix64 stream seeded with the feature's hash (8 words, 64 bytes, one
@@ -166,10 +163,8 @@ impl SimHasher {
 
 /// The SimHash of `(hash, weight)` features all at once: the same as adding them one by one
 /// to a [`SimHasher`] and calling [`SimHasher::finish`]. The sums are taken in `f64`, whose
-/// multiplies issue twice as fast as `i64`'s (26 against 46 ns per feature on the
-/// development machine), and moved into `i64` every 2^18 features, so every value is an
-/// integer below 2^52 and each operation is exact: the result is the integer one, whatever
-/// the order of the features.
+/// multiplies are faster than `i64`'s, and moved into `i64` every 2^18 features, so every
+/// value is an integer below 2^52 and each operation is exact, whatever the order.
 pub fn simhash(features: &[(u64, u32)]) -> u64 {
     signs(&projection_sums(features))
 }

@@ -1,20 +1,18 @@
 //! A 64-byte b-bit MinHash sketch of a document's shingles, for a second, exact-er look at
 //! SimHash candidates (the verify stage after a query).
 //!
-//! SimHash within k = 3 needs a cosine similarity of about 0.99; real near-copies with a
-//! few percent of edited words drift to 5–10 bits. Querying with a larger k finds them, but
-//! also finds unrelated documents; the sketch tells the two apart: it estimates the Jaccard
-//! similarity of the two documents' sets of 3-token shingles (after cleaning, so chrome
-//! does not count) from 63 one-byte minima (Li & König, b-bit minwise hashing, 2010) of a
-//! one-permutation MinHash. A token is a word, or in Chinese text a character
-//! ([`SketchBuilder::push_han`]): an edit of one character breaks the shingles of the word
-//! it falls in and its neighbours' too, where character shingles lose only the three that
-//! hold it.
+//! Real near-copies drift beyond the distance SimHash answers exactly (docs/quality.md);
+//! querying with a larger k finds them, but also unrelated documents. The sketch tells the
+//! two apart: it estimates the Jaccard similarity of the two documents' sets of 3-token
+//! shingles (after cleaning, so chrome does not count) from 63 one-byte minima (Li & König,
+//! b-bit minwise hashing, 2010) of a one-permutation MinHash. A token is a word, or in
+//! Chinese text a character ([`SketchBuilder::push_han`]): an edit of one character breaks
+//! the shingles of the word it falls in and its neighbours' too, where character shingles
+//! lose only the three that hold it.
 //!
-//! The estimate's standard error is about `sqrt(J (1 − J) / 63)` (±0.06 at J = 0.5). The
-//! sketch's last byte counts the bins the shingles filled: how much content the estimate
-//! rests on ([`Sketch::shingles`]), and flags a sketch of mostly Han characters
-//! ([`Sketch::han_chars`]).
+//! The estimate's standard error is about `sqrt(J (1 − J) / 63)`. The sketch's last byte
+//! counts the bins the shingles filled ([`Sketch::shingles`]: how much content the
+//! estimate rests on) and flags a sketch of mostly Han characters ([`Sketch::han_chars`]).
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 

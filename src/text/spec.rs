@@ -40,8 +40,7 @@ pub(crate) const MAX_FEATURE_SHARE: (u64, u64) = (1, 6); // 16.7 %
 
 /// Weight of a Han word of two or more characters relative to its characters, which count
 /// too: the word and its characters are one piece of text counted twice, so three votes that
-/// always move together would otherwise weigh as three independent features (spec v3 let one
-/// repeated word and its two characters carry 60 % of a short review's votes).
+/// always move together would otherwise weigh as three independent features.
 pub(crate) const HAN_WORD_WEIGHT: f32 = 0.5;
 
 /// Weight of a title token relative to a body token of a content line.

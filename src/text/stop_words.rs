@@ -257,9 +257,8 @@ fn pack(word: &[u8]) -> Option<u128> {
 
 /// The ASCII [`STOP_WORDS`] as an open-addressing set of packed words (256 slots, 4 KiB)
 /// behind a 4,096-bit filter: most words of a text are not stop words, and the filter
-/// answers ~96 % of those with one bit, where the set (two thirds full) would walk a few
-/// slots to its first free one. A lookup is a multiply and, mostly, one bit test or one
-/// comparison.
+/// answers most of those with one bit, where the set (two thirds full) would walk a few
+/// slots. A lookup is a multiply and, mostly, one bit test or one comparison.
 struct EnglishStopWords {
     /// Bit `filter_bit(key)` is set for each stop word's key.
     filter: [u64; Self::FILTER_BITS / 64],

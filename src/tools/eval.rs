@@ -7,9 +7,7 @@
 //! (`{"a", "b", "label": 0|1, "class", "lang", "len_bucket"?}`). [`fingerprint_all`]
 //! fingerprints every document in parallel; [`evaluate`] counts the true and false
 //! positives and negatives overall, per language, per length bucket and per class, of a
-//! [`Predictor`]: "distance ≤ k" for every k in `0..=max_k` (optionally with the sketch
-//! verification of the two-stage query), or one rule as a store of some layout answers it
-//! (a quality mode at a scale: [`Predictor::mode`]).
+//! [`Predictor`] ("distance ≤ k" for every k, or one rule as a store answers it).
 //!
 //! Labelled negative pairs are few (a thousand), so a fingerprint that maps every short
 //! text dominated by one repeated word ("酒店", "孩子") to one value would pass them. A store

@@ -1,7 +1,7 @@
 //! The quality modes side by side: for each mode (and the plain "distance ≤ 3" query, for
 //! reference) at each scale, its quality on a labelled set ([`crate::tools::eval`]) and the
 //! cost of the layout a store of that mode created for that many documents gets (the cost
-//! model's candidates and µs per query, and estimated bytes per fingerprint).
+//! model's candidates and time per query, and estimated bytes per fingerprint).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -12,9 +12,8 @@ use crate::tools::eval::{BasePairs, Collisions, Counts, Pair, Predictor, Signatu
 
 /// Estimated bytes on disk per bucket of a table (format 5: its RocksDB key, internal
 /// trailer, block entry, restart point and index share, and its 2-byte header), beside its
-/// entries' own packed bytes: fitted, with [`DOCUMENT_BYTES`], to the store sizes measured
-/// at N = 10M in docs/benchmarks.md ("A restart point at every bucket", 2026-11-27, format
-/// 6: 4 tables of 16-bit prefixes 62.3 B/fp, 5 of 18–19 bits 74.7, 6 of 21–22 bits 111.9).
+/// entries' own packed bytes: fitted, with [`DOCUMENT_BYTES`], to the store sizes in
+/// docs/benchmarks.md ("A restart point at every bucket").
 pub const BUCKET_BYTES: f64 = 20.1;
 
 /// Estimated bytes on disk per fingerprint outside the tables (`docs`, `ids` without the
@@ -25,9 +24,8 @@ pub const DOCUMENT_BYTES: f64 = 25.8;
 /// band tables holding `n` uniform fingerprints, each with a sketch of its own (without
 /// the records' sketches, as `simstore bench` also reports it): per table, each entry's
 /// packed suffix and sequence number, and [`BUCKET_BYTES`] per non-empty bucket (of
-/// `2^p`, a share `1 − e^(−n/2^p)` holds an entry); plus [`DOCUMENT_BYTES`]. The band
-/// tables measured 21.0 B/fp at 10M beside 4 tables of 16 bits (2026-11-28), the estimate
-/// 18.3.
+/// `2^p`, a share `1 − e^(−n/2^p)` holds an entry); plus [`DOCUMENT_BYTES`]. For band
+/// tables it runs a little low (measured: docs/benchmarks.md).
 pub fn estimated_bytes_per_fingerprint(layout: &Layout, n: f64, bands: u32) -> f64 {
     let n = n.max(1.0);
     let seq_bytes = ((64 - (n as u64).leading_zeros()).div_ceil(8)).max(1) as f64;

@@ -2,10 +2,8 @@
 //! files are dropped from the page cache (`posix_fadvise(DONTNEED)` on every file, which
 //! needs no privilege and leaves the rest of the machine's cache alone), and it is opened
 //! again; then N queries are timed one by one, each reading its blocks from disk: with the
-//! store's default (automatic: the probes of a query in turn until one waits for the disk,
-//! then at once on threads), with the probes one after another, and with them always on
-//! threads (`RocksOptions::probe_threads`), where a query waits for about one read, not
-//! one per table.
+//! store's default (automatic), with the probes one after another, and with them always
+//! on threads (`RocksOptions::probe_threads`).
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -4,12 +4,11 @@
 //!
 //! Two passes over the inputs, so that memory does not grow with the records' size: pass 1
 //! fingerprints every record in parallel and keeps only its item number, fingerprint and
-//! (when the rule verifies) sketch (16 bytes a record, 81 with sketches); the clusters are
-//! formed in memory (the pair scan's 16 bytes and the clustering's 4 a record, 12 a pair;
-//! the union-find's 8 with `--transitive`); pass 2 reads the
-//! inputs again and copies the kept lines byte for byte. Stdin cannot be read twice and is
-//! refused; an input that changed between the two passes (another file, size, modification
-//! time, or other bytes read: [`Stamp`]) fails the run, and nothing is written.
+//! (when the rule verifies) sketch ([`Pass1`]: 16 bytes a record, 81 with sketches), and
+//! the clusters are formed in memory; pass 2 reads the inputs again and copies the kept
+//! lines byte for byte. Stdin cannot be read twice and is refused; an input that changed
+//! between the two passes (another file, size, modification time, or other bytes read:
+//! [`Stamp`]) fails the run, and nothing is written.
 
 use std::io::{BufWriter, Write};
 use std::ops::Range;

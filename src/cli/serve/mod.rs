@@ -1,21 +1,9 @@
 //! `simstore serve`: an HTTP JSON API over one store, for crawlers in other processes and
 //! languages.
 //!
-//! Endpoints (JSON in and out; errors are `{"error": "..."}` with a status code; a body
-//! field not listed is refused with 400 naming it):
-//!
-//! | method, path | body | answer |
-//! |---|---|---|
-//! | `POST /insert` | `{"id", "title"?, "text"?, "url"?, "fp"?}` | `{"id", "fp", "status": "inserted" \| "replaced"}` |
-//! | `POST /check_and_insert` | the same and `"k"`?, `"verify"`? | `{"id", "fp", "status": "new" \| "exact_duplicate" \| "near_duplicate", "of"?, "distance"?}` |
-//! | `POST /query` | `{"text"? , "title"?, "fp"?, "k"?, "verify"?, "limit"?}` (`"id"`, `"url"` ignored) | `{"fp", "k", "matches": [{"id", "distance", "fp", "title"?, "url"?, "similarity"?}]}` |
-//! | `POST /query/batch` | `[query, ...]` | `{"results": [{"matches": [...]}, ...]}` |
-//! | `GET /docs/{id}` | | the document, or 404 |
-//! | `DELETE /docs/{id}` | | `{"deleted": true}`, or 404 |
-//! | `POST /delete` | `{"ids": [...]}` (at most 10,000) | `{"deleted": n, "missing": [...]}`, all in one atomic change set |
-//! | `GET /stats` | | documents, layout, disk size |
-//! | `GET /health` | | `{"status": "ok"}`; 503 while shutting down or once writes stopped |
-//! | `GET /metrics` | | Prometheus text: requests by endpoint and status, latency histograms, check_and_insert outcomes, store size, build, process and engine gauges |
+//! Endpoints (the routes in `router`; bodies and answers: docs/http.md): JSON in and
+//! out; errors are `{"error": "..."}` with a status code; a body field not listed is
+//! refused with 400 naming it.
 //!
 //! A query or check without `"k"` and `"verify"` applies the store's quality mode
 //! (`simstore init --quality`); with `"k"` alone, "distance ≤ k"; with `"verify"`, the
@@ -26,34 +14,9 @@
 //! `state.rs` shared state and how store calls run; `handlers.rs` and `query.rs` the
 //! endpoints; `metrics.rs` what `/metrics` counts; `error.rs` error answers.
 //!
-//! Access (`access.rs`): on loopback (the default) the Host header must name loopback
-//! (exactly one Host header, and an absolute request-target naming loopback too);
-//! another address needs `--token-file`; with a token every request must carry
-//! `Authorization: Bearer TOKEN` (401 otherwise); POST bodies must be `application/json`
-//! (415 otherwise). A refused request does no work.
-//!
-//! Durability: the store is opened with `sync_writes` unless `--no-sync`, so a 200 answer
-//! to a write means the write-ahead log holding it was fsynced (on Redis Cluster: applied
-//! on the masters and acknowledged by `?replicas-ack` replicas of each, on disk as the
-//! nodes' appendfsync says; the start line says which). Every answer to a write
-//! other than 200 stored nothing, except a 503 with `"outcome": "unknown"`: the store
-//! failed during that write, which may or may not have landed; the server then stops
-//! taking writes (503) and `/health` answers 503 with the reason, until a restart — except
-//! on a backend whose failures pass (Redis Cluster), where the next write may succeed.
-//!
-//! Bounded resources: the soft descriptor limit is raised to the hard one, and at most
-//! `--max-connections` connections are open (by default what leaves half the limit to the
-//! store); `--header-timeout`, `--body-timeout` close slow or idle clients; a body over
-//! `--max-body-bytes` gets 413 (at once when its `Content-Length` says so); one request
-//! answers at most `--max-matches` matches and `--max-answer-bytes` bytes (422 beyond); a
-//! stored title or url over the library's bounds (`simstore::MAX_TITLE_BYTES`,
-//! `MAX_URL_BYTES`) gets 422; freed memory goes back to the OS at once
-//! (`crate::purge_freed_memory_at_once`). Store calls block: each runs on tokio's blocking
-//! pool, at most `--workers` at a time.
-//!
-//! SIGINT/SIGTERM: stop accepting connections, answer 503 to requests arriving on open
-//! connections, finish the requests under way for at most `--shutdown-timeout` seconds
-//! (then close the connections left), flush the store, exit 0.
+//! Access, durability (a 200 to a write means its log was fsynced, unless `--no-sync`),
+//! bounded resources, store calls on tokio's blocking pool (at most `--workers`) and the
+//! SIGINT/SIGTERM shutdown: docs/design.md §10.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;

@@ -2,26 +2,18 @@
 //! every space is written as one sorted run and ingested, instead of one change set per
 //! group of documents.
 //!
-//! Protocol (crash-safe): (1) a `bulk-pending` marker is written to `meta` (fsynced);
-//! (2) `docs` is streamed into a run in sequence order while `(id, seq, fp, hash)` rows go
-//! to an external sort ([`sort`]: bounded memory, sorted runs spilled to temporary files);
-//! (3) the merged rows give the `ids` run (the last entry of an id wins) and feed the
-//! external sort of `exact` and the table keys — kept in memory when every winner's
-//! `(fingerprint, seq)` fits in the budget, each table then permuted, sorted and written
-//! in turn, else an external sort per table — which are written as runs; (4)
-//! `docs`, then `ids`, then the tables are ingested (so a concurrent query never meets a
-//! table entry without its document); (5) one fsynced change set deletes the `docs`
-//! records of ids repeated in the input, sets the counters and removes the marker. A store
-//! opened with the marker present was interrupted between (1) and (5): it is repaired from
-//! `docs` (`Store::repair`), which yields either the state before the load (`docs` not yet
-//! ingested) or the complete load.
+//! Protocol (crash-safe, docs/design.md §6): a `bulk-pending` marker (fsynced); `docs`
+//! streamed into a run while `(id, seq, fp, hash)` rows go to an external sort ([`sort`]);
+//! the merged rows give the `ids` run and the runs of `exact` and the tables; `docs`, then
+//! `ids`, then the tables are ingested, so a concurrent query never meets a table entry
+//! without its document; one fsynced change set removes repeated ids' records, sets the
+//! counters and removes the marker. A store opened with the marker present is repaired
+//! from `docs` (`Store::repair`): the state before the load, or the complete load.
 //!
-//! A load that fails before (4) on a backend that stages its runs out of sight is undone
-//! (staged runs discarded, marker removed). One that fails later — or on a backend whose
-//! runs are visible as they are written (Redis) — keeps its marker, and the handle takes
-//! no more writes ([`crate::Error::BulkLoadFailed`]) until [`Store::repair`] finishes the
-//! load from `docs` or the store is opened again: its counters no longer say which
-//! sequence numbers are used.
+//! A load that fails before the ingest on a backend that stages its runs out of sight is
+//! undone. One that fails later (or on Redis, whose runs are visible as written) keeps its
+//! marker, and the handle refuses writes ([`crate::Error::BulkLoadFailed`]: its counters no
+//! longer say which sequence numbers are used) until [`Store::repair`] or a reopen.
 
 mod load;
 mod sort;

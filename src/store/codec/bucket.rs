@@ -8,12 +8,11 @@
 //! | value | `p` (u8) ++ seq width `w` (u8, 1..=8) ++ entries, each the low `64 − p` bits of π(fp) in `s = ⌈(64 − p)/8⌉` bytes BE ++ seq in `w` bytes BE, sorted by (π(fp), seq) |
 //! | merge operand | records of 18 bytes: `p` (u8) ++ [`ADD`] or [`REMOVE`] (u8) ++ π(fp) (u64 BE) ++ seq (u64 BE); a partial merge concatenates them |
 //!
-//! An entry costs `s + w` bytes (9 at 10M documents: 6 + 3) and a bucket one RocksDB key
-//! (~14 bytes with its 8-byte internal trailer and block overhead), against ~21 bytes an
-//! entry when every entry was a key of its own. A probe seeks the bucket of its prefix and
-//! reads one value; a candidate is a fixed-width slot decoded in our code, not a step of a
-//! RocksDB iterator. Writes are merge operands, folded into the bucket by
-//! [`merge_bucket`] when RocksDB reads or compacts it, so an insert never reads a bucket.
+//! An entry costs `s + w` bytes and a bucket one RocksDB key, far less than a key per entry
+//! (measured: docs/benchmarks.md). A probe seeks the bucket of its prefix and reads one
+//! value; a candidate is a fixed-width slot decoded in our code, not a step of a RocksDB
+//! iterator. Writes are merge operands, folded into the bucket by [`merge_bucket`] when
+//! RocksDB reads or compacts it, so an insert never reads a bucket.
 
 use crate::error::{Error, Result};
 

@@ -1,28 +1,9 @@
 //! Every byte layout simstore persists. Nothing outside this module builds or parses
 //! keys or values.
 //!
-//! | column family | key | value |
-//! |---|---|---|
-//! | `meta` | `"manifest"` | `MAGIC` ++ format version (u32 BE) ++ bincode([`Manifest`] body) |
-//! | `meta` | `"counters"` | next seq (u64 BE) ++ live documents (u64 BE) |
-//! | `meta` | `"bulk-pending"` | empty: present only while a bulk load is under way |
-//! | `meta` | `"repair-pending"` | empty: present only while a repair is under way |
-//! | `meta` | `"relayout-pending"` | the new manifest, present only while a relayout is under way |
-//! | `docs` | seq (u64 BE) | record version (u8 = 2) ++ bincode([`StoredDoc`]; the content hash and the 64-byte sketch are the last two fields, each `Option`) |
-//! | `ids` | external id (UTF-8 bytes) | seq (u64 BE) ++ fingerprint (u64 BE) [++ content hash (u128 BE)] |
-//! | `exact` | content hash (u128 BE) ++ seq (u64 BE) | empty |
-//! | `t00`.. | the top `p` bits of π(fingerprint), ⌈p/8⌉ bytes BE (a bucket: [`bucket`]) | every entry under that prefix, packed ([`bucket`]); writes are merge records |
-//!
-//! The temporary sorted runs of a bulk load (never part of a store) are laid out in
-//! [`spill`].
-//!
-//! Format version 2 added the `exact` column family, the content hash in `docs` records
-//! and `ids` values. Format version 3 shortened the sequence number in table keys (8 bytes
-//! to its shortest form) and added the number of leading blocks to the manifest (layouts
-//! whose tables lead with fewer blocks than Manku's). Format 4 added the quality mode to
-//! the manifest. Format 5 packs a RocksDB table's entries in one bucket per prefix
-//! ([`bucket`]); the Redis layout is unchanged, so a Redis store of format 3 or 4 still
-//! opens. Stores of other versions are refused (re-import them).
+//! The layout of each column family, and what each format version changed: the table in
+//! docs/design.md §5 and the `*_FORMAT` constants below (stores of other versions are
+//! refused). A table's buckets: [`bucket`]; a bulk load's temporary runs: [`spill`].
 //!
 //! bincode uses its `standard` configuration (little-endian varints) with a size limit,
 //! so a damaged length prefix cannot make a decoder allocate without bound.
@@ -43,12 +24,9 @@ use crate::types::{Sketch, StoredDoc};
 /// The first bytes of every manifest.
 pub const MAGIC: [u8; 8] = *b"SIMSTORE";
 
-/// The on-disk format version this build writes. Its manifests read back to format 3 (the
-/// same but for the quality mode: a format-3 store is in the standard mode), which a
-/// backend whose layout did not change since (Redis) still opens; RocksDB stores need
-/// [`BUCKET_FORMAT`]. Format 6 leaves the fingerprint out of `ids` values
-/// ([`SHORT_IDS_FORMAT`]). Format 7 keeps times in sequence order and a last-seen time in
-/// records ([`TIMED_FORMAT`]). Format 8 adds the band tables ([`BANDS_FORMAT`]).
+/// The on-disk format version this build writes. Manifests read back to [`OLDEST_READABLE`]
+/// (a format-3 store, without a quality mode, is in the standard mode); what later versions
+/// changed: [`BUCKET_FORMAT`], [`SHORT_IDS_FORMAT`], [`TIMED_FORMAT`], [`BANDS_FORMAT`].
 pub const FORMAT_VERSION: u32 = 8;
 
 /// The oldest format version whose manifest this build reads.

@@ -1,13 +1,8 @@
 //! The key layout of a store on Redis Cluster. Members and values are the byte layouts of
 //! the parent module; this module names the keys that hold them.
 //!
-//! | key | type | content |
-//! |---|---|---|
-//! | `NAME:m` | hash | `manifest`, `bulk-pending`, `relayout-pending`, `repair-pending` (as on disk); `next_seq`, `live` (integers, changed with `HINCRBY`); `bucket_bits` |
-//! | `NAME:d:<seq >> 7>` | hash | field: seq (u64 BE) → `docs` record |
-//! | `NAME:i:<bucket>` | hash | field: external id → `ids` value |
-//! | `NAME:e:<bucket>` | sorted set, scores 0 | member: `exact` key (content hash ++ seq) |
-//! | `NAME:t<t>:<bucket>` | sorted set, scores 0 | member: π(fingerprint) (u64 BE) ++ seq (40-bit BE) ([`table_member`]) |
+//! The keys (`NAME:m`, `NAME:d:…`, `NAME:i:…`, `NAME:e:…`, `NAME:t<t>:…`) and their types:
+//! the table in docs/scaling.md; a table member: [`table_member`].
 //!
 //! Numbers in key names are lower-case hex. A `<bucket>` is the top `bucket_bits` bits of
 //! the xxh3 hash of the id (`ids`), of the content hash (`exact`) or of the permuted

@@ -48,11 +48,9 @@ impl RocksOptions {
 
     /// Probe a query's tables on `n` threads at once, or with 0 one after another on the
     /// calling thread. Default: automatic — one after another while the probes are fast
-    /// (a warm page cache: a few µs each, less than a hand-off to another thread), and at
-    /// once on 8 threads from the first probe that waited for the disk (slow, and its
-    /// thread's major page faults grew: the tables are read through mmap) until a query
-    /// none of whose probes read from disk, so that a cold query waits about one disk read
-    /// instead of one per table (docs/design.md §5, docs/benchmarks.md).
+    /// (a warm page cache), and at once on 8 threads from the first probe that waited for
+    /// the disk until a query none of whose probes read from disk, so that a cold query
+    /// waits about one disk read instead of one per table (docs/design.md §5).
     pub fn probe_threads(mut self, n: usize) -> Self {
         self.probe_threads = Some(n);
         self

@@ -151,15 +151,11 @@ impl Warming {
 
 /// Reads `file` once, so that its pages are in the page cache.
 ///
-/// RocksDB's `SstFileWriter` drops the pages it writes from the page cache (its
-/// `invalidate_page_cache`, not settable through the C API), so right after a bulk load
-/// every probe of a new process read its block from disk: the first 10,000 queries after
-/// a CLI import of 10M fingerprints took 7–9 s instead of 0.8 s. Ingest moves the file
-/// (the same inode), so the pages read here are the store's. `posix_fadvise(WILLNEED)`
-/// was tried: over a whole file the kernel read only its first 12 MiB; in 4 MiB steps it
-/// reads all of it, but in the background, and the first queries of the next process
-/// waited for those reads (10,000 queries right after an import of 10M: 1.29 s against
-/// 0.48 s warm; 0.23 s after reading). Best effort: a failure only leaves the store cold.
+/// RocksDB's `SstFileWriter` drops the pages it writes from the page cache (not settable
+/// through the C API), so right after a bulk load every probe read its block from disk.
+/// Ingest moves the file (the same inode), so the pages read here are the store's.
+/// `posix_fadvise(WILLNEED)` reads in the background, and the first queries still waited
+/// (measured: docs/benchmarks.md). Best effort: a failure only leaves the store cold.
 fn warm(file: &std::path::Path) {
     use std::io::Read;
     let Ok(mut f) = std::fs::File::open(file) else {

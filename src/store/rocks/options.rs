@@ -122,9 +122,8 @@ fn sst_options(name: &str, cache: &Cache) -> Options {
     if is_table_cf(name) {
         opts.set_compression_type(DBCompressionType::None);
         bbo.disable_cache();
-        // Every bucket a restart point: a probe's seek in a block is a binary search over
-        // the block's restart array, where with the default of 16 it decoded up to 15
-        // buckets one after another, each a few hundred bytes on (a cache miss each).
+        // Every bucket a restart point: a seek is a binary search over the restart array,
+        // not a decode of up to 15 buckets one after another (a cache miss each).
         bbo.set_block_restart_interval(1);
     } else {
         opts.set_compression_type(DBCompressionType::Lz4);

@@ -1,17 +1,11 @@
 //! Table iterators (and `exact`'s) kept between queries.
 //!
-//! Creating a RocksDB iterator for each probe, to seek it once or twice and drop it, would
-//! cost more than the seek: creating one takes a reference on the column family's current state and builds a merging
-//! iterator over its memtables and files, The pool
-//! keeps, per table, the iterators of finished probes; the next probe of that table takes
-//! one and refreshes it (`Iterator::Refresh`: when no flush or compaction came in between,
-//! only its read sequence number moves on), so a query sees every write acknowledged
-//! before it started, as a new iterator would. A query's view (`RocksSnapshot::live`)
-//! holds the iterator it leased for a table until the query ends, so its other spans of
-//! that table seek the same one without another lease or refresh. A crawler's check looks
-//! its content hash up in `exact` the same way ([`Kind::Exact`]): creating an iterator for
-//! that one seek cost as much as the seek. The pool is sharded by thread ([`SHARDS`]), so
-//! concurrent queries do not pass iterators (and a mutex) back and forth between cores.
+//! Creating a RocksDB iterator (a merging iterator over the memtables and files) costs more
+//! than the one or two seeks a probe makes, so the pool keeps, per table (and for `exact`,
+//! [`Kind::Exact`]), the iterators of finished probes. The next probe takes one and
+//! refreshes it (`Iterator::Refresh`), so a query sees every write acknowledged before it
+//! started, as a new iterator would. A query's view (`RocksSnapshot::live`) holds its leased
+//! iterator per table until the query ends. The pool is sharded by thread ([`SHARDS`]).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -50,11 +44,9 @@ const KEPT_PER_TABLE: usize = 8;
 
 /// A kept iterator not used by the last this many probes of its table is dropped.
 ///
-/// A kept iterator holds the state of its table as of its last refresh: the memtables and
-/// files of that moment, which a flush or compaction has replaced since. The probes of a
-/// table take the most recently used iterator first, so after a burst of concurrent
-/// probes the extra iterators would otherwise stay idle in the pool — and keep obsolete
-/// files on disk and old memtables in memory — for as long as the process runs.
+/// A kept iterator holds its table's memtables and files as of its last refresh. Probes
+/// take the most recently used iterator first, so after a burst of concurrent probes the
+/// extra ones would stay idle, keeping obsolete files and memtables alive, for good.
 const IDLE_PROBES: u64 = 256;
 
 /// An iterator of the backend's database, kept past the probe that made it.
@@ -85,9 +77,8 @@ struct Table {
 
 /// Shards of the pool. A thread takes iterators from and gives them back to its own shard
 /// (threads are dealt shards in turn), so two threads querying at once neither contend for
-/// one mutex nor hand each other iterators whose state sits in the other core's cache:
-/// 2 threads of queries at 10M, 13 alternating rounds against one shared pool, median
-/// 56.7k → 64.5k queries/s (docs/benchmarks.md, 2026-11-27, seventh session).
+/// one mutex nor hand each other iterators whose state sits in the other core's cache
+/// (measured: docs/benchmarks.md).
 const SHARDS: usize = 8;
 
 /// Every this many probes of a table in a shard, its thread looks at the other shards and

@@ -1,18 +1,10 @@
 //! How the spans of a query are read ([`crate::RocksOptions::probe_threads`]): one after
 //! another on the calling thread, all at once on a pool of threads, or — the default — in
-//! turn while the probes are fast, and at once from the moment one waits for the disk.
-//!
-//! On a warm page cache a probe takes a few microseconds and handing it to another thread
-//! costs more than it saves; on a cold one every probe waits for a read (~0.15 ms on the
-//! development machine's disk), and a query that reads its t spans in turn waits t reads
-//! where it could wait about one. The automatic mode times each probe read in turn: after
-//! one slower than [`SLOW_PROBE`] that read from disk it reads the rest of the query's spans
-//! at once, and so every query after it, until a query none of whose probes read from disk.
-//! Slow alone is not enough: on a machine short of CPU a probe is slow when its thread is
-//! preempted, and threads would only make that worse; so a probe counts only when its
-//! thread read from disk (a major page fault: the tables are read through mmap) since the
-//! thread last looked — one `getrusage` call per slow probe read in turn and per probe read
-//! at once, none per fast one.
+//! turn while the probes are fast (a hand-off costs more than a warm probe), and at once
+//! from the moment one waits for the disk (so a cold query waits about one read, not one
+//! per table). A probe waited for the disk when it was slower than [`SLOW_PROBE`] and its
+//! thread read from disk (a major page fault: the tables are read through mmap); slow
+//! alone may be preemption on a machine short of CPU (docs/design.md §5).
 
 use std::cell::Cell;
 use std::sync::OnceLock;
@@ -28,9 +20,9 @@ use crate::store::backend::Span;
 /// Threads of the automatic mode's pool (started at its first slow probe).
 const AUTO_PROBE_THREADS: usize = 8;
 
-/// A probe read in turn that took this long is asked whether it read from disk: a warm
-/// probe takes 3–6 µs (10M fingerprints, docs/benchmarks.md), a read of a block from disk
-/// tens of µs or more. Faster probes are not asked (a system call each).
+/// A probe read in turn that took this long is asked whether it read from disk: between a
+/// warm probe and a disk read (measured: docs/benchmarks.md). Faster probes are not asked
+/// (a system call each).
 const SLOW_PROBE: Duration = Duration::from_micros(20);
 
 /// A table entry as a scan passes it on.

@@ -1,7 +1,7 @@
 //! The `docs` and `ids` runs of a bulk load, written on a thread of their own: the caller
 //! encodes each entry and hands batches over; the thread feeds them to RocksDB's
-//! `SstFileWriter` (its block building and LZ4: ~2.5 s for `docs` and ~1.5 s for `ids` of a
-//! 10M load), while the caller goes on with the rows' sort (`docs`) or their merge (`ids`).
+//! `SstFileWriter` (block building and LZ4, a large share of a load), while the caller goes
+//! on with the rows' sort (`docs`) or their merge (`ids`).
 //! Memory: at most [`QUEUE`] batches of about [`BATCH_BYTES`] in flight.
 
 use std::path::PathBuf;
