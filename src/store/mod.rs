@@ -406,7 +406,7 @@ fn validate_id(id: &str) -> Result<()> {
 }
 
 /// Checks what is stored of an entry: its id ([`validate_id`]), then its title and url
-/// ([`DocMeta::check`]: [`Error::FieldTooLong`]).
+/// ([`crate::types::DocMeta::check`]: [`Error::FieldTooLong`]).
 fn validate_entry(id: &str, meta: &crate::types::DocMeta) -> Result<()> {
     validate_id(id)?;
     meta.check(id)

@@ -1,4 +1,4 @@
-//! Bulk loading: on a backend with sorted ingest ([`BulkIngest`], RocksDB's SST files),
+//! Bulk loading: on a backend with sorted ingest ([`crate::store::backend::BulkIngest`], RocksDB's SST files),
 //! every space is written as one sorted run and ingested, instead of one change set per
 //! group of documents.
 //!

@@ -39,7 +39,7 @@ const PIPELINE_CHUNK: usize = 4096;
 /// How long a write waits for replicas before [`Error::ReplicasBehind`].
 const WAIT_TIMEOUT_MS: u64 = 2000;
 
-/// Claims a content hash (see [`Shared::claim_exact`]): KEYS[1] the `exact` bucket; ARGV:
+/// Claims a content hash (see [`Shared::claim_exact`]): `KEYS[1]` the `exact` bucket; ARGV:
 /// the range of the hash's members, the new member, the stale member (or empty). A claim
 /// already held by the new member is its own: the script run again after its reply was
 /// lost (a failover) claims nothing more and names no one else.

@@ -1,4 +1,4 @@
-//! RocksDB's figures for `/metrics` ([`crate::store::backend::Backend::engine_metrics`]):
+//! RocksDB's figures for `/metrics` ([`crate::store::backend::Backend::usage`]):
 //! what an operator alerts on or sizes memory and disk by.
 
 use std::collections::BTreeMap;

@@ -14,7 +14,7 @@ use crate::text::ascii::{
 };
 use crate::text::stop_words::is_english_stop_word;
 
-/// What [`classify`] counts of a (trimmed) line, in one pass.
+/// What [`super::classify`] counts of a (trimmed) line, in one pass.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct LineCounts {
     /// Non-space characters.
@@ -23,7 +23,7 @@ pub(super) struct LineCounts {
     pub(super) len: usize,
     /// Han characters.
     pub(super) han: usize,
-    /// Han characters that are [`FUNCTION_CHARS`].
+    /// Han characters that are [`super::FUNCTION_CHARS`].
     pub(super) function_han: usize,
     /// Letters and digits.
     pub(super) alnum: usize,
