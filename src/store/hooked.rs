@@ -49,10 +49,10 @@ impl Hooked {
 
 impl Backend for Hooked {
     fn properties(&self) -> Properties {
+        let inner = self.inner.properties();
         Properties {
-            latest_is_consistent: self.after_first_exact.is_none()
-                && self.inner.properties().latest_is_consistent,
-            ..self.inner.properties()
+            latest_is_consistent: self.after_first_exact.is_none() && inner.latest_is_consistent,
+            ..inner
         }
     }
     fn usage(&self) -> Usage {
