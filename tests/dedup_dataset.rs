@@ -527,3 +527,184 @@ fn a_partial_output_of_a_killed_run_is_removed_by_the_next_run() {
     );
     assert_eq!(partial_files(&t), [alive]);
 }
+
+/// A record's rank under a keep policy, as the model sees it: `--keep longest` by the text's
+/// length (descending), `newest:ts` / `oldest:ts` by `ts` (a record without it last).
+#[derive(Clone)]
+struct Ranked {
+    len: usize,
+    ts: Option<String>,
+}
+
+/// The records in the order `policy` prefers them (ties in input order): the model's
+/// reading of `--keep`.
+fn policy_order(policy: &str, recs: &[Ranked]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..recs.len()).collect();
+    match policy {
+        "longest" => order.sort_by_key(|&i| std::cmp::Reverse(recs[i].len)),
+        "newest:ts" => {
+            order.sort_by_key(|&i| (recs[i].ts.is_none(), std::cmp::Reverse(recs[i].ts.clone())))
+        }
+        "oldest:ts" => order.sort_by_key(|&i| (recs[i].ts.is_none(), recs[i].ts.clone())),
+        _ => {}
+    }
+    order
+}
+
+/// The model of `dedup --keep policy [--transitive]` within `k`: for every record, the
+/// record its cluster formed around (itself when kept or alone), and whether it is kept.
+fn keep_model(
+    fps: &[u64],
+    recs: &[Ranked],
+    policy: &str,
+    k: u32,
+    transitive: bool,
+) -> (Vec<usize>, Vec<bool>) {
+    let order = policy_order(policy, recs);
+    let pair = |a: usize, b: usize| within(fps, k)(order[a], order[b]);
+    let n = fps.len();
+    let rep_pos: Vec<usize> = if transitive {
+        let mut uf = UnionFind::new(n).unwrap();
+        for (i, j) in (0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j))) {
+            if pair(i, j).is_some() {
+                uf.union(i as u32, j as u32);
+            }
+        }
+        let mut first = std::collections::HashMap::new();
+        (0..n)
+            .map(|p| *first.entry(uf.find(p as u32)).or_insert(p))
+            .collect()
+    } else {
+        brute_leaders(n, pair)
+    };
+    let mut rep = vec![0; n];
+    let mut size = vec![0; n];
+    for (p, &r) in rep_pos.iter().enumerate() {
+        rep[order[p]] = order[r];
+        size[order[r]] += 1;
+    }
+    let kept = (0..n)
+        .map(|i| match policy {
+            "none" => size[rep[i]] < 2,
+            _ => rep[i] == i,
+        })
+        .collect();
+    (rep, kept)
+}
+
+#[test]
+fn every_keep_policy_keeps_what_the_model_keeps_and_says_why() {
+    let t = TestCommand::new();
+    for seed in 0..2 {
+        let fps = fingerprints(seed);
+        let mut r = rng(seed + 100);
+        let recs: Vec<Ranked> = (0..fps.len())
+            .map(|_| Ranked {
+                len: r.random_range(0..6),
+                ts: (r.random_range(0..4) > 0).then(|| format!("2024-0{}", r.random_range(1..5))),
+            })
+            .collect();
+        let lines: Vec<String> = (0..fps.len())
+            .map(|i| {
+                let ts = recs[i]
+                    .ts
+                    .as_ref()
+                    .map(|s| format!(r#","ts":"{s}""#))
+                    .unwrap_or_default();
+                let text = "é".repeat(recs[i].len);
+                format!(
+                    r#"{{"id":"r{i}","fp":"{:016x}","text":"{text}"{ts}}}"#,
+                    fps[i]
+                )
+            })
+            .collect();
+        t.write("in.jsonl", (lines.join("\n") + "\n").as_bytes());
+        // The policies disagree on this data, so a policy ignored would show.
+        let kept_by = |p| keep_model(&fps, &recs, p, 3, false).1;
+        let policies = ["first", "longest", "newest:ts", "oldest:ts", "none"];
+        for (i, a) in policies.iter().enumerate() {
+            for b in &policies[i + 1..] {
+                assert_ne!(kept_by(a), kept_by(b), "{a} and {b} keep the same");
+            }
+        }
+        for policy in policies {
+            for (k, transitive) in [(2, false), (3, false), (3, true)] {
+                let (rep, kept) = keep_model(&fps, &recs, policy, k, transitive);
+                let k_arg = k.to_string();
+                let mut args = vec!["dedup", "in.jsonl", "--k", &k_arg, "--keep", policy];
+                args.extend(["-o", "kept.jsonl", "--clusters", "clusters.jsonl"]);
+                if transitive {
+                    args.push("--transitive");
+                }
+                let o = t.run(&args);
+                let ctx = format!("seed {seed}, {args:?}: {}", stderr(&o));
+                let want: String = (0..fps.len())
+                    .filter(|&i| kept[i])
+                    .map(|i| format!("{}\n", lines[i]))
+                    .collect();
+                assert_eq!(
+                    std::fs::read_to_string(t.path("kept.jsonl")).unwrap(),
+                    want,
+                    "{ctx}"
+                );
+                let rows = std::fs::read_to_string(t.path("clusters.jsonl")).unwrap();
+                let in_clusters =
+                    (0..fps.len()).filter(|&i| rep.iter().filter(|&&x| x == rep[i]).count() >= 2);
+                assert_eq!(rows.lines().count(), in_clusters.count(), "{ctx}");
+                for row in rows.lines() {
+                    let v: serde_json::Value = serde_json::from_str(row).unwrap();
+                    let i: usize = v["id"].as_str().unwrap()[1..].parse().unwrap();
+                    assert_eq!(v["representative"], format!("r{}", rep[i]), "{ctx}: {row}");
+                    assert_eq!(v["kept"], kept[i], "{ctx}: {row}");
+                    assert_eq!(v["line"], i + 1, "{ctx}: {row}");
+                    let d = (fps[i] ^ fps[rep[i]]).count_ones();
+                    assert_eq!(v["distance"], d, "{ctx}: {row}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn keep_and_clusters_refuse_what_does_not_apply() {
+    let t = TestCommand::new();
+    t.write("in.jsonl", br#"{"id":"a","text":"x"}"#);
+    for (args, says) in [
+        (
+            vec!["dedup", "in.jsonl", "--keep", "last"],
+            "expected first, longest",
+        ),
+        (
+            vec!["dedup", "in.jsonl", "--keep", "newest:"],
+            "name the field",
+        ),
+        (
+            vec!["dedup", "--keep", "longest"],
+            "--keep applies to a dedup of FILEs",
+        ),
+        (
+            vec!["dedup", "in.jsonl", "--clusters", "in.jsonl"],
+            "also an input",
+        ),
+        (
+            vec![
+                "dedup",
+                "in.jsonl",
+                "-o",
+                "k.jsonl",
+                "--clusters",
+                "k.jsonl",
+            ],
+            "also an input or the --output",
+        ),
+        (
+            vec!["dedup", "in.jsonl", "--clusters", "/nonexistent/c.jsonl"],
+            "does not exist",
+        ),
+    ] {
+        let o = t.run(&args);
+        assert_eq!(code(&o), 2, "{args:?}");
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+    assert!(!t.path("k.jsonl").exists());
+}

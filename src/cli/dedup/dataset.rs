@@ -22,10 +22,12 @@ use indicatif::ProgressBar;
 use rayon::prelude::*;
 use simstore::Sketch;
 
+use super::groups::Clusters;
+use super::keep::{self, Keep, Rank};
 use super::records::{self, ReadOptions, Sink};
-use super::{Args, Summary};
+use super::{Args, Summary, provenance};
 use crate::cli::Code;
-use crate::cli::input::{Inputs, Raw, Stamp};
+use crate::cli::input::{Inputs, Place, Raw, Stamp};
 use crate::cli::outfile::OutFile;
 
 /// What pass 1 keeps of every record read, by record index (input order).
@@ -38,6 +40,12 @@ struct Pass1 {
     sketches: Vec<Option<Sketch>>,
     /// Whether sketches are kept.
     sketch: bool,
+    /// Ranks, when the keep policy ranks only.
+    ranks: Vec<Rank>,
+    /// Ids and places, for `--clusters` only.
+    origins: Vec<(String, Place)>,
+    /// Whether origins are kept.
+    origin: bool,
 }
 
 impl Sink for Pass1 {
@@ -47,10 +55,21 @@ impl Sink for Pass1 {
         if self.sketch {
             self.sketches.push(r.sketch);
         }
+        if r.rank != Rank::Unranked {
+            self.ranks.push(r.rank);
+        }
+        if self.origin {
+            self.origins.push((r.id, r.place));
+        }
     }
 
     fn drop_items(&mut self, items: Range<u64>) -> u64 {
-        records::drop_range(&mut self.items, (&mut self.fps, &mut self.sketches), items)
+        let at = records::drop_range(&mut self.items, items);
+        records::drain(&mut self.fps, at.clone());
+        records::drain(&mut self.sketches, at.clone());
+        records::drain(&mut self.ranks, at.clone());
+        records::drain(&mut self.origins, at.clone());
+        at.len() as u64
     }
 }
 
@@ -63,6 +82,7 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
     let bar = records::progress(&args.files, "fingerprinting");
     let mut pass1 = Pass1 {
         sketch: opts.sketch,
+        origin: args.clusters.is_some(),
         ..Pass1::default()
     };
     let counts = records::read_records(args, &opts, &bar, &mut pass1)?;
@@ -77,22 +97,27 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
         mut items,
         fps,
         sketches,
+        ranks,
+        origins,
         ..
     } = pass1;
-    let mut groups =
-        super::groups::group(&fps, &sketches, &args.rule, args.transitive, |_, _, _| {
-            Ok(())
-        })
-        .context("dedup failed")?;
-    drop((fps, sketches));
-    let kept = groups.kept();
+    let order = keep::order(&args.keep, &ranks);
+    drop(ranks);
+    let rule = (&args.rule, args.transitive);
+    let mut clusters =
+        Clusters::new(&fps, &sketches, order, rule, |_, _, _| Ok(())).context("dedup failed")?;
+    let kept = clusters.kept(args.keep == Keep::None);
+    if let Some(path) = &args.clusters {
+        write_provenance(path, &mut clusters, (&fps, &sketches, &kept), &origins)?;
+    }
+    drop((fps, sketches, origins));
     let mut index = 0;
     items.retain(|_| {
         index += 1;
         kept[index - 1]
     });
-    let (pairs, histogram) = (groups.pairs(), groups.set_sizes(2));
-    drop((kept, groups));
+    let (pairs, histogram) = (clusters.pairs(), clusters.set_sizes(2));
+    drop((kept, clusters));
     let bar = records::progress(&args.files, "writing kept records");
     let written = copy_kept(args, &items, (counts.items, &counts.stamps), output, &bar)?;
     bar.finish_and_clear();
@@ -104,7 +129,8 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
     };
     let dropped = counts.records - written;
     let kept = format!(
-        "; kept {written}, dropped {dropped}, written to {}",
+        "; kept {written}, dropped {dropped} (--keep {}), written to {}",
+        args.keep,
         output.display()
     );
     let tail = super::summary_tail(args) + &kept;
@@ -118,6 +144,30 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
     } else {
         0
     })
+}
+
+/// Writes `--clusters` (see [`super::provenance`]): the clusters of `clusters`, with the
+/// records' fingerprints, sketches and kept flags, and their ids and places.
+fn write_provenance(
+    path: &Path,
+    clusters: &mut Clusters,
+    (fps, sketches, kept): (&[u64], &[Option<Sketch>], &[bool]),
+    origins: &[(String, Place)],
+) -> Result<()> {
+    let records = provenance::Records {
+        fps,
+        sketches,
+        kept,
+    };
+    let origin = |i: u32| {
+        let (id, place) = &origins[i as usize];
+        provenance::Origin {
+            id,
+            place: Some(place),
+        }
+    };
+    provenance::write(path, &clusters.sets(2), &records, origin)?;
+    Ok(())
 }
 
 /// Refuses what two passes cannot read (stdin), what is not written back as JSONL (a
@@ -211,14 +261,14 @@ const BUFFER_BYTES: usize = 16 << 20;
 /// renamed over it at the end: a failed run leaves no half-written output); gzip'd when
 /// the name ends in `.gz`, as a series of gzip members compressed in parallel (as `pigz`
 /// or `bgzip` write: every gzip reader reads them as one stream).
-struct KeptWriter {
+pub(super) struct KeptWriter {
     file: BufWriter<OutFile>,
     gz: bool,
     buf: Vec<u8>,
 }
 
 impl KeptWriter {
-    fn create(path: &Path) -> Result<Self> {
+    pub(super) fn create(path: &Path) -> Result<Self> {
         Ok(Self {
             file: BufWriter::with_capacity(1 << 20, OutFile::create(path)?),
             gz: path.to_string_lossy().ends_with(".gz"),
@@ -227,7 +277,7 @@ impl KeptWriter {
     }
 
     /// Adds one line (`\n` appended).
-    fn push(&mut self, line: &[u8]) -> Result<()> {
+    pub(super) fn push(&mut self, line: &[u8]) -> Result<()> {
         self.buf.extend_from_slice(line);
         self.buf.push(b'\n');
         if self.buf.len() >= BUFFER_BYTES {
@@ -257,7 +307,7 @@ impl KeptWriter {
     }
 
     /// Writes what is buffered and puts the file in place.
-    fn finish(mut self) -> Result<()> {
+    pub(super) fn finish(mut self) -> Result<()> {
         self.flush_buffer()?;
         self.file
             .into_inner()

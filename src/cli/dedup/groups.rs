@@ -1,5 +1,6 @@
 //! The clusters of a dedup in memory (of FILEs, or of a store's documents with `--verify`):
-//! leader clustering, or with `--transitive` connected components.
+//! leader clustering, or with `--transitive` connected components, over the records in the
+//! order of a keep policy ([`Clusters`]).
 
 use std::collections::BTreeMap;
 
@@ -19,7 +20,7 @@ pub(super) enum Groups {
 /// accepts, given the documents' `sketches` (by index; empty when the rule does not
 /// verify), calls `on_pair(a, b, distance)` once with each (`a < b`), and groups them:
 /// with `transitive`, into connected components; else by leader clustering.
-pub(super) fn group(
+fn group(
     fps: &[u64],
     sketches: &[Option<Sketch>],
     rule: &MatchRule,
@@ -42,6 +43,94 @@ pub(super) fn group(
     let leaders =
         cluster::lead_near_duplicates(fps, within, |a, b, d| Ok(accept(a, b, d)), on_pair)?;
     Ok(Groups::Leaders(leaders))
+}
+
+/// The clusters of records taken in the order `order` (positions into the records; `None`:
+/// input order), answered by the records' own positions.
+pub(super) struct Clusters {
+    groups: Groups,
+    order: Option<Vec<u32>>,
+    /// How many records there are.
+    len: usize,
+}
+
+impl Clusters {
+    /// Groups `fps` (with their `sketches`) as [`group`] does, taking the records in
+    /// `order`; `on_pair` gets the records' own positions.
+    pub(super) fn new(
+        fps: &[u64],
+        sketches: &[Option<Sketch>],
+        order: Option<Vec<u32>>,
+        (rule, transitive): (&MatchRule, bool),
+        mut on_pair: impl FnMut(u32, u32, u32) -> simstore::Result<()>,
+    ) -> simstore::Result<Self> {
+        let Some(order) = order else {
+            let groups = group(fps, sketches, rule, transitive, on_pair)?;
+            return Ok(Self {
+                groups,
+                order: None,
+                len: fps.len(),
+            });
+        };
+        let fps: Vec<u64> = order.iter().map(|&i| fps[i as usize]).collect();
+        let sketches: Vec<Option<Sketch>> = match sketches.is_empty() {
+            true => Vec::new(),
+            false => order.iter().map(|&i| sketches[i as usize]).collect(),
+        };
+        let groups = group(&fps, &sketches, rule, transitive, |a, b, d| {
+            let (a, b) = (order[a as usize], order[b as usize]);
+            on_pair(a.min(b), a.max(b), d)
+        })?;
+        Ok(Self {
+            groups,
+            order: Some(order),
+            len: fps.len(),
+        })
+    }
+
+    /// The pairs found.
+    pub(super) fn pairs(&self) -> u64 {
+        self.groups.pairs()
+    }
+
+    /// How many clusters of at least `min` records have each size.
+    pub(super) fn set_sizes(&self, min: usize) -> BTreeMap<usize, u64> {
+        self.groups.set_sizes(min)
+    }
+
+    /// The clusters of at least `min` records, each with the record it formed around (the
+    /// one the policy keeps) first, ordered by it in the policy's order.
+    pub(super) fn sets(&mut self, min: usize) -> Vec<Vec<u32>> {
+        let mut sets = self.groups.sets(min);
+        if let Some(order) = &self.order {
+            for set in &mut sets {
+                set.iter_mut().for_each(|x| *x = order[*x as usize]);
+            }
+        }
+        sets
+    }
+
+    /// For every record in input order, whether the dedup keeps it: the record each
+    /// cluster formed around, and every record in no cluster; with `none`, no member of a
+    /// cluster of two or more.
+    pub(super) fn kept(&mut self, none: bool) -> Vec<bool> {
+        if none {
+            let mut kept = vec![true; self.len];
+            for set in self.sets(2) {
+                set.iter().for_each(|&x| kept[x as usize] = false);
+            }
+            return kept;
+        }
+        let kept = self.groups.kept();
+        let Some(order) = &self.order else {
+            return kept;
+        };
+        let mut mapped = vec![false; kept.len()];
+        for (pos, k) in kept.into_iter().enumerate() {
+            mapped[order[pos] as usize] = k;
+        }
+        mapped
+    }
 }
 
 impl Groups {

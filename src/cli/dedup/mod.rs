@@ -5,6 +5,8 @@
 
 mod dataset;
 mod groups;
+mod keep;
+mod provenance;
 mod records;
 
 use std::collections::{BTreeMap, HashMap};
@@ -18,7 +20,7 @@ use simstore::index::cluster;
 use simstore::index::layout::MAX_K;
 use simstore::{DedupReport, DuplicatePair, MatchRule, Quality, Rule, Sketch, Store};
 
-use super::input::Format;
+use super::input::{Format, Place};
 use super::{Code, open_for_reading, output};
 
 /// Arguments of `simstore dedup`.
@@ -99,6 +101,20 @@ pub struct Args {
     /// standard]. A store's dedup applies the store's own mode.
     #[arg(long, value_name = "MODE", value_parser = crate::cli::init::quality_parser(), conflicts_with_all = ["k_arg", "verify"])]
     quality: Option<Quality>,
+    /// Which record of a cluster is kept: first (in input order), longest (text),
+    /// newest:FIELD or oldest:FIELD (the JSONL field's value, numbers or strings such as ISO
+    /// 8601 timestamps; a record without it comes last), or none (every member of a
+    /// cluster of two or more is dropped). Ties go to the earlier record. A record joins
+    /// the nearest record it duplicates among those the policy prefers to it.
+    #[arg(long, value_name = "POLICY", default_value = "first", value_parser = keep::Keep::parse)]
+    keep: keep::Keep,
+    /// Write one JSON line per record in a cluster of two or more to FILE (gzip'd if it
+    /// ends in .gz): {"cluster", "id", "file", "line", "representative" (the id of the
+    /// record the cluster formed around), "kept", "distance" (bits from the
+    /// representative), "similarity" (of the sketches, when the rule verifies)}, to audit
+    /// or undo a dedup.
+    #[arg(long, value_name = "FILE")]
+    clusters: Option<PathBuf>,
     /// Cluster FILEs by connected components (the old grouping) rather than by leader:
     /// chains near duplicates into one cluster, however far apart its ends, and keeps only
     /// its first record.
@@ -122,6 +138,9 @@ const FILES_MODE: Quality = Quality::Standard;
 pub fn run(db: &Path, mut args: Args) -> Result<Code> {
     let start = Instant::now();
     check_args(&args)?;
+    if let Some(path) = &args.clusters {
+        check_clusters_path(path, &args)?;
+    }
     if !args.files.is_empty() {
         let mode = args.quality.unwrap_or(FILES_MODE);
         args.rule = rule_of(&args, DEFAULT_FILES_K, || mode.rule(mode.k_max()));
@@ -233,6 +252,8 @@ fn check_args(args: &Args) -> Result<()> {
         (args.id_field != "id", "--id-field"),
         (args.transitive, "--transitive"),
         (args.quality.is_some(), "--quality"),
+        (args.keep != keep::Keep::First, "--keep"),
+        (args.clusters.is_some(), "--clusters"),
     ];
     if args.files.is_empty()
         && let Some((_, flag)) = file_only.iter().find(|(given, _)| *given)
@@ -245,18 +266,36 @@ fn check_args(args: &Args) -> Result<()> {
     Ok(())
 }
 
-/// A document read from the input files.
+/// Refuses a `--clusters` path that is an input or the `--output`, or cannot be written
+/// (before anything is read).
+fn check_clusters_path(path: &Path, args: &Args) -> Result<()> {
+    let same = |other: &Path| {
+        let (a, b) = (std::fs::canonicalize(path), std::fs::canonicalize(other));
+        path == other || matches!((a, b), (Ok(a), Ok(b)) if a == b)
+    };
+    if args.output.as_deref().is_some_and(same) || args.files.iter().any(|f| same(f.as_ref())) {
+        anyhow::bail!(
+            "--clusters {} is also an input or the --output: write the clusters to another file",
+            path.display()
+        );
+    }
+    super::outfile::OutFile::check(path)
+}
+
+/// A document read from the input files (or a store: no place).
 struct FileDoc {
     id: String,
     fp: u64,
     title: Option<String>,
+    place: Option<Place>,
 }
 
-/// The documents read from the input files (or, with `--verify`, from a store), and their
-/// sketches (when the rule verifies).
+/// The documents read from the input files (or, with `--verify`, from a store), their
+/// sketches (when the rule verifies) and ranks (when the keep policy ranks).
 struct FileDocs {
     docs: Vec<FileDoc>,
     sketches: Vec<Option<Sketch>>,
+    ranks: Vec<keep::Rank>,
 }
 
 /// Every document of `store` with its sketch, for a dedup `--verify` of the store (titles
@@ -265,12 +304,14 @@ fn stored_docs(store: &Store) -> simstore::Result<FileDocs> {
     let mut files = FileDocs {
         docs: Vec::with_capacity(store.len() as usize),
         sketches: Vec::with_capacity(store.len() as usize),
+        ranks: Vec::new(),
     };
     store.for_each_doc(|d| {
         files.docs.push(FileDoc {
             id: d.id,
             fp: d.fp,
             title: None,
+            place: None,
         });
         files.sketches.push(d.sketch);
         Ok(())
@@ -298,13 +339,35 @@ fn dedup_files(
             distance,
         })
     };
-    let mut groups = groups::group(&fps, &files.sketches, &args.rule, args.transitive, on_pair)?;
+    let order = keep::order(&args.keep, &files.ranks);
+    let rule = (&args.rule, args.transitive);
+    let mut clusters = groups::Clusters::new(&fps, &files.sketches, order, rule, on_pair)?;
+    let sets = clusters.sets(2);
+    if let Some(path) = &args.clusters {
+        let kept = clusters.kept(args.keep == keep::Keep::None);
+        let records = provenance::Records {
+            fps: &fps,
+            sketches: &files.sketches,
+            kept: &kept,
+        };
+        let origin = |i: u32| provenance::Origin {
+            id: &docs[i as usize].id,
+            place: docs[i as usize].place.as_ref(),
+        };
+        provenance::write(path, &sets, &records, origin).map_err(provenance_error)?;
+    }
     let summary = cluster::DedupSummary {
         documents: fps.len() as u64,
-        pairs: groups.pairs(),
-        clusters: groups.sets(2),
+        pairs: clusters.pairs(),
+        clusters: sets,
     };
     Ok(summary.to_report(|i| docs[i as usize].id.clone()))
+}
+
+/// A failure to write `--clusters`, in the library's error type (the dedup's callbacks
+/// speak it).
+fn provenance_error(e: anyhow::Error) -> simstore::Error {
+    simstore::Error::Io(io::Error::other(format!("--clusters: {e:#}")))
 }
 
 /// Where the titles of a readable listing come from.
@@ -421,19 +484,23 @@ impl records::Sink for ReadDocs {
             id: r.id,
             fp: r.fp,
             title: r.title,
+            place: Some(r.place),
         });
         if self.sketch {
             self.files.sketches.push(r.sketch);
         }
+        if r.rank != keep::Rank::Unranked {
+            self.files.ranks.push(r.rank);
+        }
     }
 
     fn drop_items(&mut self, items: std::ops::Range<u64>) -> u64 {
+        let at = records::drop_range(&mut self.items, items);
         let files = &mut self.files;
-        records::drop_range(
-            &mut self.items,
-            (&mut files.docs, &mut files.sketches),
-            items,
-        )
+        records::drain(&mut files.docs, at.clone());
+        records::drain(&mut files.sketches, at.clone());
+        records::drain(&mut files.ranks, at.clone());
+        at.len() as u64
     }
 }
 
@@ -446,6 +513,7 @@ fn read_inputs(args: &Args) -> Result<(FileDocs, u64)> {
         files: FileDocs {
             docs: Vec::new(),
             sketches: Vec::new(),
+            ranks: Vec::new(),
         },
         items: Vec::new(),
         sketch: opts.sketch,

@@ -10,6 +10,7 @@ use simstore::input::reader::Fields;
 use simstore::{Fingerprinter, Sketch};
 
 use super::Args;
+use super::keep::{self, Keep, Rank};
 use crate::cli::input::{self, Inputs, Place, Raw, Stamp};
 use crate::cli::output;
 
@@ -17,22 +18,26 @@ use crate::cli::output;
 const CHUNK_ITEMS: usize = 4096;
 
 /// One record read: where it is among the items of the inputs (blank lines are no items),
-/// its fingerprint, its sketch (when the rule verifies), id and title.
+/// its fingerprint, its sketch (when the rule verifies), id, title, line and rank (by the
+/// keep policy).
 pub(super) struct Read {
     pub item: u64,
     pub fp: u64,
     pub sketch: Option<Sketch>,
     pub id: String,
     pub title: Option<String>,
+    pub place: Place,
+    pub rank: Rank,
 }
 
 /// How the records of the inputs are read: the fields (`--id-field`, `--text-field`;
 /// ids optional), whether sketches are made (when the rule verifies), whether every item must be a
-/// JSONL line (`--output` writes them back).
+/// JSONL line (`--output` writes them back), what records are ranked by (`--keep`).
 pub(super) struct ReadOptions {
     pub fields: Fields,
     pub sketch: bool,
     pub jsonl_only: bool,
+    pub keep: Keep,
 }
 
 impl ReadOptions {
@@ -46,6 +51,7 @@ impl ReadOptions {
             },
             sketch: args.rule.min_similarity.is_some(),
             jsonl_only: args.output.is_some(),
+            keep: args.keep.clone(),
         }
     }
 }
@@ -113,14 +119,12 @@ pub(super) fn read_records(
             .collect();
         for (item, place, r) in parsed {
             match r {
-                Ok(Some((fp, sketch, id, title))) => {
+                Ok(Some(read)) => {
                     counts.records += 1;
                     sink.push(Read {
                         item,
-                        fp,
-                        sketch,
-                        id,
-                        title,
+                        place,
+                        ..read
                     });
                 }
                 Ok(None) => anyhow::bail!(
@@ -153,37 +157,36 @@ pub(super) fn read_records(
     Ok(counts)
 }
 
-/// Removes the entries of `items` (item numbers, increasing) in `range`, and the entries
-/// at the same positions of `others` (each as long as `items`, or empty); says how many.
-pub(super) fn drop_range<T, U>(
-    items: &mut Vec<u64>,
-    others: (&mut Vec<T>, &mut Vec<U>),
-    range: Range<u64>,
-) -> u64 {
+/// Removes the entries of `items` (item numbers, increasing) in `range`; returns their
+/// positions, to remove from the vectors kept beside `items` ([`drain`]).
+pub(super) fn drop_range(items: &mut Vec<u64>, range: Range<u64>) -> Range<usize> {
     let a = items.partition_point(|&i| i < range.start);
     let b = items.partition_point(|&i| i < range.end);
     items.drain(a..b);
-    if !others.0.is_empty() {
-        others.0.drain(a..b);
-    }
-    if !others.1.is_empty() {
-        others.1.drain(a..b);
-    }
-    (b - a) as u64
+    a..b
 }
 
-/// A record's fingerprint, sketch, id and title; `None` for a page item when only JSONL
-/// lines will do.
-type Fingerprinted = Option<(u64, Option<Sketch>, String, Option<String>)>;
+/// Removes `at` from `v`, a vector kept beside the item numbers (or empty: nothing kept).
+pub(super) fn drain<T>(v: &mut Vec<T>, at: Range<usize>) {
+    if !v.is_empty() {
+        v.drain(at);
+    }
+}
 
-/// Parses and fingerprints one item.
+/// Parses and fingerprints one item: a [`Read`] whose item number and place the caller
+/// fills in; `None` for a page item when only JSONL lines will do.
 fn fingerprint(
     raw: Result<Raw, String>,
     place: &Place,
     opts: &ReadOptions,
     f: &Fingerprinter,
-) -> Result<Fingerprinted, String> {
+) -> Result<Option<Read>, String> {
     let raw = raw?;
+    let rank = match (&raw, opts.keep.field()) {
+        (Raw::Json(line), Some(field)) => keep::field_rank(line, field),
+        (_, Some(_)) => Rank::Missing,
+        (_, None) => Rank::Unranked,
+    };
     if opts.jsonl_only && !matches!(raw, Raw::Json(_)) {
         return Ok(None);
     }
@@ -194,5 +197,17 @@ fn fingerprint(
     } else {
         (r.fingerprint(f).map_err(|e| e.to_string())?, None)
     };
-    Ok(Some((fp.0, sketch, r.id, r.title)))
+    let rank = match opts.keep {
+        Keep::Longest => Rank::Len(r.text.as_deref().map_or(0, |t| t.chars().count() as u64)),
+        _ => rank,
+    };
+    Ok(Some(Read {
+        item: 0,
+        fp: fp.0,
+        sketch,
+        id: r.id,
+        title: r.title,
+        place: place.clone(),
+        rank,
+    }))
 }
