@@ -16,6 +16,7 @@ mod crash;
 mod crawler;
 mod damage;
 mod dedup;
+mod dedup_against;
 mod dedup_dataset;
 mod explain;
 mod export;

@@ -172,7 +172,7 @@ fn write_provenance(
 
 /// Refuses what two passes cannot read (stdin), what is not written back as JSONL (a
 /// --format other than jsonl or auto), and an output that is one of the inputs.
-fn check_inputs(args: &Args, output: &Path) -> Result<()> {
+pub(super) fn check_inputs(args: &Args, output: &Path) -> Result<()> {
     if args.files.iter().any(|f| f == "-") {
         anyhow::bail!(
             "dedup --output reads its input twice (fingerprints first, kept lines next), and \
@@ -200,7 +200,7 @@ fn check_inputs(args: &Args, output: &Path) -> Result<()> {
 /// count, or a kept item that is no longer a JSONL line, means the input changed: an
 /// error, and the output is left as it was (written through to a FIFO or a device, what
 /// was written stays written).
-fn copy_kept(
+pub(super) fn copy_kept(
     args: &Args,
     kept: &[u64],
     pass1: (u64, &[Stamp]),

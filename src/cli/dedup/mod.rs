@@ -3,6 +3,7 @@
 //! it duplicates, else is kept); with `--output`, a dataset deduplicated ([`dataset`]: the
 //! kept records written).
 
+mod against;
 mod dataset;
 mod groups;
 mod keep;
@@ -115,6 +116,17 @@ pub struct Args {
     /// or undo a dedup.
     #[arg(long, value_name = "FILE")]
     clusters: Option<PathBuf>,
+    /// Dedup FILEs against the store at STORE (a path or a redis:// URL) too: a record that
+    /// duplicates a stored document (by the store's rule: its quality mode's, or --k /
+    /// --verify), or a record kept before it, is dropped; records are checked in input
+    /// order, as `import --dedup` checks them.
+    #[arg(long, value_name = "STORE")]
+    against: Option<PathBuf>,
+    /// With --against: store the records kept (so the next dump is deduplicated against
+    /// this one too); every record then needs its own id (--id-field). The store is created
+    /// (standard mode) when missing.
+    #[arg(long, requires = "against")]
+    add: bool,
     /// Cluster FILEs by connected components (the old grouping) rather than by leader:
     /// chains near duplicates into one cluster, however far apart its ends, and keeps only
     /// its first record.
@@ -140,6 +152,9 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
     check_args(&args)?;
     if let Some(path) = &args.clusters {
         check_clusters_path(path, &args)?;
+    }
+    if let Some(store) = args.against.clone() {
+        return against::run(&args, &store, start);
     }
     if !args.files.is_empty() {
         let mode = args.quality.unwrap_or(FILES_MODE);
@@ -254,6 +269,7 @@ fn check_args(args: &Args) -> Result<()> {
         (args.quality.is_some(), "--quality"),
         (args.keep != keep::Keep::First, "--keep"),
         (args.clusters.is_some(), "--clusters"),
+        (args.against.is_some(), "--against"),
     ];
     if args.files.is_empty()
         && let Some((_, flag)) = file_only.iter().find(|(given, _)| *given)

@@ -24,7 +24,7 @@ use simstore::input::limit;
 use simstore::input::reader::{self, Fields, Record};
 
 use detect::{open, resolve};
-pub use inputs::Inputs;
+pub use inputs::{Damaged, Inputs};
 pub use stamp::Stamp;
 
 /// How to read an input.

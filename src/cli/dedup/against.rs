@@ -1,0 +1,432 @@
+//! `simstore dedup NEW... --against STORE [--add]`: a new dump deduplicated against what a
+//! store already holds, and among itself, in one pass in input order.
+//!
+//! Each record is checked as `check_and_insert` checks it, by the store's rule (its quality
+//! mode's, or `--k`/`--verify`): a record whose content, or a near duplicate of it, is in
+//! the store, or among the records of the run kept before it, is dropped; the others are
+//! kept. With `--add` the kept records are stored (so dump N+1 is deduplicated against
+//! dumps 1..N); without, the store is only read and the records kept so far are held in a
+//! scratch store in memory with the store's layout. `--output` writes the kept records'
+//! lines (a second pass, as a dataset dedup does), `--clusters` one row per dropped record.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use indicatif::ProgressBar;
+use rayon::prelude::*;
+use serde_json::json;
+use simstore::input::reader::Fields;
+use simstore::{CheckOutcome, Entry, MatchRule, QueryKey, Rule, Store, StoreBuilder};
+
+use super::dataset::{self, KeptWriter};
+use super::{Args, keep::Keep, records};
+use crate::cli::input::{self, Inputs, Place, Raw, Stamp};
+use crate::cli::outfile::OutFile;
+use crate::cli::{Code, output};
+
+/// Records read and checked at a time.
+const CHUNK_ITEMS: usize = 2048;
+
+/// A record dropped: where it is, and the document it duplicates.
+struct Dropped {
+    /// Its item number.
+    item: u64,
+    /// Its id (its line number when it has none and nothing is stored).
+    id: String,
+    place: Place,
+    /// The id of the document it duplicates.
+    of: String,
+    distance: u32,
+    /// Whether that document was in the store before the run.
+    stored: bool,
+}
+
+/// What the pass over the inputs found.
+#[derive(Default)]
+struct Found {
+    /// Item numbers of the records kept, increasing.
+    kept: Vec<u64>,
+    dropped: Vec<Dropped>,
+    /// Records read, failed, and items read.
+    records: u64,
+    failed: u64,
+    items: u64,
+    stamps: Vec<Stamp>,
+}
+
+/// The stores a record is checked against: the reference store, and (without `--add`) the
+/// scratch store of the records kept so far (their ids are item numbers).
+struct Against<'a> {
+    store: &'a Store,
+    scratch: Option<Store>,
+    rule: MatchRule,
+    fields: Fields,
+    /// Without `--add`: the ids of the records kept so far, by item number (the scratch
+    /// store names them by item number).
+    ids: HashMap<u64, String>,
+    /// With `--add`: the ids of the records stored by the run.
+    added: HashSet<String>,
+}
+
+/// Runs the dedup against the store at `reference`; see the module documentation.
+pub(super) fn run(args: &Args, reference: &Path, start: Instant) -> Result<Code> {
+    check_args(args)?;
+    if let Some(out) = &args.output {
+        dataset::check_inputs(args, out)?;
+        OutFile::check(out)?;
+    }
+    let store = open(reference, args.add)?;
+    let rule = store.rule(Rule::options(args.k_arg, args.verify));
+    store.layout().tables_for_k(rule.k).context("--k")?;
+    let scratch = match args.add {
+        true => None,
+        false => Some(scratch_store(&store)?),
+    };
+    let mut against = Against {
+        store: &store,
+        scratch,
+        rule,
+        fields: fields(args),
+        ids: HashMap::new(),
+        added: HashSet::new(),
+    };
+    let bar = records::progress(&args.files, "checking");
+    let found = against.read_all(args, &bar)?;
+    bar.finish_and_clear();
+    let written = match &args.output {
+        Some(out) => {
+            let bar = records::progress(&args.files, "writing kept records");
+            let stamps = (found.items, &found.stamps[..]);
+            let n = dataset::copy_kept(args, &found.kept, stamps, out, &bar)?;
+            bar.finish_and_clear();
+            format!(", written to {}", out.display())
+                + &format!(" ({})", output::count(n, "record"))
+        }
+        None => String::new(),
+    };
+    if let Some(path) = &args.clusters {
+        write_dropped(path, &found.dropped)?;
+    }
+    summary((args, &against.rule), &store, &found, &written, start);
+    Ok(if found.failed > 0 || found.dropped.is_empty() {
+        1
+    } else {
+        0
+    })
+}
+
+/// Refuses what a dedup against a store does not do.
+fn check_args(args: &Args) -> Result<()> {
+    if args.keep != Keep::First {
+        anyhow::bail!(
+            "--keep {} does not apply with --against: records are checked in input order, \
+             and the earlier (or the stored) one is kept",
+            args.keep
+        );
+    }
+    if args.transitive || args.pairs || args.quality.is_some() {
+        anyhow::bail!(
+            "--transitive, --pairs and --quality do not apply with --against: the store's rule \
+             decides (or --k / --verify)"
+        );
+    }
+    if args.output.is_some() && args.files.iter().any(|f| f == "-") {
+        anyhow::bail!("--output reads its input twice, and stdin cannot be: save it to a file");
+    }
+    Ok(())
+}
+
+/// The store at `path`: read only, or with `add` open for writing (created, in the standard
+/// mode, when missing, as `import` does).
+fn open(path: &Path, add: bool) -> Result<Store> {
+    if !add {
+        return super::super::open_for_reading(path);
+    }
+    Store::builder(path)
+        .open()
+        .with_context(|| format!("cannot open or create {}", path.display()))
+}
+
+/// An empty store in memory with `store`'s layout and quality mode, for the records kept so
+/// far by a run that does not add them.
+fn scratch_store(store: &Store) -> Result<Store> {
+    StoreBuilder::in_memory()
+        .with_layout(store.layout().clone())
+        .quality(store.quality())
+        .open()
+        .context("cannot make the scratch store")
+}
+
+/// The fields records are read by: with `--add`, every record needs its own id (a line
+/// number would name records of different files alike, and replace the stored one).
+fn fields(args: &Args) -> Fields {
+    Fields {
+        id: args.id_field.clone(),
+        optional_id: !args.add,
+        text: args.text_field.clone(),
+    }
+}
+
+impl Against<'_> {
+    /// Reads, checks (and with `--add` stores) every record of the inputs, in input order.
+    fn read_all(&mut self, args: &Args, bar: &ProgressBar) -> Result<Found> {
+        let mut found = Found::default();
+        let mut inputs = Inputs::new(&args.files, args.format, Some(bar.clone()));
+        if args.output.is_some() {
+            inputs = inputs.stamped();
+        }
+        loop {
+            let chunk = inputs.next_chunk(CHUNK_ITEMS)?;
+            if chunk.is_empty() {
+                break;
+            }
+            let first = found.items;
+            found.items += chunk.len() as u64;
+            let entries = self.entries(chunk, args.output.is_some());
+            self.check_chunk(first, entries, &mut found, bar)?;
+            for damaged in inputs.take_damaged() {
+                self.forget(&damaged.items, &mut found, bar, &damaged)?;
+            }
+        }
+        found.stamps = inputs.take_stamps();
+        Ok(found)
+    }
+
+    /// Parses and fingerprints a chunk in parallel (by the store's fingerprinter).
+    fn entries(
+        &self,
+        chunk: Vec<input::Item>,
+        jsonl_only: bool,
+    ) -> Vec<(Place, Result<Entry, String>)> {
+        let f = self.store.fingerprinter();
+        chunk
+            .into_par_iter()
+            .map(|(place, raw)| {
+                let entry = raw.and_then(|raw| {
+                    if jsonl_only && !matches!(raw, Raw::Json(_)) {
+                        return Err("--output writes JSONL lines back, and this input is not \
+                                    JSONL: dedup it without --output"
+                            .to_owned());
+                    }
+                    let record = input::to_record_with(raw, &self.fields, place.number())?;
+                    record.into_entry(f).map_err(|e| e.to_string())
+                });
+                (place, entry)
+            })
+            .collect()
+    }
+
+    /// Checks the entries of a chunk (item numbers from `first`) in order.
+    fn check_chunk(
+        &mut self,
+        first: u64,
+        entries: Vec<(Place, Result<Entry, String>)>,
+        found: &mut Found,
+        bar: &ProgressBar,
+    ) -> Result<()> {
+        let stored = self.stored_matches(&entries)?;
+        for (i, ((place, entry), stored)) in entries.into_iter().zip(stored).enumerate() {
+            let item = first + i as u64;
+            let entry = match entry {
+                Ok(e) => e,
+                Err(err) => {
+                    found.failed += 1;
+                    bar.suspend(|| eprintln!("error: {place}: {err}; {} skipped", place.skipped()));
+                    continue;
+                }
+            };
+            found.records += 1;
+            let dup = match stored {
+                Some(m) => Some((m.doc.id, m.distance, true)),
+                None => self.check(item, entry.clone())?,
+            };
+            match dup {
+                None => {
+                    found.kept.push(item);
+                    match self.scratch {
+                        Some(_) => self.ids.insert(item, entry.id).map(drop),
+                        None => self.added.insert(entry.id).then_some(()),
+                    };
+                }
+                Some((of, distance, stored)) => found.dropped.push(Dropped {
+                    item,
+                    id: entry.id,
+                    place,
+                    of,
+                    distance,
+                    stored,
+                }),
+            }
+        }
+        Ok(())
+    }
+
+    /// Without `--add`: the nearest stored document each entry duplicates (in one batch of
+    /// queries of the read-only store); with `--add`, none (the check finds them).
+    fn stored_matches(
+        &self,
+        entries: &[(Place, Result<Entry, String>)],
+    ) -> Result<Vec<Option<simstore::Match>>> {
+        if self.scratch.is_none() {
+            return Ok(entries.iter().map(|_| None).collect());
+        }
+        let keys: Vec<QueryKey> = entries
+            .iter()
+            .map(|(_, e)| match e {
+                Ok(e) => QueryKey {
+                    fp: e.fp,
+                    sketch: e.meta.sketch,
+                    weak_bits: e.meta.weak_bits,
+                },
+                Err(_) => QueryKey::from(simstore::Fingerprint(0)),
+            })
+            .collect();
+        let answers = self
+            .store
+            .query_batch(keys, self.rule)
+            .context("cannot query the store")?;
+        Ok(answers
+            .into_iter()
+            .zip(entries)
+            .map(|(matches, (_, e))| e.as_ref().ok().and(nearest(matches)))
+            .collect())
+    }
+
+    /// Checks one entry against the records kept so far (with `--add`, the store, which
+    /// holds them): the document it duplicates, its distance, and whether it was stored
+    /// before the run; `None` when it is kept (and stored, in the store or the scratch one).
+    fn check(&mut self, item: u64, mut entry: Entry) -> Result<Option<(String, u32, bool)>> {
+        let (target, id) = match &self.scratch {
+            Some(scratch) => (scratch, item.to_string()),
+            None => (self.store, entry.id.clone()),
+        };
+        let name = entry.id.clone();
+        entry.id = id;
+        let outcome = target
+            .check_and_insert(&entry, self.rule)
+            .with_context(|| format!("cannot check record {name}"))?;
+        let (Some(of), Some(distance)) = (outcome.duplicate_of(), outcome.distance()) else {
+            return Ok(None);
+        };
+        if matches!(outcome, CheckOutcome::New { .. }) {
+            return Ok(None);
+        }
+        Ok(Some(match self.scratch {
+            Some(_) => {
+                let item: u64 = of.parse().context("a scratch id")?;
+                (self.ids[&item].clone(), distance, false)
+            }
+            None => (of.to_owned(), distance, !self.added.contains(of)),
+        }))
+    }
+
+    /// The records of `items` were read from a damaged gzip member before its damage was
+    /// found. With `--add` they are stored, as `import` stores them, and said so; without,
+    /// they are taken out of the scratch store and the output, and count as failed.
+    fn forget(
+        &mut self,
+        items: &Range<u64>,
+        found: &mut Found,
+        bar: &ProgressBar,
+        damaged: &input::Damaged,
+    ) -> Result<()> {
+        let Some(scratch) = &self.scratch else {
+            let n = items.end - items.start;
+            bar.suspend(|| {
+                eprintln!(
+                    "error: {}: {}: {} read from a damaged gzip member before its damage was \
+                     found were checked and stored; they may be wrong",
+                    damaged.name,
+                    damaged.place(),
+                    output::count(n, "item")
+                )
+            });
+            return Ok(());
+        };
+        let at = found.kept.partition_point(|&i| i < items.start)
+            ..found.kept.partition_point(|&i| i < items.end);
+        for item in found.kept.drain(at.clone()) {
+            scratch
+                .delete(&item.to_string())
+                .context("the scratch store")?;
+            self.ids.remove(&item);
+        }
+        let before = found.dropped.len();
+        found.dropped.retain(|d| !items.contains(&d.item));
+        let n = (at.len() + before - found.dropped.len()) as u64;
+        found.records -= n;
+        found.failed += n;
+        bar.suspend(|| {
+            eprintln!(
+                "error: {}: {}: {} read from a damaged gzip member before its damage was \
+                 found; they may be wrong and are left out",
+                damaged.name,
+                damaged.place(),
+                output::count(n, "record")
+            )
+        });
+        Ok(())
+    }
+}
+
+/// The nearest of `matches` (ties: the smallest id).
+fn nearest(matches: Vec<simstore::Match>) -> Option<simstore::Match> {
+    matches
+        .into_iter()
+        .min_by(|a, b| (a.distance, &a.doc.id).cmp(&(b.distance, &b.doc.id)))
+}
+
+/// Writes `--clusters` for a dedup against a store: one row per dropped record, with the
+/// document it duplicates as its representative.
+fn write_dropped(path: &Path, dropped: &[Dropped]) -> Result<()> {
+    let mut out = KeptWriter::create(path)?;
+    let mut clusters: HashMap<&str, usize> = HashMap::new();
+    for d in dropped {
+        let next = clusters.len();
+        let cluster = *clusters.entry(&d.of).or_insert(next);
+        let row = json!({
+            "cluster": cluster, "id": d.id, "file": d.place.name.as_ref(),
+            "line": d.place.number(), "representative": d.of, "kept": false,
+            "distance": d.distance, "stored": d.stored,
+        });
+        out.push(row.to_string().as_bytes())?;
+    }
+    out.finish()
+}
+
+/// The summary line on stderr.
+fn summary(
+    (args, rule): (&Args, &MatchRule),
+    store: &Store,
+    found: &Found,
+    written: &str,
+    start: Instant,
+) {
+    let of_stored = found.dropped.iter().filter(|d| d.stored).count() as u64;
+    let dropped = found.dropped.len() as u64;
+    let added = match args.add {
+        true => format!(
+            "; the store holds {}",
+            output::count(store.len(), "document")
+        ),
+        false => String::new(),
+    };
+    let failed = match found.failed {
+        0 => String::new(),
+        n => format!(", {} failed", output::count(n, "record")),
+    };
+    eprintln!(
+        "{} against {} ({}): kept {}{}, dropped {dropped} ({of_stored} duplicates of stored \
+         documents, {} of earlier records){failed}{written}{added} — {:.2} s",
+        output::count(found.records, "record"),
+        store.path().display(),
+        super::super::rule::describe(rule),
+        found.kept.len(),
+        if args.add { " (stored)" } else { "" },
+        dropped - of_stored,
+        start.elapsed().as_secs_f64()
+    );
+}

@@ -1,0 +1,194 @@
+//! `simstore dedup NEW --against STORE [--add]` against a brute-force model: records are
+//! checked in input order, and a record within k of a stored document or of a record kept
+//! before it is dropped; `--add` stores the kept ones, and nothing else changes the store.
+
+use rand::Rng;
+
+use crate::util::{TestCommand, clustered, code, flip, rng, stderr};
+
+/// Stored fingerprints and a new dump: copies of stored ones, near copies among the new
+/// records, and new records.
+fn dumps(seed: u64) -> (Vec<u64>, Vec<u64>) {
+    let mut r = rng(seed);
+    let stored: Vec<u64> = clustered(&mut r, 30, 2, 5);
+    let mut new: Vec<u64> = Vec::new();
+    for i in 0..20 {
+        let d = r.random_range(0..6);
+        new.push(flip(&mut r, stored[i * 3], d));
+    }
+    new.extend(clustered(&mut r, 10, 3, 5));
+    new.extend((0..20).map(|_| r.random::<u64>()));
+    for i in (1..new.len()).rev() {
+        new.swap(i, r.random_range(0..=i));
+    }
+    (stored, new)
+}
+
+/// The model: for every new record in order, whether it is kept (no stored fingerprint and
+/// no earlier kept record within `k`).
+fn model(stored: &[u64], new: &[u64], k: u32) -> Vec<bool> {
+    let near = |a: u64, b: u64| (a ^ b).count_ones() <= k;
+    let mut kept: Vec<u64> = Vec::new();
+    new.iter()
+        .map(|&fp| {
+            let keep = !stored.iter().chain(&kept).any(|&s| near(s, fp));
+            if keep {
+                kept.push(fp);
+            }
+            keep
+        })
+        .collect()
+}
+
+fn lines(prefix: &str, fps: &[u64]) -> String {
+    fps.iter()
+        .enumerate()
+        .map(|(i, fp)| format!("{{\"id\":\"{prefix}{i}\",\"fp\":\"{fp:016x}\",\"n\":{i}}}\n"))
+        .collect()
+}
+
+fn store_len(t: &TestCommand) -> u64 {
+    let o = t.run(&["stats", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["docs"].as_u64().unwrap()
+}
+
+#[test]
+fn a_dump_is_deduplicated_against_the_store_and_among_itself() {
+    for seed in 0..3 {
+        let t = TestCommand::new();
+        let (stored, new) = dumps(seed);
+        t.write("old.jsonl", lines("old", &stored).as_bytes());
+        t.write("new.jsonl", lines("new", &new).as_bytes());
+        let o = t.run(&["init", "--k-max", "4"]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert_eq!(code(&t.run(&["import", "old.jsonl"])), 0);
+        for k in [2u32, 4] {
+            let kept = model(&stored, &new, k);
+            let dropped = kept.iter().filter(|&&x| !x).count();
+            assert!(dropped > 5, "duplicates in the data: {dropped}");
+            let want: String = lines("new", &new)
+                .lines()
+                .zip(&kept)
+                .filter(|(_, k)| **k)
+                .map(|(l, _)| format!("{l}\n"))
+                .collect();
+            let db = t.db();
+            let db = db.to_str().unwrap();
+            let k_arg = k.to_string();
+            let args = ["dedup", "new.jsonl", "--against", db, "--k", &k_arg];
+            let o = t.run(&[&args[..], &["-o", "kept.jsonl", "--clusters", "c.jsonl"]].concat());
+            assert_eq!(code(&o), 0, "{}", stderr(&o));
+            let got = std::fs::read_to_string(t.path("kept.jsonl")).unwrap();
+            assert_eq!(got, want, "seed {seed}, k {k}: {}", stderr(&o));
+            assert_eq!(
+                store_len(&t),
+                stored.len() as u64,
+                "a run without --add stores nothing"
+            );
+            let rows = std::fs::read_to_string(t.path("c.jsonl")).unwrap();
+            assert_eq!(rows.lines().count(), kept.iter().filter(|&&x| !x).count());
+            for row in rows.lines() {
+                let v: serde_json::Value = serde_json::from_str(row).unwrap();
+                let i: usize = v["id"].as_str().unwrap()[3..].parse().unwrap();
+                let of = v["representative"].as_str().unwrap();
+                let fp = match of.strip_prefix("old") {
+                    Some(j) => stored[j.parse::<usize>().unwrap()],
+                    None => new[of[3..].parse::<usize>().unwrap()],
+                };
+                assert_eq!(v["distance"], (fp ^ new[i]).count_ones(), "{row}");
+                assert!((fp ^ new[i]).count_ones() <= k, "{row}");
+                assert_eq!(v["stored"], of.starts_with("old"), "{row}");
+            }
+        }
+    }
+}
+
+#[test]
+fn add_stores_the_kept_records_and_the_next_run_drops_them() {
+    let t = TestCommand::new();
+    let (stored, new) = dumps(7);
+    t.write("old.jsonl", lines("old", &stored).as_bytes());
+    t.write("new.jsonl", lines("new", &new).as_bytes());
+    let db = t.path("fresh.db");
+    let db = db.to_str().unwrap();
+    // The first dump creates the store.
+    let o = t.run(&["dedup", "old.jsonl", "--against", db, "--add", "--k", "3"]);
+    let kept_old = model(&[], &stored, 3).iter().filter(|&&k| k).count();
+    assert!(
+        stderr(&o).contains(&format!("kept {kept_old} (stored)")),
+        "{}",
+        stderr(&o)
+    );
+    let all: Vec<u64> = stored.clone();
+    let kept = model(&all, &new, 3);
+    let n = kept.iter().filter(|&&k| k).count();
+    let o = t.run(&[
+        "dedup",
+        "new.jsonl",
+        "--against",
+        db,
+        "--add",
+        "--k",
+        "3",
+        "-o",
+        "k.jsonl",
+    ]);
+    assert!(
+        stderr(&o).contains(&format!("kept {n} (stored)")),
+        "{}",
+        stderr(&o)
+    );
+    let o = t.run_on(t.path("fresh.db").as_path(), &["stats", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["docs"].as_u64().unwrap(), (kept_old + n) as u64);
+    let o = t.run(&[
+        "dedup",
+        "new.jsonl",
+        "--against",
+        db,
+        "--k",
+        "3",
+        "-o",
+        "again.jsonl",
+    ]);
+    assert_eq!(
+        std::fs::read_to_string(t.path("again.jsonl")).unwrap(),
+        "",
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn what_a_dedup_against_a_store_refuses() {
+    let t = TestCommand::new();
+    t.write(
+        "a.jsonl",
+        b"{\"text\":\"no id here, but enough words to fingerprint\"}\n",
+    );
+    let db = t.db();
+    let db = db.to_str().unwrap();
+    assert_eq!(code(&t.run(&["init"])), 0);
+    for (args, says) in [
+        (vec!["--keep", "longest"], "does not apply with --against"),
+        (vec!["--transitive"], "do not apply with --against"),
+        (vec!["--add", "--k", "99"], "99"),
+    ] {
+        let o = t.run(&[&["dedup", "a.jsonl", "--against", db][..], &args].concat());
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+    // With --add every record needs its own id: the record is named and skipped.
+    let o = t.run(&["dedup", "a.jsonl", "--against", db, "--add"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("a.jsonl:1"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("id"), "{}", stderr(&o));
+    let o = t.run(&[
+        "dedup",
+        "a.jsonl",
+        "--against",
+        t.path("none.db").to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+}
