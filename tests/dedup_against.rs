@@ -192,3 +192,164 @@ fn what_a_dedup_against_a_store_refuses() {
     ]);
     assert_eq!(code(&o), 2, "{}", stderr(&o));
 }
+
+/// Random texts of `WORDS`, each distinct.
+fn texts(seed: u64, n: usize) -> Vec<String> {
+    let mut r = rng(seed);
+    (0..n)
+        .map(|_| {
+            let n = r.random_range(12..30);
+            let words =
+                (0..n).map(|_| crate::util::WORDS[r.random_range(0..crate::util::WORDS.len())]);
+            words.collect::<Vec<_>>().join(" ")
+        })
+        .collect()
+}
+
+/// Two shards of one corpus: shard `b` holds, at the same positions as in `a`, a near copy
+/// (1 bit off) of each of `a`'s fingerprint records and an exact copy of each of its text
+/// records, and records of its own.
+fn shards(seed: u64, n: usize) -> (String, String) {
+    let mut r = rng(seed);
+    let texts = texts(seed, n / 4);
+    let (mut a, mut b) = (String::new(), String::new());
+    for i in 0..n {
+        let own: u64 = r.random();
+        if i % 4 == 0 {
+            let t = &texts[i / 4];
+            a += &format!("{{\"id\":\"a{i}\",\"text\":\"{t}\"}}\n");
+            b += &format!("{{\"id\":\"b{i}\",\"text\":\"{t}\"}}\n");
+        } else {
+            let fp: u64 = r.random();
+            let near = flip(&mut r, fp, 1);
+            a += &format!("{{\"id\":\"a{i}\",\"fp\":\"{fp:016x}\"}}\n");
+            b += &format!("{{\"id\":\"b{i}\",\"fp\":\"{near:016x}\"}}\n");
+        }
+        b += &format!("{{\"id\":\"o{i}\",\"fp\":\"{own:016x}\"}}\n");
+    }
+    (a, b)
+}
+
+/// Every document of the store at `url`: id and fingerprint.
+fn stored_docs(url: &str) -> std::collections::HashMap<String, u64> {
+    let store = simstore::StoreBuilder::new(url).open().unwrap();
+    let mut docs = std::collections::HashMap::new();
+    store
+        .for_each_doc(|d| {
+            docs.insert(d.id, d.fp);
+            Ok(())
+        })
+        .unwrap();
+    docs
+}
+
+/// Pairs of stored documents within `k` (by brute force).
+fn near_pairs(docs: &std::collections::HashMap<String, u64>, k: u32) -> usize {
+    let fps: Vec<u64> = docs.values().copied().collect();
+    (0..fps.len())
+        .flat_map(|i| (i + 1..fps.len()).map(move |j| (i, j)))
+        .filter(|&(i, j)| (fps[i] ^ fps[j]).count_ones() <= k)
+        .count()
+}
+
+/// Two worker processes dedup the two shards of a corpus against one store on a real Redis
+/// Cluster at once (`--add`), beside one process deduplicating both shards in turn. The
+/// guarantee: a record is dropped only for a document that is stored and within k of it
+/// (no original is lost), and of exact copies (same content) exactly one is stored; near
+/// copies that two workers check at the same moment may both be stored — the only way the
+/// workers' store differs from the single run's, counted and printed here.
+#[test]
+fn workers_on_a_cluster_drop_only_what_a_stored_document_duplicates() {
+    let Some(cluster) = crate::cluster_harness::Cluster::start() else {
+        return;
+    };
+    const N: usize = 1200;
+    let t = TestCommand::new();
+    let (a, b) = shards(5, N);
+    t.write("a.jsonl", a.as_bytes());
+    t.write("b.jsonl", b.as_bytes());
+    let (one, two) = (cluster.url("single"), cluster.url("workers"));
+    for url in [&one, &two] {
+        let o = t.run_on(
+            url.as_ref(),
+            &["init", "--k-max", "3", "--expected-docs", "10000"],
+        );
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
+    let o = t.run(&[
+        "dedup",
+        "a.jsonl",
+        "b.jsonl",
+        "--against",
+        &one,
+        "--add",
+        "--k",
+        "3",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let single = stored_docs(&one);
+    assert_eq!(
+        near_pairs(&single, 3),
+        0,
+        "one process stores no two near copies"
+    );
+    assert_eq!(single.len(), 2 * N, "a's records and b's own");
+    let workers: Vec<_> = ["a", "b"]
+        .iter()
+        .map(|s| {
+            let args = [
+                "dedup",
+                &format!("{s}.jsonl"),
+                "--against",
+                &two,
+                "--add",
+                "--k",
+                "3",
+            ];
+            let clusters = format!("{s}-clusters.jsonl");
+            t.command(&[&args[..], &["--clusters", &clusters]].concat())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for w in workers {
+        let o = w.wait_with_output().unwrap();
+        assert!(
+            o.status.code().unwrap() <= 1,
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let stored = stored_docs(&two);
+    for s in ["a", "b"] {
+        let rows = std::fs::read_to_string(t.path(&format!("{s}-clusters.jsonl"))).unwrap();
+        for row in rows.lines() {
+            let v: serde_json::Value = serde_json::from_str(row).unwrap();
+            let of = v["representative"].as_str().unwrap();
+            assert!(
+                stored.contains_key(of),
+                "dropped for a document not stored: {row}"
+            );
+            assert!(v["distance"].as_u64().unwrap() <= 3, "{row}");
+            assert!(!stored.contains_key(v["id"].as_str().unwrap()), "{row}");
+        }
+    }
+    for i in (0..N).step_by(4) {
+        let copies = [format!("a{i}"), format!("b{i}")];
+        let n = copies.iter().filter(|id| stored.contains_key(*id)).count();
+        assert_eq!(n, 1, "exact copies {copies:?}: {n} stored");
+    }
+    let raced = near_pairs(&stored, 3);
+    assert_eq!(
+        stored.len(),
+        single.len() + raced,
+        "the workers' store is the single run's plus raced near copies"
+    );
+    eprintln!(
+        "two workers: {} stored, {raced} near copies of {} checked at once both stored",
+        stored.len(),
+        N - N / 4
+    );
+}
