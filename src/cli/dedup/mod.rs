@@ -50,7 +50,12 @@ use super::{Code, open_for_reading, output};
                   writes the kept records (in input order: every record in no cluster and \
                   the kept one of every cluster), each line unchanged (gzip'd if the name \
                   ends in .gz), and prints only the summary; records that fail are reported \
-                  and left out. Reads FILEs twice (not stdin).\n\
+                  and left out. Reads FILEs twice (not stdin). --keep picks the record kept \
+                  (first, longest, newest:FIELD, oldest:FIELD, none); --clusters FILE says why \
+                  each record was dropped.\n\
+                  Against a store: `dedup dump2.jsonl --against corpus.db --add --output kept.jsonl` \
+                  drops the records a stored document (or an earlier record) duplicates, by the \
+                  store's rule, and stores the rest.\n\
                   Exit status: 0 some pair found, 1 none (or some input records failed), 2 error."
 )]
 pub struct Args {
