@@ -11,6 +11,7 @@ use std::process::Command;
 /// Crates only the binary (`cli`) or `serve` (`server`) needs.
 const BINARY_ONLY: &[&str] = &[
     "anyhow",
+    "arrow-array",
     "axum",
     "clap",
     "clap_complete",
@@ -18,6 +19,7 @@ const BINARY_ONLY: &[&str] = &[
     "hyper",
     "hyper-util",
     "indicatif",
+    "parquet",
     "prometheus",
     "tokio",
 ];

@@ -133,6 +133,12 @@ fn check_args(args: &Args) -> Result<()> {
              decides (or --k / --verify)"
         );
     }
+    if super::shards::inputs(&args.files)?.is_some() {
+        anyhow::bail!(
+            "--against reads JSONL, text, HTML and WARC inputs, not Parquet shards yet: dedup \
+             the shards without --against, or convert them to JSONL"
+        );
+    }
     if args.output.is_some() && args.files.iter().any(|f| f == "-") {
         anyhow::bail!("--output reads its input twice, and stdin cannot be: save it to a file");
     }

@@ -10,6 +10,7 @@
 //! between the two passes (another file, size, modification time, or other bytes read:
 //! [`Stamp`]) fails the run, and nothing is written.
 
+use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
 use std::ops::Range;
 use std::path::Path;
@@ -25,6 +26,7 @@ use simstore::Sketch;
 use super::groups::Clusters;
 use super::keep::{self, Keep, Rank};
 use super::records::{self, ReadOptions, Sink};
+use super::shards;
 use super::{Args, Summary, provenance};
 use crate::cli::Code;
 use crate::cli::input::{Inputs, Place, Raw, Stamp};
@@ -75,9 +77,8 @@ impl Sink for Pass1 {
 
 /// Runs the dataset dedup; see the module documentation.
 pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
-    check_inputs(args, output)?;
-    // A path that cannot be written fails now, not after the first pass.
-    OutFile::check(output)?;
+    let parquet_in = shards::inputs(&args.files)?;
+    check_output(args, output, parquet_in.is_some())?;
     let opts = ReadOptions::of(args);
     let bar = records::progress(&args.files, "fingerprinting");
     let mut pass1 = Pass1 {
@@ -85,7 +86,13 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
         origin: args.clusters.is_some(),
         ..Pass1::default()
     };
-    let counts = records::read_records(args, &opts, &bar, &mut pass1)?;
+    let (counts, stamps) = match &parquet_in {
+        Some(files) => shards::read_records(files, &opts, &bar, &mut pass1)?,
+        None => (
+            records::read_records(args, &opts, &bar, &mut pass1)?,
+            Vec::new(),
+        ),
+    };
     bar.finish_and_clear();
     if counts.records == 0 && counts.failed > 0 {
         anyhow::bail!(
@@ -93,6 +100,76 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
             counts.failed
         );
     }
+    let (items, pairs, histogram) = decide(args, pass1)?;
+    let bar = records::progress(&args.files, "writing kept records");
+    let (written, shards_written) = match &parquet_in {
+        Some(files) => {
+            let out = (output, args.compression, args.shard_rows as usize);
+            shards::copy_kept(files, &stamps, &items, out, &bar)?
+        }
+        None => (
+            copy_kept(args, &items, (counts.items, &counts.stamps), output, &bar)?,
+            0,
+        ),
+    };
+    bar.finish_and_clear();
+    let summary = Summary {
+        documents: counts.records,
+        pairs,
+        histogram,
+        failed: counts.failed,
+    };
+    let dropped = counts.records - written;
+    let shards_note = match shards_written {
+        0 | 1 => String::new(),
+        n => format!(" ({n} shards)"),
+    };
+    let kept = format!(
+        "; kept {written}, dropped {dropped} (--keep {}), written to {}{shards_note}",
+        args.keep,
+        output.display()
+    );
+    let tail = super::summary_tail(args) + &kept;
+    summary.print(
+        &super::pairs_in(args, &super::files_mode(args)),
+        &tail,
+        start,
+    );
+    Ok(if counts.failed > 0 || pairs == 0 {
+        1
+    } else {
+        0
+    })
+}
+
+/// Checks the output before anything is read: not an input, writable, and of the inputs'
+/// kind (Parquet shards are written as Parquet: a directory or a FILE.parquet; JSONL lines
+/// as JSONL).
+fn check_output(args: &Args, output: &Path, parquet_in: bool) -> Result<()> {
+    check_inputs(args, output)?;
+    let name = output.to_string_lossy();
+    let lines = [".jsonl", ".jsonl.gz", ".json", ".gz"].iter().any(|e| name.ends_with(e));
+    // Parquet shards go to a .parquet file or a directory, new or not.
+    let parquet_out = shards::is_parquet(output) || output.is_dir() || (parquet_in && !lines);
+    match (parquet_in, parquet_out) {
+        (true, true) => shards::Shards::check(output),
+        (false, false) => OutFile::check(output),
+        (true, false) => anyhow::bail!(
+            "--output {}: Parquet inputs are written as Parquet: give a directory (for shards) \
+             or a FILE.parquet",
+            output.display()
+        ),
+        (false, true) => anyhow::bail!(
+            "--output {}: JSONL inputs are written as JSONL lines: give a FILE (.jsonl or \
+             .jsonl.gz), not a directory or a .parquet file",
+            output.display()
+        ),
+    }
+}
+
+/// Clusters the records of pass 1 by the keep policy (writing `--clusters`); returns the
+/// item numbers of the records kept, the pairs found and the cluster sizes.
+fn decide(args: &Args, pass1: Pass1) -> Result<(Vec<u64>, u64, BTreeMap<usize, u64>)> {
     let Pass1 {
         mut items,
         fps,
@@ -116,34 +193,7 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
         index += 1;
         kept[index - 1]
     });
-    let (pairs, histogram) = (clusters.pairs(), clusters.set_sizes(2));
-    drop((kept, clusters));
-    let bar = records::progress(&args.files, "writing kept records");
-    let written = copy_kept(args, &items, (counts.items, &counts.stamps), output, &bar)?;
-    bar.finish_and_clear();
-    let summary = Summary {
-        documents: counts.records,
-        pairs,
-        histogram,
-        failed: counts.failed,
-    };
-    let dropped = counts.records - written;
-    let kept = format!(
-        "; kept {written}, dropped {dropped} (--keep {}), written to {}",
-        args.keep,
-        output.display()
-    );
-    let tail = super::summary_tail(args) + &kept;
-    summary.print(
-        &super::pairs_in(args, &super::files_mode(args)),
-        &tail,
-        start,
-    );
-    Ok(if counts.failed > 0 || pairs == 0 {
-        1
-    } else {
-        0
-    })
+    Ok((items, clusters.pairs(), clusters.set_sizes(2)))
 }
 
 /// Writes `--clusters` (see [`super::provenance`]): the clusters of `clusters`, with the

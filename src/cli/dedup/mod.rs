@@ -9,6 +9,7 @@ mod groups;
 mod keep;
 mod provenance;
 mod records;
+mod shards;
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, BufWriter, IsTerminal, Write};
@@ -87,6 +88,13 @@ pub struct Args {
     /// end; a symbolic link is followed; a FIFO or a character device is written through.
     #[arg(long, short = 'o', value_name = "FILE", conflicts_with = "pairs")]
     output: Option<PathBuf>,
+    /// Parquet output: the compression of the shards written (uncompressed, snappy, gzip,
+    /// lz4_raw, zstd) [default: the input's].
+    #[arg(long, value_name = "CODEC", value_parser = shards::parse_compression)]
+    compression: Option<parquet::basic::Compression>,
+    /// Parquet output to a directory: rows per shard (part-00000.parquet, ...).
+    #[arg(long, value_name = "N", default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    shard_rows: u64,
     /// The JSONL field holding the text; no other field is then read (title, html, fp are
     /// data like the rest) [default: the record's text, title, html and fp].
     #[arg(long, value_name = "NAME")]
@@ -539,7 +547,10 @@ fn read_inputs(args: &Args) -> Result<(FileDocs, u64)> {
         items: Vec::new(),
         sketch: opts.sketch,
     };
-    let counts = records::read_records(args, &opts, &bar, &mut read)?;
+    let counts = match shards::inputs(&args.files)? {
+        Some(files) => shards::read_records(&files, &opts, &bar, &mut read)?.0,
+        None => records::read_records(args, &opts, &bar, &mut read)?,
+    };
     let files = read.files;
     bar.finish_and_clear();
     if counts.records == 0 && counts.failed > 0 {

@@ -6,7 +6,7 @@ use std::ops::Range;
 use anyhow::Result;
 use indicatif::ProgressBar;
 use rayon::prelude::*;
-use simstore::input::reader::Fields;
+use simstore::input::reader::{Fields, Record};
 use simstore::{Fingerprinter, Sketch};
 
 use super::Args;
@@ -191,6 +191,18 @@ fn fingerprint(
         return Ok(None);
     }
     let r = input::to_record_with(raw, &opts.fields, place.number())?;
+    read_of(r, rank, place, opts, f).map(Some)
+}
+
+/// A record fingerprinted (with its sketch when the rule verifies) into a [`Read`] whose
+/// item number the caller fills in; `rank` is its field's, if the policy reads a field.
+pub(super) fn read_of(
+    r: Record,
+    rank: Rank,
+    place: &Place,
+    opts: &ReadOptions,
+    f: &Fingerprinter,
+) -> Result<Read, String> {
     let (fp, sketch) = if opts.sketch {
         let key = r.query_key(f).map_err(|e| e.to_string())?;
         (key.fp, key.sketch)
@@ -201,7 +213,7 @@ fn fingerprint(
         Keep::Longest => Rank::Len(r.text.as_deref().map_or(0, |t| t.chars().count() as u64)),
         _ => rank,
     };
-    Ok(Some(Read {
+    Ok(Read {
         item: 0,
         fp: fp.0,
         sketch,
@@ -209,5 +221,5 @@ fn fingerprint(
         title: r.title,
         place: place.clone(),
         rank,
-    }))
+    })
 }

@@ -1,0 +1,339 @@
+//! Dataset dedup of Parquet shards (`dedup shards/ --output kept/`): the kept rows are the
+//! ones the same records dedup'd as JSONL keep (which tests/dedup_dataset.rs checks against
+//! the brute-force model), for every keep policy, written with every column unchanged, in
+//! shards of at most `--shard-rows` rows, with the input's compression or `--compression`.
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+use rand::Rng;
+
+use crate::util::{TestCommand, code, gen_text, rng, stderr};
+
+/// One record of the corpus.
+struct Row {
+    id: String,
+    text: Option<String>,
+    ts: Option<i64>,
+    score: f64,
+}
+
+/// Texts with near copies (one word changed) and exact copies, some timestamps missing.
+fn corpus(seed: u64, n: usize) -> Vec<Row> {
+    let mut r = rng(seed);
+    let mut recent = Vec::new();
+    (0..n)
+        .map(|i| Row {
+            id: format!("doc-{i}"),
+            text: Some(gen_text(&mut r, &mut recent)),
+            ts: (r.random_range(0..5) > 0).then(|| r.random_range(1_600_000_000..1_700_000_000)),
+            score: r.random_range(0.0..1.0),
+        })
+        .collect()
+}
+
+fn schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Utf8, false),
+        Field::new("content", DataType::Utf8, true),
+        Field::new("ts", DataType::Int64, true),
+        Field::new("score", DataType::Float64, false),
+    ]))
+}
+
+fn batch(rows: &[Row]) -> RecordBatch {
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from_iter_values(
+            rows.iter().map(|r| r.id.as_str()),
+        )),
+        Arc::new(
+            rows.iter()
+                .map(|r| r.text.as_deref())
+                .collect::<StringArray>(),
+        ),
+        Arc::new(rows.iter().map(|r| r.ts).collect::<Int64Array>()),
+        Arc::new(Float64Array::from_iter_values(rows.iter().map(|r| r.score))),
+    ];
+    RecordBatch::try_new(schema(), cols).unwrap()
+}
+
+/// Writes `rows` as a Parquet file (snappy, row groups of 16 rows).
+fn write_parquet(path: &Path, rows: &[Row]) {
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_max_row_group_size(16)
+        .build();
+    let mut w = ArrowWriter::try_new(File::create(path).unwrap(), schema(), Some(props)).unwrap();
+    w.write(&batch(rows)).unwrap();
+    w.close().unwrap();
+}
+
+/// The same rows as JSONL lines.
+fn jsonl(rows: &[Row]) -> String {
+    rows.iter()
+        .map(|r| {
+            let v =
+                serde_json::json!({"id": r.id, "content": r.text, "ts": r.ts, "score": r.score});
+            format!("{v}\n")
+        })
+        .collect()
+}
+
+/// Every row of the Parquet files in `dir` (or the file `dir`), in order, with the shards'
+/// row counts and compressions.
+fn read_back(path: &Path) -> (Vec<RecordBatch>, Vec<usize>, Vec<Compression>) {
+    let files: Vec<_> = match path.is_dir() {
+        true => {
+            let mut f: Vec<_> = std::fs::read_dir(path)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            f.sort();
+            f
+        }
+        false => vec![path.to_owned()],
+    };
+    let (mut batches, mut sizes, mut codecs) = (Vec::new(), Vec::new(), Vec::new());
+    for f in files {
+        let b = ParquetRecordBatchReaderBuilder::try_new(File::open(&f).unwrap()).unwrap();
+        assert_eq!(
+            b.schema().fields(),
+            schema().fields(),
+            "{f:?}: the schema is kept"
+        );
+        let meta = b.metadata().clone();
+        sizes.push(meta.file_metadata().num_rows() as usize);
+        if meta.num_row_groups() > 0 {
+            codecs.push(meta.row_group(0).column(0).compression());
+        }
+        batches.extend(b.build().unwrap().map(Result::unwrap));
+    }
+    (batches, sizes, codecs)
+}
+
+/// The ids of the rows of `batches`.
+fn ids(batches: &[RecordBatch]) -> Vec<String> {
+    batches
+        .iter()
+        .flat_map(|b| {
+            let a = b.column(0).as_any().downcast_ref::<StringArray>().unwrap();
+            (0..a.len())
+                .map(|i| a.value(i).to_owned())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn jsonl_ids(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn parquet_shards_keep_what_jsonl_keeps_for_every_policy_with_every_column() {
+    let t = TestCommand::new();
+    let rows = corpus(3, 240);
+    std::fs::create_dir(t.path("in")).unwrap();
+    write_parquet(&t.path("in/a.parquet"), &rows[..150]);
+    write_parquet(&t.path("in/b.parquet"), &rows[150..]);
+    t.write("all.jsonl", jsonl(&rows).as_bytes());
+    let common = ["--text-field", "content"];
+    for policy in ["first", "longest", "newest:ts", "oldest:ts", "none"] {
+        let o = t.run(
+            &[
+                &["dedup", "all.jsonl", "--keep", policy, "-o", "kept.jsonl"][..],
+                &common,
+            ]
+            .concat(),
+        );
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let want = jsonl_ids(&t.path("kept.jsonl"));
+        assert!(
+            want.len() < rows.len() - 20,
+            "{policy}: duplicates in the data"
+        );
+        let _ = std::fs::remove_dir_all(t.path("kept"));
+        let args = [
+            "dedup",
+            "in",
+            "--keep",
+            policy,
+            "-o",
+            "kept",
+            "--shard-rows",
+            "37",
+        ];
+        let o = t.run(&[&args[..], &common].concat());
+        assert_eq!(code(&o), 0, "{policy}: {}", stderr(&o));
+        let (batches, sizes, codecs) = read_back(&t.path("kept"));
+        assert_eq!(ids(&batches), want, "{policy}: {}", stderr(&o));
+        assert!(
+            sizes.iter().all(|&n| n <= 37) && sizes.len() == want.len().div_ceil(37),
+            "{sizes:?}"
+        );
+        assert!(
+            codecs.iter().all(|c| *c == Compression::SNAPPY),
+            "{codecs:?}"
+        );
+        // Every column of every kept row as it was.
+        let by_id: std::collections::HashMap<&str, &Row> =
+            rows.iter().map(|r| (r.id.as_str(), r)).collect();
+        for b in &batches {
+            let want: Vec<&Row> = ids(std::slice::from_ref(b))
+                .iter()
+                .map(|id| by_id[id.as_str()])
+                .collect();
+            let want: Vec<Row> = want
+                .iter()
+                .map(|r| Row {
+                    id: r.id.clone(),
+                    text: r.text.clone(),
+                    ts: r.ts,
+                    score: r.score,
+                })
+                .collect();
+            assert_eq!(b, &batch(&want));
+        }
+    }
+}
+
+#[test]
+fn one_parquet_file_out_compressed_as_asked_with_provenance_rows() {
+    let t = TestCommand::new();
+    let rows = corpus(4, 120);
+    write_parquet(&t.path("a.parquet"), &rows);
+    let o = t.run(&[
+        "dedup",
+        "a.parquet",
+        "--text-field",
+        "content",
+        "-o",
+        "kept.parquet",
+        "--compression",
+        "zstd(3)",
+        "--clusters",
+        "why.jsonl",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let (batches, _, codecs) = read_back(&t.path("kept.parquet"));
+    assert!(matches!(codecs[0], Compression::ZSTD(_)), "{codecs:?}");
+    let kept = ids(&batches);
+    let rows_out = std::fs::read_to_string(t.path("why.jsonl")).unwrap();
+    let mut dropped = 0;
+    for line in rows_out.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let id = v["id"].as_str().unwrap();
+        let row: usize = v["line"].as_u64().unwrap() as usize;
+        assert_eq!(rows[row - 1].id, id, "the row number names the row: {line}");
+        assert_eq!(
+            v["kept"].as_bool().unwrap(),
+            kept.iter().any(|k| k == id),
+            "{line}"
+        );
+        dropped += usize::from(!v["kept"].as_bool().unwrap());
+    }
+    assert_eq!(kept.len() + dropped, rows.len(), "{}", stderr(&o));
+}
+
+#[test]
+fn what_a_parquet_dedup_refuses() {
+    let t = TestCommand::new();
+    let mut rows = corpus(5, 20);
+    rows[3].text = None;
+    write_parquet(&t.path("a.parquet"), &rows);
+    t.write("b.jsonl", jsonl(&rows).as_bytes());
+    std::fs::create_dir(t.path("full")).unwrap();
+    t.write("full/x", b"x");
+    for (args, says) in [
+        (
+            vec!["dedup", "a.parquet", "-o", "out"],
+            "no column \"text\"",
+        ),
+        (
+            vec![
+                "dedup",
+                "a.parquet",
+                "b.jsonl",
+                "--text-field",
+                "content",
+                "-o",
+                "out",
+            ],
+            "not a Parquet file",
+        ),
+        (
+            vec![
+                "dedup",
+                "a.parquet",
+                "--text-field",
+                "content",
+                "-o",
+                "out.jsonl",
+            ],
+            "written as Parquet",
+        ),
+        (
+            vec![
+                "dedup",
+                "b.jsonl",
+                "--text-field",
+                "content",
+                "-o",
+                "out.parquet",
+            ],
+            "written as JSONL",
+        ),
+        (
+            vec![
+                "dedup",
+                "a.parquet",
+                "--text-field",
+                "content",
+                "-o",
+                "full",
+            ],
+            "not empty",
+        ),
+        (
+            vec![
+                "dedup",
+                "a.parquet",
+                "--text-field",
+                "content",
+                "--keep",
+                "newest:when",
+                "-o",
+                "o",
+            ],
+            "no column \"when\"",
+        ),
+    ] {
+        let o = t.run(&args);
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+    // A null text is one failed row, named; the others are deduplicated.
+    let o = t.run(&["dedup", "a.parquet", "--text-field", "content", "-o", "out"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("a.parquet: row 4: the text column \"content\" is null"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!ids(&read_back(&t.path("out")).0).contains(&"doc-3".to_owned()));
+}
