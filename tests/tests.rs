@@ -20,6 +20,7 @@ mod dedup_dataset;
 mod explain;
 mod export;
 mod features;
+mod fields;
 mod fuzz;
 mod fuzz_corpus;
 mod golden;

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use simstore::input::limit::DEFAULT_MAX_DOC_BYTES;
 use simstore::{BatchOutcome, BulkLoader, CheckOutcome, Entry, MatchRule, Rule, Store};
 
-use super::input::{self, Format, Inputs, Place};
+use super::input::{self, FieldArgs, Format, Inputs, Place};
 use super::{Code, output, rule};
 
 /// Arguments of `simstore import`.
@@ -60,8 +60,10 @@ pub struct Args {
     /// as `query --verify` checks; a record or document without text is never one.
     #[arg(long, value_name = "T", requires = "dedup")]
     verify: Option<f64>,
+    #[command(flatten)]
+    fields: FieldArgs,
     /// Input files or directories ('-' = stdin; gzip'd inputs are decompressed).
-    /// JSONL records: {"id", "title"?, "text"?, "url"?, "fp"?}; WARC: each HTML or text
+    /// JSONL records: {"id"?, "title"?, "text"?, "url"?, "fp"?}; WARC: each HTML or text
     /// response; directories: every .html/.htm/.txt file under it. A whole file's id is
     /// its path relative to the directory holding the input: `doc.txt` (however the path
     /// is spelled), `site/sub/a.html` for a file in the directory `site`; text from stdin
@@ -271,6 +273,7 @@ fn import_all(
     summary: &mut Summary<'_>,
 ) -> Result<()> {
     let fingerprinter = store.fingerprinter();
+    let fields = args.fields.fields();
     let mut inputs =
         Inputs::new(&args.files, args.format, Some(bar.clone())).max_doc_bytes(args.max_doc_bytes);
     let outcome = (|| -> Result<()> {
@@ -282,9 +285,11 @@ fn import_all(
             let parsed: Vec<(Place, Result<Entry, String>)> = chunk
                 .into_par_iter()
                 .map(|(place, raw)| {
-                    let entry = raw.and_then(input::to_record).and_then(|record| {
-                        record.into_entry(fingerprinter).map_err(|e| e.to_string())
-                    });
+                    let entry = raw
+                        .and_then(|raw| input::to_record_with(raw, &fields, place.number()))
+                        .and_then(|record| {
+                            record.into_entry(fingerprinter).map_err(|e| e.to_string())
+                        });
                     (place, entry)
                 })
                 .collect();

@@ -7,9 +7,10 @@
 //! decompressed (all members). Its format is `--format`, else chosen by [`Format::Auto`].
 //! [`Inputs`] turns the inputs into [`Item`]s — raw units (a JSONL line, a page), each
 //! with the [`Place`] to name in messages — that callers parse in parallel with
-//! [`to_record`].
+//! [`to_record_with`], JSONL lines by the fields of [`FieldArgs`].
 
 mod detect;
+mod fields;
 mod ids;
 mod inputs;
 mod stamp;
@@ -24,6 +25,7 @@ use simstore::input::limit;
 use simstore::input::reader::{self, Fields, Record};
 
 use detect::{open, resolve};
+pub use fields::FieldArgs;
 pub use inputs::Inputs;
 pub use stamp::Stamp;
 
