@@ -452,8 +452,8 @@ fn wrong_field_types() {
         "in.jsonl",
         &[
             (
-                br#"{"id":7,"text":"id is a number"}"#,
-                "field \"id\" must be a string, found a number",
+                br#"{"id":["a"],"text":"id is an array"}"#,
+                "field \"id\" (--id-field) must be a string or a number, found an array",
             ),
             (
                 br#"{"id":"text-array","text":["text","array"]}"#,
@@ -475,12 +475,16 @@ fn wrong_field_types() {
                 br#"{"id":"fp-short","fp":"12345"}"#,
                 "field \"fp\" must be exactly 16 hexadecimal digits, found \"12345\"",
             ),
-            (
-                br#"{"text":"no id"}"#,
-                "missing \"id\": every record needs a unique string id",
-            ),
         ],
     );
+    // A record without an id is named by its input and line number, a number id is as
+    // written.
+    let o = t.run_stdin(
+        &["import", "-"],
+        b"{\"text\":\"no id\"}\n{\"id\":7,\"text\":\"id is a number\"}\n",
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(get(&t, "<stdin>:1").is_some() && get(&t, "7").is_some());
     // null means absent, and unknown fields are ignored.
     let o = t.run_stdin(
         &["import", "-"],

@@ -42,7 +42,6 @@ fn import_reports_each_bad_record_and_stores_the_good_ones() {
         (2, "not valid UTF-8"),
         (3, "invalid JSON"),
         (4, "contains a NUL byte"),
-        (5, "missing \"id\""),
         (6, "field \"text\" must be a string, found a number"),
         (7, "nothing to fingerprint"),
         (9, "field \"fp\" must be exactly 16 hexadecimal digits"),
@@ -53,9 +52,11 @@ fn import_reports_each_bad_record_and_stores_the_good_ones() {
         );
     }
     assert!(
-        err.contains("read 9 records: stored 2 (2 new, 0 replaced), failed 7"),
+        err.contains("read 9 records: stored 3 (3 new, 0 replaced), failed 6"),
         "{err}"
     );
+    // A record without an id is named by its input and line number.
+    assert_eq!(code(&t.run(&["get", "in.jsonl:5"])), 0);
     let o = t.run(&["get", "--json", "good1"]);
     assert_eq!(code(&o), 0);
     let doc = &json_lines(&o)[0];

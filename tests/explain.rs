@@ -317,3 +317,89 @@ fn query_verify_prints_the_similarity_it_checked() {
     let v: Value = serde_json::from_str(out(&o).trim()).unwrap();
     assert_eq!(v["matches"][0]["similarity"], 1.0, "{v}");
 }
+
+/// `explain --json` of `args`: its JSON, having exited 0 or 1.
+fn explained(t: &TestCommand, args: &[&str]) -> Value {
+    let o = t.run(args);
+    assert!(matches!(code(&o), 0 | 1), "{args:?}: {}", stderr(&o));
+    serde_json::from_str(&out(&o)).unwrap()
+}
+
+#[test]
+fn explain_weighs_titles_as_import_does() {
+    const TA: &str = "Valley floods close the schools";
+    const TB: &str = "Storm report from the northern hills";
+    let t = TestCommand::new();
+    let (ra, rb) = (
+        json!({"id": "a", "title": TA, "text": A}),
+        json!({"id": "b", "title": TB, "text": B}),
+    );
+    t.write("a.jsonl", format!("{ra}\n").as_bytes());
+    t.write("b.jsonl", format!("\n{rb}\n").as_bytes());
+    t.write("both.jsonl", format!("{ra}\n{rb}\n").as_bytes());
+    assert_eq!(code(&t.run(&["import", "both.jsonl"])), 0);
+    let stored = explained(&t, &["explain", "--json", "a", "b"]);
+    let fps =
+        |v: &Value| [&v["a"]["fp"], &v["b"]["fp"], &v["distance"], &v["jaccard"]].map(Value::clone);
+    let files = explained(&t, &["explain", "--json", "--files", "a.jsonl", "b.jsonl"]);
+    assert_eq!(fps(&files), fps(&stored), "{files}");
+    t.write(
+        "a.jsonl.gz",
+        &crate::inputs::gzip(format!("{ra}\n").as_bytes()),
+    );
+    let gz = explained(
+        &t,
+        &["explain", "--json", "--files", "a.jsonl.gz", "b.jsonl"],
+    );
+    assert_eq!(fps(&gz), fps(&stored), "{gz}");
+    let texts = ["explain", "--json", "--text", A, B];
+    let titled: Vec<&str> = texts
+        .iter()
+        .copied()
+        .chain(["--title-a", TA, "--title-b", TB])
+        .collect();
+    assert_eq!(fps(&explained(&t, &titled)), fps(&stored));
+    let untitled = explained(&t, &texts);
+    assert_ne!(untitled["distance"], stored["distance"], "{untitled}");
+    // A title given beats the file's own; stored ids take none.
+    let retitled = [
+        "explain",
+        "--json",
+        "--files",
+        "a.jsonl",
+        "b.jsonl",
+        "--title-a",
+        TB,
+    ];
+    assert_ne!(explained(&t, &retitled)["a"]["fp"], stored["a"]["fp"]);
+    let o = t.run(&["explain", "a", "b", "--title-a", TA]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("--title-a and --title-b title"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn explain_files_take_one_jsonl_record() {
+    let t = TestCommand::new();
+    let (ra, rb) = (json!({"id": "a", "text": A}), json!({"id": "b", "text": B}));
+    t.write("two.jsonl", format!("{ra}\n{rb}\n").as_bytes());
+    t.write("b.jsonl", format!("{rb}\n").as_bytes());
+    let o = t.run(&["explain", "--files", "two.jsonl", "b.jsonl"]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("two.jsonl:2: a second record"),
+        "{}",
+        stderr(&o)
+    );
+    t.write("bad.jsonl", b"{\"id\": \"x\", \"text\": 3}\n");
+    let o = t.run(&["explain", "--files", "bad.jsonl", "b.jsonl"]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("bad.jsonl:1: field \"text\""),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -24,7 +24,7 @@ fn get(t: &TestCommand, id: &str) -> Option<Value> {
     (code(&o) == 0).then(|| serde_json::from_str(stdout(&o).trim()).unwrap())
 }
 
-fn gzip(bytes: &[u8]) -> Vec<u8> {
+pub fn gzip(bytes: &[u8]) -> Vec<u8> {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(bytes).unwrap();
     gz.finish().unwrap()

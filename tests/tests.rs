@@ -22,6 +22,7 @@ mod dedup_parquet;
 mod explain;
 mod export;
 mod features;
+mod fields;
 mod fuzz;
 mod fuzz_corpus;
 mod golden;

@@ -9,7 +9,7 @@ use serde_json::json;
 use simstore::Fingerprinter;
 
 use super::Code;
-use super::input::{self, Inputs};
+use super::input::{self, FieldArgs, Inputs};
 
 /// Arguments of `simstore fingerprint`.
 #[derive(Debug, clap::Args)]
@@ -35,6 +35,8 @@ pub struct Args {
     /// file, a directory, an HTML or text file (gzip'd or not); writes {"id", "fp"} per record.
     #[arg(long, value_name = "FILE")]
     batch: Option<String>,
+    #[command(flatten)]
+    fields: FieldArgs,
     /// The text to fingerprint.
     text: Option<String>,
 }
@@ -43,7 +45,10 @@ pub struct Args {
 pub fn run(args: Args) -> Result<Code> {
     let f = Fingerprinter::new();
     if let Some(batch) = &args.batch {
-        return run_batch(&f, batch);
+        return run_batch(&f, batch, &args.fields);
+    }
+    if let Some(flag) = args.fields.given() {
+        anyhow::bail!("{flag} applies to the JSONL records of --batch");
     }
     let (title, text) = match (&args.file, &args.text) {
         (Some(file), _) => {
@@ -68,7 +73,9 @@ pub fn run(args: Args) -> Result<Code> {
     Ok(0)
 }
 
-fn run_batch(f: &Fingerprinter, path: &str) -> Result<Code> {
+/// Prints the fingerprint of every record of `path`, JSONL lines read by `fields`.
+fn run_batch(f: &Fingerprinter, path: &str, fields: &FieldArgs) -> Result<Code> {
+    let fields = fields.fields();
     let mut inputs = Inputs::batch(&[path.to_owned()]);
     let mut out = BufWriter::new(io::stdout().lock());
     let mut errors = 0u64;
@@ -80,10 +87,12 @@ fn run_batch(f: &Fingerprinter, path: &str) -> Result<Code> {
         let results: Vec<_> = chunk
             .into_par_iter()
             .map(|(place, raw)| {
-                let r = raw.and_then(input::to_record).and_then(|r| {
-                    let fp = r.fingerprint(f).map_err(|e| e.to_string())?;
-                    Ok((fp, r.id))
-                });
+                let r = raw
+                    .and_then(|raw| input::to_record_with(raw, &fields, place.number()))
+                    .and_then(|r| {
+                        let fp = r.fingerprint(f).map_err(|e| e.to_string())?;
+                        Ok((fp, r.id))
+                    });
                 (place, r)
             })
             .collect();

@@ -1,16 +1,19 @@
 //! `simstore import`: store documents or precomputed fingerprints from JSONL or text files.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
 use simstore::input::limit::DEFAULT_MAX_DOC_BYTES;
+use simstore::input::reader::Fields;
 use simstore::{BatchOutcome, BulkLoader, CheckOutcome, Entry, MatchRule, Rule, Store};
 
-use super::input::{self, Format, Inputs, Place};
+use super::input::{self, FieldArgs, Format, Inputs, Place};
 use super::{Code, output, rule};
 
 /// Arguments of `simstore import`.
@@ -60,8 +63,10 @@ pub struct Args {
     /// as `query --verify` checks; a record or document without text is never one.
     #[arg(long, value_name = "T", requires = "dedup")]
     verify: Option<f64>,
+    #[command(flatten)]
+    fields: FieldArgs,
     /// Input files or directories ('-' = stdin; gzip'd inputs are decompressed).
-    /// JSONL records: {"id", "title"?, "text"?, "url"?, "fp"?}; WARC: each HTML or text
+    /// JSONL records: {"id"?, "title"?, "text"?, "url"?, "fp"?}; WARC: each HTML or text
     /// response; directories: every .html/.htm/.txt file under it. A whole file's id is
     /// its path relative to the directory holding the input: `doc.txt` (however the path
     /// is spelled), `site/sub/a.html` for a file in the directory `site`; text from stdin
@@ -271,6 +276,7 @@ fn import_all(
     summary: &mut Summary<'_>,
 ) -> Result<()> {
     let fingerprinter = store.fingerprinter();
+    let fields = args.fields.fields();
     let mut inputs =
         Inputs::new(&args.files, args.format, Some(bar.clone())).max_doc_bytes(args.max_doc_bytes);
     let outcome = (|| -> Result<()> {
@@ -279,12 +285,16 @@ fn import_all(
             if chunk.is_empty() {
                 return Ok(());
             }
+            let by_input = fields_by_input(&chunk, &fields);
             let parsed: Vec<(Place, Result<Entry, String>)> = chunk
                 .into_par_iter()
                 .map(|(place, raw)| {
-                    let entry = raw.and_then(input::to_record).and_then(|record| {
-                        record.into_entry(fingerprinter).map_err(|e| e.to_string())
-                    });
+                    let fields = &by_input[&place.name];
+                    let entry = raw
+                        .and_then(|raw| input::to_record_with(raw, fields, place.number()))
+                        .and_then(|record| {
+                            record.into_entry(fingerprinter).map_err(|e| e.to_string())
+                        });
                     (place, entry)
                 })
                 .collect();
@@ -340,4 +350,18 @@ fn import_all(
         summary.stored.replaced += out.replaced;
     }
     Ok(())
+}
+
+/// The fields of each input of `chunk`: `fields`, naming a record without an id by its
+/// input and line (`small.jsonl:3`), so that such records of two inputs never replace one
+/// another in the store.
+fn fields_by_input(chunk: &[input::Item], fields: &Fields) -> HashMap<Arc<str>, Fields> {
+    let mut by = HashMap::new();
+    for (place, _) in chunk {
+        by.entry(place.name.clone()).or_insert_with(|| Fields {
+            line_prefix: format!("{}:", place.name),
+            ..fields.clone()
+        });
+    }
+    by
 }

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use rayon::prelude::*;
 use serde_json::{Value, json};
-use simstore::input::reader;
+use simstore::input::reader::{self, Fields};
 use simstore::{Fingerprint, Match, MatchRule, QueryKey, Rule, Sketch, Store};
 
-use super::input::{self, Inputs, Place, Raw};
+use super::input::{self, FieldArgs, Inputs, Place, Raw};
 use super::{Code, open_for_reading_with, output, rule};
 
 /// Arguments of `simstore query`.
@@ -18,7 +18,7 @@ use super::{Code, open_for_reading_with, output, rule};
 #[command(
     group = clap::ArgGroup::new("what").required(true).args(["text", "file", "fp", "batch"]),
     after_help = "Exit status: 0 some match, 1 no match, 2 error.\n\
-                  Batch lines: a JSONL record {\"id\", \"title\"?, \"text\"?, \"fp\"?} or a bare 16-hex-digit fingerprint;\n\
+                  Batch lines: a JSONL record {\"id\"?, \"title\"?, \"text\"?, \"fp\"?} or a bare 16-hex-digit fingerprint;\n\
                   output: one line {\"query\": <id or line number>, \"matches\": [{\"id\", \"distance\", \"fp\", \"title\"?, \"url\"?, \"similarity\"?}]} per input line (\"similarity\": the sketch similarity the rule checked)."
 )]
 pub struct Args {
@@ -71,12 +71,19 @@ pub struct Args {
     /// file, a directory, an HTML or text file (gzip'd or not); writes JSON lines.
     #[arg(long, value_name = "FILE")]
     batch: Option<String>,
+    #[command(flatten)]
+    fields: FieldArgs,
     /// Query with this text.
     text: Option<String>,
 }
 
 /// Runs the query; see [`Args`].
 pub fn run(db: &Path, args: Args) -> Result<Code> {
+    if args.batch.is_none()
+        && let Some(flag) = args.fields.given()
+    {
+        anyhow::bail!("{flag} applies to the JSONL records of --batch");
+    }
     let store = open_for_reading_with(db, args.probe_threads)?;
     let rule = store.rule(Rule::options(args.k, args.verify));
     if !args.exhaustive && rule.k > store.layout().k_max() {
@@ -230,8 +237,14 @@ enum SketchMode {
 }
 
 /// Parses batch line (or record) number `line`: a bare fingerprint is named by its line
-/// number, a record by its id.
-fn parse_item(store: &Store, line: u64, raw: Raw, sketch: SketchMode) -> Result<Item, String> {
+/// number, a record by its id (a JSONL record read by `fields`).
+fn parse_item(
+    store: &Store,
+    line: u64,
+    raw: Raw,
+    fields: &Fields,
+    sketch: SketchMode,
+) -> Result<Item, String> {
     if let Raw::Json(bytes) = &raw {
         let trimmed = bytes.trim_ascii();
         if !trimmed.starts_with(b"{") {
@@ -244,7 +257,7 @@ fn parse_item(store: &Store, line: u64, raw: Raw, sketch: SketchMode) -> Result<
             };
         }
     }
-    let record = input::to_record(raw)?;
+    let record = input::to_record_with(raw, fields, line)?;
     let f = store.fingerprinter();
     let key = match sketch {
         SketchMode::Compute => record.query_key(f),
@@ -306,6 +319,7 @@ fn answer_chunk(
 }
 
 fn run_batch(store: &Store, path: &str, ask: &Ask) -> Result<Code> {
+    let fields = ask.args.fields.fields();
     let mut inputs = Inputs::batch(&[path.to_owned()]);
     let mut out = BufWriter::new(io::stdout().lock());
     let (mut any_match, mut errors) = (false, 0u64);
@@ -322,7 +336,8 @@ fn run_batch(store: &Store, path: &str, ask: &Ask) -> Result<Code> {
         let items: Vec<(Place, Result<Item, String>)> = chunk
             .into_par_iter()
             .map(|(place, raw)| {
-                let item = raw.and_then(|raw| parse_item(store, place.number(), raw, sketch_mode));
+                let line = place.number();
+                let item = raw.and_then(|raw| parse_item(store, line, raw, &fields, sketch_mode));
                 (place, item)
             })
             .collect();

@@ -177,9 +177,12 @@ pub struct Fields {
     /// The field holding the id (`"id"` by default).
     pub id: String,
     /// When true, a record without an id (the field missing or `null`) is named by its line
-    /// number, and a number is an id too (as written, e.g. `42`); when false (the default),
-    /// every record needs a string id.
+    /// number (after [`Fields::line_prefix`]), and a number is an id too (as written, e.g.
+    /// `42`); when false (the default), every record needs a string id.
     pub optional_id: bool,
+    /// What the id made of a line number starts with: empty (the default), or e.g. the
+    /// input's name and `:`, so that records without ids of two inputs are named apart.
+    pub line_prefix: String,
     /// The one field holding the text; `None` (the default): the record's own fields
     /// (`title`, `text`, `html`, `url`, `fp`, as [`parse_jsonl`] reads them). With a text
     /// field, no other field is read (they are data to carry, not to compare).
@@ -187,10 +190,15 @@ pub struct Fields {
 }
 
 impl Fields {
-    /// True for simstore's own shape (the default: a string `id`, the record's own fields),
-    /// checked without building a default to compare with.
+    /// The id of a record without one: its line number after the prefix.
+    fn line_id(&self, line_no: u64) -> String {
+        format!("{}{line_no}", self.line_prefix)
+    }
+
+    /// True for simstore's own shape (the id in `id`, the record's own fields), whose ids
+    /// may be optional, checked without building a default to compare with.
     fn is_own(&self) -> bool {
-        self.id == "id" && !self.optional_id && self.text.is_none()
+        self.id == "id" && self.text.is_none()
     }
 }
 
@@ -199,6 +207,7 @@ impl Default for Fields {
         Fields {
             id: "id".into(),
             optional_id: false,
+            line_prefix: String::new(),
             text: None,
         }
     }
@@ -214,12 +223,13 @@ pub fn parse_jsonl(line: &[u8]) -> Result<Record, RecordError> {
 /// those twice (the record has the last): a caller that gives other fields a meaning, or
 /// refuses them or repeated ones, reads the line again only then.
 pub fn parse_jsonl_with_others(line: &[u8]) -> Result<(Record, bool), RecordError> {
-    own_record_with_others(as_text(line)?)
+    own_record_with_others(as_text(line)?, &Fields::default(), 0)
 }
 
 /// Parses one JSONL line (without its newline), line `line_no` of its input, into a
-/// record, reading the fields `fields` names. Records in simstore's own shape (the default
-/// `fields`) are read in one pass (`reader::own`); other shapes through a `Value`.
+/// record, reading the fields `fields` names. Records in simstore's own shape (ids in `id`,
+/// optional or not, and no text field) are read in one pass (`reader::own`), with what an
+/// exported record carries ([`Restore`]); other shapes through a `Value`.
 pub fn parse_jsonl_fields(
     line: &[u8],
     fields: &Fields,
@@ -227,23 +237,32 @@ pub fn parse_jsonl_fields(
 ) -> Result<Record, RecordError> {
     let text = as_text(line)?;
     match fields.is_own() {
-        true => own_record(text),
+        true => own_record(text, fields, line_no),
         false => value_record(text, fields, line_no),
     }
 }
 
-/// A record in simstore's own shape, read in one pass.
-fn own_record(text: &str) -> Result<Record, RecordError> {
-    own_record_with_others(text).map(|(record, _)| record)
+/// A record in simstore's own shape (line `line_no`), read in one pass.
+fn own_record(text: &str, fields: &Fields, line_no: u64) -> Result<Record, RecordError> {
+    own_record_with_others(text, fields, line_no).map(|(record, _)| record)
 }
 
 /// [`own_record`], and whether the object had other fields.
-fn own_record_with_others(text: &str) -> Result<(Record, bool), RecordError> {
+fn own_record_with_others(
+    text: &str,
+    fields: &Fields,
+    line_no: u64,
+) -> Result<(Record, bool), RecordError> {
     let mut own = match serde_json::from_str(text).map_err(invalid_json)? {
         own::Parsed::Object(own) => own,
         own::Parsed::NotAnObject(found) => return Err(RecordError::NotAnObject(found)),
     };
-    let id = string_id(std::mem::take(&mut own.id))?;
+    let id = match std::mem::take(&mut own.id) {
+        Slot::Missing | Slot::Null if fields.optional_id => fields.line_id(line_no),
+        // A number (kept as written) or a refusal: the `Value` path's answer.
+        Slot::Other(_) if fields.optional_id => value_id(text, fields, line_no)?,
+        slot => string_id(slot)?,
+    };
     crate::types::document::check_id(&id).map_err(RecordError::InvalidId)?;
     let others = own.others;
     let mut record = own_fields(own, id)?;
@@ -253,6 +272,15 @@ fn own_record_with_others(text: &str) -> Result<(Record, bool), RecordError> {
         record.restore = Restore::of(text)?;
     }
     Ok((record, others))
+}
+
+/// The id of a record whose id is not a string, read again through a `Value` (rare: the
+/// one pass keeps no number's text): as [`record_id`] reads it.
+fn value_id(text: &str, fields: &Fields, line_no: u64) -> Result<String, RecordError> {
+    match serde_json::from_str(text).map_err(invalid_json)? {
+        Value::Object(mut obj) => record_id(&mut obj, fields, line_no),
+        other => Err(RecordError::NotAnObject(type_name(&other))),
+    }
 }
 
 /// A record read through a `Value`, its fields where `fields` says.
@@ -317,7 +345,7 @@ fn record_id(
         return string_id(Slot::of(found));
     }
     match found {
-        None | Some(Value::Null) => Ok(line_no.to_string()),
+        None | Some(Value::Null) => Ok(fields.line_id(line_no)),
         Some(Value::String(s)) => Ok(s),
         Some(Value::Number(n)) => Ok(n.to_string()),
         Some(other) => Err(RecordError::Field {
@@ -575,20 +603,20 @@ mod tests {
             r#"{"id":"a","n":1e400}"#,
             "",
         ];
+        let optional = Fields {
+            optional_id: true,
+            ..Fields::default()
+        };
         for line in lines {
-            let one_pass = own_record(line);
-            let via_value = value_record(line, &Fields::default(), 0);
-            assert_eq!(one_pass, via_value, "{line}");
-        }
-        // And the default fields take the one-pass read.
-        assert!(Fields::default().is_own());
-        assert!(
-            !Fields {
-                optional_id: true,
-                ..Fields::default()
+            for fields in [&Fields::default(), &optional] {
+                let one_pass = own_record(line, fields, 7);
+                let via_value = value_record(line, fields, 7);
+                assert_eq!(one_pass, via_value, "{line} {fields:?}");
             }
-            .is_own()
-        );
+        }
+        // And the default fields take the one-pass read, ids optional or not.
+        assert!(Fields::default().is_own());
+        assert!(optional.is_own());
         assert!(
             !Fields {
                 id: "url".into(),
@@ -605,7 +633,7 @@ mod tests {
         );
         assert_eq!(
             parse_jsonl(br#"{"id":"a","text":"x","k":3}"#),
-            own_record(r#"{"id":"a","text":"x","k":3}"#)
+            own_record(r#"{"id":"a","text":"x","k":3}"#, &Fields::default(), 0)
         );
     }
 
@@ -662,6 +690,7 @@ mod tests {
             id: "url".into(),
             optional_id: true,
             text: Some("content".into()),
+            ..Fields::default()
         };
         let r = parse_jsonl_fields(br#"{"content":"x y","title":"T","fp":1}"#, &fields, 7).unwrap();
         let only_text = Record {
@@ -707,6 +736,10 @@ mod tests {
         };
         let r = parse_jsonl_fields(br#"{"fp":"00000000000000ff"}"#, &own, 3).unwrap();
         assert_eq!((r.id.as_str(), r.fp), ("3", Some(Fingerprint(255))));
+        // Optional ids keep what an exported record carries, as the default fields do.
+        let line = br#"{"id":"e","fp":"00000000000000ff","length":12,"time":5}"#;
+        assert!(parse_jsonl(line).unwrap().restore.is_some());
+        assert_eq!(parse_jsonl_fields(line, &own, 1), parse_jsonl(line));
         // The default: a string id is required, as before.
         assert!(matches!(
             parse_jsonl(br#"{"id":5,"text":"x"}"#),

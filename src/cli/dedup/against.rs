@@ -170,9 +170,10 @@ fn scratch_store(store: &Store) -> Result<Store> {
 /// number would name records of different files alike, and replace the stored one).
 fn fields(args: &Args) -> Fields {
     Fields {
-        id: args.id_field.clone(),
+        id: args.fields.id_field.clone(),
         optional_id: !args.add,
-        text: args.text_field.clone(),
+        text: args.fields.text_field.clone(),
+        line_prefix: String::new(),
     }
 }
 

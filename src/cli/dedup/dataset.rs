@@ -148,7 +148,9 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
 fn check_output(args: &Args, output: &Path, parquet_in: bool) -> Result<()> {
     check_inputs(args, output)?;
     let name = output.to_string_lossy();
-    let lines = [".jsonl", ".jsonl.gz", ".json", ".gz"].iter().any(|e| name.ends_with(e));
+    let lines = [".jsonl", ".jsonl.gz", ".json", ".gz"]
+        .iter()
+        .any(|e| name.ends_with(e));
     // Parquet shards go to a .parquet file or a directory, new or not.
     let parquet_out = shards::is_parquet(output) || output.is_dir() || (parquet_in && !lines);
     match (parquet_in, parquet_out) {

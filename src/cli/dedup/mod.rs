@@ -22,7 +22,7 @@ use simstore::index::cluster;
 use simstore::index::layout::MAX_K;
 use simstore::{DedupReport, DuplicatePair, MatchRule, Quality, Rule, Sketch, Store};
 
-use super::input::{Format, Place};
+use super::input::{FieldArgs, Format, Place};
 use super::{Code, open_for_reading, output};
 
 /// Arguments of `simstore dedup`.
@@ -95,14 +95,9 @@ pub struct Args {
     /// Parquet output to a directory: rows per shard (part-00000.parquet, ...).
     #[arg(long, value_name = "N", default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
     shard_rows: u64,
-    /// The JSONL field holding the text; no other field is then read (title, html, fp are
-    /// data like the rest) [default: the record's text, title, html and fp].
-    #[arg(long, value_name = "NAME")]
-    text_field: Option<String>,
-    /// The JSONL field holding the id (optional: a record without one is named by its line
-    /// number; a number is an id as written).
-    #[arg(long, value_name = "NAME", default_value = "id")]
-    id_field: String,
+    /// Which JSONL fields hold the text and the id.
+    #[command(flatten)]
+    fields: FieldArgs,
     /// A pair within k counts only when the two texts' shingle sketches are at least T
     /// similar (estimated Jaccard, 0..1), as `query --verify` checks; a document without
     /// a sketch (stored from a fingerprint, or too short) is in no pair. Of a store: its
@@ -276,8 +271,8 @@ fn check_args(args: &Args) -> Result<()> {
     }
     let file_only = [
         (args.output.is_some(), "--output"),
-        (args.text_field.is_some(), "--text-field"),
-        (args.id_field != "id", "--id-field"),
+        (args.fields.given() == Some("--text-field"), "--text-field"),
+        (args.fields.given() == Some("--id-field"), "--id-field"),
         (args.transitive, "--transitive"),
         (args.quality.is_some(), "--quality"),
         (args.keep != keep::Keep::First, "--keep"),

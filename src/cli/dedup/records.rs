@@ -45,9 +45,10 @@ impl ReadOptions {
     pub fn of(args: &Args) -> Self {
         ReadOptions {
             fields: Fields {
-                id: args.id_field.clone(),
+                id: args.fields.id_field.clone(),
                 optional_id: true,
-                text: args.text_field.clone(),
+                text: args.fields.text_field.clone(),
+                line_prefix: String::new(),
             },
             sketch: args.rule.min_similarity.is_some(),
             jsonl_only: args.output.is_some(),

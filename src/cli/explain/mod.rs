@@ -13,16 +13,19 @@ use serde_json::{Value, json};
 use simstore::text::explain::{Explanation, explain};
 use simstore::{Fingerprint, Fingerprinter, MatchRule, Rule, Sketch, Store};
 
-use super::{Code, input, open_for_reading, output, rule};
+use super::input::{self, FieldArgs};
+use super::{Code, open_for_reading, output, rule};
 use verdict::Judge;
 
 /// Arguments of `simstore explain`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
-A and B are ids of documents in the store (--db); with --files, files (text or HTML, gzip'd
-or not); with --text, the texts themselves. A store keeps no texts: for ids, only the
-fingerprints, the Hamming distance, the sketches' Jaccard estimate and the verdict are
-shown; give the texts (--files, --text) to see their lines and features.
+A and B are ids of documents in the store (--db); with --files, files (text or HTML, or a
+JSONL file holding one record, read as `import` reads it: its title, text or fp; gzip'd or
+not); with --text, the texts themselves; --title-a and --title-b give them titles, weighed
+as when stored. A store keeps no texts: for ids, only the fingerprints, the Hamming
+distance, the sketches' Jaccard estimate and the verdict are shown; give the texts
+(--files, --text) to see their lines and features.
 
 The verdict is the store's, given no --k or --verify: its quality mode's rule (see
 `simstore init --quality`), with the part of it that decided — within k_max, or within 12
@@ -40,6 +43,13 @@ pub struct Args {
     /// A and B are texts.
     #[arg(long)]
     text: bool,
+    /// The title of A (with --files or --text), weighed as when stored (2x per word, at
+    /// most a fifth of the body); over a file's own title.
+    #[arg(long, value_name = "TEXT")]
+    title_a: Option<String>,
+    /// The title of B, as --title-a.
+    #[arg(long, value_name = "TEXT")]
+    title_b: Option<String>,
     /// The verdict within K bits ("distance <= K"), not by the store's quality mode
     /// [default: the store's mode; without a store, 3].
     #[arg(long, short, value_parser = clap::value_parser!(u32).range(0..=64))]
@@ -118,9 +128,15 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
 fn sides(db: &Path, args: &Args) -> Result<(Side, Side, Option<Store>)> {
     if args.files || args.text {
         let f = Fingerprinter::new();
-        let a = side(&f, &args.a, args.files)?;
-        let b = side(&f, &args.b, args.files)?;
+        let a = side(&f, &args.a, args.files, args.title_a.as_deref())?;
+        let b = side(&f, &args.b, args.files, args.title_b.as_deref())?;
         return Ok((a, b, open_for_reading(db).ok()));
+    }
+    if args.title_a.is_some() || args.title_b.is_some() {
+        anyhow::bail!(
+            "--title-a and --title-b title the texts of --files or --text; a stored document's \
+             fingerprint already holds its title"
+        );
     }
     let store = open_for_reading(db)?;
     let get = |id: &str| -> Result<Side> {
@@ -160,24 +176,35 @@ fn judge<'a>(store: Option<&'a Store>, args: &Args) -> Judge<'a> {
     }
 }
 
-/// A side from a file (`is_file`) or a text.
-fn side(f: &Fingerprinter, arg: &str, is_file: bool) -> Result<Side> {
-    let (title, text) = if is_file {
-        input::read_document(Path::new(arg))?
-    } else {
-        (None, arg.to_owned())
-    };
-    let name = if is_file {
-        arg.to_owned()
-    } else {
-        "(text)".to_owned()
-    };
-    let explained = explain(f, title.as_deref(), &text)
-        .with_context(|| format!("cannot fingerprint {name}"))?;
+/// A side from a file (`is_file`; a JSONL file's record read as `import` reads it) or a
+/// text, titled `title` when given (over a file's own title).
+fn side(f: &Fingerprinter, arg: &str, is_file: bool, title: Option<&str>) -> Result<Side> {
+    if !is_file {
+        return text_side(f, "(text)".into(), title, arg);
+    }
+    let record = input::read_record(Path::new(arg), &FieldArgs::default().fields())?;
+    if let Some(fp) = record.fp {
+        // A precomputed fingerprint, stored as given.
+        return Ok(Side {
+            name: arg.to_owned(),
+            fp,
+            sketch: record.restore.and_then(|r| r.sketch),
+            explained: None,
+        });
+    }
+    let title = title.map(str::to_owned).or(record.title);
+    let text = record.text.unwrap_or_default();
+    text_side(f, arg.to_owned(), title.as_deref(), &text)
+}
+
+/// A side named `name` from its title and text.
+fn text_side(f: &Fingerprinter, name: String, title: Option<&str>, text: &str) -> Result<Side> {
+    let explained =
+        explain(f, title, text).with_context(|| format!("cannot fingerprint {name}"))?;
     Ok(Side {
         name,
         fp: explained.fingerprint,
-        sketch: f.sketch(title.as_deref(), &text),
+        sketch: f.sketch(title, text),
         explained: Some(explained),
     })
 }

@@ -7,9 +7,10 @@
 //! decompressed (all members). Its format is `--format`, else chosen by [`Format::Auto`].
 //! [`Inputs`] turns the inputs into [`Item`]s — raw units (a JSONL line, a page), each
 //! with the [`Place`] to name in messages — that callers parse in parallel with
-//! [`to_record`].
+//! [`to_record_with`], JSONL lines by the fields of [`FieldArgs`].
 
 mod detect;
+mod fields;
 mod ids;
 mod inputs;
 mod stamp;
@@ -21,9 +22,10 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use simstore::input::limit;
-use simstore::input::reader::{self, Fields, Record};
+use simstore::input::reader::{self, Fields, Lines, Record};
 
 use detect::{open, resolve};
+pub use fields::FieldArgs;
 pub use inputs::{Damaged, Inputs};
 pub use stamp::Stamp;
 
@@ -56,24 +58,76 @@ pub fn display_name(path: &str) -> &str {
 /// (HTML only) and the text. The file may hold at most
 /// [`simstore::input::limit::DEFAULT_MAX_DOC_BYTES`] (decompressed).
 pub fn read_document(path: &Path) -> Result<(Option<String>, String)> {
+    let (name, bytes, _) = read_whole(path)?;
+    let record = page_record(name, bytes)?;
+    Ok((record.title, record.text.unwrap_or_default()))
+}
+
+/// Reads a whole file as one record, for `explain --files`: a file that `import` reads as
+/// JSONL (named .jsonl, .ndjson or .json, gzip'd or not) must hold one record, read as
+/// `import` reads it, by `fields`; any other file is read as [`read_document`] reads it,
+/// its id its path.
+pub fn read_record(path: &Path, fields: &Fields) -> Result<Record> {
+    let (name, bytes, decompressed) = read_whole(path)?;
+    let format = resolve(
+        Format::Auto,
+        &name,
+        decompressed,
+        &mut bytes.as_slice(),
+        false,
+    );
+    match format {
+        Ok(Format::Jsonl) => one_record(&name, &bytes, fields),
+        _ => page_record(name, bytes),
+    }
+}
+
+/// The name, bytes (decompressed) and whether they were gzip'd of a file read whole, at
+/// most [`limit::DEFAULT_MAX_DOC_BYTES`].
+fn read_whole(path: &Path) -> Result<(String, Vec<u8>, bool)> {
     let name = path.to_string_lossy().into_owned();
-    let (input, _) = open(&name, None, None)?;
+    let (input, decompressed) = open(&name, None, None)?;
     let bytes = limit::read_bounded(input, limit::DEFAULT_MAX_DOC_BYTES)
         .with_context(|| format!("cannot read {name}"))?
         .with_context(|| format!("cannot read {name}"))?;
+    Ok((name, bytes, decompressed))
+}
+
+/// A whole file as a record named `name`: an HTML page when [`resolve`] sniffs one, else
+/// a text.
+fn page_record(name: String, bytes: Vec<u8>) -> Result<Record> {
     let html = matches!(
         resolve(Format::Auto, &name, true, &mut bytes.as_slice(), false),
         Ok(Format::Html)
     );
-    let record = to_record(Raw::Page {
+    to_record(Raw::Page {
         id: name.clone(),
         url: None,
         bytes,
         charset: None,
         html,
     })
-    .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
-    Ok((record.title, record.text.unwrap_or_default()))
+    .map_err(|e| anyhow::anyhow!("{name}: {e}"))
+}
+
+/// The one record of the JSONL `bytes` of `name` (blank lines are none), read by `fields`
+/// with its line number.
+fn one_record(name: &str, bytes: &[u8], fields: &Fields) -> Result<Record> {
+    let mut lines = Lines::new(bytes);
+    let mut found = None;
+    while let Some((n, line)) = lines.next_line()? {
+        let line = line.map_err(|e| anyhow::anyhow!("{name}:{n}: {e}"))?;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if found.is_some() {
+            anyhow::bail!("{name}:{n}: a second record: give a file holding one record");
+        }
+        let record = to_record_with(Raw::Json(line), fields, n)
+            .map_err(|e| anyhow::anyhow!("{name}:{n}: {e}"))?;
+        found = Some(record);
+    }
+    found.with_context(|| format!("{name}: no record in this JSONL file"))
 }
 
 /// Where an item is, for messages.
