@@ -353,3 +353,71 @@ fn workers_on_a_cluster_drop_only_what_a_stored_document_duplicates() {
         N - N / 4
     );
 }
+
+/// `import --dedup --output KEPT` writes the records it stores, the same lines as
+/// `dedup --against DB --add --output KEPT` keeps (and stores).
+#[test]
+fn import_dedup_output_writes_what_dedup_against_add_keeps() {
+    let t = TestCommand::new();
+    let (stored, new) = dumps(11);
+    t.write("old.jsonl", lines("old", &stored).as_bytes());
+    t.write("new.jsonl", lines("new", &new).as_bytes());
+    let (a, b) = (t.path("a.db"), t.path("b.db"));
+    for db in [&a, &b] {
+        assert_eq!(code(&t.run_on(db, &["init", "--k-max", "4"])), 0);
+        assert_eq!(code(&t.run_on(db, &["import", "old.jsonl"])), 0);
+    }
+    let o = t.run_on(
+        &a,
+        &[
+            "import",
+            "--dedup",
+            "--k",
+            "3",
+            "new.jsonl",
+            "-o",
+            "imported.jsonl",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let b_url = b.to_str().unwrap();
+    let args = [
+        "dedup",
+        "new.jsonl",
+        "--against",
+        b_url,
+        "--add",
+        "--k",
+        "3",
+        "-o",
+        "deduped.jsonl",
+    ];
+    assert_eq!(code(&t.run(&args)), 0);
+    let imported = std::fs::read_to_string(t.path("imported.jsonl")).unwrap();
+    let want: String = lines("new", &new)
+        .lines()
+        .zip(model(&stored, &new, 3))
+        .filter(|(_, k)| *k)
+        .map(|(l, _)| format!("{l}\n"))
+        .collect();
+    assert_eq!(imported, want, "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(t.path("deduped.jsonl")).unwrap(),
+        want
+    );
+    // What --output refuses before reading: stdin, and an input as the output.
+    let o = t.run_on(&a, &["import", "--dedup", "-", "-o", "x.jsonl"]);
+    assert!(
+        code(&o) == 2 && stderr(&o).contains("stdin cannot be read twice"),
+        "{}",
+        stderr(&o)
+    );
+    let o = t.run_on(&a, &["import", "--dedup", "new.jsonl", "-o", "new.jsonl"]);
+    assert!(
+        code(&o) == 2 && stderr(&o).contains("also an input"),
+        "{}",
+        stderr(&o)
+    );
+    let o = t.run_on(&a, &["import", "new.jsonl", "-o", "x.jsonl"]);
+    assert_eq!(code(&o), 2, "--output needs --dedup: {}", stderr(&o));
+}

@@ -63,6 +63,11 @@ pub struct Args {
     /// as `query --verify` checks; a record or document without text is never one.
     #[arg(long, value_name = "T", requires = "dedup")]
     verify: Option<f64>,
+    /// With --dedup: write the records stored (the new ones) to FILE, each JSONL line
+    /// unchanged, in input order (gzip'd if FILE ends in .gz), as `dedup --against DB --add
+    /// --output FILE` does. The inputs are read twice (JSONL files, not stdin).
+    #[arg(long, short = 'o', value_name = "FILE", requires = "dedup")]
+    output: Option<std::path::PathBuf>,
     #[command(flatten)]
     fields: FieldArgs,
     /// Input files or directories ('-' = stdin; gzip'd inputs are decompressed).
@@ -100,14 +105,19 @@ struct Summary<'a> {
     near: u64,
     /// With --dedup: stdout was closed (`| head`); the import goes on without the lines.
     stdout_closed: bool,
+    /// With --output: the items (by their index among the items read) stored, in order,
+    /// and the inputs' stamps.
+    kept: Option<Vec<u64>>,
+    stamps: Vec<super::input::Stamp>,
 }
 
 impl Summary<'_> {
     /// Stores `entries` now (batches) or keeps them for the bulk load.
-    fn store(&mut self, store: &Store, name: &str, entries: Vec<Entry>) -> Result<()> {
+    fn store(&mut self, store: &Store, name: &str, entries: Vec<(u64, Entry)>) -> Result<()> {
         if let Some(rule) = self.dedup {
             return self.check_and_store(store, name, entries, &rule);
         }
+        let entries = entries.into_iter().map(|(_, e)| e);
         match &mut self.pending {
             Some(loader) => {
                 for e in entries {
@@ -132,14 +142,17 @@ impl Summary<'_> {
         &mut self,
         store: &Store,
         name: &str,
-        entries: Vec<Entry>,
+        entries: Vec<(u64, Entry)>,
         rule: &MatchRule,
     ) -> Result<()> {
         let mut out = io::stdout().lock();
-        for e in entries {
+        for (item, e) in entries {
             let outcome = store
                 .check_and_insert(&e, rule)
                 .with_context(|| format!("cannot store records of {name}"))?;
+            if let (true, Some(kept)) = (outcome.is_new(), &mut self.kept) {
+                kept.push(item);
+            }
             match &outcome {
                 CheckOutcome::New { replaced: true, .. } => self.stored.replaced += 1,
                 CheckOutcome::New { .. } => self.stored.inserted += 1,
@@ -187,6 +200,10 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     let total = bar.length().unwrap_or(0);
     let start = Instant::now();
     let mut summary = Summary::default();
+    if let Some(out) = &args.output {
+        check_output(&args, out)?;
+        summary.kept = Some(Vec::new());
+    }
     if args.dedup {
         summary.dedup = Some(dedup_rule(&store, &args)?);
     } else if args.bulk || (store.is_empty() && total >= AUTO_BULK_BYTES) {
@@ -198,6 +215,10 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         import_all(&store, &args, &bar, &mut summary)
     });
     bar.finish_and_clear();
+    let written = match &outcome {
+        Ok(()) => write_kept(&args, &summary, &bar)?,
+        Err(_) => String::new(),
+    };
     let secs = start.elapsed().as_secs_f64();
     let s = &summary;
     let dups = match &s.dedup {
@@ -227,7 +248,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         );
     }
     eprintln!(
-        "read {}: stored {} ({} new, {} replaced){dups}, failed {}{skipped} — {:.2} s, {:.0} records/s; the store holds {}",
+        "read {}: stored {} ({} new, {} replaced){dups}, failed {}{skipped}{written} — {:.2} s, {:.0} records/s; the store holds {}",
         output::count(s.read, "record"),
         s.stored.inserted + s.stored.replaced,
         s.stored.inserted,
@@ -279,6 +300,10 @@ fn import_all(
     let fields = args.fields.fields();
     let mut inputs =
         Inputs::new(&args.files, args.format, Some(bar.clone())).max_doc_bytes(args.max_doc_bytes);
+    if args.output.is_some() {
+        inputs = inputs.stamped();
+    }
+    let lines_only = args.output.is_some();
     let outcome = (|| -> Result<()> {
         loop {
             let chunk = inputs.next_chunk(args.batch_size as usize)?;
@@ -291,6 +316,7 @@ fn import_all(
                 .map(|(place, raw)| {
                     let fields = &by_input[&place.name];
                     let entry = raw
+                        .and_then(|raw| jsonl_only(raw, lines_only))
                         .and_then(|raw| input::to_record_with(raw, fields, place.number()))
                         .and_then(|record| {
                             record.into_entry(fingerprinter).map_err(|e| e.to_string())
@@ -306,7 +332,7 @@ fn import_all(
                 match entry {
                     Ok(e) => {
                         name.get_or_insert_with(|| place.name.clone());
-                        good.push(e);
+                        good.push((first + i as u64, e));
                     }
                     Err(err) => {
                         summary.failed += 1;
@@ -340,6 +366,7 @@ fn import_all(
         }
     })();
     summary.skipped = std::mem::take(&mut inputs.skipped);
+    summary.stamps = inputs.take_stamps();
     // Taken before any return: the load holds the writer lock until it ends.
     let loader = summary.pending.take();
     outcome?;
@@ -364,4 +391,55 @@ fn fields_by_input(chunk: &[input::Item], fields: &Fields) -> HashMap<Arc<str>, 
         });
     }
     by
+}
+
+/// `raw`, or with `--output` (which writes JSONL lines back) an error for a page item.
+fn jsonl_only(raw: input::Raw, lines_only: bool) -> Result<input::Raw, String> {
+    match raw {
+        input::Raw::Page { .. } if lines_only => Err("--output writes the stored JSONL lines \
+             back, and this input is not JSONL: import it without --output"
+            .to_owned()),
+        raw => Ok(raw),
+    }
+}
+
+/// `import --dedup --output`: refuses stdin (read twice) and an output that is an input
+/// or cannot be written, before anything is read.
+fn check_output(args: &Args, output: &Path) -> Result<()> {
+    if args.files.iter().any(|f| f == "-") {
+        anyhow::bail!(
+            "import --output reads its input twice (records first, stored lines next), and \
+             stdin cannot be read twice: save it to a file first"
+        );
+    }
+    let out = std::fs::canonicalize(output).ok();
+    if out.is_some()
+        && args
+            .files
+            .iter()
+            .any(|f| std::fs::canonicalize(f).ok() == out)
+    {
+        anyhow::bail!(
+            "--output {} is also an input: write the records to another file",
+            output.display()
+        );
+    }
+    super::outfile::OutFile::check(output)
+}
+
+/// With `--output`: the stored records' lines written (a second read of the inputs).
+fn write_kept(args: &Args, summary: &Summary<'_>, bar: &ProgressBar) -> Result<String> {
+    let (Some(out), Some(kept)) = (&args.output, &summary.kept) else {
+        return Ok(String::new());
+    };
+    bar.reset();
+    let inputs = (&args.files[..], args.format);
+    let stamps = (summary.read, &summary.stamps[..]);
+    let n = super::dedup::copy_kept(inputs, kept, stamps, out, bar)?;
+    bar.finish_and_clear();
+    Ok(format!(
+        ", {} written to {}",
+        output::count(n, "record"),
+        out.display()
+    ))
 }

@@ -100,7 +100,8 @@ pub(super) fn run(args: &Args, reference: &Path, start: Instant) -> Result<Code>
         Some(out) => {
             let bar = records::progress(&args.files, "writing kept records");
             let stamps = (found.items, &found.stamps[..]);
-            let n = dataset::copy_kept(args, &found.kept, stamps, out, &bar)?;
+            let inputs = (&args.files[..], args.format);
+            let n = dataset::copy_kept(inputs, &found.kept, stamps, out, &bar)?;
             bar.finish_and_clear();
             format!(", written to {}", out.display())
                 + &format!(" ({})", output::count(n, "record"))

@@ -108,7 +108,13 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
             shards::copy_kept(files, &stamps, &items, out, &bar)?
         }
         None => (
-            copy_kept(args, &items, (counts.items, &counts.stamps), output, &bar)?,
+            copy_kept(
+                (&args.files, args.format),
+                &items,
+                (counts.items, &counts.stamps),
+                output,
+                &bar,
+            )?,
             0,
         ),
     };
@@ -252,8 +258,8 @@ pub(super) fn check_inputs(args: &Args, output: &Path) -> Result<()> {
 /// count, or a kept item that is no longer a JSONL line, means the input changed: an
 /// error, and the output is left as it was (written through to a FIFO or a device, what
 /// was written stays written).
-pub(super) fn copy_kept(
-    args: &Args,
+pub fn copy_kept(
+    (files, format): (&[String], super::Format),
     kept: &[u64],
     pass1: (u64, &[Stamp]),
     output: &Path,
@@ -270,7 +276,7 @@ pub(super) fn copy_kept(
         )
     };
     let mut out = KeptWriter::create(output)?;
-    let mut inputs = Inputs::new(&args.files, args.format, Some(bar.clone())).stamped();
+    let mut inputs = Inputs::new(files, format, Some(bar.clone())).stamped();
     let (mut item, mut next) = (0u64, kept.iter().peekable());
     loop {
         let chunk = inputs.next_chunk(4096)?;

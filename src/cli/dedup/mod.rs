@@ -11,6 +11,8 @@ mod provenance;
 mod records;
 mod shards;
 
+pub use dataset::copy_kept;
+
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};

@@ -39,6 +39,14 @@ pub struct Stamp {
     hash: Arc<Mutex<Xxh3>>,
 }
 
+impl std::fmt::Debug for Stamp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stamp")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Stamp {
     /// The stamp of `file` (opened from `path`), and `file` wrapped so that the bytes read
     /// through it are hashed into the stamp.
