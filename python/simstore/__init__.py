@@ -12,6 +12,7 @@ already have.
 - :class:`Store`: the store (``check_and_insert``, ``insert``, ``query``, ``get``...).
 - :func:`fingerprint`, :class:`Fingerprint`: fingerprints without a store.
 - :func:`extract_page`: a web page's title and main text, as simstore reads HTML.
+- :func:`dedup`: the records of a dataset (a ``datasets.Dataset``, texts, files) to keep.
 - :func:`restore`, :func:`list_backups`: the backups ``Store.backup`` takes.
 - :mod:`simstore.errors`: the exceptions (all :class:`Error`).
 - :mod:`simstore.scrapy`: the Scrapy item pipeline (``pip install simstore[scrapy]``).
@@ -32,6 +33,7 @@ from ._simstore import (
     restore,
 )
 from ._types import Fingerprint
+from .dedup import dedup
 from .errors import (
     ClosedError,
     CorruptStoreError,
@@ -58,6 +60,7 @@ __all__ = [
     "Match",
     "Store",
     "StoredDocument",
+    "dedup",
     "extract_page",
     "fingerprint",
     "list_backups",

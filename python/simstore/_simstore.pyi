@@ -13,6 +13,7 @@ __all__ = [
     "SPEC",
     "Store",
     "StoredDocument",
+    "_dedup",
     "_parse_fingerprint",
     "extract_page",
     "fingerprint",
@@ -207,6 +208,14 @@ class Store:
 def fingerprint(text: str, title: Optional[str] = None) -> Fingerprint: ...
 def extract_page(html: Union[str, bytes], *, charset: Optional[str] = None) -> tuple[Optional[str], str]: ...
 def _parse_fingerprint(text: str) -> int: ...
+def _dedup(
+    texts: list[Optional[str]],
+    order: Optional[list[int]] = None,
+    quality: str = "standard",
+    k: Optional[int] = None,
+    verify: Optional[float] = None,
+    keep_none: bool = False,
+) -> list[int]: ...
 def restore(
     backup: Union[str, os.PathLike[str]], path: Union[str, os.PathLike[str]], *, id: Optional[int] = None
 ) -> dict[str, int]: ...

@@ -8,6 +8,7 @@
 //! `simstore/_simstore.pyi`.
 
 mod convert;
+mod dedup;
 mod errors;
 mod handle;
 mod results;
@@ -81,6 +82,7 @@ fn _simstore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fingerprint, m)?)?;
     m.add_function(wrap_pyfunction!(extract_page, m)?)?;
     m.add_function(wrap_pyfunction!(_parse_fingerprint, m)?)?;
+    m.add_function(wrap_pyfunction!(dedup::_dedup, m)?)?;
     m.add_function(wrap_pyfunction!(store::lifecycle::restore, m)?)?;
     m.add_function(wrap_pyfunction!(store::lifecycle::list_backups, m)?)?;
     m.add("SPEC", simstore::FingerprintSpec::current().to_string())?;

@@ -4,6 +4,7 @@
 
 pub mod bands;
 pub mod cluster;
+pub mod groups;
 pub mod layout;
 pub mod leader;
 pub mod probing;

@@ -23,7 +23,6 @@ use indicatif::ProgressBar;
 use rayon::prelude::*;
 use simstore::Sketch;
 
-use super::groups::Clusters;
 use super::keep::{self, Keep, Rank};
 use super::records::{self, ReadOptions, Sink};
 use super::shards;
@@ -31,6 +30,7 @@ use super::{Args, Summary, provenance};
 use crate::cli::Code;
 use crate::cli::input::{Inputs, Place, Raw, Stamp};
 use crate::cli::outfile::OutFile;
+use simstore::index::groups::Clusters;
 
 /// What pass 1 keeps of every record read, by record index (input order).
 #[derive(Default)]

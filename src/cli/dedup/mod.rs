@@ -5,7 +5,6 @@
 
 mod against;
 mod dataset;
-mod groups;
 mod keep;
 mod provenance;
 mod records;
@@ -21,6 +20,7 @@ use std::time::Instant;
 use anyhow::Result;
 use serde_json::json;
 use simstore::index::cluster;
+use simstore::index::groups::Clusters;
 use simstore::index::layout::MAX_K;
 use simstore::{DedupReport, DuplicatePair, MatchRule, Quality, Rule, Sketch, Store};
 
@@ -367,7 +367,7 @@ fn dedup_files(
     };
     let order = keep::order(&args.keep, &files.ranks);
     let rule = (&args.rule, args.transitive);
-    let mut clusters = groups::Clusters::new(&fps, &files.sketches, order, rule, on_pair)?;
+    let mut clusters = Clusters::new(&fps, &files.sketches, order, rule, on_pair)?;
     let sets = clusters.sets(2);
     if let Some(path) = &args.clusters {
         let kept = clusters.kept(args.keep == keep::Keep::None);

@@ -1,15 +1,17 @@
-//! The clusters of a dedup in memory (of FILEs, or of a store's documents with `--verify`):
-//! leader clustering, or with `--transitive` connected components, over the records in the
-//! order of a keep policy ([`Clusters`]).
+//! The clusters of a dedup in memory (`simstore dedup FILE...`, a store's documents with
+//! `--verify`, Python's `simstore.dedup`): leader clustering, or connected components, over
+//! the records in the order of a keep policy ([`Clusters`]).
 
 use std::collections::BTreeMap;
 
-use simstore::index::cluster::{self, UnionFind};
-use simstore::index::leader::Leaders;
-use simstore::{MatchRule, Sketch};
+use crate::error::Result;
+use crate::index::cluster::{self, UnionFind};
+use crate::index::leader::Leaders;
+use crate::index::quality::MatchRule;
+use crate::types::sketch::Sketch;
 
 /// The pairs of a dedup in memory, grouped.
-pub(super) enum Groups {
+enum Groups {
     /// Leader clustering in input order (the default).
     Leaders(Leaders),
     /// Connected components (`--transitive`), and the number of pairs.
@@ -25,8 +27,8 @@ fn group(
     sketches: &[Option<Sketch>],
     rule: &MatchRule,
     transitive: bool,
-    mut on_pair: impl FnMut(u32, u32, u32) -> simstore::Result<()>,
-) -> simstore::Result<Groups> {
+    mut on_pair: impl FnMut(u32, u32, u32) -> Result<()>,
+) -> Result<Groups> {
     let sketch = |i: u32| sketches.get(i as usize).and_then(Option::as_ref);
     let accept = |a: u32, b: u32, d: u32| rule.accepts(d, sketch(a), sketch(b));
     let within = rule.reach.max(rule.k);
@@ -47,7 +49,7 @@ fn group(
 
 /// The clusters of records taken in the order `order` (positions into the records; `None`:
 /// input order), answered by the records' own positions.
-pub(super) struct Clusters {
+pub struct Clusters {
     groups: Groups,
     order: Option<Vec<u32>>,
     /// How many records there are.
@@ -57,13 +59,13 @@ pub(super) struct Clusters {
 impl Clusters {
     /// Groups `fps` (with their `sketches`) as [`group`] does, taking the records in
     /// `order`; `on_pair` gets the records' own positions.
-    pub(super) fn new(
+    pub fn new(
         fps: &[u64],
         sketches: &[Option<Sketch>],
         order: Option<Vec<u32>>,
         (rule, transitive): (&MatchRule, bool),
-        mut on_pair: impl FnMut(u32, u32, u32) -> simstore::Result<()>,
-    ) -> simstore::Result<Self> {
+        mut on_pair: impl FnMut(u32, u32, u32) -> Result<()>,
+    ) -> Result<Self> {
         let Some(order) = order else {
             let groups = group(fps, sketches, rule, transitive, on_pair)?;
             return Ok(Self {
@@ -89,18 +91,18 @@ impl Clusters {
     }
 
     /// The pairs found.
-    pub(super) fn pairs(&self) -> u64 {
+    pub fn pairs(&self) -> u64 {
         self.groups.pairs()
     }
 
     /// How many clusters of at least `min` records have each size.
-    pub(super) fn set_sizes(&self, min: usize) -> BTreeMap<usize, u64> {
+    pub fn set_sizes(&self, min: usize) -> BTreeMap<usize, u64> {
         self.groups.set_sizes(min)
     }
 
     /// The clusters of at least `min` records, each with the record it formed around (the
     /// one the policy keeps) first, ordered by it in the policy's order.
-    pub(super) fn sets(&mut self, min: usize) -> Vec<Vec<u32>> {
+    pub fn sets(&mut self, min: usize) -> Vec<Vec<u32>> {
         let mut sets = self.groups.sets(min);
         if let Some(order) = &self.order {
             for set in &mut sets {
@@ -113,7 +115,7 @@ impl Clusters {
     /// For every record in input order, whether the dedup keeps it: the record each
     /// cluster formed around, and every record in no cluster; with `none`, no member of a
     /// cluster of two or more.
-    pub(super) fn kept(&mut self, none: bool) -> Vec<bool> {
+    pub fn kept(&mut self, none: bool) -> Vec<bool> {
         if none {
             let mut kept = vec![true; self.len];
             for set in self.sets(2) {
@@ -135,7 +137,7 @@ impl Clusters {
 
 impl Groups {
     /// The pairs found.
-    pub(super) fn pairs(&self) -> u64 {
+    fn pairs(&self) -> u64 {
         match self {
             Groups::Leaders(l) => l.pairs(),
             Groups::Components(_, pairs) => *pairs,
@@ -143,7 +145,7 @@ impl Groups {
     }
 
     /// The clusters of at least `min` documents, each sorted, ordered by their first.
-    pub(super) fn sets(&mut self, min: usize) -> Vec<Vec<u32>> {
+    fn sets(&mut self, min: usize) -> Vec<Vec<u32>> {
         match self {
             Groups::Leaders(l) => l.sets(min),
             Groups::Components(uf, _) => uf.sets(min),
@@ -151,7 +153,7 @@ impl Groups {
     }
 
     /// How many clusters of at least `min` documents have each size.
-    pub(super) fn set_sizes(&self, min: usize) -> BTreeMap<usize, u64> {
+    fn set_sizes(&self, min: usize) -> BTreeMap<usize, u64> {
         match self {
             Groups::Leaders(l) => l.set_sizes(min),
             Groups::Components(uf, _) => uf.set_sizes(min),
@@ -160,7 +162,7 @@ impl Groups {
 
     /// For every document in order, whether the dedup keeps it: of leader clustering, the
     /// kept ones; of components, the first of each.
-    pub(super) fn kept(&mut self) -> Vec<bool> {
+    fn kept(&mut self) -> Vec<bool> {
         match self {
             Groups::Leaders(l) => l.kept(),
             Groups::Components(uf, _) => uf.firsts(),

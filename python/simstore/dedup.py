@@ -1,0 +1,125 @@
+"""Dataset dedup in memory: which records of a corpus to keep.
+
+>>> import simstore
+>>> texts = ["the same article, reposted on another site today, word for word"] * 2 + ["another"]
+>>> simstore.dedup(texts)                                                    # doctest: +SKIP
+[0, 2]
+
+The texts are fingerprinted in parallel and clustered as ``simstore dedup FILE`` clusters
+them (the standard mode's verified rule by default; a record joins the nearest record it
+duplicates among those kept before it, so clusters never chain), with the GIL released.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from typing import Any, Iterable, Optional, Sequence, Union
+
+from ._simstore import _dedup
+
+__all__ = ["dedup"]
+
+Paths = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]
+
+
+def dedup(
+    data: Any,
+    text_field: str = "text",
+    *,
+    keep: str = "first",
+    quality: str = "standard",
+    k: Optional[int] = None,
+    verify: Optional[float] = None,
+) -> Any:
+    """The records of ``data`` a dedup keeps.
+
+    ``data``: a ``datasets.Dataset`` (returns the filtered ``Dataset``), a list of texts or
+    of dicts (``text_field`` holds the text), or the path(s) of JSONL files (gzip'd or not)
+    or Parquet files (with ``pyarrow``); the others return the kept indices, increasing (for
+    paths: the records' positions across the files, in order).
+
+    ``keep``: which record of a cluster survives: ``"first"`` (input order), ``"longest"``
+    (text), ``"newest:FIELD"`` / ``"oldest:FIELD"`` (a field's value; a record without it
+    comes last), ``"none"`` (every member of a cluster of two or more is dropped). Ties go
+    to the earlier record.
+
+    The rule: ``quality``'s (``"standard"`` or ``"high"``) over every pair within its
+    reach; ``k`` alone, fingerprints within ``k`` bits; ``verify``, within ``k`` (default 3)
+    and shingle sketches at least ``verify`` similar. A record without text is kept.
+    """
+    dataset = _as_dataset(data)
+    if dataset is not None:
+        texts = dataset[text_field]
+        kept = _kept(texts, lambda f: dataset[f], keep, quality, k, verify)
+        return dataset.select(kept)
+    records = _records(data, text_field)
+    texts = [r.get(text_field) if isinstance(r, dict) else r for r in records]
+    column = lambda f: [r.get(f) if isinstance(r, dict) else None for r in records]  # noqa: E731
+    return _kept(texts, column, keep, quality, k, verify)
+
+
+def _kept(texts, column, keep, quality, k, verify) -> list[int]:
+    order = _order(keep, texts, column)
+    texts = [t if isinstance(t, str) else None for t in texts]
+    return list(_dedup(texts, order, quality, k, verify, keep == "none"))
+
+
+def _order(keep: str, texts: Sequence[Any], column) -> Optional[list[int]]:
+    """The positions in the policy's order (stable: ties in input order), or None."""
+    if keep in ("first", "none"):
+        return None
+    n = len(texts)
+    if keep == "longest":
+        lengths = [len(t) if isinstance(t, str) else 0 for t in texts]
+        return sorted(range(n), key=lambda i: -lengths[i])
+    policy, _, field = keep.partition(":")
+    if policy not in ("newest", "oldest") or not field:
+        raise ValueError(
+            f"keep={keep!r}: expected first, longest, newest:FIELD, oldest:FIELD or none"
+        )
+    values = list(column(field))
+    present = [i for i in range(n) if values[i] is not None]
+    missing = [i for i in range(n) if values[i] is None]
+    # A reversed sort keeps ties in input order too.
+    present.sort(key=lambda i: _sort_key(values[i]), reverse=policy == "newest")
+    return present + missing
+
+
+def _sort_key(v: Any) -> tuple:
+    """Numbers before strings, as the command line sorts them."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return (0, float(v), "")
+    return (1, 0.0, v if isinstance(v, str) else str(v))
+
+
+def _as_dataset(data: Any) -> Any:
+    """``data`` if it is a ``datasets.Dataset`` (without importing ``datasets``)."""
+    cls = type(data)
+    if cls.__name__ == "Dataset" and cls.__module__.startswith("datasets"):
+        return data
+    return None
+
+
+def _records(data: Any, text_field: str) -> list[Any]:
+    """The records of a list, or of the files named."""
+    if isinstance(data, (str, os.PathLike)):
+        return list(_read(os.fspath(data), text_field))
+    if isinstance(data, (list, tuple)) and data and all(isinstance(p, os.PathLike) for p in data):
+        return [r for p in data for r in _read(os.fspath(p), text_field)]
+    return list(data)
+
+
+def _read(path: str, text_field: str) -> Iterable[dict]:
+    """The records of one JSONL file (gzip'd or not) or Parquet file."""
+    if path.endswith(".parquet"):
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]  # only for Parquet paths
+
+        yield from pq.read_table(path).to_pylist()
+        return
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                yield json.loads(line)

@@ -1,0 +1,146 @@
+//! `simstore.dedup`'s native part: the texts of a dataset fingerprinted in parallel and
+//! clustered in memory (leader clustering, as `simstore dedup FILE` does), the GIL released.
+
+use pyo3::prelude::*;
+use rayon::prelude::*;
+use simstore::index::groups::Clusters;
+use simstore::{MatchRule, Quality, Sketch};
+
+use crate::FINGERPRINTER;
+use crate::errors::{invalid_argument, to_py};
+
+/// The k of a rule given `verify` and no `k`, as `simstore dedup FILE --verify T`.
+const DEFAULT_K: u32 = 3;
+
+/// The indices (in the texts' order) of the texts a dedup keeps: every text in no cluster
+/// and the one each cluster formed around. `order` is the order the texts are taken in
+/// (positions, the preferred first: the keep policy); `keep_none` drops every member of a
+/// cluster of two or more. The rule: `k` alone, distance ≤ k; `verify`, within `k`
+/// (default 3) and sketches at least that similar; neither, the quality mode's rule over
+/// every pair within its reach. A text without words is in no cluster (kept).
+#[pyfunction]
+#[pyo3(signature = (texts, order = None, quality = "standard", k = None, verify = None, keep_none = false))]
+pub(crate) fn _dedup(
+    py: Python<'_>,
+    texts: Vec<Option<String>>,
+    order: Option<Vec<u32>>,
+    quality: &str,
+    k: Option<u32>,
+    verify: Option<f64>,
+    keep_none: bool,
+) -> PyResult<Vec<u32>> {
+    let rule = rule(py, quality, k, verify)?;
+    if let Some(o) = &order {
+        check_order(py, o, texts.len())?;
+    }
+    py.detach(|| kept(&texts, order, &rule))
+        .map_err(|e| to_py(py, e))
+        .map(|kept| kept_indices(kept, keep_none))
+}
+
+/// The rule of the arguments (see [`_dedup`]).
+fn rule(py: Python<'_>, quality: &str, k: Option<u32>, verify: Option<f64>) -> PyResult<MatchRule> {
+    let mode: Quality = quality
+        .parse()
+        .map_err(|e: String| invalid_argument(py, e))?;
+    if let Some(t) = verify.filter(|t| !(0.0..=1.0).contains(t)) {
+        return Err(invalid_argument(
+            py,
+            format!("verify={t}: a similarity between 0 and 1"),
+        ));
+    }
+    if k.is_some_and(|k| k > 64) {
+        return Err(invalid_argument(py, "k: at most 64 bits"));
+    }
+    Ok(match (k, verify) {
+        (_, Some(t)) => MatchRule::verified(k.unwrap_or(DEFAULT_K), t),
+        (Some(k), None) => MatchRule::within(k),
+        (None, None) => MatchRule {
+            bands: 0,
+            ..mode.rule(mode.k_max())
+        },
+    })
+}
+
+/// Refuses an order that is not a permutation of `0..n`.
+fn check_order(py: Python<'_>, order: &[u32], n: usize) -> PyResult<()> {
+    let mut seen = vec![false; n];
+    for &i in order {
+        match seen.get_mut(i as usize) {
+            Some(s) if !*s => *s = true,
+            _ => {
+                return Err(invalid_argument(
+                    py,
+                    "order: not a permutation of the texts",
+                ));
+            }
+        }
+    }
+    match order.len() == n {
+        true => Ok(()),
+        false => Err(invalid_argument(
+            py,
+            "order: not a permutation of the texts",
+        )),
+    }
+}
+
+/// For every text, whether the dedup keeps it, and the clusters (for `keep_none`).
+fn kept(
+    texts: &[Option<String>],
+    order: Option<Vec<u32>>,
+    rule: &MatchRule,
+) -> simstore::Result<(Vec<bool>, Vec<Vec<u32>>)> {
+    let analyses: Vec<Option<(u64, Option<Sketch>)>> = texts
+        .par_iter()
+        .map(|t| {
+            let a = FINGERPRINTER.analyze(None, t.as_deref()?).ok()?;
+            Some((a.fingerprint.0, a.sketch))
+        })
+        .collect();
+    // Texts without words take no part: the others are clustered, their answers mapped back.
+    let with: Vec<u32> = (0..texts.len() as u32)
+        .filter(|&i| analyses[i as usize].is_some())
+        .collect();
+    let mut at = vec![u32::MAX; texts.len()];
+    with.iter()
+        .enumerate()
+        .for_each(|(j, &i)| at[i as usize] = j as u32);
+    let fps: Vec<u64> = with
+        .iter()
+        .map(|&i| analyses[i as usize].unwrap().0)
+        .collect();
+    let sketches: Vec<Option<Sketch>> = with
+        .iter()
+        .map(|&i| analyses[i as usize].unwrap().1)
+        .collect();
+    let order = order.map(|o| {
+        o.into_iter()
+            .map(|i| at[i as usize])
+            .filter(|&j| j != u32::MAX)
+            .collect()
+    });
+    let mut clusters = Clusters::new(&fps, &sketches, order, (rule, false), |_, _, _| Ok(()))?;
+    let mut kept = vec![true; texts.len()];
+    for (j, k) in clusters.kept(false).into_iter().enumerate() {
+        kept[with[j] as usize] = k;
+    }
+    let sets = clusters
+        .sets(2)
+        .into_iter()
+        .map(|s| s.into_iter().map(|j| with[j as usize]).collect())
+        .collect();
+    Ok((kept, sets))
+}
+
+/// The indices kept, increasing.
+fn kept_indices((mut kept, sets): (Vec<bool>, Vec<Vec<u32>>), keep_none: bool) -> Vec<u32> {
+    if keep_none {
+        sets.iter()
+            .flatten()
+            .for_each(|&i| kept[i as usize] = false);
+    }
+    (0..kept.len() as u32)
+        .filter(|&i| kept[i as usize])
+        .collect()
+}

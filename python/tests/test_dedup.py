@@ -1,0 +1,80 @@
+"""`simstore.dedup` keeps what `simstore dedup FILE --output` keeps (which the Rust tests
+check against a brute-force model), for every keep policy and every kind of input: texts,
+dicts, JSONL and Parquet paths, a Hugging Face `datasets.Dataset`."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+import simstore
+from conftest import run_cli
+
+
+def _records(sample: list) -> list[dict]:
+    """The sample's records with a `ts` field (some missing) and a `body` text field."""
+    r = random.Random(7)
+    out = []
+    for rec in sample:
+        row = {"id": rec["id"], "body": rec["text"]}
+        if r.random() < 0.8:
+            row["ts"] = r.randint(1, 20)
+        out.append(row)
+    return out
+
+
+def _cli_kept(cli: Path, tmp_path: Path, records: list[dict], keep: str) -> list[int]:
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    out = tmp_path / "kept.jsonl"
+    run_cli(cli, tmp_path / "unused.db", "dedup", str(path), "--text-field", "body", "--keep", keep, "-o", str(out))
+    kept_ids = [json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()]
+    index = {r["id"]: i for i, r in enumerate(records)}
+    return [index[i] for i in kept_ids]
+
+
+@pytest.mark.parametrize("keep", ["first", "longest", "newest:ts", "oldest:ts", "none"])
+def test_dedup_keeps_what_the_cli_keeps(cli: Path, sample: list, tmp_path: Path, keep: str) -> None:
+    records = _records(sample)
+    want = _cli_kept(cli, tmp_path, records, keep)
+    assert len(want) < len(records) - 50, "the sample has near-duplicate groups"
+    assert simstore.dedup(records, "body", keep=keep) == want
+    if keep in ("first", "longest", "none"):
+        assert simstore.dedup([r["body"] for r in records], keep=keep) == want
+    assert simstore.dedup(tmp_path / "in.jsonl", "body", keep=keep) == want
+
+
+def test_policies_differ_on_the_sample(sample: list) -> None:
+    records = _records(sample)
+    kept = {keep: simstore.dedup(records, "body", keep=keep) for keep in ["first", "longest", "newest:ts", "none"]}
+    assert len({tuple(v) for v in kept.values()}) == 4, "each policy keeps other records"
+    assert set(kept["none"]) < set(kept["first"])
+
+
+def test_rules_and_bad_arguments(sample: list) -> None:
+    texts = [r["text"] for r in sample]
+    plain = simstore.dedup(texts, k=0)
+    assert len(plain) < len(texts), "exact copies are within 0 bits"
+    assert len(simstore.dedup(texts, k=3, verify=0.9)) >= len(simstore.dedup(texts, k=3))
+    assert simstore.dedup(["", None, "x"] + texts[:2]) [:3] == [0, 1, 2], "texts without words are kept"
+    with pytest.raises(ValueError, match="keep='last'"):
+        simstore.dedup(texts, keep="last")
+    with pytest.raises(simstore.InvalidArgumentError):
+        simstore.dedup(texts, verify=1.5)
+    with pytest.raises(simstore.InvalidArgumentError):
+        simstore.dedup(texts, quality="best")
+
+
+def test_a_hugging_face_dataset_and_parquet_paths(cli: Path, sample: list, tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets", reason="datasets is installed by scripts/python-env")
+    records = _records(sample)
+    want = _cli_kept(cli, tmp_path, records, "newest:ts")
+    ds = datasets.Dataset.from_list(records)
+    kept = simstore.dedup(ds, "body", keep="newest:ts")
+    assert isinstance(kept, datasets.Dataset)
+    assert kept["id"] == [records[i]["id"] for i in want]
+    ds.to_parquet(str(tmp_path / "in.parquet"))
+    assert simstore.dedup(tmp_path / "in.parquet", "body", keep="newest:ts") == want
