@@ -228,6 +228,8 @@ fn one_parquet_file_out_compressed_as_asked_with_provenance_rows() {
         "zstd(3)",
         "--clusters",
         "why.jsonl",
+        "--report",
+        "r.html",
     ]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let (batches, _, codecs) = read_back(&t.path("kept.parquet"));
@@ -248,6 +250,18 @@ fn one_parquet_file_out_compressed_as_asked_with_provenance_rows() {
         dropped += usize::from(!v["kept"].as_bool().unwrap());
     }
     assert_eq!(kept.len() + dropped, rows.len(), "{}", stderr(&o));
+    // The report shows the sampled members' texts, read from the text column.
+    let html = std::fs::read_to_string(t.path("r.html")).unwrap();
+    let first = rows
+        .iter()
+        .find(|r| html.contains(&format!("<b>{}</b>", r.id)))
+        .unwrap();
+    let words: Vec<&str> = first.text.as_deref().unwrap().split(' ').take(3).collect();
+    assert!(
+        html.contains(&words.join(" ")),
+        "{}",
+        &html[..html.len().min(300)]
+    );
 }
 
 #[test]

@@ -21,6 +21,7 @@ const BINARY_ONLY: &[&str] = &[
     "indicatif",
     "parquet",
     "prometheus",
+    "similar",
     "tokio",
 ];
 

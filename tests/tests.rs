@@ -19,6 +19,7 @@ mod dedup;
 mod dedup_against;
 mod dedup_dataset;
 mod dedup_parquet;
+mod dedup_report;
 mod explain;
 mod export;
 mod features;

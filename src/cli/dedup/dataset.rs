@@ -25,6 +25,7 @@ use simstore::Sketch;
 
 use super::keep::{self, Keep, Rank};
 use super::records::{self, ReadOptions, Sink};
+use super::report::Report;
 use super::shards;
 use super::{Args, Summary, provenance};
 use crate::cli::Code;
@@ -83,7 +84,7 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
     let bar = records::progress(&args.files, "fingerprinting");
     let mut pass1 = Pass1 {
         sketch: opts.sketch,
-        origin: args.clusters.is_some(),
+        origin: args.clusters.is_some() || args.report.is_some(),
         ..Pass1::default()
     };
     let (counts, stamps) = match &parquet_in {
@@ -194,6 +195,23 @@ fn decide(args: &Args, pass1: Pass1) -> Result<(Vec<u64>, u64, BTreeMap<usize, u
     let kept = clusters.kept(args.keep == Keep::None);
     if let Some(path) = &args.clusters {
         write_provenance(path, &mut clusters, (&fps, &sketches, &kept), &origins)?;
+    }
+    if let Some(path) = &args.report {
+        let records = provenance::Records {
+            fps: &fps,
+            sketches: &sketches,
+            kept: &kept,
+        };
+        let origin = |i: u32| {
+            let (id, place) = &origins[i as usize];
+            provenance::Origin {
+                id,
+                place: Some(place),
+            }
+        };
+        let sets = clusters.sets(2);
+        let report = Report::new(&sets, &records, |i| items[i as usize], origin);
+        super::write_report(path, args, report)?;
     }
     drop((fps, sketches, origins));
     let mut index = 0;

@@ -8,6 +8,7 @@ mod dataset;
 mod keep;
 mod provenance;
 mod records;
+mod report;
 mod shards;
 
 pub use dataset::copy_kept;
@@ -126,6 +127,12 @@ pub struct Args {
     /// or undo a dedup.
     #[arg(long, value_name = "FILE")]
     clusters: Option<PathBuf>,
+    /// Write a page to judge the dedup by eye to FILE (self-contained HTML): the cluster
+    /// sizes, the distances and sketch similarities to each cluster's representative, and
+    /// the largest clusters and some picked at random with their texts side by side, the
+    /// words that differ marked (the inputs are read once more for those texts).
+    #[arg(long, value_name = "FILE.html")]
+    report: Option<PathBuf>,
     /// Dedup FILEs against the store at STORE (a path or a redis:// URL) too: a record that
     /// duplicates a stored document (by the store's rule: its quality mode's, or --k /
     /// --verify), or a record kept before it, is dropped; records are checked in input
@@ -160,7 +167,7 @@ const FILES_MODE: Quality = Quality::Standard;
 pub fn run(db: &Path, mut args: Args) -> Result<Code> {
     let start = Instant::now();
     check_args(&args)?;
-    if let Some(path) = &args.clusters {
+    for path in [&args.clusters, &args.report].into_iter().flatten() {
         check_clusters_path(path, &args)?;
     }
     if let Some(store) = args.against.clone() {
@@ -280,6 +287,7 @@ fn check_args(args: &Args) -> Result<()> {
         (args.keep != keep::Keep::First, "--keep"),
         (args.clusters.is_some(), "--clusters"),
         (args.against.is_some(), "--against"),
+        (args.report.is_some(), "--report"),
     ];
     if args.files.is_empty()
         && let Some((_, flag)) = file_only.iter().find(|(given, _)| *given)
@@ -292,8 +300,8 @@ fn check_args(args: &Args) -> Result<()> {
     Ok(())
 }
 
-/// Refuses a `--clusters` path that is an input or the `--output`, or cannot be written
-/// (before anything is read).
+/// Refuses a `--clusters` or `--report` path that is an input or the `--output`, or cannot
+/// be written (before anything is read).
 fn check_clusters_path(path: &Path, args: &Args) -> Result<()> {
     let same = |other: &Path| {
         let (a, b) = (std::fs::canonicalize(path), std::fs::canonicalize(other));
@@ -301,7 +309,8 @@ fn check_clusters_path(path: &Path, args: &Args) -> Result<()> {
     };
     if args.output.as_deref().is_some_and(same) || args.files.iter().any(|f| same(f.as_ref())) {
         anyhow::bail!(
-            "--clusters {} is also an input or the --output: write the clusters to another file",
+            "{} is also an input or the --output: write the clusters or the report to another \
+             file",
             path.display()
         );
     }
@@ -322,6 +331,8 @@ struct FileDocs {
     docs: Vec<FileDoc>,
     sketches: Vec<Option<Sketch>>,
     ranks: Vec<keep::Rank>,
+    /// The documents' item numbers among the items of the inputs (empty for a store's).
+    items: Vec<u64>,
 }
 
 /// Every document of `store` with its sketch, for a dedup `--verify` of the store (titles
@@ -331,6 +342,7 @@ fn stored_docs(store: &Store) -> simstore::Result<FileDocs> {
         docs: Vec::with_capacity(store.len() as usize),
         sketches: Vec::with_capacity(store.len() as usize),
         ranks: Vec::new(),
+        items: Vec::new(),
     };
     store.for_each_doc(|d| {
         files.docs.push(FileDoc {
@@ -382,6 +394,25 @@ fn dedup_files(
         };
         provenance::write(path, &sets, &records, origin).map_err(provenance_error)?;
     }
+    if let Some(path) = &args.report {
+        let kept = clusters.kept(args.keep == keep::Keep::None);
+        let records = provenance::Records {
+            fps: &fps,
+            sketches: &files.sketches,
+            kept: &kept,
+        };
+        let origin = |i: u32| provenance::Origin {
+            id: &docs[i as usize].id,
+            place: docs[i as usize].place.as_ref(),
+        };
+        let item = |i: u32| files.items.get(i as usize).copied().unwrap_or(0);
+        write_report(
+            path,
+            args,
+            report::Report::new(&sets, &records, item, origin),
+        )
+        .map_err(provenance_error)?;
+    }
     let summary = cluster::DedupSummary {
         documents: fps.len() as u64,
         pairs: clusters.pairs(),
@@ -390,10 +421,16 @@ fn dedup_files(
     Ok(summary.to_report(|i| docs[i as usize].id.clone()))
 }
 
+/// Reads the texts `report` shows and writes it to `path`.
+fn write_report(path: &Path, args: &Args, report: report::Report) -> Result<()> {
+    let texts = records::texts_of(args, &report.items())?;
+    report.write(path, &texts)
+}
+
 /// A failure to write `--clusters`, in the library's error type (the dedup's callbacks
 /// speak it).
 fn provenance_error(e: anyhow::Error) -> simstore::Error {
-    simstore::Error::Io(io::Error::other(format!("--clusters: {e:#}")))
+    simstore::Error::Io(io::Error::other(format!("{e:#}")))
 }
 
 /// Where the titles of a readable listing come from.
@@ -499,13 +536,12 @@ impl Summary {
 /// from a damaged gzip member).
 struct ReadDocs {
     files: FileDocs,
-    items: Vec<u64>,
     sketch: bool,
 }
 
 impl records::Sink for ReadDocs {
     fn push(&mut self, r: records::Read) {
-        self.items.push(r.item);
+        self.files.items.push(r.item);
         self.files.docs.push(FileDoc {
             id: r.id,
             fp: r.fp,
@@ -521,8 +557,8 @@ impl records::Sink for ReadDocs {
     }
 
     fn drop_items(&mut self, items: std::ops::Range<u64>) -> u64 {
-        let at = records::drop_range(&mut self.items, items);
         let files = &mut self.files;
+        let at = records::drop_range(&mut files.items, items);
         records::drain(&mut files.docs, at.clone());
         records::drain(&mut files.sketches, at.clone());
         records::drain(&mut files.ranks, at.clone());
@@ -540,8 +576,8 @@ fn read_inputs(args: &Args) -> Result<(FileDocs, u64)> {
             docs: Vec::new(),
             sketches: Vec::new(),
             ranks: Vec::new(),
+            items: Vec::new(),
         },
-        items: Vec::new(),
         sketch: opts.sketch,
     };
     let counts = match shards::inputs(&args.files)? {

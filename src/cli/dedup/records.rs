@@ -224,3 +224,34 @@ pub(super) fn read_of(
         rank,
     })
 }
+
+/// The texts (title, then text) of the records numbered `items` among the items of the
+/// inputs, read again (Parquet shards: their text column), for `--report`.
+pub(super) fn texts_of(
+    args: &Args,
+    items: &std::collections::BTreeSet<u64>,
+) -> Result<std::collections::HashMap<u64, String>> {
+    let opts = ReadOptions::of(args);
+    if let Some(shards) = super::shards::inputs(&args.files)? {
+        return super::shards::texts_of(&shards, &opts, items);
+    }
+    let mut texts = std::collections::HashMap::new();
+    let mut inputs = Inputs::new(&args.files, args.format, None);
+    let mut item = 0u64;
+    loop {
+        let chunk = inputs.next_chunk(CHUNK_ITEMS)?;
+        if chunk.is_empty() || item > items.last().copied().unwrap_or(0) {
+            return Ok(texts);
+        }
+        for (place, raw) in chunk {
+            if items.contains(&item)
+                && let Ok(r) =
+                    raw.and_then(|raw| input::to_record_with(raw, &opts.fields, place.number()))
+            {
+                let title = r.title.map(|t| t + "\n").unwrap_or_default();
+                texts.insert(item, title + r.text.as_deref().unwrap_or(""));
+            }
+            item += 1;
+        }
+    }
+}

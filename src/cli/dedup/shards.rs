@@ -517,3 +517,30 @@ pub(super) fn parse_compression(s: &str) -> Result<Compression, String> {
     s.parse::<Compression>()
         .map_err(|e| format!("{e}: use uncompressed, snappy, gzip, lz4_raw or zstd"))
 }
+
+/// The texts of the rows numbered `items` among the rows of `shards`, for `--report`.
+pub(super) fn texts_of(
+    shards: &[PathBuf],
+    opts: &ReadOptions,
+    items: &std::collections::BTreeSet<u64>,
+) -> Result<std::collections::HashMap<u64, String>> {
+    let cols = Columns {
+        rank: None,
+        ..Columns::of(opts)
+    };
+    let mut texts = std::collections::HashMap::new();
+    let mut item = 0u64;
+    for path in shards {
+        for batch in cols.reader(path)? {
+            let batch = batch.with_context(|| format!("cannot read {}", path.display()))?;
+            let col = strings(&batch, &cols.text)?.context("the text column")?;
+            for i in 0..batch.num_rows() {
+                if items.contains(&item) && col.is_valid(i) {
+                    texts.insert(item, col.value(i).to_owned());
+                }
+                item += 1;
+            }
+        }
+    }
+    Ok(texts)
+}
