@@ -302,7 +302,7 @@ fn what_dataset_dedup_refuses() {
     assert!(!stderr(&o).contains("missing.jsonl"), "{}", stderr(&o));
     std::fs::create_dir(t.path("out")).unwrap();
     let o = t.run(&["dedup", "missing.jsonl", "-o", "out"]);
-    refused(&o, "not a directory");
+    refused(&o, "it is a directory");
     assert_eq!(
         stderr(&o).matches("a directory").count(),
         1,

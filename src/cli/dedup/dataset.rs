@@ -159,7 +159,7 @@ fn check_output(args: &Args, output: &Path, parquet_in: bool) -> Result<()> {
         .iter()
         .any(|e| name.ends_with(e));
     // Parquet shards go to a .parquet file or a directory, new or not.
-    let parquet_out = shards::is_parquet(output) || output.is_dir() || (parquet_in && !lines);
+    let parquet_out = shards::is_parquet(output) || (parquet_in && (output.is_dir() || !lines));
     match (parquet_in, parquet_out) {
         (true, true) => shards::Shards::check(output),
         (false, false) => OutFile::check(output),

@@ -381,37 +381,23 @@ fn dedup_files(
     let rule = (&args.rule, args.transitive);
     let mut clusters = Clusters::new(&fps, &files.sketches, order, rule, on_pair)?;
     let sets = clusters.sets(2);
+    let kept = clusters.kept(args.keep == keep::Keep::None);
+    let records = provenance::Records {
+        fps: &fps,
+        sketches: &files.sketches,
+        kept: &kept,
+    };
+    let origin = |i: u32| provenance::Origin {
+        id: &docs[i as usize].id,
+        place: docs[i as usize].place.as_ref(),
+    };
     if let Some(path) = &args.clusters {
-        let kept = clusters.kept(args.keep == keep::Keep::None);
-        let records = provenance::Records {
-            fps: &fps,
-            sketches: &files.sketches,
-            kept: &kept,
-        };
-        let origin = |i: u32| provenance::Origin {
-            id: &docs[i as usize].id,
-            place: docs[i as usize].place.as_ref(),
-        };
         provenance::write(path, &sets, &records, origin).map_err(provenance_error)?;
     }
     if let Some(path) = &args.report {
-        let kept = clusters.kept(args.keep == keep::Keep::None);
-        let records = provenance::Records {
-            fps: &fps,
-            sketches: &files.sketches,
-            kept: &kept,
-        };
-        let origin = |i: u32| provenance::Origin {
-            id: &docs[i as usize].id,
-            place: docs[i as usize].place.as_ref(),
-        };
         let item = |i: u32| files.items.get(i as usize).copied().unwrap_or(0);
-        write_report(
-            path,
-            args,
-            report::Report::new(&sets, &records, item, origin),
-        )
-        .map_err(provenance_error)?;
+        let report = report::Report::new(&sets, &records, item, origin);
+        write_report(path, args, report).map_err(provenance_error)?;
     }
     let summary = cluster::DedupSummary {
         documents: fps.len() as u64,
