@@ -109,8 +109,9 @@ fn backups_are_incremental_kept_and_a_damaged_one_is_refused() {
     assert_eq!(ids, [second.id, second.id + 1]);
     assert!(first.id < second.id);
     drop(store);
-    // Damage a file of the newest backup: restore refuses it, and leaves no store.
-    let victim = largest_file(&dest);
+    // Damage a file of the newest backup (the largest its meta file lists: another may be
+    // an older backup's only): restore refuses it, and leaves no store.
+    let victim = largest_file_of_backup(&dest, second.id + 1);
     let len = std::fs::metadata(&victim).unwrap().len();
     std::fs::OpenOptions::new()
         .write(true)
@@ -124,17 +125,16 @@ fn backups_are_incremental_kept_and_a_damaged_one_is_refused() {
 }
 
 /// The largest file under `dir`.
-fn largest_file(dir: &std::path::Path) -> std::path::PathBuf {
-    let mut best = (0, std::path::PathBuf::new());
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        let found = if p.is_dir() { largest_file(&p) } else { p };
-        let len = std::fs::metadata(&found).map_or(0, |m| m.len());
-        if len > best.0 {
-            best = (len, found);
-        }
-    }
-    best.1
+/// The largest of the files backup `id` in `dest` consists of, as its meta file
+/// (`meta/ID`, one `PATH crc32 ...` line a file) lists them.
+fn largest_file_of_backup(dest: &std::path::Path, id: u32) -> std::path::PathBuf {
+    let meta = std::fs::read_to_string(dest.join("meta").join(id.to_string())).unwrap();
+    meta.lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|f| f.contains('/'))
+        .map(|f| dest.join(f))
+        .max_by_key(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
+        .expect("the backup lists its files")
 }
 
 /// `kill -9` of `simstore backup` at random moments: afterwards the directory lists only
