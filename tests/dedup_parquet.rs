@@ -4,7 +4,9 @@
 //! shards of at most `--shard-rows` rows, with the input's compression or `--compression`.
 
 use std::fs::File;
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
+use std::process::Command;
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
@@ -341,6 +343,29 @@ fn what_a_parquet_dedup_refuses() {
         assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
     }
+    // A FIFO named like a Parquet file is never replaced by one.
+    let fifo = t.path("pipe.parquet");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let o = t.run(&[
+        "dedup",
+        "a.parquet",
+        "--text-field",
+        "content",
+        "-o",
+        "pipe.parquet",
+    ]);
+    assert!(
+        code(&o) == 2 && stderr(&o).contains("not a regular file"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
     // A null text is one failed row, named; the others are deduplicated.
     let o = t.run(&["dedup", "a.parquet", "--text-field", "content", "-o", "out"]);
     assert_eq!(code(&o), 1, "{}", stderr(&o));

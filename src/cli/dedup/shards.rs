@@ -303,6 +303,14 @@ impl Shards {
     /// in an existing directory), before anything is read.
     pub(super) fn check(output: &Path) -> Result<()> {
         if is_parquet(output) {
+            // Written beside and renamed over: only a new or regular file may be there.
+            if fs::metadata(output).is_ok_and(|m| !m.is_file()) {
+                bail!(
+                    "--output {}: not a regular file; Parquet output goes to a new or regular \
+                     FILE.parquet, or a directory of shards",
+                    output.display()
+                );
+            }
             return crate::cli::outfile::OutFile::check(output);
         }
         match fs::read_dir(output).map(|mut d| d.next().is_none()) {
