@@ -5,9 +5,9 @@
 #   scripts/bench_dedup_peers.sh CORPUS_DIR [TOOL...]
 #
 # CORPUS_DIR: the generator's OUTDIR (its parquet/ shards are the input of every tool).
-# TOOLS (default all): simstore datatrove textdedup-minhash textdedup-simhash rensa.
+# TOOLS (default all but simstore-verify05, simstore with --verify 0.5): simstore datatrove textdedup-minhash textdedup-simhash rensa.
 # Env: SIMSTORE (default /work/main/target/release/simstore), VENV (/tmp/dedup-bench: made
-# with python3 -m venv and pip install datatrove text-dedup rensa pyarrow datasketch when
+# with python3 -m venv and pip install datatrove text-dedup rensa pyarrow datasketch (+ datatrove's needs) when
 # missing; these are never dependencies of simstore), OUT (/tmp/dedup-bench-runs/NAME),
 # TIMEOUT (seconds a tool may run, default 1800).
 # For each tool: the load average before it (/proc/loadavg), `/usr/bin/time -v` (wall, user
@@ -28,7 +28,9 @@ PY=$VENV/bin/python
 
 if [ ! -x "$PY" ]; then
     python3 -m venv "$VENV"
-    "$VENV/bin/pip" install datatrove text-dedup rensa pyarrow datasketch
+    # datatrove's minhash needs tokenizers, xxhash and, for English words, spaCy: parts of its
+    # "processing" extra, installed alone (the extra also pulls trafilatura, fasttext, ...)
+    "$VENV/bin/pip" install datatrove text-dedup rensa pyarrow datasketch tokenizers spacy 'xxhash<4' nltk regex
 fi
 mkdir -p "$OUT"
 [ -f "$RESULTS" ] || printf 'corpus\ttool\trecords\tload_before\twall_s\tcpu_s\tpeak_rss_kib\ttree_cpu_s\ttree_peak_rss_kib\texit\tkept\tcopies_missed\tclusters_lost\ttrue_clusters\n' > "$RESULTS"
@@ -40,6 +42,9 @@ for tool in $TOOLS; do
     case $tool in
     simstore)
         cmd=("$SIMSTORE" dedup "$CORPUS/parquet" --text-field content --id-field url --output "$W/kept/")
+        kept=$W/kept ;;
+    simstore-verify05)  # not a default: the sketch threshold raised from 0.3 to 0.5
+        cmd=("$SIMSTORE" dedup "$CORPUS/parquet" --text-field content --id-field url --verify 0.5 --output "$W/kept/")
         kept=$W/kept ;;
     datatrove)
         cmd=("$PY" "$HERE/bench_peer_datatrove.py" "$CORPUS/parquet" "$W" --workers 2)
