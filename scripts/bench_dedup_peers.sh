@@ -43,7 +43,7 @@ for tool in $TOOLS; do
     simstore)
         cmd=("$SIMSTORE" dedup "$CORPUS/parquet" --text-field content --id-field url --output "$W/kept/")
         kept=$W/kept ;;
-    simstore-verify05)  # not a default: the sketch threshold raised from 0.3 to 0.5
+    simstore-verify05)  # not a default: --verify alone is k = 3 with sketches >= 0.5 (no 12-bit span scan)
         cmd=("$SIMSTORE" dedup "$CORPUS/parquet" --text-field content --id-field url --verify 0.5 --output "$W/kept/")
         kept=$W/kept ;;
     datatrove)
