@@ -376,3 +376,62 @@ fn what_a_parquet_dedup_refuses() {
     );
     assert!(!ids(&read_back(&t.path("out")).0).contains(&"doc-3".to_owned()));
 }
+
+/// A run that fails in pass 2 (here: the second shard's columns differ from the first's,
+/// found after the first shard's rows were written) leaves neither the output nor its
+/// partial directory, and an output directory that was there stays as it was.
+#[test]
+fn a_failed_parquet_run_leaves_no_output_nor_partial_files() {
+    let t = TestCommand::new();
+    let rows = corpus(6, 60);
+    std::fs::create_dir(t.path("in")).unwrap();
+    write_parquet(&t.path("in/a.parquet"), &rows[..30]);
+    let other = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Utf8, false),
+        Field::new("content", DataType::Utf8, true),
+    ]));
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from_iter_values(
+            rows[30..].iter().map(|r| r.id.as_str()),
+        )),
+        Arc::new(
+            rows[30..]
+                .iter()
+                .map(|r| r.text.as_deref())
+                .collect::<StringArray>(),
+        ),
+    ];
+    let b = RecordBatch::try_new(other.clone(), cols).unwrap();
+    let mut w =
+        ArrowWriter::try_new(File::create(t.path("in/b.parquet")).unwrap(), other, None).unwrap();
+    w.write(&b).unwrap();
+    w.close().unwrap();
+    std::fs::create_dir(t.path("kept")).unwrap();
+    let o = t.run(&[
+        "dedup",
+        "in",
+        "--text-field",
+        "content",
+        "-o",
+        "kept",
+        "--shard-rows",
+        "5",
+    ]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("its columns differ"), "{}", stderr(&o));
+    let left: Vec<_> = std::fs::read_dir(t.path(""))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        !left
+            .iter()
+            .any(|n| n.to_string_lossy().contains("simstore-partial")),
+        "{left:?}"
+    );
+    assert_eq!(
+        std::fs::read_dir(t.path("kept")).unwrap().count(),
+        0,
+        "the empty directory stays empty"
+    );
+}
