@@ -381,7 +381,11 @@ fn dedup_files(
     let rule = (&args.rule, args.transitive);
     let mut clusters = Clusters::new(&fps, &files.sketches, order, rule, on_pair)?;
     let sets = clusters.sets(2);
-    let kept = clusters.kept(args.keep == keep::Keep::None);
+    // Which records are kept matters to the rows and the report only.
+    let kept = match args.clusters.is_some() || args.report.is_some() {
+        true => clusters.kept(args.keep == keep::Keep::None),
+        false => Vec::new(),
+    };
     let records = provenance::Records {
         fps: &fps,
         sketches: &files.sketches,
