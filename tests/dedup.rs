@@ -6,8 +6,10 @@
 
 use std::collections::BTreeSet;
 
-use simstore::index::cluster::{UnionFind, lead_near_duplicates, near_duplicates};
-use simstore::{DocMeta, Entry, Fingerprint, Store};
+use simstore::index::bands;
+use simstore::index::cluster::{Candidates, UnionFind, lead_near_duplicates, near_duplicates};
+use simstore::index::groups::{Clusters, Grouping};
+use simstore::{DocMeta, Entry, Fingerprint, MatchRule, Quality, Sketch, Store};
 
 use crate::util::{
     BACKENDS, Backend, TestCommand, brute_leaders, clustered, code, flip, leader_clusters,
@@ -158,8 +160,10 @@ fn in_memory_dedup_equals_brute_force() {
             );
             let clusters = report.clusters;
             assert_eq!(clusters, brute_clusters(&docs, k), "k = {k}");
+            let within = Candidates::within(k);
             let leaders =
-                lead_near_duplicates(&fps, k, |_, _, _| Ok(true), |_, _, _| Ok(())).unwrap();
+                lead_near_duplicates(&fps, &[], &within, |_, _, _| Ok(true), |_, _, _| Ok(()))
+                    .unwrap();
             assert_eq!(leaders.pairs(), n as u64);
             let got = leaders
                 .sets(2)
@@ -384,4 +388,99 @@ fn regression_dedup_of_files_by_default_rejects_close_fingerprints_of_other_text
     assert_eq!(String::from_utf8(o.stdout).unwrap(), want);
     let o = t.run(&["dedup", "in.jsonl", "--k", "3", "-o", "kept.jsonl"]);
     assert!(stderr(&o).contains("kept 1, dropped 1"), "{}", stderr(&o));
+}
+
+/// Records with fingerprints and sketches in every relation a mode's candidates tell apart:
+/// copies at 0–20 bits whose sketches keep 0–40 of the base's 63 minima (so some share a
+/// band and some do not, some verify and some do not), and unrelated records.
+fn sketched(seed: u64) -> (Vec<u64>, Vec<Option<Sketch>>) {
+    let mut r = rng(seed);
+    let random_sketch = |r: &mut rand::rngs::StdRng| {
+        let mut s = Sketch::uniform(0);
+        s.0[..63].iter_mut().for_each(|b| *b = rand::Rng::random(r));
+        s.0[63] = 63;
+        s
+    };
+    let (mut fps, mut sketches) = (Vec::new(), Vec::new());
+    for _ in 0..60 {
+        let (fp, sketch) = (rand::Rng::random::<u64>(&mut r), random_sketch(&mut r));
+        fps.push(fp);
+        sketches.push(Some(sketch));
+        for _ in 0..rand::Rng::random_range(&mut r, 1..5) {
+            let mut copy = sketch;
+            let changed = rand::Rng::random_range(&mut r, 0..40);
+            for _ in 0..changed {
+                copy.0[rand::Rng::random_range(&mut r, 0..63)] = rand::Rng::random(&mut r);
+            }
+            let bits = rand::Rng::random_range(&mut r, 0..=20);
+            fps.push(flip(&mut r, fp, bits));
+            sketches.push(Some(copy));
+        }
+    }
+    for _ in 0..100 {
+        fps.push(rand::Rng::random(&mut r));
+        sketches.push(Some(random_sketch(&mut r)).filter(|_| rand::Rng::random_bool(&mut r, 0.9)));
+    }
+    (fps, sketches)
+}
+
+/// A mode's candidates in memory (`simstore dedup FILE` given no --k or --verify) against a
+/// brute-force scan of every pair: a pair is compared when the layout's tables put it under
+/// one prefix within the reach, or its sketches share one of the bands; the rule decides
+/// it; leader clustering groups the pairs taken.
+#[test]
+fn a_modes_candidates_are_the_tables_spans_and_the_bands() {
+    for (seed, mode) in [
+        (1, Quality::Standard),
+        (2, Quality::High),
+        (3, Quality::Standard),
+    ] {
+        let (fps, sketches) = sketched(seed);
+        let rule = mode.rule(mode.k_max());
+        for layout in [
+            mode.layout(10_000_000).unwrap(),
+            mode.layout(fps.len() as u64).unwrap(),
+        ] {
+            let candidates = Candidates::Tables {
+                layout: layout.clone(),
+                reach: rule.reach,
+                bands: rule.bands,
+            };
+            let pair = |i: usize, j: usize| -> Option<u32> {
+                let (a, b) = (sketches[i].as_ref(), sketches[j].as_ref());
+                let d = (fps[i] ^ fps[j]).count_ones();
+                let shares = matches!((a, b), (Some(a), Some(b)) if bands::share(a, b, rule.bands));
+                let spans = d <= rule.reach && layout.finds(layout.k_max(), fps[i], fps[j]);
+                ((spans || shares) && rule.accepts(d, a, b)).then_some(d)
+            };
+            let want = brute_leaders(fps.len(), pair);
+            let beyond = (0..fps.len())
+                .flat_map(|i| (i + 1..fps.len()).map(move |j| (i, j)))
+                .filter(|&(i, j)| pair(i, j).is_some_and(|d| d > rule.reach))
+                .count();
+            assert!(beyond > 0, "seed {seed}: no pair found by a band alone");
+            let grouping = Grouping {
+                rule,
+                candidates,
+                transitive: false,
+            };
+            let mut clusters = Clusters::new(&fps, &sketches, None, &grouping, |_, _, _| Ok(()));
+            let kept = clusters.as_mut().unwrap().kept(false);
+            let want_kept: Vec<bool> = (0..fps.len()).map(|i| want[i] == i).collect();
+            assert_eq!(kept, want_kept, "seed {seed}, {mode}");
+        }
+        // Grouping::new picks the mode's layout for the records' number.
+        let grouping = Grouping::new(rule, Some(mode), fps.len(), false).unwrap();
+        let layout = mode.layout(fps.len() as u64).unwrap();
+        assert_eq!(
+            grouping.candidates,
+            Candidates::Tables {
+                layout,
+                reach: rule.reach,
+                bands: rule.bands
+            }
+        );
+        let plain = Grouping::new(MatchRule::verified(5, 0.5), None, fps.len(), false).unwrap();
+        assert_eq!(plain.candidates, Candidates::within(5));
+    }
 }

@@ -3,7 +3,7 @@
 
 use pyo3::prelude::*;
 use rayon::prelude::*;
-use simstore::index::groups::Clusters;
+use simstore::index::groups::{Clusters, Grouping};
 use simstore::{MatchRule, Quality, Sketch};
 
 use crate::FINGERPRINTER;
@@ -17,7 +17,7 @@ const DEFAULT_K: u32 = 3;
 /// (positions, the preferred first: the keep policy); `keep_none` drops every member of a
 /// cluster of two or more. The rule: `k` alone, distance ≤ k; `verify`, within `k`
 /// (default 3) and sketches at least that similar; neither, the quality mode's rule over
-/// every pair within its reach. A text without words is in no cluster (kept).
+/// the pairs a store of that mode compares (its tables' spans within its reach, its bands). A text without words is in no cluster (kept).
 #[pyfunction]
 #[pyo3(signature = (texts, order = None, quality = "standard", k = None, verify = None, keep_none = false))]
 pub(crate) fn _dedup(
@@ -29,17 +29,23 @@ pub(crate) fn _dedup(
     verify: Option<f64>,
     keep_none: bool,
 ) -> PyResult<Vec<u32>> {
-    let rule = rule(py, quality, k, verify)?;
+    let (rule, mode) = rule(py, quality, k, verify)?;
     if let Some(o) = &order {
         check_order(py, o, texts.len())?;
     }
-    py.detach(|| kept(&texts, order, &rule))
+    py.detach(|| kept(&texts, order, rule, mode))
         .map_err(|e| to_py(py, e))
         .map(|kept| kept_indices(kept, keep_none))
 }
 
-/// The rule of the arguments (see [`_dedup`]).
-fn rule(py: Python<'_>, quality: &str, k: Option<u32>, verify: Option<f64>) -> PyResult<MatchRule> {
+/// The rule of the arguments (see [`_dedup`]), and the quality mode whose candidates it
+/// compares (none given `k` or `verify`: every pair within k).
+fn rule(
+    py: Python<'_>,
+    quality: &str,
+    k: Option<u32>,
+    verify: Option<f64>,
+) -> PyResult<(MatchRule, Option<Quality>)> {
     let mode: Quality = quality
         .parse()
         .map_err(|e: String| invalid_argument(py, e))?;
@@ -53,12 +59,9 @@ fn rule(py: Python<'_>, quality: &str, k: Option<u32>, verify: Option<f64>) -> P
         return Err(invalid_argument(py, "k: at most 64 bits"));
     }
     Ok(match (k, verify) {
-        (_, Some(t)) => MatchRule::verified(k.unwrap_or(DEFAULT_K), t),
-        (Some(k), None) => MatchRule::within(k),
-        (None, None) => MatchRule {
-            bands: 0,
-            ..mode.rule(mode.k_max())
-        },
+        (_, Some(t)) => (MatchRule::verified(k.unwrap_or(DEFAULT_K), t), None),
+        (Some(k), None) => (MatchRule::within(k), None),
+        (None, None) => (mode.rule(mode.k_max()), Some(mode)),
     })
 }
 
@@ -89,7 +92,8 @@ fn check_order(py: Python<'_>, order: &[u32], n: usize) -> PyResult<()> {
 fn kept(
     texts: &[Option<String>],
     order: Option<Vec<u32>>,
-    rule: &MatchRule,
+    rule: MatchRule,
+    mode: Option<Quality>,
 ) -> simstore::Result<(Vec<bool>, Vec<Vec<u32>>)> {
     let analyses: Vec<Option<(u64, Option<Sketch>)>> = texts
         .par_iter()
@@ -120,7 +124,8 @@ fn kept(
             .filter(|&j| j != u32::MAX)
             .collect()
     });
-    let mut clusters = Clusters::new(&fps, &sketches, order, (rule, false), |_, _, _| Ok(()))?;
+    let grouping = Grouping::new(rule, mode, fps.len(), false)?;
+    let mut clusters = Clusters::new(&fps, &sketches, order, &grouping, |_, _, _| Ok(()))?;
     let mut kept = vec![true; texts.len()];
     for (j, k) in clusters.kept(false).into_iter().enumerate() {
         kept[with[j] as usize] = k;

@@ -15,8 +15,11 @@ use std::collections::BTreeMap;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::index::bands;
 use crate::index::layout::Layout;
 use crate::index::leader::Leaders;
+use crate::index::quality::{MatchRule, Quality};
+use crate::types::Sketch;
 
 /// Union-find (disjoint sets) over `0..n`, with path halving and union by size.
 #[derive(Debug, Clone)]
@@ -311,7 +314,9 @@ pub fn near_duplicates(
     k: u32,
     mut on_pair: impl FnMut(u32, u32, u32) -> Result<()>,
 ) -> Result<DedupSummary> {
-    let (mut uf, pairs) = link_near_duplicates(fps, k, |a, b, d| on_pair(a, b, d).map(|()| true))?;
+    let within = Candidates::within(k);
+    let (mut uf, pairs) =
+        link_near_duplicates(fps, &[], &within, |a, b, d| on_pair(a, b, d).map(|()| true))?;
     Ok(DedupSummary {
         documents: fps.len() as u64,
         pairs,
@@ -319,20 +324,22 @@ pub fn near_duplicates(
     })
 }
 
-/// [`near_duplicates`] with a second test: a pair within `k` counts (is linked, and
-/// counted) only when `accept(a, b, distance)` (with `a < b`) says so, e.g. when the two
+/// [`near_duplicates`] over the `candidates` pairs (given the records' `sketches`, read for
+/// bands), with a second test: a candidate pair counts (is linked, and counted) only when
+/// `accept(a, b, distance)` (with `a < b`) says so, e.g. when the two
 /// texts' sketches agree (`simstore dedup --verify`). Returns the union-find of the pairs
 /// taken (their clusters are its sets: connected components, so a chain of pairs is one
 /// cluster) and how many there were; memory is the union-find's 8 bytes and the scan's 16
 /// per document, whatever the clusters.
 pub fn link_near_duplicates(
     fps: &[u64],
-    k: u32,
+    sketches: &[Option<Sketch>],
+    candidates: &Candidates,
     mut accept: impl FnMut(u32, u32, u32) -> Result<bool>,
 ) -> Result<(UnionFind, u64)> {
     let mut uf = UnionFind::new(fps.len())?;
     let mut pairs = 0u64;
-    scan_pairs(fps, k, |a, b, d| {
+    candidates.scan(fps, sketches, |a, b, d| {
         if accept(a, b, d)? {
             pairs += 1;
             uf.union(a, b);
@@ -342,8 +349,8 @@ pub fn link_near_duplicates(
     Ok((uf, pairs))
 }
 
-/// The leader clustering ([`Leaders`]) of `fps` in their order: the pairs within `k` that
-/// `accept(a, b, distance)` (with `a < b`) takes are the duplicates, so a record joins the
+/// The leader clustering ([`Leaders`]) of `fps` in their order: the `candidates` pairs
+/// (given the records' `sketches`, read for bands) that `accept(a, b, distance)` (with `a < b`) takes are the duplicates, so a record joins the
 /// nearest earlier kept record it duplicates, or is kept. `on_pair` is called once with
 /// every pair taken (`accept` may be asked again about a pair when a large group of
 /// duplicates makes the scan run again by windows). Memory: the scan's 16 bytes and the
@@ -351,14 +358,15 @@ pub fn link_near_duplicates(
 /// [`crate::index::leader::PAIR_BUDGET`] at a time).
 pub fn lead_near_duplicates(
     fps: &[u64],
-    k: u32,
+    sketches: &[Option<Sketch>],
+    candidates: &Candidates,
     mut accept: impl FnMut(u32, u32, u32) -> Result<bool>,
     mut on_pair: impl FnMut(u32, u32, u32) -> Result<()>,
 ) -> Result<Leaders> {
     let mut leaders = Leaders::new(fps.len())?;
     while leaders.next_pass() {
         let first = leaders.first_pass();
-        scan_pairs(fps, k, |a, b, d| {
+        candidates.scan(fps, sketches, |a, b, d| {
             if leaders.wants(a, b) && accept(a, b, d)? {
                 leaders.offer(a, b, d);
                 if first {
@@ -371,16 +379,91 @@ pub fn lead_near_duplicates(
     Ok(leaders)
 }
 
-/// Calls `emit(a, b, distance)` once with every pair of `fps` within `k` (`a < b`): one
-/// table of a layout for `fps.len()` documents with `k_max = k` at a time, its permuted
-/// fingerprints sorted (12 bytes per document) and scanned.
-fn scan_pairs(
+/// Which pairs of a collection a dedup in memory compares (its rule then decides them).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Candidates {
+    /// Every pair within `k`, exactly: a layout for the collection with `k_max = k`, each
+    /// of its tables sorted and scanned.
+    Within(u32),
+    /// The pairs a store of `layout` finds for a quality mode's rule: those within `reach`
+    /// that one of its tables puts under one prefix (every pair within its `k_max`; beyond,
+    /// as in LSH), and at any distance those whose sketches share one of their first
+    /// `bands` bands ([`bands::share`]). A band shared by more than
+    /// [`bands::MAX_BAND_CANDIDATES`] records pairs each with its next that many in key
+    /// order only, as a store's query reads that many from a band.
+    Tables {
+        /// The store's layout (of its quality mode, for the collection's size).
+        layout: Layout,
+        /// The largest distance of a pair found by the tables.
+        reach: u32,
+        /// Sketch bands read (0: none).
+        bands: u32,
+    },
+}
+
+impl Candidates {
+    /// Every pair within `k` ([`Candidates::Within`]).
+    pub fn within(k: u32) -> Self {
+        Candidates::Within(k)
+    }
+
+    /// What a store of quality mode `mode` created for `n` records compares under `rule`:
+    /// its tables' spans within the rule's reach and the rule's bands
+    /// ([`Candidates::Tables`]), when the rule reaches beyond its k; else every pair within
+    /// its k.
+    pub fn of_mode(mode: Quality, rule: &MatchRule, n: usize) -> Result<Self> {
+        if rule.reach <= rule.k {
+            return Ok(Candidates::Within(rule.k));
+        }
+        Ok(Candidates::Tables {
+            layout: mode.layout(n as u64)?,
+            reach: rule.reach,
+            bands: rule.bands,
+        })
+    }
+
+    /// Calls `emit(a, b, distance)` once with every candidate pair of `fps` (`a < b`),
+    /// given the records' `sketches` (by index; read for bands only).
+    fn scan(
+        &self,
+        fps: &[u64],
+        sketches: &[Option<Sketch>],
+        mut emit: impl FnMut(u32, u32, u32) -> Result<()>,
+    ) -> Result<()> {
+        match self {
+            Candidates::Within(k) => {
+                let layout = Layout::for_expected_docs(fps.len() as u64, *k)?;
+                scan_tables(fps, &layout, layout.tables_for_k(*k)?, *k, &mut emit)
+            }
+            Candidates::Tables {
+                layout,
+                reach,
+                bands,
+            } => {
+                let all: Vec<usize> = (0..layout.tables().len()).collect();
+                scan_tables(fps, layout, &all, *reach, &mut emit)?;
+                let found = |a: u64, b: u64| (a ^ b).count_ones() <= *reach && finds(layout, a, b);
+                scan_bands(fps, sketches, *bands, found, &mut emit)
+            }
+        }
+    }
+}
+
+/// Whether some table of `layout` puts `a` and `b` under one prefix.
+fn finds(layout: &Layout, a: u64, b: u64) -> bool {
+    layout.finds(layout.k_max(), a, b)
+}
+
+/// Calls `emit(a, b, distance)` once with every pair of `fps` within `k` that a table of
+/// `probe` puts under one prefix (`a < b`): one table at a time, its permuted fingerprints
+/// sorted (12 bytes per document) and scanned.
+fn scan_tables(
     fps: &[u64],
+    layout: &Layout,
+    probe: &[usize],
     k: u32,
-    mut emit: impl FnMut(u32, u32, u32) -> Result<()>,
+    emit: &mut impl FnMut(u32, u32, u32) -> Result<()>,
 ) -> Result<()> {
-    let layout = Layout::for_expected_docs(fps.len() as u64, k)?;
-    let probe = layout.tables_for_k(k)?;
     let mut keys: Vec<(u64, u32)> = Vec::with_capacity(fps.len());
     for pos in 0..probe.len() {
         keys.clear();
@@ -391,13 +474,51 @@ fn scan_pairs(
         );
         keys.par_sort_unstable();
         scan_table(
-            &layout,
+            layout,
             probe,
             pos,
             k,
             keys.iter().map(|&key| Ok(key)),
             |a, b, d| emit(a.min(b), a.max(b), d),
         )?;
+    }
+    Ok(())
+}
+
+/// Calls `emit(a, b, distance)` once with every pair whose sketches share one of the first
+/// `bands` bands and that `found(fp_a, fp_b)` (the tables) did not report: one band at a
+/// time, the records' band keys sorted, each compared with its next
+/// [`bands::MAX_BAND_CANDIDATES`] of the same band.
+fn scan_bands(
+    fps: &[u64],
+    sketches: &[Option<Sketch>],
+    bands: u32,
+    found: impl Fn(u64, u64) -> bool,
+    emit: &mut impl FnMut(u32, u32, u32) -> Result<()>,
+) -> Result<()> {
+    let sketch = |i: u32| sketches.get(i as usize).and_then(Option::as_ref);
+    let earlier = |a: u32, b: u32, band: u32| match (sketch(a), sketch(b)) {
+        (Some(x), Some(y)) => bands::share(x, y, band),
+        _ => false,
+    };
+    let mut keys: Vec<(u64, u32)> = Vec::new();
+    for band in 0..bands {
+        keys.clear();
+        keys.par_extend(fps.par_iter().enumerate().filter_map(|(i, &fp)| {
+            let of = bands::of(sketches.get(i).and_then(Option::as_ref));
+            bands::key(band, &of, fp).map(|key| (key, i as u32))
+        }));
+        keys.par_sort_unstable();
+        let band_of = |key: u64| key >> (64 - bands::BAND_BITS);
+        for (i, &(ka, a)) in keys.iter().enumerate() {
+            let next = keys[i + 1..].iter().take(bands::MAX_BAND_CANDIDATES);
+            for &(_, b) in next.take_while(|&&(kb, _)| band_of(kb) == band_of(ka)) {
+                let (fa, fb) = (fps[a as usize], fps[b as usize]);
+                if !found(fa, fb) && !earlier(a, b, band) {
+                    emit(a.min(b), a.max(b), (fa ^ fb).count_ones())?;
+                }
+            }
+        }
     }
     Ok(())
 }
@@ -427,11 +548,14 @@ mod tests {
     fn rejected_pairs_neither_link_nor_count() {
         // 0–1 (d 1) and 1–2 (d 1) and 0–2 (d 2); refusing every pair with 1 unlinks it.
         let fps = [0u64, 1, 3, 0xffff_0000];
-        let (mut uf, pairs) =
-            link_near_duplicates(&fps, 2, |a, b, _| Ok(a != 1 && b != 1)).unwrap();
+        let (mut uf, pairs) = link_near_duplicates(&fps, &[], &Candidates::within(2), |a, b, _| {
+            Ok(a != 1 && b != 1)
+        })
+        .unwrap();
         assert_eq!(pairs, 1);
         assert_eq!(uf.sets(2), vec![vec![0, 2]]);
-        let (mut uf, pairs) = link_near_duplicates(&fps, 2, |_, _, _| Ok(true)).unwrap();
+        let (mut uf, pairs) =
+            link_near_duplicates(&fps, &[], &Candidates::within(2), |_, _, _| Ok(true)).unwrap();
         assert_eq!((pairs, uf.sets(2)), (3, vec![vec![0, 1, 2]]));
     }
 

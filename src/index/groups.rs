@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 
 use crate::error::Result;
-use crate::index::cluster::{self, UnionFind};
+use crate::index::cluster::{self, Candidates, UnionFind};
 use crate::index::leader::Leaders;
-use crate::index::quality::MatchRule;
+use crate::index::quality::{MatchRule, Quality};
 use crate::types::sketch::Sketch;
 
 /// The pairs of a dedup in memory, grouped.
@@ -18,22 +18,50 @@ enum Groups {
     Components(UnionFind, u64),
 }
 
-/// Finds every pair of `fps` within `rule`'s reach (or its k, if larger) that `rule`
-/// accepts, given the documents' `sketches` (by index; empty when the rule does not
-/// verify), calls `on_pair(a, b, distance)` once with each (`a < b`), and groups them:
-/// with `transitive`, into connected components; else by leader clustering.
+/// How a dedup in memory pairs and groups records.
+#[derive(Debug, Clone)]
+pub struct Grouping {
+    /// The rule that decides each candidate pair.
+    pub rule: MatchRule,
+    /// The pairs compared.
+    pub candidates: Candidates,
+    /// Connected components instead of leader clustering.
+    pub transitive: bool,
+}
+
+impl Grouping {
+    /// `rule` over `n` records: of a quality `mode`'s rule, the pairs a store of that mode
+    /// created for `n` records compares ([`Candidates::of_mode`]); without a mode, every
+    /// pair within the rule's reach (or its k, if larger).
+    pub fn new(rule: MatchRule, mode: Option<Quality>, n: usize, transitive: bool) -> Result<Self> {
+        let candidates = match mode {
+            Some(mode) => Candidates::of_mode(mode, &rule, n)?,
+            None => Candidates::within(rule.reach.max(rule.k)),
+        };
+        Ok(Grouping {
+            rule,
+            candidates,
+            transitive,
+        })
+    }
+}
+
+/// Finds every candidate pair of `fps` that the rule accepts, given the documents'
+/// `sketches` (by index; empty when the rule does not verify), calls `on_pair(a, b,
+/// distance)` once with each (`a < b`), and groups them: transitively, into connected
+/// components; else by leader clustering.
 fn group(
     fps: &[u64],
     sketches: &[Option<Sketch>],
-    rule: &MatchRule,
-    transitive: bool,
+    grouping: &Grouping,
     mut on_pair: impl FnMut(u32, u32, u32) -> Result<()>,
 ) -> Result<Groups> {
     let sketch = |i: u32| sketches.get(i as usize).and_then(Option::as_ref);
+    let rule = &grouping.rule;
     let accept = |a: u32, b: u32, d: u32| rule.accepts(d, sketch(a), sketch(b));
-    let within = rule.reach.max(rule.k);
-    if transitive {
-        let (uf, pairs) = cluster::link_near_duplicates(fps, within, |a, b, d| {
+    let candidates = &grouping.candidates;
+    if grouping.transitive {
+        let (uf, pairs) = cluster::link_near_duplicates(fps, sketches, candidates, |a, b, d| {
             let taken = accept(a, b, d);
             if taken {
                 on_pair(a, b, d)?;
@@ -42,8 +70,8 @@ fn group(
         })?;
         return Ok(Groups::Components(uf, pairs));
     }
-    let leaders =
-        cluster::lead_near_duplicates(fps, within, |a, b, d| Ok(accept(a, b, d)), on_pair)?;
+    let accept = |a, b, d| Ok(accept(a, b, d));
+    let leaders = cluster::lead_near_duplicates(fps, sketches, candidates, accept, on_pair)?;
     Ok(Groups::Leaders(leaders))
 }
 
@@ -63,11 +91,11 @@ impl Clusters {
         fps: &[u64],
         sketches: &[Option<Sketch>],
         order: Option<Vec<u32>>,
-        (rule, transitive): (&MatchRule, bool),
+        grouping: &Grouping,
         mut on_pair: impl FnMut(u32, u32, u32) -> Result<()>,
     ) -> Result<Self> {
         let Some(order) = order else {
-            let groups = group(fps, sketches, rule, transitive, on_pair)?;
+            let groups = group(fps, sketches, grouping, on_pair)?;
             return Ok(Self {
                 groups,
                 order: None,
@@ -79,7 +107,7 @@ impl Clusters {
             true => Vec::new(),
             false => order.iter().map(|&i| sketches[i as usize]).collect(),
         };
-        let groups = group(&fps, &sketches, rule, transitive, |a, b, d| {
+        let groups = group(&fps, &sketches, grouping, |a, b, d| {
             let (a, b) = (order[a as usize], order[b as usize]);
             on_pair(a.min(b), a.max(b), d)
         })?;

@@ -189,9 +189,9 @@ fn decide(args: &Args, pass1: Pass1) -> Result<(Vec<u64>, u64, BTreeMap<usize, u
     } = pass1;
     let order = keep::order(&args.keep, &ranks);
     drop(ranks);
-    let rule = (&args.rule, args.transitive);
-    let mut clusters =
-        Clusters::new(&fps, &sketches, order, rule, |_, _, _| Ok(())).context("dedup failed")?;
+    let grouping = super::grouping(args, fps.len()).context("dedup failed")?;
+    let mut clusters = Clusters::new(&fps, &sketches, order, &grouping, |_, _, _| Ok(()))
+        .context("dedup failed")?;
     let kept = clusters.kept(args.keep == Keep::None);
     if let Some(path) = &args.clusters {
         write_provenance(path, &mut clusters, (&fps, &sketches, &kept), &origins)?;

@@ -21,7 +21,7 @@ use std::time::Instant;
 use anyhow::Result;
 use serde_json::json;
 use simstore::index::cluster;
-use simstore::index::groups::Clusters;
+use simstore::index::groups::{Clusters, Grouping};
 use simstore::index::layout::MAX_K;
 use simstore::{DedupReport, DuplicatePair, MatchRule, Quality, Rule, Sketch, Store};
 
@@ -37,12 +37,14 @@ use super::{Code, open_for_reading, output};
                   (or --pretty); else (or --json) one JSON line {\"cluster\": n, \"ids\": [...]} per \
                   cluster; with --pairs one line {\"a\", \"b\", \"distance\"} per pair; a summary \
                   on stderr.\n\
-                  Pairs: without --k or --verify, a quality mode's rule (of a store, its own; \
-                  of FILEs, the standard mode's, as `simstore init` makes: within 12 bits, when \
-                  the two texts' shingle sketches are at least 0.3 similar (Chinese: 0.25 + \
-                  0.025 a bit of distance; 0.8 when a text has fewer than 16 shingles, 24 in \
-                  Chinese); a side without a sketch: within 3); --k K \
-                  alone: distance <= K, nothing else.\n\
+                  Pairs: without --k or --verify, a quality mode's rule (of a store, its own, \
+                  over its tables; of FILEs, the standard mode's, over the pairs a store of \
+                  that mode made for as many documents would compare: within 12 bits under one \
+                  of its tables' prefixes, or sharing a band of the sketch), kept when the two \
+                  texts' shingle sketches are at least 0.3 similar (Chinese: 0.25 + 0.025 a \
+                  bit of distance; 0.8 when a text has fewer than 16 shingles, 24 in Chinese; \
+                  a side without a sketch: within 3); --k K alone: every pair at distance \
+                  <= K, nothing else.\n\
                   Clusters, without chaining: in input order (of a store, insertion order) \
                   each document joins the nearest earlier kept document it duplicates (ties: \
                   the earliest), or else is kept; a cluster is a kept document and the ones \
@@ -66,10 +68,11 @@ pub struct Args {
     /// Largest Hamming distance of a pair, and with no --verify the whole rule: distance
     /// <= K (for a store, K at most its k_max) [default, of a store: its quality mode's
     /// rule (pairs within its reach that share a table prefix, kept when their sketches
-    /// agree; without sketches, within k_max); of FILEs: the standard mode's rule (every
-    /// pair within 12, kept when their sketches are at least 0.3 similar — Chinese 0.25 +
-    /// 0.025 a bit of distance —, 0.8 for texts of fewer than 16 shingles (24 in Chinese);
-    /// without sketches, within 3)].
+    /// agree; without sketches, within k_max); of FILEs: the standard mode's rule (the
+    /// pairs within 12 that share a prefix of the tables of a store made for as many
+    /// documents, and those sharing a band of the sketch, kept when their sketches are at
+    /// least 0.3 similar — Chinese 0.25 + 0.025 a bit of distance —, 0.8 for texts of
+    /// fewer than 16 shingles (24 in Chinese); without sketches, within 3)].
     #[arg(long = "k", short, value_name = "K", value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_K)))]
     k_arg: Option<u32>,
     /// The rule in effect.
@@ -109,8 +112,10 @@ pub struct Args {
     #[arg(long, value_name = "T")]
     verify: Option<f64>,
     /// The quality mode whose rule decides the pairs of FILEs, as a store of that mode
-    /// would, but exactly (every pair within the mode's reach is compared) [default:
-    /// standard]. A store's dedup applies the store's own mode.
+    /// made for as many documents would: the pairs its tables put under one prefix within
+    /// the mode's reach and those sharing one of its sketch bands (not the high mode's
+    /// probes: they follow a query's weak bits) [default: standard]. A store's dedup
+    /// applies the store's own mode.
     #[arg(long, value_name = "MODE", value_parser = crate::cli::init::quality_parser(), conflicts_with_all = ["k_arg", "verify"])]
     quality: Option<Quality>,
     /// Which record of a cluster is kept: first (in input order), longest (text),
@@ -197,8 +202,13 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
     let mut within = pairs_in(&args, &files_mode(&args));
     let (result, titles, failed) = if args.files.is_empty() {
         let store = open_for_reading(db)?;
-        // Given neither --k nor --verify, the store's quality mode decides the pairs.
-        args.rule = rule_of(&args, store.layout().k_max(), || store.rule(Rule::Mode));
+        // Given neither --k nor --verify, the store's quality mode decides the pairs (those
+        // its tables hold: a store's dedup does not read its band tables).
+        let mode = || MatchRule {
+            bands: 0,
+            ..store.rule(Rule::Mode)
+        };
+        args.rule = rule_of(&args, store.layout().k_max(), mode);
         within = pairs_in(&args, &format!("the store's {} mode", store.quality()));
         let result = if args.verify.is_some() {
             stored_docs(&store).and_then(|docs| dedup_files(&docs, &args, &mut print_pair))
@@ -233,15 +243,25 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
 }
 
 /// The rule of `args`: `--k K` alone, distance ≤ K; `--verify T`, within `--k` (default
-/// `k`) and at least T similar; neither, `mode()` without its bands: a dedup walks the
-/// pairs within the rule's reach (of the store's tables, or of the files), not the band
-/// tables, and says so.
+/// `k`) and at least T similar; neither, `mode()`.
 fn rule_of(args: &Args, k: u32, mode: impl FnOnce() -> MatchRule) -> MatchRule {
     match (args.k_arg, args.verify) {
         (_, Some(t)) => MatchRule::verified(args.k_arg.unwrap_or(k), t),
         (Some(k), None) => MatchRule::within(k),
-        (None, None) => MatchRule { bands: 0, ..mode() },
+        (None, None) => mode(),
     }
+}
+
+/// How a dedup of `n` records of files pairs and groups them: given neither --k nor
+/// --verify, the candidates a store of the quality mode (`--quality`, else standard)
+/// created for `n` records compares (its tables' spans within the mode's reach, its
+/// sketch bands); else every pair within k.
+fn grouping(args: &Args, n: usize) -> simstore::Result<Grouping> {
+    let mode = match (args.k_arg, args.verify) {
+        (None, None) => Some(args.quality.unwrap_or(FILES_MODE)),
+        _ => None,
+    };
+    Grouping::new(args.rule, mode, n, args.transitive)
 }
 
 /// What the summary says of the pairs: "within k = 3" (also with `--verify`, which
@@ -378,8 +398,8 @@ fn dedup_files(
         })
     };
     let order = keep::order(&args.keep, &files.ranks);
-    let rule = (&args.rule, args.transitive);
-    let mut clusters = Clusters::new(&fps, &files.sketches, order, rule, on_pair)?;
+    let grouping = grouping(args, fps.len())?;
+    let mut clusters = Clusters::new(&fps, &files.sketches, order, &grouping, on_pair)?;
     let sets = clusters.sets(2);
     // Which records are kept matters to the rows and the report only.
     let kept = match args.clusters.is_some() || args.report.is_some() {
