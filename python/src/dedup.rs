@@ -61,7 +61,7 @@ fn rule(
     Ok(match (k, verify) {
         (_, Some(t)) => (MatchRule::verified(k.unwrap_or(DEFAULT_K), t), None),
         (Some(k), None) => (MatchRule::within(k), None),
-        (None, None) => (mode.rule(mode.k_max()), Some(mode)),
+        (None, None) => (mode.rule(mode.k_max()).for_datasets(), Some(mode)),
     })
 }
 

@@ -4,8 +4,8 @@
 //! words and in JSON.
 
 use simstore::index::quality::{
-    FEW_SHINGLES_SIMILARITY, HAN_MIN_SHINGLES, HAN_MIN_SIMILARITY, HAN_SIMILARITY_PER_BIT,
-    MIN_CONTENT_SHINGLES, RuleValue,
+    FEW_SHINGLES_SIMILARITY, HAN_DISCOUNT, HAN_MIN_SHINGLES, HAN_MIN_SIMILARITY,
+    HAN_SIMILARITY_PER_BIT, MIN_CONTENT_SHINGLES, RuleValue,
 };
 use simstore::{MatchRule, Sketch};
 
@@ -29,6 +29,16 @@ pub fn similarity(
 /// bit of distance".
 pub fn han_threshold() -> String {
     format!("{HAN_MIN_SIMILARITY} + {HAN_SIMILARITY_PER_BIT} a bit of distance")
+}
+
+/// ", at least 0.45" where a rule's threshold `t` puts a floor under the rising threshold
+/// of Chinese sketches (a dataset's rule), else nothing.
+fn han_floor(t: f64) -> String {
+    let floor = ((t - HAN_DISCOUNT) * 1000.0).round() / 1000.0;
+    match floor > HAN_MIN_SIMILARITY {
+        true => format!(", at least {floor}"),
+        false => String::new(),
+    }
 }
 
 /// The rule in words: "within k = 3", "within k = 8, verified at 0.4", or for a mode's rule
@@ -55,9 +65,10 @@ pub fn describe(rule: &MatchRule) -> String {
             let guard = match rule.min_shingles {
                 0 => String::new(),
                 n => format!(
-                    ", Chinese {HAN_MIN_SIMILARITY} + {HAN_SIMILARITY_PER_BIT} a bit \
+                    ", Chinese {HAN_MIN_SIMILARITY} + {HAN_SIMILARITY_PER_BIT} a bit{} \
                      ({FEW_SHINGLES_SIMILARITY} below {n} shingles, {} in Chinese; none below \
                      {MIN_CONTENT_SHINGLES})",
+                    han_floor(t),
                     n.max(HAN_MIN_SHINGLES)
                 ),
             };

@@ -41,6 +41,17 @@ pub const MODE_MIN_SIMILARITY: f64 = 0.3;
 /// Sketch similarity the high mode's candidates must reach.
 pub const HIGH_MIN_SIMILARITY: f64 = 0.3;
 
+/// Sketch similarity a mode's rule asks of a pair in a dedup of a dataset (`simstore dedup
+/// FILE...`, Python's `simstore.dedup`; [`MatchRule::for_datasets`]) instead of its own
+/// 0.3. A mode's 0.3 sees through page chrome and through copies with a fifth of their
+/// words edited, which a crawler wants to skip; in a dataset it also drops records that
+/// share one passage with another (a quote, a paragraph of boilerplate): on 1M records of
+/// natural text such pairs took 13,568 joins at 0.3 and 1,147 at 0.5, against 7 planted
+/// copies lost; on the development set every duplicate below 0.5 is a copy with 10–20 % of
+/// its tokens edited, which the MinHash dedup pipelines of datasets do not drop either
+/// (docs/quality.md, "A dataset's threshold").
+pub const DATASET_MIN_SIMILARITY: f64 = 0.5;
+
 /// A mode's rule treats a pair as having too little content to tell apart when either
 /// sketch's text filled fewer bins than this ([`Sketch::shingles`]: about its distinct
 /// 3-token shingles): a one-line review, one phrase repeated, a table of figures whose lines
@@ -66,6 +77,11 @@ pub const HAN_MIN_SIMILARITY: f64 = 0.25;
 /// How much [`HAN_MIN_SIMILARITY`] rises with each bit of distance (0.55 at 12 bits, 0.6 at
 /// 14).
 pub const HAN_SIMILARITY_PER_BIT: f64 = 0.025;
+
+/// How far below a rule's threshold the threshold of two sketches of Han characters may
+/// start at distance 0: the modes' 0.3 less this is [`HAN_MIN_SIMILARITY`] (so the floor
+/// changes nothing there); a dataset's 0.5 ([`DATASET_MIN_SIMILARITY`]) makes it 0.45.
+pub const HAN_DISCOUNT: f64 = 0.05;
 
 /// [`MIN_SHINGLES`] for sketches of Han characters: a Chinese text has about 1.5 characters
 /// for each word, so the same content fills about 1.5 times the bins.
@@ -395,6 +411,16 @@ pub struct MatchRule {
 }
 
 impl MatchRule {
+    /// The rule as a dedup of a dataset applies it: a verifying rule's threshold raised to
+    /// at least [`DATASET_MIN_SIMILARITY`] (and that of two sketches of Han characters to
+    /// that less [`HAN_DISCOUNT`]); a rule that does not verify is unchanged.
+    pub fn for_datasets(self) -> Self {
+        MatchRule {
+            min_similarity: self.min_similarity.map(|t| t.max(DATASET_MIN_SIMILARITY)),
+            ..self
+        }
+    }
+
     /// "Distance ≤ k": the plain query, exact.
     pub fn within(k: u32) -> Self {
         MatchRule {
@@ -459,8 +485,9 @@ impl MatchRule {
     /// The similarity two sketches at `distance` must reach under threshold `t`. With the
     /// guard ([`MatchRule::min_shingles`] > 0): more than 1 (never) when either filled fewer
     /// than `MIN_CONTENT_SHINGLES` bins; for two sketches of Han characters,
-    /// `HAN_MIN_SIMILARITY` plus `HAN_SIMILARITY_PER_BIT` a bit instead of `t` (the
-    /// higher of the two when only one is); `FEW_SHINGLES_SIMILARITY` at least when either
+    /// `HAN_MIN_SIMILARITY` plus `HAN_SIMILARITY_PER_BIT` a bit instead of `t`, but at
+    /// least `t − HAN_DISCOUNT` (the higher of that and `t` when only one is);
+    /// `FEW_SHINGLES_SIMILARITY` at least when either
     /// filled fewer than `min_shingles` bins (`HAN_MIN_SHINGLES` with Han characters).
     /// Without the guard, `t`.
     pub fn threshold(&self, t: f64, distance: u32, a: &Sketch, b: &Sketch) -> f64 {
@@ -474,7 +501,10 @@ impl MatchRule {
         let han = HAN_MIN_SIMILARITY + HAN_SIMILARITY_PER_BIT * f64::from(distance);
         let (t, min_shingles) = match (a.han_chars(), b.han_chars()) {
             (false, false) => (t, self.min_shingles),
-            (true, true) => (han, self.min_shingles.max(HAN_MIN_SHINGLES)),
+            (true, true) => (
+                han.max(t - HAN_DISCOUNT),
+                self.min_shingles.max(HAN_MIN_SHINGLES),
+            ),
             _ => (t.max(han), self.min_shingles.max(HAN_MIN_SHINGLES)),
         };
         if content < min_shingles {
@@ -676,6 +706,41 @@ mod tests {
         );
         let (w, x) = sketches(40, HAN_MIN_SHINGLES as u8 - 1);
         assert!(rule.accepts(0, Some(&w), Some(&x)), "enough words");
+    }
+
+    #[test]
+    fn a_datasets_rule_asks_more_of_every_sketch() {
+        let han = |(mut a, mut b): (Sketch, Sketch)| {
+            a.0[crate::types::sketch::MINIMA] |= crate::types::sketch::HAN_CHARS_FLAG;
+            b.0[crate::types::sketch::MINIMA] |= crate::types::sketch::HAN_CHARS_FLAG;
+            (a, b)
+        };
+        for mode in Quality::ALL {
+            let rule = mode.rule(3);
+            let dataset = rule.for_datasets();
+            assert_eq!(dataset.min_similarity, Some(DATASET_MIN_SIMILARITY));
+            assert_eq!(
+                (dataset.k, dataset.reach, dataset.bands),
+                (rule.k, rule.reach, rule.bands)
+            );
+            // 26 of 63 minima equal: ≈ 0.41, taken by the mode's rule, not a dataset's.
+            let (w, x) = sketches(26, 63);
+            assert!(rule.accepts(4, Some(&w), Some(&x)));
+            assert!(!dataset.accepts(4, Some(&w), Some(&x)));
+            // 30 equal: ≈ 0.47 — Chinese at 2 bits: the mode's 0.3, a dataset's floor 0.45.
+            let (a, b) = han(sketches(30, 63));
+            assert!(rule.accepts(2, Some(&a), Some(&b)));
+            assert!(dataset.accepts(2, Some(&a), Some(&b)), "0.45 <= 0.47");
+            let (a, b) = han(sketches(27, 63));
+            assert!(!dataset.accepts(2, Some(&a), Some(&b)), "0.45 > 0.42");
+            assert!(rule.accepts(2, Some(&a), Some(&b)));
+            // Far apart, the rising threshold is above the floor: the same for both.
+            let (a, b) = han(sketches(36, 63));
+            let at = |r: &MatchRule, d| r.threshold(r.min_similarity.unwrap(), d, &a, &b);
+            assert_eq!(at(&rule, 12), at(&dataset, 12));
+        }
+        // A rule that does not verify is not changed.
+        assert_eq!(MatchRule::within(5).for_datasets(), MatchRule::within(5));
     }
 
     #[test]

@@ -180,7 +180,8 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
     }
     if !args.files.is_empty() {
         let mode = args.quality.unwrap_or(FILES_MODE);
-        args.rule = rule_of(&args, DEFAULT_FILES_K, || mode.rule(mode.k_max()));
+        let rule = || mode.rule(mode.k_max()).for_datasets();
+        args.rule = rule_of(&args, DEFAULT_FILES_K, rule);
     }
     if let Some(out) = args.output.clone() {
         return dataset::run(&args, &out, start);
