@@ -38,13 +38,15 @@ use super::{Code, open_for_reading, output};
                   cluster; with --pairs one line {\"a\", \"b\", \"distance\"} per pair; a summary \
                   on stderr.\n\
                   Pairs: without --k or --verify, a quality mode's rule (of a store, its own, \
-                  over its tables; of FILEs, the standard mode's, over the pairs a store of \
-                  that mode made for as many documents would compare: within 12 bits under one \
-                  of its tables' prefixes, or sharing a band of the sketch), kept when the two \
-                  texts' shingle sketches are at least 0.3 similar (Chinese: 0.25 + 0.025 a \
-                  bit of distance; 0.8 when a text has fewer than 16 shingles, 24 in Chinese; \
-                  a side without a sketch: within 3); --k K alone: every pair at distance \
-                  <= K, nothing else.\n\
+                  over its tables, kept when the two texts' shingle sketches are at least 0.3 \
+                  similar (Chinese: 0.25 + 0.025 a bit of distance; 0.8 when a text has fewer \
+                  than 16 shingles, 24 in Chinese; a side without a sketch: within 3); of \
+                  FILEs, the standard mode's as a dataset's: over the pairs a store of that \
+                  mode made for as many documents would compare (within 12 bits under one of \
+                  its tables' prefixes, or sharing a band of the sketch), kept at sketch \
+                  similarity 0.5 (Chinese: the same rising threshold, at least 0.45), so that \
+                  records sharing only a passage stay apart); --k K alone: every pair at \
+                  distance <= K, nothing else.\n\
                   Clusters, without chaining: in input order (of a store, insertion order) \
                   each document joins the nearest earlier kept document it duplicates (ties: \
                   the earliest), or else is kept; a cluster is a kept document and the ones \
@@ -68,11 +70,12 @@ pub struct Args {
     /// Largest Hamming distance of a pair, and with no --verify the whole rule: distance
     /// <= K (for a store, K at most its k_max) [default, of a store: its quality mode's
     /// rule (pairs within its reach that share a table prefix, kept when their sketches
-    /// agree; without sketches, within k_max); of FILEs: the standard mode's rule (the
-    /// pairs within 12 that share a prefix of the tables of a store made for as many
-    /// documents, and those sharing a band of the sketch, kept when their sketches are at
-    /// least 0.3 similar — Chinese 0.25 + 0.025 a bit of distance —, 0.8 for texts of
-    /// fewer than 16 shingles (24 in Chinese); without sketches, within 3)].
+    /// agree; without sketches, within k_max); of FILEs: the standard mode's rule as a
+    /// dataset's (the pairs within 12 that share a prefix of the tables of a store made for
+    /// as many documents, and those sharing a band of the sketch, kept when their sketches
+    /// are at least 0.5 similar — Chinese 0.25 + 0.025 a bit of distance, at least 0.45 —,
+    /// 0.8 for texts of fewer than 16 shingles (24 in Chinese); without sketches, within
+    /// 3)].
     #[arg(long = "k", short, value_name = "K", value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_K)))]
     k_arg: Option<u32>,
     /// The rule in effect.
