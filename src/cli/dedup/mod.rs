@@ -6,12 +6,15 @@
 mod against;
 mod dataset;
 mod keep;
+mod pairs;
 mod provenance;
 mod records;
 mod report;
 mod shards;
 
 pub use dataset::copy_kept;
+
+use pairs::{DEFAULT_FILES_K, FILES_MODE, files_mode, grouping, pairs_in, rule_of};
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, BufWriter, IsTerminal, Write};
@@ -21,7 +24,7 @@ use std::time::Instant;
 use anyhow::Result;
 use serde_json::json;
 use simstore::index::cluster;
-use simstore::index::groups::{Clusters, Grouping};
+use simstore::index::groups::Clusters;
 use simstore::index::layout::MAX_K;
 use simstore::{DedupReport, DuplicatePair, MatchRule, Quality, Rule, Sketch, Store};
 
@@ -164,13 +167,6 @@ pub struct Args {
     files: Vec<String>,
 }
 
-/// The k of a dedup of files given `--verify` without `--k`.
-const DEFAULT_FILES_K: u32 = 3;
-
-/// The quality mode whose rule a dedup of files applies given neither `--k`, `--verify`
-/// nor `--quality`.
-const FILES_MODE: Quality = Quality::Standard;
-
 /// Runs the dedup; see [`Args`].
 pub fn run(db: &Path, mut args: Args) -> Result<Code> {
     let start = Instant::now();
@@ -244,42 +240,6 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
     } else {
         0
     })
-}
-
-/// The rule of `args`: `--k K` alone, distance ≤ K; `--verify T`, within `--k` (default
-/// `k`) and at least T similar; neither, `mode()`.
-fn rule_of(args: &Args, k: u32, mode: impl FnOnce() -> MatchRule) -> MatchRule {
-    match (args.k_arg, args.verify) {
-        (_, Some(t)) => MatchRule::verified(args.k_arg.unwrap_or(k), t),
-        (Some(k), None) => MatchRule::within(k),
-        (None, None) => mode(),
-    }
-}
-
-/// How a dedup of `n` records of files pairs and groups them: given neither --k nor
-/// --verify, the candidates a store of the quality mode (`--quality`, else standard)
-/// created for `n` records compares (its tables' spans within the mode's reach, its
-/// sketch bands); else every pair within k.
-fn grouping(args: &Args, n: usize) -> simstore::Result<Grouping> {
-    let mode = match (args.k_arg, args.verify) {
-        (None, None) => Some(args.quality.unwrap_or(FILES_MODE)),
-        _ => None,
-    };
-    Grouping::new(args.rule, mode, n, args.transitive)
-}
-
-/// What the summary says of the pairs: "within k = 3" (also with `--verify`, which
-/// [`summary_tail`] adds), or for a mode's rule "in `mode` (the rule in words)".
-fn pairs_in(args: &Args, mode: &str) -> String {
-    match (args.k_arg, args.verify) {
-        (None, None) => format!("in {mode} ({})", super::rule::describe(&args.rule)),
-        _ => format!("within k = {}", args.rule.k),
-    }
-}
-
-/// The mode of a dedup of files, in words: "the standard mode's rule".
-fn files_mode(args: &Args) -> String {
-    format!("the {} mode's rule", args.quality.unwrap_or(FILES_MODE))
 }
 
 /// What the summary adds before the time: the verification and the grouping.
