@@ -1,13 +1,17 @@
-//! `simstore export` (and `simstore ids`): every stored document out, as JSONL or CSV, in
-//! sequence or id order, from one snapshot, resumable where an earlier run stopped.
+//! `simstore export` (and `simstore ids`): every stored document out, as JSONL, CSV or
+//! Parquet ([`parquet`]), in sequence or id order, from one snapshot, resumable where an
+//! earlier run stopped.
+
+mod parquet;
 
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use serde_json::json;
-use simstore::StoredDoc;
+use simstore::{Store, StoredDoc};
 
+use self::parquet::ParquetDocs;
 use super::outfile::OutFile;
 use super::{Code, open_for_reading, output};
 
@@ -20,6 +24,10 @@ pub enum Format {
     Jsonl,
     /// A header line, then one row per document (RFC 4180 quoting; empty when absent).
     Csv,
+    /// One Parquet file (needs --output): a row per document, the JSONL fields as typed
+    /// columns (seq, length, time, seen: uint64; sketch: its 64 bytes; title, url,
+    /// content_hash, sketch null when absent), Snappy-compressed, for analysis.
+    Parquet,
 }
 
 /// The order documents are written in.
@@ -38,7 +46,8 @@ Every field of a stored document: seq (its sequence number), id, fp, title, url,
 (characters), time (Unix seconds, when stored) and content_hash (32 hex digits; absent for
 documents imported as fingerprints). The JSONL lines are valid `simstore import` records:
 `simstore export | simstore --db new.db import -` copies the fingerprints (not the texts,
-which a store does not keep).
+which a store does not keep). `--format parquet -o docs.parquet` writes the same fields as
+typed columns of one Parquet file, for analysis.
 
 One run reads one snapshot: documents written meanwhile are not in it. (A store on Redis
 Cluster has no snapshots: every document stored before the run and not deleted during it
@@ -94,6 +103,15 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         (None, None, _) => Order::Seq,
     };
     let store = open_for_reading(db)?;
+    if args.format == Format::Parquet && !args.ids_only {
+        let Some(path) = &args.output else {
+            bail!("--format parquet writes a file: give --output FILE.parquet");
+        };
+        let n = export_parquet(&store, order, &args, path)
+            .with_context(|| format!("cannot export to {}", path.display()))?;
+        eprintln!("exported {}", output::count(n, "document"));
+        return Ok(0);
+    }
     let mut file = args.output.as_deref().map(OutFile::create).transpose()?;
     let out: Box<dyn Write + '_> = match &mut file {
         Some(file) => Box::new(file),
@@ -114,11 +132,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         write_doc(&mut out, kind, seq, &doc).map_err(simstore::Error::Io)?;
         Ok(true)
     };
-    let scanned = match order {
-        Order::Seq => store.scan_by_seq(args.from_seq.unwrap_or(0), &mut write),
-        Order::Id => store.scan_by_id(args.after.as_deref(), &mut write),
-    };
-    scanned
+    scan(&store, order, &args, &mut write)
         .map_err(anyhow::Error::from)
         .and_then(|()| out.flush().map_err(anyhow::Error::from))
         .with_context(|| match &args.output {
@@ -131,6 +145,42 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         eprintln!("exported {}", output::count(n, "document"));
     }
     Ok(0)
+}
+
+/// Calls `write` with every document `args` asks for, in `order`.
+fn scan(
+    store: &Store,
+    order: Order,
+    args: &Args,
+    write: impl FnMut(u64, StoredDoc) -> simstore::Result<bool>,
+) -> simstore::Result<()> {
+    match order {
+        Order::Seq => store.scan_by_seq(args.from_seq.unwrap_or(0), write),
+        Order::Id => store.scan_by_id(args.after.as_deref(), write),
+    }
+}
+
+/// Writes the documents `args` asks for to `path` as Parquet ([`ParquetDocs`]): put in
+/// place when complete, as every output file is. Returns how many were written.
+fn export_parquet(store: &Store, order: Order, args: &Args, path: &Path) -> Result<u64> {
+    let mut docs = ParquetDocs::new(OutFile::create(path)?)?;
+    let mut failed: Option<anyhow::Error> = None;
+    let mut n = 0u64;
+    scan(store, order, args, |seq, doc| match docs.push(seq, &doc) {
+        Ok(()) => {
+            n += 1;
+            Ok(true)
+        }
+        Err(e) => {
+            failed = Some(e);
+            Ok(false)
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    docs.finish()?.finish()?;
+    Ok(n)
 }
 
 /// Runs `simstore ids`: `simstore export --ids-only`.
@@ -149,7 +199,7 @@ fn write_doc(
     let hash = d.content_hash.map(|h| format!("{h:032x}"));
     match kind {
         None => writeln!(out, "{}", output::escape_field(&d.id)),
-        Some(Format::Jsonl) => {
+        Some(Format::Jsonl | Format::Parquet) => {
             let mut v = json!({ "seq": seq, "id": d.id, "fp": d.fingerprint().to_string() });
             if let Some(t) = &d.title {
                 v["title"] = json!(t);
