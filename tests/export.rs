@@ -290,14 +290,28 @@ fn parquet_as_jsonl(path: &std::path::Path) -> (Vec<Value>, usize) {
     for batch in b.build().unwrap().map(Result::unwrap) {
         let col = |name: &str| batch.column_by_name(name).unwrap().clone();
         let (seq, length, time, seen) = (col("seq"), col("length"), col("time"), col("seen"));
-        let u64s = |a: &arrow_array::ArrayRef| a.as_any().downcast_ref::<UInt64Array>().unwrap().clone();
+        let u64s =
+            |a: &arrow_array::ArrayRef| a.as_any().downcast_ref::<UInt64Array>().unwrap().clone();
         let (seq, length, time, seen) = (u64s(&seq), u64s(&length), u64s(&time), u64s(&seen));
-        let text = |name: &str| col(name).as_any().downcast_ref::<StringArray>().unwrap().clone();
-        let (id, fp, title, url, hash) = (text("id"), text("fp"), text("title"), text("url"), text("content_hash"));
+        let text = |name: &str| {
+            col(name)
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .unwrap()
+                .clone()
+        };
+        let (id, fp, title, url, hash) = (
+            text("id"),
+            text("fp"),
+            text("title"),
+            text("url"),
+            text("content_hash"),
+        );
         let sketch = col("sketch");
         let sketch = sketch.as_any().downcast_ref::<BinaryArray>().unwrap();
         for i in 0..batch.num_rows() {
-            let mut v = serde_json::json!({"seq": seq.value(i), "id": id.value(i), "fp": fp.value(i)});
+            let mut v =
+                serde_json::json!({"seq": seq.value(i), "id": id.value(i), "fp": fp.value(i)});
             let mut opt = |name: &str, a: &StringArray| {
                 if a.is_valid(i) {
                     v[name] = a.value(i).into();
@@ -327,19 +341,46 @@ fn parquet_as_jsonl(path: &std::path::Path) -> (Vec<Value>, usize) {
 fn parquet_holds_what_jsonl_holds() {
     let t = store();
     for order in ["seq", "id"] {
-        let jsonl: Vec<Value> = lines(&t, &["export", "--order", order]).iter().map(|l| json(l)).collect();
-        let o = t.run(&["export", "--order", order, "--format", "parquet", "-o", "out.parquet"]);
+        let jsonl: Vec<Value> = lines(&t, &["export", "--order", order])
+            .iter()
+            .map(|l| json(l))
+            .collect();
+        let o = t.run(&[
+            "export",
+            "--order",
+            order,
+            "--format",
+            "parquet",
+            "-o",
+            "out.parquet",
+        ]);
         assert_eq!(code(&o), 0, "{}", stderr(&o));
-        assert!(stderr(&o).contains("exported 5 documents"), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("exported 5 documents"),
+            "{}",
+            stderr(&o)
+        );
         let (rows, _) = parquet_as_jsonl(&t.path("out.parquet"));
         assert_eq!(rows, jsonl, "order {order}");
     }
-    assert!(lines(&t, &["export"]).iter().any(|l| l.contains("\"sketch\"")), "sketches are exported");
+    assert!(
+        lines(&t, &["export"])
+            .iter()
+            .any(|l| l.contains("\"sketch\"")),
+        "sketches are exported"
+    );
     // A file is needed; --ids-only is still lines.
     let o = t.run(&["export", "--format", "parquet"]);
     assert_eq!(code(&o), 2);
-    assert!(stderr(&o).contains("give --output FILE.parquet"), "{}", stderr(&o));
-    assert_eq!(lines(&t, &["export", "--format", "parquet", "--ids-only"]).len(), 5);
+    assert!(
+        stderr(&o).contains("give --output FILE.parquet"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        lines(&t, &["export", "--format", "parquet", "--ids-only"]).len(),
+        5
+    );
 }
 
 #[test]
@@ -347,7 +388,12 @@ fn a_large_parquet_export_spans_batches_and_resumes() {
     let t = TestCommand::new();
     let n = 70_000;
     let input: String = (0..n)
-        .map(|i: u64| format!("{{\"id\": \"d{i:06}\", \"fp\": \"{:016x}\"}}\n", i.wrapping_mul(0x9E37_79B9_7F4A_7C15)))
+        .map(|i: u64| {
+            format!(
+                "{{\"id\": \"d{i:06}\", \"fp\": \"{:016x}\"}}\n",
+                i.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            )
+        })
         .collect();
     t.write("fps.jsonl", input.as_bytes());
     let o = t.run(&["import", "fps.jsonl"]);
@@ -360,7 +406,15 @@ fn a_large_parquet_export_spans_batches_and_resumes() {
     assert_eq!(rows, jsonl);
     // Resumed from a sequence number: the rest, in a file of its own.
     let from = rows[65_000]["seq"].as_u64().unwrap().to_string();
-    let o = t.run(&["export", "--format", "parquet", "--from-seq", &from, "-o", "rest.parquet"]);
+    let o = t.run(&[
+        "export",
+        "--format",
+        "parquet",
+        "--from-seq",
+        &from,
+        "-o",
+        "rest.parquet",
+    ]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(parquet_as_jsonl(&t.path("rest.parquet")).0, rows[65_000..]);
 }
