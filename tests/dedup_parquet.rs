@@ -435,3 +435,130 @@ fn a_failed_parquet_run_leaves_no_output_nor_partial_files() {
         "the empty directory stays empty"
     );
 }
+
+/// The rows of a `--clusters` Parquet file as JSON objects with every column (null where
+/// null).
+fn provenance_rows(path: &Path) -> Vec<serde_json::Value> {
+    use arrow_array::{BooleanArray, UInt64Array};
+    let b = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
+    let mut out = Vec::new();
+    for batch in b.build().unwrap().map(Result::unwrap) {
+        let col = |name: &str| batch.column_by_name(name).unwrap().clone();
+        for i in 0..batch.num_rows() {
+            let mut v = serde_json::Map::new();
+            for name in [
+                "cluster",
+                "id",
+                "file",
+                "line",
+                "representative",
+                "kept",
+                "distance",
+                "similarity",
+                "stored",
+            ] {
+                let c = col(name);
+                let any = c.as_any();
+                let value = if c.is_null(i) {
+                    serde_json::Value::Null
+                } else if let Some(a) = any.downcast_ref::<UInt64Array>() {
+                    a.value(i).into()
+                } else if let Some(a) = any.downcast_ref::<StringArray>() {
+                    a.value(i).into()
+                } else if let Some(a) = any.downcast_ref::<BooleanArray>() {
+                    a.value(i).into()
+                } else {
+                    any.downcast_ref::<Float64Array>().unwrap().value(i).into()
+                };
+                v.insert(name.to_owned(), value);
+            }
+            out.push(serde_json::Value::Object(v));
+        }
+    }
+    out
+}
+
+/// The rows of a `--clusters` JSONL file, every column present (null where absent).
+fn provenance_lines(path: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            for name in ["file", "line", "similarity", "stored"] {
+                v.as_object_mut()
+                    .unwrap()
+                    .entry(name)
+                    .or_insert(serde_json::Value::Null);
+            }
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn provenance_rows_as_parquet_hold_what_the_json_lines_hold() {
+    let t = TestCommand::new();
+    let rows = corpus(7, 150);
+    write_parquet(&t.path("a.parquet"), &rows);
+    t.write("a.jsonl", jsonl(&rows).as_bytes());
+    let runs: [&[&str]; 3] = [
+        &[
+            "dedup",
+            "a.parquet",
+            "--text-field",
+            "content",
+            "-o",
+            "kept.parquet",
+        ],
+        &[
+            "dedup",
+            "a.jsonl",
+            "--text-field",
+            "content",
+            "--id-field",
+            "id",
+            "--keep",
+            "longest",
+            "-o",
+            "kept.jsonl",
+        ],
+        &[
+            "dedup",
+            "a.jsonl",
+            "--text-field",
+            "content",
+            "--id-field",
+            "id",
+            "--against",
+            "db",
+            "--add",
+            "-o",
+            "k.jsonl",
+        ],
+    ];
+    for (n, args) in runs.iter().enumerate() {
+        let _ = std::fs::remove_dir_all(t.path("db"));
+        let mut json = args.to_vec();
+        json.extend(["--clusters", "rows.jsonl"]);
+        let o = t.run(&json);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let _ = std::fs::remove_dir_all(t.path("db"));
+        let mut parquet = args.to_vec();
+        parquet.extend(["--clusters", "rows.parquet"]);
+        let o = t.run(&parquet);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        // The JSON lines' similarities are read back to within their last digit.
+        let rounded = |mut rows: Vec<serde_json::Value>| {
+            for r in &mut rows {
+                if let Some(s) = r["similarity"].as_f64() {
+                    r["similarity"] = ((s * 1e12).round() / 1e12).into();
+                }
+            }
+            rows
+        };
+        let want = rounded(provenance_lines(&t.path("rows.jsonl")));
+        assert!(want.len() > 20, "run {n}: {} rows", want.len());
+        let got = rounded(provenance_rows(&t.path("rows.parquet")));
+        assert_eq!(got, want, "run {n}");
+    }
+}

@@ -21,7 +21,8 @@ use serde_json::json;
 use simstore::input::reader::Fields;
 use simstore::{CheckOutcome, Entry, MatchRule, QueryKey, Rule, Store, StoreBuilder};
 
-use super::dataset::{self, KeptWriter};
+use super::dataset;
+use super::rows::Rows;
 use super::{Args, keep::Keep, records};
 use crate::cli::input::{self, Inputs, Place, Raw, Stamp};
 use crate::cli::outfile::OutFile;
@@ -390,7 +391,7 @@ fn nearest(matches: Vec<simstore::Match>) -> Option<simstore::Match> {
 /// Writes `--clusters` for a dedup against a store: one row per dropped record, with the
 /// document it duplicates as its representative.
 fn write_dropped(path: &Path, dropped: &[Dropped]) -> Result<()> {
-    let mut out = KeptWriter::create(path)?;
+    let mut out = Rows::create(path)?;
     let mut clusters: HashMap<&str, usize> = HashMap::new();
     for d in dropped {
         let next = clusters.len();
@@ -400,7 +401,7 @@ fn write_dropped(path: &Path, dropped: &[Dropped]) -> Result<()> {
             "line": d.place.number(), "representative": d.of, "kept": false,
             "distance": d.distance, "stored": d.stored,
         });
-        out.push(row.to_string().as_bytes())?;
+        out.push(&row)?;
     }
     out.finish()
 }

@@ -10,6 +10,7 @@ mod pairs;
 mod provenance;
 mod records;
 mod report;
+mod rows;
 mod shards;
 
 pub use dataset::copy_kept;
@@ -132,7 +133,7 @@ pub struct Args {
     #[arg(long, value_name = "POLICY", default_value = "first", value_parser = keep::Keep::parse)]
     keep: keep::Keep,
     /// Write one JSON line per record in a cluster of two or more to FILE (gzip'd if it
-    /// ends in .gz): {"cluster", "id", "file", "line", "representative" (the id of the
+    /// ends in .gz; a Parquet file of the same columns, typed, if it ends in .parquet): {"cluster", "id", "file", "line", "representative" (the id of the
     /// record the cluster formed around), "kept", "distance" (bits from the
     /// representative), "similarity" (of the sketches, when the rule verifies)}, to audit
     /// or undo a dedup.

@@ -1,4 +1,4 @@
-//! `dedup --clusters FILE`: one JSON line per record in a cluster of two or more — which
+//! `dedup --clusters FILE`: one row (a JSON line, or a Parquet row) per record in a cluster of two or more — which
 //! cluster, the record it formed around, whether it is kept, and how near it is — so that a
 //! dedup can be audited or undone.
 
@@ -8,7 +8,7 @@ use anyhow::Result;
 use serde_json::json;
 use simstore::Sketch;
 
-use super::dataset::KeptWriter;
+use super::rows::Rows;
 use crate::cli::input::Place;
 
 /// Where a record came from: its id, and its input and line (or record number).
@@ -26,15 +26,15 @@ pub(super) struct Records<'a> {
 }
 
 /// Writes the rows of `sets` (clusters, the record each formed around first) to `path`
-/// (an `OutFile`: put in place at the end; gzip'd when the name ends in `.gz`); returns
-/// how many rows were written.
+/// (an `OutFile`: put in place at the end; gzip'd when the name ends in `.gz`, Parquet
+/// when it ends in `.parquet`: [`Rows`]); returns how many rows were written.
 pub(super) fn write<'a>(
     path: &Path,
     sets: &[Vec<u32>],
     records: &Records,
     origin: impl Fn(u32) -> Origin<'a>,
 ) -> Result<u64> {
-    let mut out = KeptWriter::create(path)?;
+    let mut out = Rows::create(path)?;
     let mut rows = 0;
     for (n, set) in sets.iter().enumerate() {
         let rep = set[0];
@@ -54,7 +54,7 @@ pub(super) fn write<'a>(
                 "distance": (fp ^ rep_fp).count_ones(),
                 "similarity": similarity,
             });
-            out.push(row.to_string().as_bytes())?;
+            out.push(&row)?;
             rows += 1;
         }
     }
