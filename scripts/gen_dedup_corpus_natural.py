@@ -34,6 +34,7 @@ import random
 import re
 import subprocess
 import sys
+import time
 
 COMMIT = "8782bb4e8a336d6319ab47696bc17968ed7e54f4"
 PREFIX = "library/content/literature/"
@@ -116,12 +117,20 @@ def main():
     p.add_argument("--shard-rows", type=int, default=100_000)
     p.add_argument("--no-jsonl", action="store_true")
     a = p.parse_args()
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     pool = sentence_pool(a.git_dir, a.commit)
     r = random.Random(a.seed)
     words_of_books = [w for s in r.sample(pool, min(len(pool), 50_000)) for w in s.split()]
+    write_corpus(a, r, len(pool), lambda: original(r, pool), lambda t: near_copy(r, t, words_of_books))
+
+
+def write_corpus(a, r, pool_size, make_original, make_copy):
+    """Writes a.n records (originals from make_original(), 30 % with 1-4 copies by
+    make_copy(text)) to a.outdir: corpus.jsonl unless a.no_jsonl, and parquet/ shards of
+    a.shard_rows rows; records in shuffled blocks of 10,000. Shared with
+    gen_dedup_corpus_natural_zh.py."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     os.makedirs(os.path.join(a.outdir, "parquet"), exist_ok=True)
     jsonl = None if a.no_jsonl else open(os.path.join(a.outdir, "corpus.jsonl"), "w", encoding="utf-8")
     schema = pa.schema([("url", pa.string()), ("content", pa.string()), ("cluster", pa.int64()), ("ts", pa.string())])
@@ -139,17 +148,17 @@ def main():
 
     written, cluster, block = 0, 0, []
     while written < a.n:
-        text = original(r, pool)
+        text = make_original()
         copies = r.randint(1, 4) if r.random() < 0.3 else 0
         for c in range(copies + 1):
-            block.append((cluster, text if c == 0 else near_copy(r, text, words_of_books)))
+            block.append((cluster, text if c == 0 else make_copy(text)))
         cluster += 1
         if len(block) >= 10_000 or written + len(block) >= a.n:
             block = block[: a.n - written]
             r.shuffle(block)
             for cl, t in block:
                 secs = r.randrange(1_577_836_800, 1_798_761_600)  # 2020-01-01 .. 2027-01-01
-                ts = "%04d-%02d-%02dT%02d:%02d:%02dZ" % __import__("time").gmtime(secs)[:6]
+                ts = "%04d-%02d-%02dT%02d:%02d:%02dZ" % time.gmtime(secs)[:6]
                 url = "https://example.com/doc/%d" % written
                 if jsonl:
                     jsonl.write(json.dumps({"url": url, "content": t, "cluster": cl, "ts": ts}, ensure_ascii=False) + "\n")
@@ -164,7 +173,7 @@ def main():
     flush()
     if jsonl:
         jsonl.close()
-    print("records %d, true clusters %d, sentence pool %d, shards %d" % (written, cluster, len(pool), shard),
+    print("records %d, true clusters %d, sentence pool %d, shards %d" % (written, cluster, pool_size, shard),
           file=sys.stderr)
 
 

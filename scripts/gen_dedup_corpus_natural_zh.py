@@ -46,7 +46,8 @@ import random
 import re
 import subprocess
 import sys
-import time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_dedup_corpus_natural import write_corpus  # noqa: E402
 
 COMMIT = "c5ce96aca36c6a3cb4da5f0ff7d2d5fa30c32aea"  # tennessine/corpus
 NOVELS = ["三国演义.txt", "水浒传.txt", "西游记.txt", "红楼梦.txt"]
@@ -140,57 +141,11 @@ def main():
     p.add_argument("--shard-rows", type=int, default=100_000)
     p.add_argument("--no-jsonl", action="store_true")
     a = p.parse_args()
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     pool = sentence_pool(a.git_dir, a.commit, a.cmrc_git_dir, a.cmrc_commit)
     r = random.Random(a.seed)
     chars_of_source = [c for s in r.sample(pool, min(len(pool), 50_000)) for c in IDEOGRAPH.findall(s)]
-    os.makedirs(os.path.join(a.outdir, "parquet"), exist_ok=True)
-    jsonl = None if a.no_jsonl else open(os.path.join(a.outdir, "corpus.jsonl"), "w", encoding="utf-8")
-    schema = pa.schema([("url", pa.string()), ("content", pa.string()), ("cluster", pa.int64()), ("ts", pa.string())])
-    cols = {"url": [], "content": [], "cluster": [], "ts": []}
-    shard = 0
-
-    def flush():
-        nonlocal shard
-        if cols["url"]:
-            pq.write_table(pa.table(cols, schema=schema),
-                           os.path.join(a.outdir, "parquet", "part-%05d.parquet" % shard), compression="snappy")
-            shard += 1
-            for v in cols.values():
-                v.clear()
-
-    written, cluster, block = 0, 0, []
-    while written < a.n:
-        text = original(r, pool)
-        copies = r.randint(1, 4) if r.random() < 0.3 else 0
-        for c in range(copies + 1):
-            block.append((cluster, text if c == 0 else near_copy(r, text, chars_of_source)))
-        cluster += 1
-        if len(block) >= 10_000 or written + len(block) >= a.n:
-            block = block[: a.n - written]
-            r.shuffle(block)
-            for cl, t in block:
-                secs = r.randrange(1_577_836_800, 1_798_761_600)  # 2020-01-01 .. 2027-01-01
-                ts = "%04d-%02d-%02dT%02d:%02d:%02dZ" % time.gmtime(secs)[:6]
-                url = "https://example.com/doc/%d" % written
-                if jsonl:
-                    jsonl.write(json.dumps({"url": url, "content": t, "cluster": cl, "ts": ts}, ensure_ascii=False) + "\n")
-                cols["url"].append(url)
-                cols["content"].append(t)
-                cols["cluster"].append(cl)
-                cols["ts"].append(ts)
-                written += 1
-                if len(cols["url"]) >= a.shard_rows:
-                    flush()
-            block = []
-    flush()
-    if jsonl:
-        jsonl.close()
-    print("records %d, true clusters %d, sentence pool %d, shards %d" % (written, cluster, len(pool), shard),
-          file=sys.stderr)
-
+    write_corpus(a, r, len(pool), lambda: original(r, pool), lambda t: near_copy(r, t, chars_of_source))
 
 if __name__ == "__main__":
     main()
