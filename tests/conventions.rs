@@ -196,7 +196,7 @@ fn bash_completes_subcommands_flags_and_their_values() {
     assert_eq!(complete(&["simstore", "import", "--format", ""]), formats);
     // The global --db and its value come before the subcommand.
     let words = ["simstore", "--db", "x.db", "export", "--format", ""];
-    assert_eq!(complete(&words), ["csv", "jsonl"]);
+    assert_eq!(complete(&words), ["csv", "jsonl", "parquet"]);
     let shells: Vec<String> = complete(&["simstore", "completions", ""])
         .into_iter()
         .filter(|w| !w.starts_with('-'))

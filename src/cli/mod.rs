@@ -25,6 +25,7 @@ mod input;
 mod man;
 mod outfile;
 mod output;
+mod parquet_out;
 mod query;
 mod relayout;
 mod repair;

@@ -5,19 +5,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Result;
+use arrow_array::ArrayRef;
 use arrow_array::builder::{BooleanBuilder, Float64Builder, StringBuilder, UInt64Builder};
-use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use parquet::arrow::ArrowWriter;
-use parquet::basic::Compression;
-use parquet::file::properties::WriterProperties;
+use arrow_schema::{DataType, SchemaRef};
 use serde_json::Value;
 
 use super::dataset::KeptWriter;
 use crate::cli::outfile::OutFile;
-
-/// Rows gathered before they are written as one record batch.
-const BATCH_ROWS: usize = 64 * 1024;
+use crate::cli::parquet_out::{self, ParquetOut};
 
 /// The sink of provenance rows.
 pub(super) enum Rows {
@@ -56,23 +51,23 @@ impl Rows {
 
 /// The columns of a Parquet file of rows: those of the JSON lines, typed (absent: null).
 fn schema() -> SchemaRef {
-    let field = |name, ty, nullable| Field::new(name, ty, nullable);
-    Arc::new(Schema::new(vec![
-        field("cluster", DataType::UInt64, false),
-        field("id", DataType::Utf8, false),
-        field("file", DataType::Utf8, true),
-        field("line", DataType::UInt64, true),
-        field("representative", DataType::Utf8, false),
-        field("kept", DataType::Boolean, false),
-        field("distance", DataType::UInt64, false),
-        field("similarity", DataType::Float64, true),
-        field("stored", DataType::Boolean, true),
-    ]))
+    use DataType::{Boolean, Float64, UInt64, Utf8};
+    parquet_out::schema(&[
+        ("cluster", UInt64, false),
+        ("id", Utf8, false),
+        ("file", Utf8, true),
+        ("line", UInt64, true),
+        ("representative", Utf8, false),
+        ("kept", Boolean, false),
+        ("distance", UInt64, false),
+        ("similarity", Float64, true),
+        ("stored", Boolean, true),
+    ])
 }
 
-/// Rows written as Parquet, Snappy-compressed.
+/// Rows written as Parquet, a builder per column.
 pub(super) struct ParquetRows {
-    writer: ArrowWriter<OutFile>,
+    out: ParquetOut<OutFile>,
     cluster: UInt64Builder,
     id: StringBuilder,
     file: StringBuilder,
@@ -82,16 +77,12 @@ pub(super) struct ParquetRows {
     distance: UInt64Builder,
     similarity: Float64Builder,
     stored: BooleanBuilder,
-    rows: usize,
 }
 
 impl ParquetRows {
     fn create(path: &Path) -> Result<Self> {
-        let props = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
-            .build();
         Ok(ParquetRows {
-            writer: ArrowWriter::try_new(OutFile::create(path)?, schema(), Some(props))?,
+            out: ParquetOut::new(OutFile::create(path)?, schema())?,
             cluster: UInt64Builder::new(),
             id: StringBuilder::new(),
             file: StringBuilder::new(),
@@ -101,7 +92,6 @@ impl ParquetRows {
             distance: UInt64Builder::new(),
             similarity: Float64Builder::new(),
             stored: BooleanBuilder::new(),
-            rows: 0,
         })
     }
 
@@ -119,15 +109,18 @@ impl ParquetRows {
             .append_value(row["distance"].as_u64().unwrap_or_default());
         self.similarity.append_option(row["similarity"].as_f64());
         self.stored.append_option(row["stored"].as_bool());
-        self.rows += 1;
-        if self.rows == BATCH_ROWS {
-            self.flush()?;
+        match self.out.row() {
+            true => {
+                let columns = self.columns();
+                self.out.write(columns)
+            }
+            false => Ok(()),
         }
-        Ok(())
     }
 
-    fn flush(&mut self) -> Result<()> {
-        let columns: Vec<ArrayRef> = vec![
+    /// The rows gathered as arrays (the builders emptied).
+    fn columns(&mut self) -> Vec<ArrayRef> {
+        vec![
             Arc::new(self.cluster.finish()),
             Arc::new(self.id.finish()),
             Arc::new(self.file.finish()),
@@ -137,16 +130,11 @@ impl ParquetRows {
             Arc::new(self.distance.finish()),
             Arc::new(self.similarity.finish()),
             Arc::new(self.stored.finish()),
-        ];
-        self.rows = 0;
-        let batch = RecordBatch::try_new(schema(), columns)?;
-        Ok(self.writer.write(&batch)?)
+        ]
     }
 
     fn finish(mut self) -> Result<()> {
-        if self.rows > 0 {
-            self.flush()?;
-        }
-        self.writer.into_inner()?.finish()
+        let columns = self.columns();
+        self.out.finish(columns)?.finish()
     }
 }

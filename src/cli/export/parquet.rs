@@ -5,36 +5,16 @@ use std::io::Write;
 use std::sync::Arc;
 
 use anyhow::Result;
+use arrow_array::ArrayRef;
 use arrow_array::builder::{BinaryBuilder, StringBuilder, UInt64Builder};
-use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use parquet::arrow::ArrowWriter;
-use parquet::basic::Compression;
-use parquet::file::properties::WriterProperties;
+use arrow_schema::DataType;
 use simstore::StoredDoc;
 
-/// Rows gathered before they are written as one record batch.
-const BATCH_ROWS: usize = 64 * 1024;
+use crate::cli::parquet_out::{ParquetOut, schema};
 
-/// The columns, in order: what `export --format jsonl` writes, typed (`sketch` as its 64
-/// bytes; `seen` always, equal to `time` for a document never seen again).
-fn schema() -> SchemaRef {
-    let field = |name, ty, nullable| Field::new(name, ty, nullable);
-    Arc::new(Schema::new(vec![
-        field("seq", DataType::UInt64, false),
-        field("id", DataType::Utf8, false),
-        field("fp", DataType::Utf8, false),
-        field("title", DataType::Utf8, true),
-        field("url", DataType::Utf8, true),
-        field("length", DataType::UInt64, false),
-        field("time", DataType::UInt64, false),
-        field("seen", DataType::UInt64, false),
-        field("content_hash", DataType::Utf8, true),
-        field("sketch", DataType::Binary, true),
-    ]))
-}
-
-/// The rows of a batch being gathered, a builder per column.
+/// The rows being gathered, a builder per column: what `export --format jsonl` writes,
+/// typed (`sketch` as its 64 bytes; `seen` always, equal to `time` for a document never
+/// seen again).
 #[derive(Default)]
 struct Columns {
     seq: UInt64Builder,
@@ -50,6 +30,23 @@ struct Columns {
 }
 
 impl Columns {
+    /// The columns' names and types, in order.
+    fn schema() -> arrow_schema::SchemaRef {
+        use DataType::{Binary, UInt64, Utf8};
+        schema(&[
+            ("seq", UInt64, false),
+            ("id", Utf8, false),
+            ("fp", Utf8, false),
+            ("title", Utf8, true),
+            ("url", Utf8, true),
+            ("length", UInt64, false),
+            ("time", UInt64, false),
+            ("seen", UInt64, false),
+            ("content_hash", Utf8, true),
+            ("sketch", Binary, true),
+        ])
+    }
+
     fn push(&mut self, seq: u64, d: &StoredDoc) {
         self.seq.append_value(seq);
         self.id.append_value(&d.id);
@@ -64,9 +61,9 @@ impl Columns {
         self.sketch.append_option(d.sketch.as_ref().map(|s| s.0));
     }
 
-    /// The rows gathered as a batch of `schema` (the builders emptied).
-    fn finish(&mut self, schema: &SchemaRef) -> Result<RecordBatch> {
-        let columns: Vec<ArrayRef> = vec![
+    /// The rows gathered as arrays (the builders emptied).
+    fn finish(&mut self) -> Vec<ArrayRef> {
+        vec![
             Arc::new(self.seq.finish()),
             Arc::new(self.id.finish()),
             Arc::new(self.fp.finish()),
@@ -77,55 +74,36 @@ impl Columns {
             Arc::new(self.seen.finish()),
             Arc::new(self.content_hash.finish()),
             Arc::new(self.sketch.finish()),
-        ];
-        Ok(RecordBatch::try_new(schema.clone(), columns)?)
+        ]
     }
 }
 
-/// Documents written as Parquet rows to `W`, compressed with Snappy.
+/// Documents written as Parquet rows to `W`.
 pub(super) struct ParquetDocs<W: Write + Send> {
-    writer: ArrowWriter<W>,
-    schema: SchemaRef,
+    out: ParquetOut<W>,
     columns: Columns,
-    rows: usize,
 }
 
 impl<W: Write + Send> ParquetDocs<W> {
     /// A writer of documents to `out`.
     pub(super) fn new(out: W) -> Result<Self> {
-        let schema = schema();
-        let props = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
-            .build();
         Ok(ParquetDocs {
-            writer: ArrowWriter::try_new(out, schema.clone(), Some(props))?,
-            schema,
+            out: ParquetOut::new(out, Columns::schema())?,
             columns: Columns::default(),
-            rows: 0,
         })
     }
 
     /// Adds document `d`, stored under `seq`.
     pub(super) fn push(&mut self, seq: u64, d: &StoredDoc) -> Result<()> {
         self.columns.push(seq, d);
-        self.rows += 1;
-        if self.rows == BATCH_ROWS {
-            self.flush()?;
+        match self.out.row() {
+            true => self.out.write(self.columns.finish()),
+            false => Ok(()),
         }
-        Ok(())
-    }
-
-    fn flush(&mut self) -> Result<()> {
-        let batch = self.columns.finish(&self.schema)?;
-        self.rows = 0;
-        Ok(self.writer.write(&batch)?)
     }
 
     /// Writes the last rows and the file's footer; returns the output.
     pub(super) fn finish(mut self) -> Result<W> {
-        if self.rows > 0 {
-            self.flush()?;
-        }
-        Ok(self.writer.into_inner()?)
+        self.out.finish(self.columns.finish())
     }
 }
