@@ -440,8 +440,8 @@ impl Candidates {
                 reach,
                 bands,
             } => {
-                let all: Vec<usize> = (0..layout.tables().len()).collect();
-                scan_tables(fps, layout, &all, *reach, &mut emit)?;
+                let probe = layout.tables_for_k(layout.k_max())?;
+                scan_tables(fps, layout, probe, *reach, &mut emit)?;
                 let found = |a: u64, b: u64| (a ^ b).count_ones() <= *reach && finds(layout, a, b);
                 scan_bands(fps, sketches, *bands, found, &mut emit)
             }
@@ -449,7 +449,8 @@ impl Candidates {
     }
 }
 
-/// Whether some table of `layout` puts `a` and `b` under one prefix.
+/// Whether a table of `layout` probed for its `k_max` (the tables [`Candidates::scan`]
+/// walks) puts `a` and `b` under one prefix.
 fn finds(layout: &Layout, a: u64, b: u64) -> bool {
     layout.finds(layout.k_max(), a, b)
 }
