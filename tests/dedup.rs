@@ -160,7 +160,7 @@ fn in_memory_dedup_equals_brute_force() {
             );
             let clusters = report.clusters;
             assert_eq!(clusters, brute_clusters(&docs, k), "k = {k}");
-            let within = Candidates::within(k);
+            let within = Candidates::Within(k);
             let leaders =
                 lead_near_duplicates(&fps, &[], &within, |_, _, _| Ok(true), |_, _, _| Ok(()))
                     .unwrap();
@@ -481,6 +481,6 @@ fn a_modes_candidates_are_the_tables_spans_and_the_bands() {
             }
         );
         let plain = Grouping::new(MatchRule::verified(5, 0.5), None, fps.len(), false).unwrap();
-        assert_eq!(plain.candidates, Candidates::within(5));
+        assert_eq!(plain.candidates, Candidates::Within(5));
     }
 }

@@ -314,7 +314,7 @@ pub fn near_duplicates(
     k: u32,
     mut on_pair: impl FnMut(u32, u32, u32) -> Result<()>,
 ) -> Result<DedupSummary> {
-    let within = Candidates::within(k);
+    let within = Candidates::Within(k);
     let (mut uf, pairs) =
         link_near_duplicates(fps, &[], &within, |a, b, d| on_pair(a, b, d).map(|()| true))?;
     Ok(DedupSummary {
@@ -402,11 +402,6 @@ pub enum Candidates {
 }
 
 impl Candidates {
-    /// Every pair within `k` ([`Candidates::Within`]).
-    pub fn within(k: u32) -> Self {
-        Candidates::Within(k)
-    }
-
     /// What a store of quality mode `mode` created for `n` records compares under `rule`:
     /// its tables' spans within the rule's reach and the rule's bands
     /// ([`Candidates::Tables`]), when the rule reaches beyond its k; else every pair within
@@ -442,17 +437,13 @@ impl Candidates {
             } => {
                 let probe = layout.tables_for_k(layout.k_max())?;
                 scan_tables(fps, layout, probe, *reach, &mut emit)?;
-                let found = |a: u64, b: u64| (a ^ b).count_ones() <= *reach && finds(layout, a, b);
+                let found = |a: u64, b: u64| {
+                    (a ^ b).count_ones() <= *reach && layout.finds(layout.k_max(), a, b)
+                };
                 scan_bands(fps, sketches, *bands, found, &mut emit)
             }
         }
     }
-}
-
-/// Whether a table of `layout` probed for its `k_max` (the tables [`Candidates::scan`]
-/// walks) puts `a` and `b` under one prefix.
-fn finds(layout: &Layout, a: u64, b: u64) -> bool {
-    layout.finds(layout.k_max(), a, b)
 }
 
 /// Calls `emit(a, b, distance)` once with every pair of `fps` within `k` that a table of
@@ -549,14 +540,14 @@ mod tests {
     fn rejected_pairs_neither_link_nor_count() {
         // 0–1 (d 1) and 1–2 (d 1) and 0–2 (d 2); refusing every pair with 1 unlinks it.
         let fps = [0u64, 1, 3, 0xffff_0000];
-        let (mut uf, pairs) = link_near_duplicates(&fps, &[], &Candidates::within(2), |a, b, _| {
+        let (mut uf, pairs) = link_near_duplicates(&fps, &[], &Candidates::Within(2), |a, b, _| {
             Ok(a != 1 && b != 1)
         })
         .unwrap();
         assert_eq!(pairs, 1);
         assert_eq!(uf.sets(2), vec![vec![0, 2]]);
         let (mut uf, pairs) =
-            link_near_duplicates(&fps, &[], &Candidates::within(2), |_, _, _| Ok(true)).unwrap();
+            link_near_duplicates(&fps, &[], &Candidates::Within(2), |_, _, _| Ok(true)).unwrap();
         assert_eq!((pairs, uf.sets(2)), (3, vec![vec![0, 1, 2]]));
     }
 

@@ -36,7 +36,7 @@ impl Grouping {
     pub fn new(rule: MatchRule, mode: Option<Quality>, n: usize, transitive: bool) -> Result<Self> {
         let candidates = match mode {
             Some(mode) => Candidates::of_mode(mode, &rule, n)?,
-            None => Candidates::within(rule.reach.max(rule.k)),
+            None => Candidates::Within(rule.reach.max(rule.k)),
         };
         Ok(Grouping {
             rule,

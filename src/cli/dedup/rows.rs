@@ -96,7 +96,7 @@ impl ParquetRows {
     }
 
     fn push(&mut self, row: &Value) -> Result<()> {
-        let text = |name: &str| row[name].as_str().unwrap_or_default().to_owned();
+        let text = |name: &str| row[name].as_str().unwrap_or_default();
         self.cluster
             .append_value(row["cluster"].as_u64().unwrap_or_default());
         self.id.append_value(text("id"));
