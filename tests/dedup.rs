@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use simstore::index::bands;
 use simstore::index::cluster::{Candidates, UnionFind, lead_near_duplicates, near_duplicates};
-use simstore::index::groups::{Clusters, Grouping};
+use simstore::index::groups::{Clusters, EXACT_MARGIN, Grouping};
 use simstore::{DocMeta, Entry, Fingerprint, MatchRule, Quality, Sketch, Store};
 
 use crate::util::{
@@ -422,6 +422,89 @@ fn sketched(seed: u64) -> (Vec<u64>, Vec<Option<Sketch>>) {
         sketches.push(Some(random_sketch(&mut r)).filter(|_| rand::Rng::random_bool(&mut r, 0.9)));
     }
     (fps, sketches)
+}
+
+/// A stand-in for two texts' exact similarity, spread over [0, 1) by the pair.
+fn fake_exact(a: u32, b: u32) -> f64 {
+    let h = (u64::from(a) * 2_654_435_761) ^ (u64::from(b) * 40_503);
+    (h % 1000) as f64 / 1000.0
+}
+
+/// A dedup that reads its texts again (`Clusters::checked`) against a brute-force model: it
+/// is asked for exactly the candidate pairs whose estimate is within `EXACT_MARGIN` of
+/// their threshold (by the records' own positions, also when a keep policy reorders them),
+/// those pairs are decided by the similarity it returns, the others by the estimate, and
+/// leader clustering in the policy's order groups what is taken.
+#[test]
+fn pairs_near_the_threshold_are_decided_by_the_texts() {
+    for (seed, reverse) in [(4, false), (5, true)] {
+        let (fps, sketches) = sketched(seed);
+        let mode = Quality::Standard;
+        let rule = mode.rule(mode.k_max()).for_datasets();
+        let grouping = Grouping::new(rule, Some(mode), fps.len(), false).unwrap();
+        let Candidates::Tables { layout, .. } = &grouping.candidates else {
+            panic!("a mode's candidates are its tables'")
+        };
+        let n = fps.len();
+        let candidate = |i: usize, j: usize| {
+            let (a, b) = (sketches[i].as_ref(), sketches[j].as_ref());
+            let d = (fps[i] ^ fps[j]).count_ones();
+            let shares = matches!((a, b), (Some(a), Some(b)) if bands::share(a, b, rule.bands));
+            (d <= rule.reach && layout.finds(layout.k_max(), fps[i], fps[j])) || shares
+        };
+        let near = |i: usize, j: usize| {
+            let (a, b) = (sketches[i].as_ref(), sketches[j].as_ref());
+            let d = (fps[i] ^ fps[j]).count_ones();
+            candidate(i, j)
+                && rule
+                    .margin(d, a, b)
+                    .is_some_and(|m| m.abs() <= EXACT_MARGIN)
+        };
+        let want_near: BTreeSet<(u32, u32)> = (0..n)
+            .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+            .filter(|&(i, j)| near(i, j))
+            .map(|(i, j)| (i as u32, j as u32))
+            .collect();
+        assert!(
+            want_near.len() >= 5,
+            "seed {seed}: {} pairs near",
+            want_near.len()
+        );
+        let order: Vec<u32> = match reverse {
+            true => (0..n as u32).rev().collect(),
+            false => (0..n as u32).collect(),
+        };
+        // The model, in the policy's order: positions p < q are records order[p], order[q].
+        let pair = |p: usize, q: usize| -> Option<u32> {
+            let (i, j) = (order[p] as usize, order[q] as usize);
+            let (a, b) = (sketches[i].as_ref(), sketches[j].as_ref());
+            let d = (fps[i] ^ fps[j]).count_ones();
+            let exact = near(i, j).then(|| fake_exact(i.min(j) as u32, i.max(j) as u32));
+            (candidate(i, j) && rule.accepts_exact(d, a, b, exact)).then_some(d)
+        };
+        let leader = brute_leaders(n, pair);
+        let mut want_kept = vec![false; n];
+        (0..n).for_each(|p| want_kept[order[p] as usize] = leader[p] == p);
+        let mut asked = BTreeSet::new();
+        let mut exact = |pairs: Vec<(u32, u32)>| {
+            asked.extend(pairs.iter().copied());
+            Ok(pairs
+                .iter()
+                .map(|&(a, b)| ((a, b), fake_exact(a, b)))
+                .collect())
+        };
+        let exact = Some(&mut exact as &mut dyn FnMut(_) -> _);
+        let records = (&fps[..], &sketches[..], reverse.then(|| order.clone()));
+        let (mut clusters, check) =
+            Clusters::checked(records, &grouping, exact, |_, _, _| Ok(())).unwrap();
+        assert_eq!(clusters.kept(false), want_kept, "seed {seed}");
+        assert_eq!(asked, want_near, "seed {seed}");
+        assert_eq!(check.checked, want_near.len() as u64);
+        assert!(
+            check.accepted + check.rejected > 0,
+            "seed {seed}: {check:?}"
+        );
+    }
 }
 
 /// A mode's candidates in memory (`simstore dedup FILE` given no --k or --verify) against a

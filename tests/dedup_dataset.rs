@@ -13,6 +13,8 @@ use flate2::write::GzEncoder;
 use rand::Rng;
 use simstore::Fingerprinter;
 use simstore::index::cluster::UnionFind;
+use simstore::index::groups::EXACT_MARGIN;
+use simstore::text::sketch::jaccard;
 
 use crate::util::{TestCommand, brute_leaders, clustered, code, flip, gen_text, rng, stderr};
 
@@ -234,7 +236,12 @@ fn verify_unlinks_pairs_whose_texts_differ() {
         let d = (analyses[i].fingerprint.0 ^ analyses[j].fingerprint.0).count_ones();
         (d <= k).then_some(d)
     };
+    // A pair whose estimate is near the threshold is decided by the texts' shingles.
+    let shingles: Vec<Vec<u64>> = texts.iter().map(|x| f.shingles(None, x)).collect();
     let similar = |i: usize, j: usize| match (&analyses[i].sketch, &analyses[j].sketch) {
+        (Some(x), Some(y)) if (x.similarity(y) - threshold).abs() <= EXACT_MARGIN => {
+            jaccard(&shingles[i], &shingles[j]) >= threshold
+        }
         (Some(x), Some(y)) => x.similarity(y) >= threshold,
         _ => false,
     };

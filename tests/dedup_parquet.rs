@@ -20,11 +20,11 @@ use rand::Rng;
 use crate::util::{TestCommand, code, gen_text, rng, stderr};
 
 /// One record of the corpus.
-struct Row {
-    id: String,
-    text: Option<String>,
-    ts: Option<i64>,
-    score: f64,
+pub(crate) struct Row {
+    pub id: String,
+    pub text: Option<String>,
+    pub ts: Option<i64>,
+    pub score: f64,
 }
 
 /// Texts with near copies (one word changed) and exact copies, some timestamps missing.
@@ -67,7 +67,7 @@ fn batch(rows: &[Row]) -> RecordBatch {
 }
 
 /// Writes `rows` as a Parquet file (snappy, row groups of 16 rows).
-fn write_parquet(path: &Path, rows: &[Row]) {
+pub(crate) fn write_parquet(path: &Path, rows: &[Row]) {
     let props = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_max_row_group_size(16)

@@ -18,6 +18,7 @@ mod damage;
 mod dedup;
 mod dedup_against;
 mod dedup_dataset;
+mod dedup_exact;
 mod dedup_parquet;
 mod dedup_report;
 mod explain;

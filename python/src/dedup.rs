@@ -3,7 +3,10 @@
 
 use pyo3::prelude::*;
 use rayon::prelude::*;
-use simstore::index::groups::{Clusters, Grouping};
+use std::collections::HashMap;
+
+use simstore::index::groups::{Clusters, ExactSimilarities, Grouping, NearPairs};
+use simstore::text::sketch::jaccard;
 use simstore::{MatchRule, Quality, Sketch};
 
 use crate::FINGERPRINTER;
@@ -126,7 +129,11 @@ fn kept(
             .collect()
     });
     let grouping = Grouping::new(rule, mode, fps.len(), false)?;
-    let mut clusters = Clusters::new(&fps, &sketches, order, &grouping, |_, _, _| Ok(()))?;
+    // The pairs near the threshold are decided by the texts' shingles, as in `simstore dedup`.
+    let mut exact = |pairs: NearPairs| Ok(exact_similarities(texts, &with, pairs));
+    let exact = Some(&mut exact as &mut dyn FnMut(_) -> _);
+    let records = (&fps[..], &sketches[..], order);
+    let (mut clusters, _) = Clusters::checked(records, &grouping, exact, |_, _, _| Ok(()))?;
     let mut kept = vec![true; texts.len()];
     for (j, k) in clusters.kept(false).into_iter().enumerate() {
         kept[with[j] as usize] = k;
@@ -148,5 +155,26 @@ fn kept_indices((mut kept, sets): (Vec<bool>, Vec<Vec<u32>>), keep_none: bool) -
     }
     (0..kept.len() as u32)
         .filter(|&i| kept[i as usize])
+        .collect()
+}
+
+/// The exact similarities of the shingles of `pairs` (positions among the texts with
+/// words, `with`: their indices among `texts`).
+fn exact_similarities(
+    texts: &[Option<String>],
+    with: &[u32],
+    pairs: NearPairs,
+) -> ExactSimilarities {
+    let mut wanted: Vec<u32> = pairs.iter().flat_map(|&(a, b)| [a, b]).collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let text = |j: u32| texts[with[j as usize] as usize].as_deref().unwrap_or("");
+    let shingles: HashMap<u32, Vec<u64>> = wanted
+        .par_iter()
+        .map(|&j| (j, FINGERPRINTER.shingles(None, text(j))))
+        .collect();
+    pairs
+        .par_iter()
+        .map(|&(a, b)| ((a, b), jaccard(&shingles[&a], &shingles[&b])))
         .collect()
 }

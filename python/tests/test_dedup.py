@@ -78,3 +78,39 @@ def test_a_hugging_face_dataset_and_parquet_paths(cli: Path, sample: list, tmp_p
     assert kept["id"] == [records[i]["id"] for i in want]
     ds.to_parquet(str(tmp_path / "in.parquet"))
     assert simstore.dedup(tmp_path / "in.parquet", "body", keep="newest:ts") == want
+
+
+def _words(seed: int, n: int) -> list[str]:
+    """`n` five-letter words of a xorshift stream of `seed` (as tests/dedup_exact.rs)."""
+    mask = (1 << 64) - 1
+    x = ((seed * 0x9E3779B97F4A7C15) & mask) | 1
+    out = []
+    for _ in range(n):
+        word = ""
+        for _ in range(5):
+            x ^= (x << 13) & mask
+            x ^= x >> 7
+            x ^= (x << 17) & mask
+            word += chr(ord("a") + x % 26)
+        out.append(word)
+    return out
+
+
+def _pair(seed: int, k: int) -> list[str]:
+    shared = _words(seed, 60)
+    a = shared + _words(seed + 1_000_000, k)
+    b = _words(seed + 2_000_000, k) + shared
+    return [" ".join(a), " ".join(b)]
+
+
+def test_pairs_near_the_threshold_are_decided_by_the_texts(cli: Path, tmp_path: Path) -> None:
+    # The first pair's sketches agree (0.55) but its texts share 0.468 of their shingles;
+    # the second's sketches disagree (0.44), its texts share 0.537: the texts decide.
+    texts = _pair(9, 33) + _pair(23, 25)
+    assert simstore.dedup(texts) == [0, 1, 2]
+    records = [{"id": i, "text": t} for i, t in enumerate(texts)]
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    out = tmp_path / "kept.jsonl"
+    run_cli(cli, tmp_path / "unused.db", "dedup", str(path), "-o", str(out))
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [0, 1, 2]

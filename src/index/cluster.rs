@@ -419,7 +419,7 @@ impl Candidates {
 
     /// Calls `emit(a, b, distance)` once with every candidate pair of `fps` (`a < b`),
     /// given the records' `sketches` (by index; read for bands only).
-    fn scan(
+    pub(crate) fn scan(
         &self,
         fps: &[u64],
         sketches: &[Option<Sketch>],

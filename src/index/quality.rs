@@ -452,16 +452,48 @@ impl MatchRule {
     /// sketches. Beyond the reach only a pair that shares a band does
     /// ([`MatchRule::bands`]), verified at its distance capped at `BAND_DISTANCE_CAP`.
     pub fn accepts(&self, distance: u32, query: Option<&Sketch>, stored: Option<&Sketch>) -> bool {
+        self.accepts_exact(distance, query, stored, None)
+    }
+
+    /// [`MatchRule::accepts`], with the similarity of the two texts' shingle sets when it is
+    /// known (`exact`, see [`crate::text::sketch::jaccard`]) in place of the sketches'
+    /// estimate of it.
+    pub fn accepts_exact(
+        &self,
+        distance: u32,
+        query: Option<&Sketch>,
+        stored: Option<&Sketch>,
+        exact: Option<f64>,
+    ) -> bool {
         if distance > self.reach && !self.shares_band(query, stored) {
             return false;
         }
         match (self.min_similarity, query, stored) {
             (None, _, _) => distance <= self.k,
             (Some(t), Some(a), Some(b)) => {
-                a.similarity(b) >= self.threshold(t, self.verified_at(distance), a, b)
+                let similarity = exact.unwrap_or_else(|| a.similarity(b));
+                similarity >= self.threshold(t, self.verified_at(distance), a, b)
             }
             (Some(_), _, _) => self.unverifiable_within_k && distance <= self.k,
         }
+    }
+
+    /// How far the sketches' estimate of a candidate pair's similarity is from the
+    /// threshold the rule holds it to (positive: above), when the estimate decides the
+    /// pair: the rule verifies, both have sketches, enough content for a finite threshold,
+    /// and the pair is within the reach or shares a band. `None` otherwise.
+    pub fn margin(
+        &self,
+        distance: u32,
+        query: Option<&Sketch>,
+        stored: Option<&Sketch>,
+    ) -> Option<f64> {
+        if distance > self.reach && !self.shares_band(query, stored) {
+            return None;
+        }
+        let (t, a, b) = (self.min_similarity?, query?, stored?);
+        let threshold = self.threshold(t, self.verified_at(distance), a, b);
+        threshold.is_finite().then(|| a.similarity(b) - threshold)
     }
 
     /// The distance at which a pair at `distance` is verified: its own, but at most

@@ -537,6 +537,22 @@ impl Fingerprinter {
         b.finish()
     }
 
+    /// The distinct shingle hashes, sorted, that [`Fingerprinter::sketch`] of the same title
+    /// and text is the MinHash of: two documents' [`crate::text::sketch::jaccard`] is the
+    /// similarity their sketches estimate, exactly (for a dedup that checks the pairs near
+    /// its threshold against the texts).
+    pub fn shingles(&self, title: Option<&str>, text: &str) -> Vec<u64> {
+        let mut b = SketchBuilder::collecting();
+        for_each_token_with_digits(
+            self.spec.seed,
+            title,
+            text,
+            HanChars::Whole,
+            |token, _, _, _| b.push_word(token),
+        );
+        b.finish_shingles()
+    }
+
     /// [`Fingerprinter::content_hash`] of a document.
     pub fn content_hash_doc(&self, doc: &Document) -> Result<u128> {
         self.content_hash(doc.title.as_deref(), &doc.text)

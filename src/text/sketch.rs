@@ -43,6 +43,8 @@ pub struct SketchBuilder {
     /// Shingles added whose last token was a Han character.
     han_shingles: usize,
     han: bool,
+    /// Every shingle's hash, when collecting them ([`SketchBuilder::collecting`]).
+    shingles: Option<Vec<u64>>,
 }
 
 impl Default for SketchBuilder {
@@ -60,6 +62,16 @@ impl SketchBuilder {
             seen: 0,
             han_shingles: 0,
             han: false,
+            shingles: None,
+        }
+    }
+
+    /// An empty builder that also keeps every shingle's hash, for
+    /// [`SketchBuilder::finish_shingles`].
+    pub fn collecting() -> Self {
+        Self {
+            shingles: Some(Vec::new()),
+            ..Self::new()
         }
     }
 
@@ -103,11 +115,27 @@ impl SketchBuilder {
             h = mix(h.rotate_left(23) ^ t);
         }
         self.han_shingles += usize::from(self.han);
+        if let Some(all) = &mut self.shingles {
+            all.push(h);
+        }
         let slot = (((h >> 32) * MINIMA as u64) >> 32) as usize;
         let value = h & 0xFFFF_FFFF;
         if value < self.minima[slot] {
             self.minima[slot] = value;
         }
+    }
+
+    /// The distinct shingle hashes the sketch is the MinHash of, sorted (a builder made by
+    /// [`SketchBuilder::collecting`]; empty otherwise, or when no token was pushed): the
+    /// set whose [`jaccard`] similarity [`Sketch::similarity`] estimates.
+    pub fn finish_shingles(mut self) -> Vec<u64> {
+        if self.seen > 0 && self.seen < SHINGLE {
+            self.add_shingle(self.seen);
+        }
+        let mut all = self.shingles.unwrap_or_default();
+        all.sort_unstable();
+        all.dedup();
+        all
     }
 
     /// The sketch; `None` when no token was pushed. Texts shorter than one shingle are
@@ -137,6 +165,28 @@ impl SketchBuilder {
             *o = mix(value ^ (distance as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) as u8;
         }
         Some(Sketch(out))
+    }
+}
+
+/// The exact Jaccard similarity of two sorted sets of distinct shingle hashes
+/// ([`SketchBuilder::finish_shingles`]): shared over either's; 0 when both are empty.
+pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
+    let (mut i, mut j, mut shared) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let union = a.len() + b.len() - shared;
+    match union {
+        0 => 0.0,
+        _ => shared as f64 / union as f64,
     }
 }
 
@@ -233,5 +283,28 @@ mod tests {
         let truth = sa.intersection(&sb).count() as f64 / sa.union(&sb).count() as f64;
         let est = sketch(&a).similarity(&sketch(&b));
         assert!((est - truth).abs() < 0.2, "estimate {est}, truth {truth}");
+        // The collected shingles are the same sets, exactly.
+        let collected = |v: &[String]| {
+            let mut b = SketchBuilder::collecting();
+            v.iter().for_each(|w| b.push(w));
+            (b.clone().finish(), b.finish_shingles())
+        };
+        let ((ka, xa), (kb, xb)) = (collected(&a), collected(&b));
+        assert_eq!((ka, xa.len()), (Some(sketch(&a)), sa.len()));
+        assert_eq!(jaccard(&xa, &xb), truth);
+        assert_eq!(kb, Some(sketch(&b)));
+    }
+
+    #[test]
+    fn jaccard_of_sorted_sets() {
+        assert_eq!(jaccard(&[], &[]), 0.0);
+        assert_eq!(jaccard(&[1, 2, 3], &[1, 2, 3]), 1.0);
+        assert_eq!(jaccard(&[1, 2, 3], &[2, 3, 4, 5]), 0.4);
+        assert_eq!(jaccard(&[1], &[]), 0.0);
+        // A text shorter than one shingle is the one shingle it is.
+        let mut b = SketchBuilder::collecting();
+        b.push("only");
+        assert_eq!(b.finish_shingles().len(), 1);
+        assert!(SketchBuilder::new().finish_shingles().is_empty());
     }
 }

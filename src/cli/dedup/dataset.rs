@@ -31,7 +31,7 @@ use super::{Args, Summary, provenance};
 use crate::cli::Code;
 use crate::cli::input::{Inputs, Place, Raw, Stamp};
 use crate::cli::outfile::OutFile;
-use simstore::index::groups::Clusters;
+use simstore::index::groups::ExactCheck;
 
 /// What pass 1 keeps of every record read, by record index (input order).
 #[derive(Default)]
@@ -101,7 +101,7 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
             counts.failed
         );
     }
-    let (items, pairs, histogram) = decide(args, pass1)?;
+    let (items, pairs, histogram, check) = decide(args, pass1)?;
     let bar = records::progress(&args.files, "writing kept records");
     let (written, shards_written) = match &parquet_in {
         Some(files) => {
@@ -136,7 +136,7 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
         args.keep,
         output.display()
     );
-    let tail = super::summary_tail(args) + &kept;
+    let tail = super::summary_tail(args) + &super::exact::summary(&check) + &kept;
     summary.print(
         &super::pairs_in(args, &super::files_mode(args)),
         &tail,
@@ -176,9 +176,13 @@ fn check_output(args: &Args, output: &Path, parquet_in: bool) -> Result<()> {
     }
 }
 
+/// What [`decide`] decided: the item numbers of the records kept, the pairs found, the
+/// cluster sizes and what the check of the pairs near the threshold did.
+type Decided = (Vec<u64>, u64, BTreeMap<usize, u64>, ExactCheck);
+
 /// Clusters the records of pass 1 by the keep policy (writing `--clusters`); returns the
 /// item numbers of the records kept, the pairs found and the cluster sizes.
-fn decide(args: &Args, pass1: Pass1) -> Result<(Vec<u64>, u64, BTreeMap<usize, u64>)> {
+fn decide(args: &Args, pass1: Pass1) -> Result<Decided> {
     let Pass1 {
         mut items,
         fps,
@@ -190,17 +194,18 @@ fn decide(args: &Args, pass1: Pass1) -> Result<(Vec<u64>, u64, BTreeMap<usize, u
     let order = keep::order(&args.keep, &ranks);
     drop(ranks);
     let grouping = super::grouping(args, fps.len()).context("dedup failed")?;
-    let mut clusters = Clusters::new(&fps, &sketches, order, &grouping, |_, _, _| Ok(()))
-        .context("dedup failed")?;
+    let records = (&fps[..], &sketches[..], order);
+    let (mut clusters, check) =
+        super::exact::clusters(args, &items, records, &grouping, |_, _, _| Ok(()))
+            .context("dedup failed")?;
     let kept = clusters.kept(args.keep == Keep::None);
-    if let Some(path) = &args.clusters {
-        write_provenance(path, &mut clusters, (&fps, &sketches, &kept), &origins)?;
-    }
-    if let Some(path) = &args.report {
+    if args.clusters.is_some() || args.report.is_some() {
+        let sets = clusters.sets(2);
         let records = provenance::Records {
             fps: &fps,
             sketches: &sketches,
             kept: &kept,
+            exact: clusters.exact(),
         };
         let origin = |i: u32| {
             let (id, place) = &origins[i as usize];
@@ -209,9 +214,13 @@ fn decide(args: &Args, pass1: Pass1) -> Result<(Vec<u64>, u64, BTreeMap<usize, u
                 place: Some(place),
             }
         };
-        let sets = clusters.sets(2);
-        let report = Report::new(&sets, &records, |i| items[i as usize], origin);
-        super::write_report(path, args, report)?;
+        if let Some(path) = &args.clusters {
+            provenance::write(path, &sets, &records, origin)?;
+        }
+        if let Some(path) = &args.report {
+            let report = Report::new(&sets, &records, |i| items[i as usize], origin);
+            super::write_report(path, args, report)?;
+        }
     }
     drop((fps, sketches, origins));
     let mut index = 0;
@@ -219,31 +228,7 @@ fn decide(args: &Args, pass1: Pass1) -> Result<(Vec<u64>, u64, BTreeMap<usize, u
         index += 1;
         kept[index - 1]
     });
-    Ok((items, clusters.pairs(), clusters.set_sizes(2)))
-}
-
-/// Writes `--clusters` (see [`super::provenance`]): the clusters of `clusters`, with the
-/// records' fingerprints, sketches and kept flags, and their ids and places.
-fn write_provenance(
-    path: &Path,
-    clusters: &mut Clusters,
-    (fps, sketches, kept): (&[u64], &[Option<Sketch>], &[bool]),
-    origins: &[(String, Place)],
-) -> Result<()> {
-    let records = provenance::Records {
-        fps,
-        sketches,
-        kept,
-    };
-    let origin = |i: u32| {
-        let (id, place) = &origins[i as usize];
-        provenance::Origin {
-            id,
-            place: Some(place),
-        }
-    };
-    provenance::write(path, &clusters.sets(2), &records, origin)?;
-    Ok(())
+    Ok((items, clusters.pairs(), clusters.set_sizes(2), check))
 }
 
 /// Refuses what two passes cannot read (stdin), what is not written back as JSONL (a

@@ -5,6 +5,7 @@
 
 mod against;
 mod dataset;
+mod exact;
 mod keep;
 mod pairs;
 mod provenance;
@@ -25,7 +26,7 @@ use std::time::Instant;
 use anyhow::Result;
 use serde_json::json;
 use simstore::index::cluster;
-use simstore::index::groups::Clusters;
+use simstore::index::groups::{Clusters, ExactCheck};
 use simstore::index::layout::MAX_K;
 use simstore::{DedupReport, DuplicatePair, MatchRule, Quality, Rule, Sketch, Store};
 
@@ -214,9 +215,9 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
         let result = if args.verify.is_some() {
             stored_docs(&store).and_then(|docs| dedup_files(&docs, &args, &mut print_pair))
         } else if args.pairs {
-            store.dedup_pairs(args.rule, &mut print_pair)
+            store.dedup_pairs(args.rule, &mut print_pair).map(unchecked)
         } else {
-            store.dedup(args.rule)
+            store.dedup(args.rule).map(unchecked)
         };
         (result, Titles::Store(Box::new(store)), 0)
     } else {
@@ -224,7 +225,7 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
         let result = dedup_files(&docs, &args, &mut print_pair);
         (result, Titles::of_files(docs), failed)
     };
-    let report = match result {
+    let (report, check) = match result {
         Ok(r) => r,
         Err(_) if write_error.is_some() => {
             return Err(write_error.take().expect("checked").into());
@@ -235,12 +236,18 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
         print_clusters(&mut out, &report, pretty.then_some(&titles))?;
     }
     out.flush()?;
+    let tail = tail + &exact::summary(&check);
     Summary::of(&report, failed).print(&within, &tail, start);
     Ok(if failed > 0 || report.pairs == 0 {
         1
     } else {
         0
     })
+}
+
+/// A store's dedup report, which no text checked.
+fn unchecked(report: DedupReport) -> (DedupReport, ExactCheck) {
+    (report, ExactCheck::default())
 }
 
 /// What the summary adds before the time: the verification and the grouping.
@@ -347,7 +354,7 @@ fn dedup_files(
     files: &FileDocs,
     args: &Args,
     print_pair: &mut impl FnMut(DuplicatePair) -> simstore::Result<()>,
-) -> simstore::Result<DedupReport> {
+) -> simstore::Result<(DedupReport, ExactCheck)> {
     let docs = &files.docs;
     let fps: Vec<u64> = docs.iter().map(|d| d.fp).collect();
     let on_pair = |a: u32, b: u32, distance| {
@@ -364,7 +371,14 @@ fn dedup_files(
     };
     let order = keep::order(&args.keep, &files.ranks);
     let grouping = grouping(args, fps.len())?;
-    let mut clusters = Clusters::new(&fps, &files.sketches, order, &grouping, on_pair)?;
+    let records = (&fps[..], &files.sketches[..], order);
+    let (mut clusters, check) = match files.items.is_empty() {
+        true => (
+            Clusters::new(records.0, records.1, records.2, &grouping, on_pair)?,
+            Default::default(),
+        ),
+        false => exact::clusters(args, &files.items, records, &grouping, on_pair)?,
+    };
     let sets = clusters.sets(2);
     // Which records are kept matters to the rows and the report only.
     let kept = match args.clusters.is_some() || args.report.is_some() {
@@ -375,6 +389,7 @@ fn dedup_files(
         fps: &fps,
         sketches: &files.sketches,
         kept: &kept,
+        exact: clusters.exact(),
     };
     let origin = |i: u32| provenance::Origin {
         id: &docs[i as usize].id,
@@ -393,7 +408,7 @@ fn dedup_files(
         pairs: clusters.pairs(),
         clusters: sets,
     };
-    Ok(summary.to_report(|i| docs[i as usize].id.clone()))
+    Ok((summary.to_report(|i| docs[i as usize].id.clone()), check))
 }
 
 /// Reads the texts `report` shows and writes it to `path`.

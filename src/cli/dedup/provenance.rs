@@ -7,6 +7,7 @@ use std::path::Path;
 use anyhow::Result;
 use serde_json::json;
 use simstore::Sketch;
+use simstore::index::groups::ExactSimilarities;
 
 use super::rows::Rows;
 use crate::cli::input::Place;
@@ -18,11 +19,23 @@ pub(super) struct Origin<'a> {
 }
 
 /// What the provenance rows are made of, by record position: fingerprints, sketches
-/// (empty when the rule does not verify) and whether each record is kept.
+/// (empty when the rule does not verify), whether each record is kept, and the texts'
+/// similarities of the pairs they decided.
 pub(super) struct Records<'a> {
     pub fps: &'a [u64],
     pub sketches: &'a [Option<Sketch>],
     pub kept: &'a [bool],
+    pub exact: &'a ExactSimilarities,
+}
+
+impl Records<'_> {
+    /// How similar records `x` and `y` are: their texts' exact similarity when the dedup
+    /// computed it, else their sketches' estimate (`None` without sketches).
+    pub fn similarity(&self, x: u32, y: u32) -> Option<f64> {
+        let exact = self.exact.get(&(x.min(y), x.max(y))).copied();
+        let sketch = |i: u32| self.sketches.get(i as usize).and_then(Option::as_ref);
+        exact.or_else(|| sketch(x).zip(sketch(y)).map(|(a, b)| a.similarity(b)))
+    }
 }
 
 /// Writes the rows of `sets` (clusters, the record each formed around first) to `path`
@@ -42,8 +55,7 @@ pub(super) fn write<'a>(
         for &x in set {
             let o = origin(x);
             let (fp, rep_fp) = (records.fps[x as usize], records.fps[rep as usize]);
-            let sketch = |i: u32| records.sketches.get(i as usize).and_then(Option::as_ref);
-            let similarity = sketch(x).zip(sketch(rep)).map(|(a, b)| a.similarity(b));
+            let similarity = records.similarity(x, rep);
             let row = json!({
                 "cluster": n,
                 "id": o.id,

@@ -231,25 +231,39 @@ pub(super) fn texts_of(
     args: &Args,
     items: &std::collections::BTreeSet<u64>,
 ) -> Result<std::collections::HashMap<u64, String>> {
+    let mut texts = std::collections::HashMap::new();
+    each_record(args, items, |item, r| {
+        let title = r.title.map(|t| t + "\n").unwrap_or_default();
+        texts.insert(item, title + r.text.as_deref().unwrap_or(""));
+    })?;
+    Ok(texts)
+}
+
+/// Reads the inputs again and calls `on(item, record)` with each of the records numbered
+/// `items` among their items that reads (Parquet shards: its text column alone), in
+/// input order.
+pub(super) fn each_record(
+    args: &Args,
+    items: &std::collections::BTreeSet<u64>,
+    mut on: impl FnMut(u64, Record),
+) -> Result<()> {
     let opts = ReadOptions::of(args);
     if let Some(shards) = super::shards::inputs(&args.files)? {
-        return super::shards::texts_of(&shards, &opts, items);
+        return super::shards::each_record(&shards, &opts, items, on);
     }
-    let mut texts = std::collections::HashMap::new();
     let mut inputs = Inputs::new(&args.files, args.format, None);
     let mut item = 0u64;
     loop {
         let chunk = inputs.next_chunk(CHUNK_ITEMS)?;
         if chunk.is_empty() || item > items.last().copied().unwrap_or(0) {
-            return Ok(texts);
+            return Ok(());
         }
         for (place, raw) in chunk {
             if items.contains(&item)
                 && let Ok(r) =
                     raw.and_then(|raw| input::to_record_with(raw, &opts.fields, place.number()))
             {
-                let title = r.title.map(|t| t + "\n").unwrap_or_default();
-                texts.insert(item, title + r.text.as_deref().unwrap_or(""));
+                on(item, r);
             }
             item += 1;
         }

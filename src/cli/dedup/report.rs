@@ -116,13 +116,12 @@ fn member<'a>(
     origin: &impl Fn(u32) -> Origin<'a>,
 ) -> Member {
     let o = origin(x);
-    let sketch = |i: u32| records.sketches.get(i as usize).and_then(Option::as_ref);
     Member {
         item: item(x),
         id: o.id.to_owned(),
         place: o.place.map(ToString::to_string).unwrap_or_default(),
         distance: (records.fps[x as usize] ^ records.fps[rep as usize]).count_ones(),
-        similarity: sketch(x).zip(sketch(rep)).map(|(a, b)| a.similarity(b)),
+        similarity: records.similarity(x, rep),
         kept: records.kept[x as usize],
     }
 }

@@ -183,14 +183,10 @@ fn batch_rows(
                 .as_ref()
                 .and_then(|a| a.is_valid(i).then(|| a.value(i).to_owned()));
             let record = match texts.is_valid(i) {
-                true => Ok(Record {
-                    id: id.unwrap_or_else(|| n.to_string()),
-                    title: None,
-                    text: Some(texts.value(i).to_owned()),
-                    url: None,
-                    fp: None,
-                    restore: None,
-                }),
+                true => Ok(text_record(
+                    id.unwrap_or_else(|| n.to_string()),
+                    texts.value(i),
+                )),
                 false => Err(format!("row {n}: the text column {:?} is null", cols.text)),
             };
             let rank = ranks.as_ref().map_or(Rank::Unranked, |r| r[i].clone());
@@ -526,17 +522,30 @@ pub(super) fn parse_compression(s: &str) -> Result<Compression, String> {
         .map_err(|e| format!("{e}: use uncompressed, snappy, gzip, lz4_raw or zstd"))
 }
 
-/// The texts of the rows numbered `items` among the rows of `shards`, for `--report`.
-pub(super) fn texts_of(
+/// A record of a row: its id and text, no title.
+fn text_record(id: String, text: &str) -> Record {
+    Record {
+        id,
+        title: None,
+        text: Some(text.to_owned()),
+        url: None,
+        fp: None,
+        restore: None,
+    }
+}
+
+/// Reads the shards' text column again and calls `on(item, record)` (a record of that
+/// text, no title) with each of the rows numbered `items` whose text is not null.
+pub(super) fn each_record(
     shards: &[PathBuf],
     opts: &ReadOptions,
     items: &std::collections::BTreeSet<u64>,
-) -> Result<std::collections::HashMap<u64, String>> {
+    mut on: impl FnMut(u64, Record),
+) -> Result<()> {
     let cols = Columns {
         rank: None,
         ..Columns::of(opts)
     };
-    let mut texts = std::collections::HashMap::new();
     let mut item = 0u64;
     for path in shards {
         for batch in cols.reader(path)? {
@@ -544,11 +553,11 @@ pub(super) fn texts_of(
             let col = strings(&batch, &cols.text)?.context("the text column")?;
             for i in 0..batch.num_rows() {
                 if items.contains(&item) && col.is_valid(i) {
-                    texts.insert(item, col.value(i).to_owned());
+                    on(item, text_record(item.to_string(), col.value(i)));
                 }
                 item += 1;
             }
         }
     }
-    Ok(texts)
+    Ok(())
 }

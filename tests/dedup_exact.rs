@@ -1,0 +1,138 @@
+//! A dedup of files decides the pairs whose sketch estimate is near the threshold by the
+//! texts' exact shingle similarity (`Clusters::checked`, src/cli/dedup/exact.rs), read
+//! again from JSONL or Parquet; from stdin, which cannot be read again, the sketches decide.
+//! The texts are two pairs found for this: one the sketches take and the texts refuse
+//! (exact 0.468 < 0.5), one the other way round (0.537).
+
+use simstore::Fingerprinter;
+use simstore::text::sketch::jaccard;
+
+use crate::dedup_parquet::{Row, write_parquet};
+use crate::util::{TestCommand, code, stderr};
+
+/// `n` five-letter words of a xorshift stream of `seed`.
+fn words(seed: u64, n: usize) -> Vec<String> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut letter = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        char::from(b'a' + (x % 26) as u8)
+    };
+    (0..n).map(|_| (0..5).map(|_| letter()).collect()).collect()
+}
+
+/// Two texts sharing 60 words, each with `k` of its own (before or after).
+fn pair(seed: u64, k: usize) -> (String, String) {
+    let shared = words(seed, 60);
+    let a = [shared.clone(), words(seed + 1_000_000, k)].concat();
+    let b = [words(seed + 2_000_000, k), shared].concat();
+    (a.join(" "), b.join(" "))
+}
+
+/// The four records: `r-a`, `r-b` (the sketches take them, the texts refuse), `t-a`, `t-b`
+/// (the sketches refuse, the texts take).
+fn records() -> Vec<(&'static str, String)> {
+    let (ra, rb) = pair(9, 33);
+    let (ta, tb) = pair(23, 25);
+    vec![("r-a", ra), ("r-b", rb), ("t-a", ta), ("t-b", tb)]
+}
+
+fn exact(a: &str, b: &str) -> f64 {
+    let f = Fingerprinter::new();
+    jaccard(&f.shingles(None, a), &f.shingles(None, b))
+}
+
+fn ids_of_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].to_string())
+        .collect()
+}
+
+#[test]
+fn pairs_near_the_threshold_are_decided_by_the_texts_in_a_dedup_of_files() {
+    let recs = records();
+    let f = Fingerprinter::new();
+    let estimate = |i: usize, j: usize| {
+        let s = |k: usize| f.sketch(None, &recs[k].1).unwrap();
+        s(i).similarity(&s(j))
+    };
+    // The premise: the sketches alone would decide both pairs the other way.
+    assert!(estimate(0, 1) >= 0.5 && exact(&recs[0].1, &recs[1].1) < 0.5);
+    assert!(estimate(2, 3) < 0.5 && exact(&recs[2].1, &recs[3].1) >= 0.5);
+    let t = TestCommand::new();
+    let lines: String = recs
+        .iter()
+        .map(|(id, text)| format!("{}\n", serde_json::json!({"id": id, "text": text})))
+        .collect();
+    t.write("all.jsonl", lines.as_bytes());
+    let o = t.run(&[
+        "dedup",
+        "all.jsonl",
+        "-o",
+        "kept.jsonl",
+        "--clusters",
+        "rows.jsonl",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("2 pairs near the threshold decided by the texts (1 taken, 1 refused"),
+        "{}",
+        stderr(&o)
+    );
+    let kept = std::fs::read_to_string(t.path("kept.jsonl")).unwrap();
+    assert_eq!(ids_of_lines(&kept), [r#""r-a""#, r#""r-b""#, r#""t-a""#]);
+    // The row of the record dropped gives the similarity that decided it.
+    let rows = std::fs::read_to_string(t.path("rows.jsonl")).unwrap();
+    let dropped: Vec<serde_json::Value> = rows
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|r: &serde_json::Value| r["kept"] == false)
+        .collect();
+    assert_eq!(dropped.len(), 1, "{rows}");
+    assert_eq!(dropped[0]["id"], "t-b");
+    let similarity = dropped[0]["similarity"].as_f64().unwrap();
+    assert_eq!(similarity, exact(&recs[2].1, &recs[3].1));
+    // The same records as Parquet rows.
+    let rows: Vec<Row> = recs
+        .iter()
+        .map(|(id, text)| Row {
+            id: id.to_string(),
+            text: Some(text.clone()),
+            ts: None,
+            score: 0.0,
+        })
+        .collect();
+    std::fs::create_dir(t.path("in")).unwrap();
+    write_parquet(&t.path("in/a.parquet"), &rows);
+    let o = t.run(&[
+        "dedup",
+        "in",
+        "--text-field",
+        "content",
+        "-o",
+        "kept.parquet",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("kept 3, dropped 1"), "{}", stderr(&o));
+    // Without --output, the clusters printed; from stdin, the sketches decide.
+    let o = t.run(&["dedup", "all.jsonl", "--json"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        out.contains("t-a") && out.contains("t-b") && !out.contains("r-a"),
+        "{out}"
+    );
+    let o = t.run_stdin(&["dedup", "-", "--json"], lines.as_bytes());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        out.contains("r-a") && out.contains("r-b") && !out.contains("t-a"),
+        "{out}"
+    );
+    assert!(
+        stderr(&o).contains("decided by the sketches alone"),
+        "{}",
+        stderr(&o)
+    );
+}
