@@ -237,7 +237,7 @@ fn verify_unlinks_pairs_whose_texts_differ() {
         (d <= k).then_some(d)
     };
     // A pair whose estimate is near the threshold is decided by the texts' shingles.
-    let shingles: Vec<Vec<u64>> = texts.iter().map(|x| f.shingles(None, x)).collect();
+    let shingles: Vec<Vec<u32>> = texts.iter().map(|x| f.shingles(None, x)).collect();
     let similar = |i: usize, j: usize| match (&analyses[i].sketch, &analyses[j].sketch) {
         (Some(x), Some(y)) if (x.similarity(y) - threshold).abs() <= EXACT_MARGIN => {
             jaccard(&shingles[i], &shingles[j]) >= threshold

@@ -169,7 +169,7 @@ fn exact_similarities(
     wanted.sort_unstable();
     wanted.dedup();
     let text = |j: u32| texts[with[j as usize] as usize].as_deref().unwrap_or("");
-    let shingles: HashMap<u32, Vec<u64>> = wanted
+    let shingles: HashMap<u32, Vec<u32>> = wanted
         .par_iter()
         .map(|&j| (j, FINGERPRINTER.shingles(None, text(j))))
         .collect();

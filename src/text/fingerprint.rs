@@ -541,7 +541,7 @@ impl Fingerprinter {
     /// and text is the MinHash of: two documents' [`crate::text::sketch::jaccard`] is the
     /// similarity their sketches estimate, exactly (for a dedup that checks the pairs near
     /// its threshold against the texts).
-    pub fn shingles(&self, title: Option<&str>, text: &str) -> Vec<u64> {
+    pub fn shingles(&self, title: Option<&str>, text: &str) -> Vec<u32> {
         let mut b = SketchBuilder::collecting();
         for_each_token_with_digits(
             self.spec.seed,

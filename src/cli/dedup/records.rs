@@ -235,35 +235,38 @@ pub(super) fn texts_of(
     each_record(args, items, |item, r| {
         let title = r.title.map(|t| t + "\n").unwrap_or_default();
         texts.insert(item, title + r.text.as_deref().unwrap_or(""));
+        true
     })?;
     Ok(texts)
 }
 
 /// Reads the inputs again and calls `on(item, record)` with each of the records numbered
 /// `items` among their items that reads (Parquet shards: its text column alone), in
-/// input order.
+/// input order, until `on` returns false or no item is left.
 pub(super) fn each_record(
     args: &Args,
     items: &std::collections::BTreeSet<u64>,
-    mut on: impl FnMut(u64, Record),
+    mut on: impl FnMut(u64, Record) -> bool,
 ) -> Result<()> {
     let opts = ReadOptions::of(args);
     if let Some(shards) = super::shards::inputs(&args.files)? {
         return super::shards::each_record(&shards, &opts, items, on);
     }
+    let last = items.last().copied().unwrap_or(0);
     let mut inputs = Inputs::new(&args.files, args.format, None);
     let mut item = 0u64;
     loop {
         let chunk = inputs.next_chunk(CHUNK_ITEMS)?;
-        if chunk.is_empty() || item > items.last().copied().unwrap_or(0) {
+        if chunk.is_empty() || item > last {
             return Ok(());
         }
         for (place, raw) in chunk {
             if items.contains(&item)
                 && let Ok(r) =
                     raw.and_then(|raw| input::to_record_with(raw, &opts.fields, place.number()))
+                && !on(item, r)
             {
-                on(item, r);
+                return Ok(());
             }
             item += 1;
         }

@@ -535,27 +535,41 @@ fn text_record(id: String, text: &str) -> Record {
 }
 
 /// Reads the shards' text column again and calls `on(item, record)` (a record of that
-/// text, no title) with each of the rows numbered `items` whose text is not null.
+/// text, no title) with each of the rows numbered `items` whose text is not null, until
+/// `on` returns false or no item is left.
 pub(super) fn each_record(
     shards: &[PathBuf],
     opts: &ReadOptions,
     items: &std::collections::BTreeSet<u64>,
-    mut on: impl FnMut(u64, Record),
+    mut on: impl FnMut(u64, Record) -> bool,
 ) -> Result<()> {
     let cols = Columns {
         rank: None,
         ..Columns::of(opts)
     };
+    let last = items.last().copied().unwrap_or(0);
     let mut item = 0u64;
     for path in shards {
+        // A shard without a wanted row is skipped by its footer's row count.
+        let rows = open(path)?.metadata().file_metadata().num_rows() as u64;
+        if items.range(item..item + rows).next().is_none() {
+            item += rows;
+            continue;
+        }
         for batch in cols.reader(path)? {
             let batch = batch.with_context(|| format!("cannot read {}", path.display()))?;
             let col = strings(&batch, &cols.text)?.context("the text column")?;
             for i in 0..batch.num_rows() {
-                if items.contains(&item) && col.is_valid(i) {
-                    on(item, text_record(item.to_string(), col.value(i)));
+                if items.contains(&item)
+                    && col.is_valid(i)
+                    && !on(item, text_record(item.to_string(), col.value(i)))
+                {
+                    return Ok(());
                 }
                 item += 1;
+            }
+            if item > last {
+                return Ok(());
             }
         }
     }
