@@ -8,7 +8,8 @@ use std::collections::BTreeSet;
 
 use simstore::index::bands;
 use simstore::index::cluster::{Candidates, UnionFind, lead_near_duplicates, near_duplicates};
-use simstore::index::groups::{Clusters, EXACT_MARGIN, Grouping};
+use simstore::index::groups::{Clusters, Grouping};
+use simstore::index::near::EXACT_MARGIN;
 use simstore::{DocMeta, Entry, Fingerprint, MatchRule, Quality, Sketch, Store};
 
 use crate::util::{
@@ -161,9 +162,15 @@ fn in_memory_dedup_equals_brute_force() {
             let clusters = report.clusters;
             assert_eq!(clusters, brute_clusters(&docs, k), "k = {k}");
             let within = Candidates::Within(k);
-            let leaders =
-                lead_near_duplicates(&fps, &[], &within, |_, _, _| Ok(true), |_, _, _| Ok(()))
-                    .unwrap();
+            let leaders = lead_near_duplicates(
+                &fps,
+                &[],
+                &within,
+                |_, _, _| Ok(true),
+                || Ok(Vec::new()),
+                |_, _, _| Ok(()),
+            )
+            .unwrap();
             assert_eq!(leaders.pairs(), n as u64);
             let got = leaders
                 .sets(2)
@@ -504,6 +511,42 @@ fn pairs_near_the_threshold_are_decided_by_the_texts() {
             check.accepted + check.rejected > 0,
             "seed {seed}: {check:?}"
         );
+        // Connected components (--transitive) of the same pairs, and each pair once.
+        let mut uf = UnionFind::new(n).unwrap();
+        let mut want_pairs = BTreeSet::new();
+        for (i, j) in (0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j))) {
+            let (a, b) = (sketches[i].as_ref(), sketches[j].as_ref());
+            let d = (fps[i] ^ fps[j]).count_ones();
+            let exact = near(i, j).then(|| fake_exact(i as u32, j as u32));
+            if candidate(i, j) && rule.accepts_exact(d, a, b, exact) {
+                uf.union(i as u32, j as u32);
+                want_pairs.insert((i as u32, j as u32));
+            }
+        }
+        let transitive = Grouping {
+            transitive: true,
+            ..grouping.clone()
+        };
+        let mut exact = |pairs: Vec<(u32, u32)>| {
+            Ok(pairs
+                .iter()
+                .map(|&(a, b)| ((a, b), fake_exact(a, b)))
+                .collect())
+        };
+        let exact = Some(&mut exact as &mut dyn FnMut(_) -> _);
+        let records = (&fps[..], &sketches[..], reverse.then(|| order.clone()));
+        let mut pairs = BTreeSet::new();
+        let (mut components, _) = Clusters::checked(records, &transitive, exact, |a, b, _| {
+            assert!(pairs.insert((a, b)), "{a}-{b} twice");
+            Ok(())
+        })
+        .unwrap();
+        let mut sets = components.sets(2);
+        sets.iter_mut().for_each(|s| s.sort());
+        sets.sort();
+        assert_eq!(sets, uf.sets(2), "seed {seed}");
+        assert_eq!(pairs, want_pairs, "seed {seed}");
+        assert_eq!(components.pairs(), want_pairs.len() as u64);
     }
 }
 

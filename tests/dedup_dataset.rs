@@ -13,7 +13,7 @@ use flate2::write::GzEncoder;
 use rand::Rng;
 use simstore::Fingerprinter;
 use simstore::index::cluster::UnionFind;
-use simstore::index::groups::EXACT_MARGIN;
+use simstore::index::near::EXACT_MARGIN;
 use simstore::text::sketch::jaccard;
 
 use crate::util::{TestCommand, brute_leaders, clustered, code, flip, gen_text, rng, stderr};

@@ -5,7 +5,8 @@ use pyo3::prelude::*;
 use rayon::prelude::*;
 use std::collections::HashMap;
 
-use simstore::index::groups::{Clusters, ExactSimilarities, Grouping, NearPairs};
+use simstore::index::groups::{Clusters, Grouping};
+use simstore::index::near::{ExactSimilarities, NearPairs};
 use simstore::text::sketch::jaccard;
 use simstore::{MatchRule, Quality, Sketch};
 

@@ -315,8 +315,8 @@ pub fn near_duplicates(
     mut on_pair: impl FnMut(u32, u32, u32) -> Result<()>,
 ) -> Result<DedupSummary> {
     let within = Candidates::Within(k);
-    let (mut uf, pairs) =
-        link_near_duplicates(fps, &[], &within, |a, b, d| on_pair(a, b, d).map(|()| true))?;
+    let take = |a, b, d| on_pair(a, b, d).map(|()| true);
+    let (mut uf, pairs) = link_near_duplicates(fps, &[], &within, take, || Ok(Vec::new()))?;
     Ok(DedupSummary {
         documents: fps.len() as u64,
         pairs,
@@ -330,12 +330,14 @@ pub fn near_duplicates(
 /// texts' sketches agree (`simstore dedup --verify`). Returns the union-find of the pairs
 /// taken (their clusters are its sets: connected components, so a chain of pairs is one
 /// cluster) and how many there were; memory is the union-find's 8 bytes and the scan's 16
-/// per document, whatever the clusters.
+/// per document, whatever the clusters. `late()`, called once after the scan, gives the
+/// pairs `accept` put off (answered false) and takes after all (`(a, b, distance)`).
 pub fn link_near_duplicates(
     fps: &[u64],
     sketches: &[Option<Sketch>],
     candidates: &Candidates,
     mut accept: impl FnMut(u32, u32, u32) -> Result<bool>,
+    late: impl FnOnce() -> Result<Vec<(u32, u32, u32)>>,
 ) -> Result<(UnionFind, u64)> {
     let mut uf = UnionFind::new(fps.len())?;
     let mut pairs = 0u64;
@@ -346,6 +348,10 @@ pub fn link_near_duplicates(
         }
         Ok(())
     })?;
+    for (a, b, _) in late()? {
+        pairs += 1;
+        uf.union(a, b);
+    }
     Ok((uf, pairs))
 }
 
@@ -355,15 +361,19 @@ pub fn link_near_duplicates(
 /// every pair taken (`accept` may be asked again about a pair when a large group of
 /// duplicates makes the scan run again by windows). Memory: the scan's 16 bytes and the
 /// clustering's 4 per document, and 12 per pair taken (at most
-/// [`crate::index::leader::PAIR_BUDGET`] at a time).
+/// [`crate::index::leader::PAIR_BUDGET`] at a time). `late()`, called once after the
+/// first scan, gives the pairs `accept` put off (answered false) and takes after all
+/// (`(a, b, distance)`); in a later scan `accept` decides every pair.
 pub fn lead_near_duplicates(
     fps: &[u64],
     sketches: &[Option<Sketch>],
     candidates: &Candidates,
     mut accept: impl FnMut(u32, u32, u32) -> Result<bool>,
+    late: impl FnOnce() -> Result<Vec<(u32, u32, u32)>>,
     mut on_pair: impl FnMut(u32, u32, u32) -> Result<()>,
 ) -> Result<Leaders> {
     let mut leaders = Leaders::new(fps.len())?;
+    let mut late = Some(late);
     while leaders.next_pass() {
         let first = leaders.first_pass();
         candidates.scan(fps, sketches, |a, b, d| {
@@ -375,6 +385,10 @@ pub fn lead_near_duplicates(
             }
             Ok(())
         })?;
+        for (a, b, d) in late.take().map_or(Ok(Vec::new()), |late| late())? {
+            leaders.offer(a, b, d);
+            on_pair(a, b, d)?;
+        }
     }
     Ok(leaders)
 }
@@ -540,15 +554,19 @@ mod tests {
     fn rejected_pairs_neither_link_nor_count() {
         // 0–1 (d 1) and 1–2 (d 1) and 0–2 (d 2); refusing every pair with 1 unlinks it.
         let fps = [0u64, 1, 3, 0xffff_0000];
-        let (mut uf, pairs) = link_near_duplicates(&fps, &[], &Candidates::Within(2), |a, b, _| {
-            Ok(a != 1 && b != 1)
-        })
-        .unwrap();
+        let within = Candidates::Within(2);
+        let none = || Ok(Vec::new());
+        let refuse = |a, b, _| Ok(a != 1 && b != 1);
+        let (mut uf, pairs) = link_near_duplicates(&fps, &[], &within, refuse, none).unwrap();
         assert_eq!(pairs, 1);
         assert_eq!(uf.sets(2), vec![vec![0, 2]]);
         let (mut uf, pairs) =
-            link_near_duplicates(&fps, &[], &Candidates::Within(2), |_, _, _| Ok(true)).unwrap();
+            link_near_duplicates(&fps, &[], &within, |_, _, _| Ok(true), none).unwrap();
         assert_eq!((pairs, uf.sets(2)), (3, vec![vec![0, 1, 2]]));
+        // A pair put off and taken late links and counts.
+        let late = || Ok(vec![(1, 2, 1)]);
+        let (mut uf, pairs) = link_near_duplicates(&fps, &[], &within, refuse, late).unwrap();
+        assert_eq!((pairs, uf.sets(2)), (2, vec![vec![0, 1, 2]]));
     }
 
     #[test]

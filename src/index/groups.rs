@@ -2,11 +2,13 @@
 //! `--verify`, Python's `simstore.dedup`): leader clustering, or connected components, over
 //! the records in the order of a keep policy ([`Clusters`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 
 use crate::error::Result;
 use crate::index::cluster::{self, Candidates, UnionFind};
 use crate::index::leader::Leaders;
+use crate::index::near::{ExactCheck, ExactFn, ExactSimilarities, Judge};
 use crate::index::quality::{MatchRule, Quality};
 use crate::types::sketch::Sketch;
 
@@ -46,114 +48,41 @@ impl Grouping {
     }
 }
 
-/// How far from its threshold the sketches' estimate of a pair's similarity may fall and
-/// the pair still be checked against the texts, when a dedup can read them again
-/// ([`Clusters::checked`]): three standard errors of an estimate from 63 minima at
-/// similarity 0.5 (√(0.25 / 63) ≈ 0.063). A pair whose estimate is farther off is decided
-/// by it: with 63 minima a pair of similarity 0.3 (or 0.7) passes (or fails) a threshold
-/// of 0.5 about once in 10⁴ pairs.
-pub const EXACT_MARGIN: f64 = 0.19;
-
-/// At most this many pairs are checked against the texts in one dedup; beyond, the
-/// sketches' estimate decides ([`ExactCheck::unchecked`]).
-pub const MAX_EXACT_PAIRS: usize = 4 << 20;
-
-/// Pairs near their threshold (records' own positions, `a < b`), to be checked.
-pub type NearPairs = Vec<(u32, u32)>;
-
-/// The texts' exact similarities of the pairs that could be checked.
-pub type ExactSimilarities = HashMap<(u32, u32), f64>;
-
-/// What checking the pairs near the threshold against the texts did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ExactCheck {
-    /// Pairs whose estimate was within [`EXACT_MARGIN`] of their threshold and whose
-    /// texts were compared.
-    pub checked: u64,
-    /// Of those, the pairs the texts decided otherwise than the estimate: accepted (a copy
-    /// the estimate missed) and rejected (a pair the estimate took).
-    pub accepted: u64,
-    /// See `accepted`.
-    pub rejected: u64,
-    /// Pairs near the threshold left to the estimate: beyond [`MAX_EXACT_PAIRS`], or
-    /// whose texts could not be read.
-    pub unchecked: u64,
-}
-
-/// A candidate pair near its threshold: positions in the scan's order, its estimate and
-/// its threshold.
-struct Near {
-    a: u32,
-    b: u32,
-    estimate: f64,
-    threshold: f64,
-}
-
-/// The candidate pairs of `fps` whose estimate is within [`EXACT_MARGIN`] of the rule's
-/// threshold, at most [`MAX_EXACT_PAIRS`] of them, and how many more there were.
-fn near_threshold(
-    fps: &[u64],
-    sketches: &[Option<Sketch>],
-    grouping: &Grouping,
-) -> Result<(Vec<Near>, u64)> {
-    let sketch = |i: u32| sketches.get(i as usize).and_then(Option::as_ref);
-    let (mut near, mut more) = (Vec::new(), 0u64);
-    grouping.candidates.scan(fps, sketches, |a, b, d| {
-        let (sa, sb) = (sketch(a), sketch(b));
-        match grouping.rule.margin(d, sa, sb) {
-            Some(m) if m.abs() <= EXACT_MARGIN && near.len() < MAX_EXACT_PAIRS => {
-                let estimate = sa.zip(sb).map_or(0.0, |(x, y)| x.similarity(y));
-                let threshold = estimate - m;
-                near.push(Near {
-                    a,
-                    b,
-                    estimate,
-                    threshold,
-                });
-            }
-            Some(m) if m.abs() <= EXACT_MARGIN => more += 1,
-            _ => {}
-        }
-        Ok(())
-    })?;
-    Ok((near, more))
-}
-
-/// Finds every candidate pair of `fps` that the rule accepts, given the documents'
-/// `sketches` (by index; empty when the rule does not verify) and the exact similarities
-/// of some pairs (`exact(a, b)`, which overrides the sketches' estimate), calls
-/// `on_pair(a, b, distance)` once with each (`a < b`), and groups them: transitively, into
-/// connected components; else by leader clustering.
+/// Finds every candidate pair of `fps` that `judge` takes, given the documents'
+/// `sketches` (by index; empty when the rule does not verify), calls `on_pair(a, b,
+/// distance)` once with each (`a < b`), and groups them: transitively, into connected
+/// components; else by leader clustering. The pairs the judge puts off are taken, or not,
+/// after the first scan.
 fn group(
     fps: &[u64],
     sketches: &[Option<Sketch>],
     grouping: &Grouping,
-    exact: impl Fn(u32, u32) -> Option<f64>,
-    mut on_pair: impl FnMut(u32, u32, u32) -> Result<()>,
+    judge: &mut Judge,
+    on_pair: impl FnMut(u32, u32, u32) -> Result<()>,
 ) -> Result<Groups> {
-    let sketch = |i: u32| sketches.get(i as usize).and_then(Option::as_ref);
-    let rule = &grouping.rule;
-    let accept = |a: u32, b: u32, d: u32| {
-        let (sa, sb) = (sketch(a), sketch(b));
-        let known = match rule.margin(d, sa, sb) {
-            Some(m) if m.abs() <= EXACT_MARGIN => exact(a, b),
-            _ => None,
-        };
-        rule.accepts_exact(d, sa, sb, known)
-    };
+    let judge = RefCell::new(judge);
+    let late = || judge.borrow_mut().resolve();
     let candidates = &grouping.candidates;
     if grouping.transitive {
-        let (uf, pairs) = cluster::link_near_duplicates(fps, sketches, candidates, |a, b, d| {
-            let taken = accept(a, b, d);
+        let on_pair = RefCell::new(on_pair);
+        let late = || {
+            let taken = late()?;
+            let mut on_pair = on_pair.borrow_mut();
+            taken.iter().try_for_each(|&(a, b, d)| on_pair(a, b, d))?;
+            Ok(taken)
+        };
+        let take = |a, b, d| {
+            let taken = judge.borrow_mut().takes(a, b, d);
             if taken {
-                on_pair(a, b, d)?;
+                on_pair.borrow_mut()(a, b, d)?;
             }
             Ok(taken)
-        })?;
+        };
+        let (uf, pairs) = cluster::link_near_duplicates(fps, sketches, candidates, take, late)?;
         return Ok(Groups::Components(uf, pairs));
     }
-    let accept = |a, b, d| Ok(accept(a, b, d));
-    let leaders = cluster::lead_near_duplicates(fps, sketches, candidates, accept, on_pair)?;
+    let accept = |a, b, d| Ok(judge.borrow_mut().takes(a, b, d));
+    let leaders = cluster::lead_near_duplicates(fps, sketches, candidates, accept, late, on_pair)?;
     Ok(Groups::Leaders(leaders))
 }
 
@@ -183,14 +112,15 @@ impl Clusters {
     }
 
     /// [`Clusters::new`] for a dedup that can read the texts again: `exact` is given the
-    /// candidate pairs whose estimate falls within [`EXACT_MARGIN`] of their threshold
+    /// candidate pairs whose estimate falls within
+    /// [`crate::index::near::EXACT_MARGIN`] of their threshold
     /// (the records' own positions, `a < b`) and returns the exact similarities of their
     /// shingle sets it could compute ([`crate::text::sketch::jaccard`]), which decide those
     /// pairs. Also says what the check did.
     pub fn checked(
         (fps, sketches, order): (&[u64], &[Option<Sketch>], Option<Vec<u32>>),
         grouping: &Grouping,
-        exact: Option<&mut dyn FnMut(NearPairs) -> Result<ExactSimilarities>>,
+        exact: Option<ExactFn>,
         mut on_pair: impl FnMut(u32, u32, u32) -> Result<()>,
     ) -> Result<(Self, ExactCheck)> {
         let reordered = order.as_ref().map(|order| {
@@ -206,17 +136,13 @@ impl Clusters {
             .map_or((fps, sketches), |(f, s)| (&f[..], &s[..]));
         let own = |i: u32| order.as_ref().map_or(i, |o| o[i as usize]);
         let key = |a: u32, b: u32| (own(a).min(own(b)), own(a).max(own(b)));
-        let (similarities, check) = match exact {
-            Some(exact) if grouping.rule.min_similarity.is_some() && !sketches.is_empty() => {
-                check_near(fps, sketches, grouping, key, exact)?
-            }
-            _ => (HashMap::new(), ExactCheck::default()),
-        };
-        let known = |a: u32, b: u32| similarities.get(&key(a, b)).copied();
-        let groups = group(fps, sketches, grouping, known, |a, b, d| {
+        let exact = exact.map(|e| e as &mut dyn FnMut(_) -> _);
+        let mut judge = Judge::new(&grouping.rule, sketches, exact, &key);
+        let groups = group(fps, sketches, grouping, &mut judge, |a, b, d| {
             let (a, b) = key(a, b);
             on_pair(a, b, d)
         })?;
+        let (similarities, check) = judge.finish();
         let len = fps.len();
         let exact = similarities;
         Ok((
@@ -279,40 +205,6 @@ impl Clusters {
         }
         mapped
     }
-}
-
-/// The exact similarities (by the records' own positions, `key`) of the candidate pairs
-/// near their threshold that `exact` could compute, and what the check did.
-fn check_near(
-    fps: &[u64],
-    sketches: &[Option<Sketch>],
-    grouping: &Grouping,
-    key: impl Fn(u32, u32) -> (u32, u32),
-    exact: &mut dyn FnMut(NearPairs) -> Result<ExactSimilarities>,
-) -> Result<(ExactSimilarities, ExactCheck)> {
-    let (near, more) = near_threshold(fps, sketches, grouping)?;
-    let mut check = ExactCheck {
-        unchecked: more,
-        ..ExactCheck::default()
-    };
-    if near.is_empty() {
-        return Ok((HashMap::new(), check));
-    }
-    let mut similarities = exact(near.iter().map(|p| key(p.a, p.b)).collect())?;
-    for p in &near {
-        let Some(&s) = similarities.get(&key(p.a, p.b)) else {
-            check.unchecked += 1;
-            continue;
-        };
-        check.checked += 1;
-        match (p.estimate >= p.threshold, s >= p.threshold) {
-            (false, true) => check.accepted += 1,
-            (true, false) => check.rejected += 1,
-            _ => {}
-        }
-    }
-    similarities.shrink_to_fit();
-    Ok((similarities, check))
 }
 
 impl Groups {

@@ -7,5 +7,6 @@ pub mod cluster;
 pub mod groups;
 pub mod layout;
 pub mod leader;
+pub mod near;
 pub mod probing;
 pub mod quality;

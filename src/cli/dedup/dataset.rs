@@ -31,7 +31,7 @@ use super::{Args, Summary, provenance};
 use crate::cli::Code;
 use crate::cli::input::{Inputs, Place, Raw, Stamp};
 use crate::cli::outfile::OutFile;
-use simstore::index::groups::ExactCheck;
+use simstore::index::near::ExactCheck;
 
 /// What pass 1 keeps of every record read, by record index (input order).
 #[derive(Default)]

@@ -10,7 +10,8 @@ use anyhow::Result;
 use rayon::prelude::*;
 use simstore::Fingerprinter;
 use simstore::Sketch;
-use simstore::index::groups::{Clusters, ExactCheck, ExactSimilarities, Grouping, NearPairs};
+use simstore::index::groups::{Clusters, Grouping};
+use simstore::index::near::{ExactCheck, ExactSimilarities, MAX_EXACT_PAIRS, NearPairs};
 use simstore::input::reader::Record;
 use simstore::text::sketch::jaccard;
 
@@ -194,7 +195,7 @@ pub(super) fn summary(check: &ExactCheck) -> String {
             "; {} near the threshold decided by the sketches alone (stdin, or more than \
              {} pairs, cannot be read again)",
             output::count(check.unchecked, "pair"),
-            simstore::index::groups::MAX_EXACT_PAIRS
+            MAX_EXACT_PAIRS
         );
     }
     out

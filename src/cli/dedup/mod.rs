@@ -26,8 +26,9 @@ use std::time::Instant;
 use anyhow::Result;
 use serde_json::json;
 use simstore::index::cluster;
-use simstore::index::groups::{Clusters, ExactCheck};
+use simstore::index::groups::Clusters;
 use simstore::index::layout::MAX_K;
+use simstore::index::near::ExactCheck;
 use simstore::{DedupReport, DuplicatePair, MatchRule, Quality, Rule, Sketch, Store};
 
 use super::input::{FieldArgs, Format, Place};

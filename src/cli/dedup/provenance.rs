@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::Result;
 use serde_json::json;
 use simstore::Sketch;
-use simstore::index::groups::ExactSimilarities;
+use simstore::index::near::ExactSimilarities;
 
 use super::rows::Rows;
 use crate::cli::input::Place;

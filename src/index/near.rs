@@ -1,0 +1,161 @@
+//! A dedup's candidate pairs near its threshold, put off to the texts
+//! ([`crate::index::groups::Clusters::checked`]): in the first scan over the candidates, a
+//! pair whose sketches' estimate falls within [`EXACT_MARGIN`] of its threshold is set
+//! aside; after the scan the caller computes the exact similarities of those pairs' shingle
+//! sets (reading the texts again), which decide them, and any later scan.
+
+use std::collections::HashMap;
+
+use crate::error::Result;
+use crate::index::quality::MatchRule;
+use crate::types::sketch::Sketch;
+
+/// How far from its threshold the sketches' estimate of a pair's similarity may fall and
+/// the pair still be decided by the texts: three standard errors of an estimate from 63
+/// minima at similarity 0.5 (√(0.25 / 63) ≈ 0.063). A pair whose estimate is farther off
+/// is decided by it: with 63 minima a pair of similarity 0.3 (or 0.7) passes (or fails) a
+/// threshold of 0.5 about once in 10⁴ pairs.
+pub const EXACT_MARGIN: f64 = 0.19;
+
+/// At most this many pairs are put off to the texts in one dedup; beyond, the sketches'
+/// estimate decides ([`ExactCheck::unchecked`]).
+pub const MAX_EXACT_PAIRS: usize = 4 << 20;
+
+/// Pairs near their threshold (records' own positions, `a < b`), to be checked.
+pub type NearPairs = Vec<(u32, u32)>;
+
+/// The texts' exact similarities of the pairs that could be checked.
+pub type ExactSimilarities = HashMap<(u32, u32), f64>;
+
+/// Computes the exact similarities it can of the pairs it is given.
+pub type ExactFn<'a> = &'a mut dyn FnMut(NearPairs) -> Result<ExactSimilarities>;
+
+/// What checking the pairs near the threshold against the texts did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExactCheck {
+    /// Pairs whose estimate was within [`EXACT_MARGIN`] of their threshold and whose
+    /// texts were compared.
+    pub checked: u64,
+    /// Of those, the pairs the texts decided otherwise than the estimate: accepted (a copy
+    /// the estimate missed) and rejected (a pair the estimate took).
+    pub accepted: u64,
+    /// See `accepted`.
+    pub rejected: u64,
+    /// Pairs near the threshold left to the estimate: beyond [`MAX_EXACT_PAIRS`], or
+    /// whose texts could not be read.
+    pub unchecked: u64,
+}
+
+/// A pair put off: positions in the scan's order, distance, estimate and threshold.
+struct Near {
+    a: u32,
+    b: u32,
+    distance: u32,
+    estimate: f64,
+    threshold: f64,
+}
+
+/// Decides the candidate pairs of a scan by a rule, putting off (until [`Judge::resolve`])
+/// those near their threshold when it can ask the texts.
+pub(crate) struct Judge<'a, 'e> {
+    rule: &'a MatchRule,
+    sketches: &'a [Option<Sketch>],
+    /// The caller's exact similarities; `None`: the estimate decides every pair.
+    exact: Option<ExactFn<'e>>,
+    /// A pair's key by the records' own positions.
+    key: &'a dyn Fn(u32, u32) -> (u32, u32),
+    near: Vec<Near>,
+    /// Whether the pairs put off were resolved (nothing is put off after that).
+    resolved: bool,
+    similarities: ExactSimilarities,
+    check: ExactCheck,
+}
+
+impl<'a, 'e> Judge<'a, 'e> {
+    /// A judge of `rule` over records with `sketches`, asking `exact` about the pairs near
+    /// the threshold (when the rule verifies), keyed by `key`.
+    pub(crate) fn new(
+        rule: &'a MatchRule,
+        sketches: &'a [Option<Sketch>],
+        exact: Option<ExactFn<'e>>,
+        key: &'a dyn Fn(u32, u32) -> (u32, u32),
+    ) -> Self {
+        let asks = rule.min_similarity.is_some() && !sketches.is_empty();
+        Judge {
+            rule,
+            sketches,
+            exact: exact.filter(|_| asks),
+            key,
+            near: Vec::new(),
+            resolved: false,
+            similarities: HashMap::new(),
+            check: ExactCheck::default(),
+        }
+    }
+
+    /// Whether the candidate pair `a`, `b` at `distance` is taken now; false also for a
+    /// pair put off to [`Judge::resolve`].
+    pub(crate) fn takes(&mut self, a: u32, b: u32, distance: u32) -> bool {
+        let sketch = |i: u32| self.sketches.get(i as usize).and_then(Option::as_ref);
+        let (sa, sb) = (sketch(a), sketch(b));
+        let margin = match self.exact {
+            Some(_) => self.rule.margin(distance, sa, sb),
+            None => None,
+        };
+        let Some(m) = margin.filter(|m| m.abs() <= EXACT_MARGIN) else {
+            return self.rule.accepts(distance, sa, sb);
+        };
+        if let Some(&s) = self.similarities.get(&(self.key)(a, b)) {
+            return self.rule.accepts_exact(distance, sa, sb, Some(s));
+        }
+        if self.resolved || self.near.len() >= MAX_EXACT_PAIRS {
+            self.check.unchecked += u64::from(!self.resolved);
+            return self.rule.accepts(distance, sa, sb);
+        }
+        let estimate = sa.zip(sb).map_or(0.0, |(x, y)| x.similarity(y));
+        let threshold = estimate - m;
+        self.near.push(Near {
+            a,
+            b,
+            distance,
+            estimate,
+            threshold,
+        });
+        false
+    }
+
+    /// Asks the texts about the pairs put off, and returns those taken (`(a, b,
+    /// distance)`, positions in the scan's order): by their exact similarity, or their
+    /// estimate when the texts could not say.
+    pub(crate) fn resolve(&mut self) -> Result<Vec<(u32, u32, u32)>> {
+        self.resolved = true;
+        let near = std::mem::take(&mut self.near);
+        let Some(exact) = self.exact.as_mut().filter(|_| !near.is_empty()) else {
+            return Ok(Vec::new());
+        };
+        self.similarities = exact(near.iter().map(|p| (self.key)(p.a, p.b)).collect())?;
+        let mut taken = Vec::new();
+        for p in near {
+            let exact = self.similarities.get(&(self.key)(p.a, p.b)).copied();
+            let by_estimate = p.estimate >= p.threshold;
+            let verdict = exact.map_or(by_estimate, |s| s >= p.threshold);
+            let check = &mut self.check;
+            match exact {
+                None => check.unchecked += 1,
+                Some(_) => check.checked += 1,
+            }
+            check.accepted += u64::from(verdict && !by_estimate);
+            check.rejected += u64::from(!verdict && by_estimate);
+            if verdict {
+                taken.push((p.a, p.b, p.distance));
+            }
+        }
+        Ok(taken)
+    }
+
+    /// The texts' similarities, by the records' own positions, and what the check did.
+    pub(crate) fn finish(mut self) -> (ExactSimilarities, ExactCheck) {
+        self.similarities.shrink_to_fit();
+        (self.similarities, self.check)
+    }
+}
