@@ -192,7 +192,7 @@ fn bash_completes_subcommands_flags_and_their_values() {
     assert!(complete(&["simstore", "--"]).contains(&"--db".to_owned()));
     assert_eq!(complete(&["simstore", "imp"]), ["import"]);
     assert_eq!(complete(&["simstore", "import", "--fo"]), ["--format"]);
-    let formats = ["auto", "html", "jsonl", "text", "warc"];
+    let formats = ["auto", "html", "jsonl", "parquet", "text", "warc"];
     assert_eq!(complete(&["simstore", "import", "--format", ""]), formats);
     // The global --db and its value come before the subcommand.
     let words = ["simstore", "--db", "x.db", "export", "--format", ""];
@@ -228,7 +228,7 @@ fn zsh_and_fish_scripts_cover_every_subcommand_and_value() {
         assert!(fish.contains(&line), "fish lacks {name}");
     }
     assert!(
-        zsh.contains("'--format=[") && zsh.contains(":(auto jsonl text html warc)'"),
+        zsh.contains("'--format=[") && zsh.contains(":(auto jsonl text html warc parquet)'"),
         "{zsh}"
     );
     assert!(

@@ -573,3 +573,84 @@ fn records_stored_from_a_damaged_streamed_gzip_member_are_reported() {
     let told = format!(", {n} records from a damaged gzip member (stored; they may be wrong)");
     assert!(err.contains(&told), "{err}");
 }
+
+/// A Parquet file is read as its rows, each a record of its columns: `import`,
+/// `fingerprint --batch` and `query --batch` give what the same rows as JSONL lines give
+/// (a null text fails its row alone); stdin and a file that is not Parquet are refused
+/// with a message.
+#[test]
+fn parquet_rows_read_as_jsonl_lines_of_the_same_fields() {
+    use crate::dedup_parquet::{Row, write_parquet};
+    let t = TestCommand::new();
+    let mut rows: Vec<Row> = (0..40)
+        .map(|i| Row {
+            id: format!("p{i}"),
+            text: Some(format!(
+                "{RIVERS} Row {} of the file, {} words more.",
+                i % 13,
+                i * 7
+            )),
+            ts: (i % 3 != 0).then_some(1_700_000_000 + i),
+            score: i as f64 / 8.0,
+        })
+        .collect();
+    rows[5].text = None;
+    write_parquet(&t.path("in.parquet"), &rows);
+    let lines: String = rows
+        .iter()
+        .map(|r| {
+            let v =
+                serde_json::json!({"id": r.id, "content": r.text, "ts": r.ts, "score": r.score});
+            format!("{v}\n")
+        })
+        .collect();
+    t.write("in.jsonl", lines.as_bytes());
+    let fields = ["--text-field", "content"];
+    for name in ["in.parquet", "in.jsonl"] {
+        let o = t.run(&[&["fingerprint", "--batch", name][..], &fields].concat());
+        assert_ne!(code(&o), 0, "{}", stderr(&o));
+        assert!(stderr(&o).contains(&format!("{name}:6")), "{}", stderr(&o));
+        assert_eq!(json_lines(&o).len(), 39);
+    }
+    let fp =
+        |name: &str| stdout(&t.run(&[&["fingerprint", "--batch", name][..], &fields].concat()));
+    assert_eq!(fp("in.parquet"), fp("in.jsonl"));
+    // Imported into two stores, the same documents.
+    let import = |db: &str, name: &str| {
+        let db = t.path(db);
+        let o = t.run_on(&db, &[&["import", name][..], &fields].concat());
+        assert_ne!(code(&o), 0, "{}", stderr(&o));
+        let o = t.run_on(&db, &["export"]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let mut docs: Vec<Value> = json_lines(&o);
+        docs.iter_mut().for_each(|d| {
+            d.as_object_mut().unwrap().remove("time");
+        });
+        docs
+    };
+    let (from_parquet, from_jsonl) = (import("a.db", "in.parquet"), import("b.db", "in.jsonl"));
+    assert_eq!(from_parquet.len(), 39);
+    assert_eq!(from_parquet, from_jsonl);
+    let query = |name: &str| {
+        let args = ["query", "--batch", name, "--k", "3"];
+        let o = t.run_on(&t.path("a.db"), &[&args[..], &fields].concat());
+        assert_ne!(code(&o), 0, "{}", stderr(&o));
+        stdout(&o)
+    };
+    assert_eq!(query("in.parquet"), query("in.jsonl"));
+    // Refused: Parquet on stdin, and a .parquet file that is not Parquet.
+    let o = t.run_stdin(&["import", "-", "--format", "parquet"], b"x");
+    assert!(
+        stderr(&o).contains("Parquet cannot be read from stdin"),
+        "{}",
+        stderr(&o)
+    );
+    t.write("bad.parquet", b"{\"id\":\"x\",\"text\":\"not parquet\"}\n");
+    let o = t.run(&["import", "bad.parquet"]);
+    assert_ne!(code(&o), 0);
+    assert!(
+        stderr(&o).contains("bad.parquet: not a readable Parquet file"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -49,7 +49,9 @@ def dedup(
     at least 0.5 similar, not a store's 0.3) over the pairs a store of that mode compares
     (within its reach under one of its tables' prefixes, or sharing a sketch band);
     ``k`` alone, fingerprints within ``k`` bits; ``verify``, within ``k`` (default 3)
-    and shingle sketches at least ``verify`` similar. A record without text is kept.
+    and shingle sketches at least ``verify`` similar. A pair whose sketches' estimate is
+    within 0.19 of its threshold is decided by the exact similarity of the two texts'
+    shingles, as ``simstore dedup FILE`` decides it. A record without text is kept.
     """
     dataset = _as_dataset(data)
     if dataset is not None:

@@ -22,7 +22,8 @@ const DEFAULT_K: u32 = 3;
 /// cluster of two or more. The rule: `k` alone, distance ≤ k; `verify`, within `k`
 /// (default 3) and sketches at least that similar; neither, the quality mode's rule as a
 /// dataset's (sketches at least 0.5 similar) over the pairs a store of that mode compares
-/// (its tables' spans within its reach, its bands). A text without words is in no cluster (kept).
+/// (its tables' spans within its reach, its bands). Pairs near the threshold are decided
+/// by the texts' shingles (`Clusters::checked`). A text without words is in no cluster (kept).
 #[pyfunction]
 #[pyo3(signature = (texts, order = None, quality = "standard", k = None, verify = None, keep_none = false))]
 pub(crate) fn _dedup(

@@ -15,6 +15,7 @@ use simstore::input::limit::{self, DEFAULT_MAX_DOC_BYTES};
 use simstore::input::reader::{Lines, RecordError};
 
 use super::detect::{Input, gzip_failure, gzip_failure_here, open, resolve};
+use super::parquet;
 use super::stamp::Stamp;
 use super::{At, Format, Item, Place, Raw, Reason, Skipped, display_name, ids};
 
@@ -42,6 +43,10 @@ enum Current {
         records: Records<Input>,
         gz: bool,
         mark: Mark,
+    },
+    Parquet {
+        name: Arc<str>,
+        rows: parquet::Rows,
     },
 }
 
@@ -301,6 +306,23 @@ impl Inputs {
                     self.current = None;
                 }
             },
+            Some(Current::Parquet { name, rows }) => match rows.next_row() {
+                Ok(None) => self.current = None,
+                Ok(Some((n, line))) if line.len() as u64 > self.max_doc => chunk.push((
+                    place(name, At::Line(n)),
+                    Err(format!(
+                        "the row is over the size limit ({} bytes)",
+                        self.max_doc
+                    )),
+                )),
+                Ok(Some((n, line))) => chunk.push((place(name, At::Line(n)), Ok(Raw::Json(line)))),
+                Err(e) => {
+                    let mut at = place(name, At::Line(rows.rows() + 1));
+                    at.rest = true;
+                    chunk.push((at, Err(format!("{e:#}"))));
+                    self.current = None;
+                }
+            },
             Some(Current::Warc {
                 name,
                 records,
@@ -392,6 +414,13 @@ impl Inputs {
             return Ok(());
         }
         let name: Arc<str> = display_name(path).into();
+        if parquet::is_parquet(self.format, path) {
+            match parquet::Rows::open(path, self.bar.clone()) {
+                Ok(rows) => self.current = Some(Current::Parquet { name, rows }),
+                Err(e) => chunk.push((place(&name, At::File), Err(format!("{e:#}")))),
+            }
+            return Ok(());
+        }
         let (mut input, gz) = match open(path, self.bar.as_ref(), self.stamps.as_mut()) {
             Ok(opened) => opened,
             // A file that cannot be opened (missing, a symlink loop, no permission) is one
@@ -427,6 +456,8 @@ impl Inputs {
                     mark: Mark::default(),
                 });
             }
+            // Opened as a file, before the stream (see above).
+            Format::Parquet => {}
             Format::Warc => {
                 self.current = Some(Current::Warc {
                     name,

@@ -4,7 +4,9 @@
 //! An input is a file, `-` (stdin) or a directory (recursed in sorted order: `.html`/`.htm`
 //! files are HTML pages, `.txt` files text documents, ids as [`ids`] says; other files
 //! are skipped and counted). A file or stdin starting with the gzip magic `1f 8b` is
-//! decompressed (all members). Its format is `--format`, else chosen by [`Format::Auto`].
+//! decompressed (all members); a Parquet file is read by its row groups, each row a JSONL
+//! line of its columns (`parquet.rs`). Its format is `--format`, else chosen by
+//! [`Format::Auto`].
 //! [`Inputs`] turns the inputs into [`Item`]s — raw units (a JSONL line, a page), each
 //! with the [`Place`] to name in messages — that callers parse in parallel with
 //! [`to_record_with`], JSONL lines by the fields of [`FieldArgs`].
@@ -13,6 +15,7 @@ mod detect;
 mod fields;
 mod ids;
 mod inputs;
+mod parquet;
 mod stamp;
 
 use std::collections::BTreeMap;
@@ -33,7 +36,7 @@ pub use stamp::Stamp;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     /// By the file name (a final .gz ignored): .jsonl/.ndjson/.json JSONL, .warc WARC,
-    /// .html/.htm HTML, .txt text; other files are text unless they start with `WARC/`.
+    /// .html/.htm HTML, .txt text, .parquet Parquet; other files are text unless they start with `WARC/`.
     /// Stdin and unnamed .gz contents are sniffed: `WARC/` WARC, `{` (or blank) JSONL,
     /// `<!doctype html` / `<html` HTML, anything else text.
     Auto,
@@ -45,6 +48,9 @@ pub enum Format {
     Html,
     /// A WARC file: each HTML or text response is a document; id and url = WARC-Target-URI.
     Warc,
+    /// A Parquet file (auto: a `.parquet` name): each row is a record of its columns, as a
+    /// JSONL line of the same fields would be.
+    Parquet,
 }
 
 /// The name of an input for messages: the path, or `<stdin>` for `-`.
