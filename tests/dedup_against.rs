@@ -421,3 +421,94 @@ fn import_dedup_output_writes_what_dedup_against_add_keeps() {
     let o = t.run_on(&a, &["import", "new.jsonl", "-o", "x.jsonl"]);
     assert_eq!(code(&o), 2, "--output needs --dedup: {}", stderr(&o));
 }
+
+/// `rows` (id, fp as hex, n) as a Parquet file at `path`.
+fn write_fp_parquet(path: &std::path::Path, prefix: &str, fps: &[(usize, u64)]) {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from_iter_values(
+            fps.iter().map(|(i, _)| format!("{prefix}{i}")),
+        )),
+        Arc::new(StringArray::from_iter_values(
+            fps.iter().map(|(_, fp)| format!("{fp:016x}")),
+        )),
+        Arc::new(Int64Array::from_iter_values(
+            fps.iter().map(|&(i, _)| i as i64),
+        )),
+    ];
+    let batch = RecordBatch::try_from_iter(["id", "fp", "n"].into_iter().zip(cols)).unwrap();
+    let file = std::fs::File::create(path).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+}
+
+/// Parquet shards deduplicated against a store keep the rows the model keeps, written as
+/// Parquet with their columns; with `--add` the store gains exactly those.
+#[test]
+fn parquet_shards_are_deduplicated_against_the_store() {
+    let t = TestCommand::new();
+    let (stored, new) = dumps(11);
+    t.write("old.jsonl", lines("old", &stored).as_bytes());
+    assert_eq!(code(&t.run(&["init", "--k-max", "4"])), 0);
+    assert_eq!(code(&t.run(&["import", "old.jsonl"])), 0);
+    let numbered: Vec<(usize, u64)> = new.iter().copied().enumerate().collect();
+    std::fs::create_dir(t.path("in")).unwrap();
+    write_fp_parquet(&t.path("in/a.parquet"), "new", &numbered[..25]);
+    write_fp_parquet(&t.path("in/b.parquet"), "new", &numbered[25..]);
+    let kept = model(&stored, &new, 3);
+    let want: Vec<String> = (0..new.len())
+        .filter(|&i| kept[i])
+        .map(|i| format!("new{i}"))
+        .collect();
+    assert!(want.len() < new.len() - 5, "duplicates in the data");
+    let db = t.db();
+    let db = db.to_str().unwrap();
+    let o = t.run(&[
+        "dedup",
+        "in",
+        "--against",
+        db,
+        "--k",
+        "3",
+        "-o",
+        "kept",
+        "--add",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let mut shards: Vec<_> = std::fs::read_dir(t.path("kept"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    shards.sort();
+    let mut ids = Vec::new();
+    for shard in shards {
+        let file = std::fs::File::open(shard).unwrap();
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build()
+            .unwrap();
+        for batch in reader {
+            let batch = batch.unwrap();
+            assert_eq!(batch.num_columns(), 3, "every column kept");
+            let col = batch.column(0);
+            let col = col
+                .as_any()
+                .downcast_ref::<arrow_array::StringArray>()
+                .unwrap();
+            ids.extend(col.iter().map(|v| v.unwrap().to_owned()));
+        }
+    }
+    assert_eq!(ids, want, "{}", stderr(&o));
+    assert_eq!(store_len(&t), (stored.len() + want.len()) as u64);
+    // A JSONL output of Parquet inputs is refused before anything is read.
+    let o = t.run(&["dedup", "in", "--against", db, "-o", "kept.jsonl"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("Parquet inputs are written as Parquet"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -21,11 +21,10 @@ use serde_json::json;
 use simstore::input::reader::Fields;
 use simstore::{CheckOutcome, Entry, MatchRule, QueryKey, Rule, Store, StoreBuilder};
 
-use super::dataset;
 use super::rows::Rows;
 use super::{Args, keep::Keep, records};
+use super::{dataset, shards};
 use crate::cli::input::{self, Inputs, Place, Raw, Stamp};
-use crate::cli::outfile::OutFile;
 use crate::cli::{Code, output};
 
 /// Records read and checked at a time.
@@ -75,10 +74,25 @@ struct Against<'a> {
 /// Runs the dedup against the store at `reference`; see the module documentation.
 pub(super) fn run(args: &Args, reference: &Path, start: Instant) -> Result<Code> {
     check_args(args)?;
+    // Parquet shards (a directory of them, or files) are read as records, row by row.
+    let shards = shards::inputs(&args.files)?;
     if let Some(out) = &args.output {
-        dataset::check_inputs(args, out)?;
-        OutFile::check(out)?;
+        dataset::check_output(args, out, shards.is_some())?;
     }
+    let stamps: Vec<shards::Stamp> = match &shards {
+        Some(paths) => paths
+            .iter()
+            .map(|p| shards::stamp(p))
+            .collect::<Result<_>>()?,
+        None => Vec::new(),
+    };
+    let files: Vec<String> = match &shards {
+        Some(paths) => paths
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect(),
+        None => args.files.clone(),
+    };
     let store = open(reference, args.add)?;
     let rule = store.rule(Rule::options(args.k_arg, args.verify));
     store.layout().tables_for_k(rule.k).context("--k")?;
@@ -95,14 +109,22 @@ pub(super) fn run(args: &Args, reference: &Path, start: Instant) -> Result<Code>
         added: HashSet::new(),
     };
     let bar = records::progress(&args.files, "checking");
-    let found = against.read_all(args, &bar)?;
+    let found = against.read_all((&files, args), &bar)?;
     bar.finish_and_clear();
     let written = match &args.output {
         Some(out) => {
             let bar = records::progress(&args.files, "writing kept records");
-            let stamps = (found.items, &found.stamps[..]);
-            let inputs = (&args.files[..], args.format);
-            let n = dataset::copy_kept(inputs, &found.kept, stamps, out, &bar)?;
+            let n = match &shards {
+                Some(paths) => {
+                    let out = (out.as_path(), args.compression, args.shard_rows as usize);
+                    shards::copy_kept(paths, &stamps, &found.kept, out, &bar)?.0
+                }
+                None => {
+                    let stamps = (found.items, &found.stamps[..]);
+                    let inputs = (&args.files[..], args.format);
+                    dataset::copy_kept(inputs, &found.kept, stamps, out, &bar)?
+                }
+            };
             bar.finish_and_clear();
             format!(", written to {}", out.display())
                 + &format!(" ({})", output::count(n, "record"))
@@ -133,12 +155,6 @@ fn check_args(args: &Args) -> Result<()> {
         anyhow::bail!(
             "--transitive, --pairs and --quality do not apply with --against: the store's rule \
              decides (or --k / --verify)"
-        );
-    }
-    if super::shards::inputs(&args.files)?.is_some() {
-        anyhow::bail!(
-            "--against reads JSONL, text, HTML and WARC inputs, not Parquet shards yet: dedup \
-             the shards without --against, or convert them to JSONL"
         );
     }
     if args.output.is_some() && args.files.iter().any(|f| f == "-") {
@@ -180,10 +196,11 @@ fn fields(args: &Args) -> Fields {
 }
 
 impl Against<'_> {
-    /// Reads, checks (and with `--add` stores) every record of the inputs, in input order.
-    fn read_all(&mut self, args: &Args, bar: &ProgressBar) -> Result<Found> {
+    /// Reads, checks (and with `--add` stores) every record of the inputs (`files`: the
+    /// arguments, or the Parquet files they name), in input order.
+    fn read_all(&mut self, (files, args): (&[String], &Args), bar: &ProgressBar) -> Result<Found> {
         let mut found = Found::default();
-        let mut inputs = Inputs::new(&args.files, args.format, Some(bar.clone()));
+        let mut inputs = Inputs::new(files, args.format, Some(bar.clone()));
         if args.output.is_some() {
             inputs = inputs.stamped();
         }

@@ -152,7 +152,7 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
 /// Checks the output before anything is read: not an input, writable, and of the inputs'
 /// kind (Parquet shards are written as Parquet: a directory or a FILE.parquet; JSONL lines
 /// as JSONL).
-fn check_output(args: &Args, output: &Path, parquet_in: bool) -> Result<()> {
+pub(super) fn check_output(args: &Args, output: &Path, parquet_in: bool) -> Result<()> {
     check_inputs(args, output)?;
     let name = output.to_string_lossy();
     let lines = [".jsonl", ".jsonl.gz", ".json", ".gz"]

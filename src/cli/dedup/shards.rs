@@ -70,7 +70,7 @@ pub(super) fn is_parquet(path: &Path) -> bool {
 /// What pass 2 checks an input against: its size and modification time in pass 1.
 pub(super) type Stamp = (u64, Option<SystemTime>);
 
-fn stamp(path: &Path) -> Result<Stamp> {
+pub(super) fn stamp(path: &Path) -> Result<Stamp> {
     let m = fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
     Ok((m.len(), m.modified().ok()))
 }
