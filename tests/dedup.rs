@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use simstore::index::bands;
 use simstore::index::cluster::{Candidates, UnionFind, lead_near_duplicates, near_duplicates};
 use simstore::index::groups::{Clusters, Grouping};
-use simstore::index::near::EXACT_MARGIN;
+use simstore::index::near::{EXACT_MARGIN, ExactSimilarities};
 use simstore::{DocMeta, Entry, Fingerprint, MatchRule, Quality, Sketch, Store};
 
 use crate::util::{
@@ -437,6 +437,14 @@ fn fake_exact(a: u32, b: u32) -> f64 {
     (h % 1000) as f64 / 1000.0
 }
 
+/// [`fake_exact`] of every pair.
+fn fake_similarities(pairs: &[(u32, u32)]) -> ExactSimilarities {
+    pairs
+        .iter()
+        .map(|&(a, b)| ((a, b), fake_exact(a, b)))
+        .collect()
+}
+
 /// A dedup that reads its texts again (`Clusters::checked`) against a brute-force model: it
 /// is asked for exactly the candidate pairs whose estimate is within `EXACT_MARGIN` of
 /// their threshold (by the records' own positions, also when a keep policy reorders them),
@@ -495,10 +503,7 @@ fn pairs_near_the_threshold_are_decided_by_the_texts() {
         let mut asked = BTreeSet::new();
         let mut exact = |pairs: Vec<(u32, u32)>| {
             asked.extend(pairs.iter().copied());
-            Ok(pairs
-                .iter()
-                .map(|&(a, b)| ((a, b), fake_exact(a, b)))
-                .collect())
+            Ok(fake_similarities(&pairs))
         };
         let exact = Some(&mut exact as &mut dyn FnMut(_) -> _);
         let records = (&fps[..], &sketches[..], reverse.then(|| order.clone()));
@@ -527,12 +532,7 @@ fn pairs_near_the_threshold_are_decided_by_the_texts() {
             transitive: true,
             ..grouping.clone()
         };
-        let mut exact = |pairs: Vec<(u32, u32)>| {
-            Ok(pairs
-                .iter()
-                .map(|&(a, b)| ((a, b), fake_exact(a, b)))
-                .collect())
-        };
+        let mut exact = |pairs: Vec<(u32, u32)>| Ok(fake_similarities(&pairs));
         let exact = Some(&mut exact as &mut dyn FnMut(_) -> _);
         let records = (&fps[..], &sketches[..], reverse.then(|| order.clone()));
         let mut pairs = BTreeSet::new();

@@ -526,7 +526,11 @@ impl Fingerprinter {
     /// counts: two short texts under different titles are different pages). `None` when
     /// neither has a token.
     pub fn sketch(&self, title: Option<&str>, text: &str) -> Option<Sketch> {
-        let mut b = SketchBuilder::new();
+        self.sketched(title, text, SketchBuilder::new()).finish()
+    }
+
+    /// `b` given the sketch's tokens of a title and text.
+    fn sketched(&self, title: Option<&str>, text: &str, mut b: SketchBuilder) -> SketchBuilder {
         for_each_token_with_digits(
             self.spec.seed,
             title,
@@ -534,7 +538,7 @@ impl Fingerprinter {
             HanChars::Whole,
             |token, _, _, _| b.push_word(token),
         );
-        b.finish()
+        b
     }
 
     /// The distinct shingle hashes, sorted, that [`Fingerprinter::sketch`] of the same title
@@ -542,14 +546,7 @@ impl Fingerprinter {
     /// similarity their sketches estimate, exactly (for a dedup that checks the pairs near
     /// its threshold against the texts).
     pub fn shingles(&self, title: Option<&str>, text: &str) -> Vec<u32> {
-        let mut b = SketchBuilder::collecting();
-        for_each_token_with_digits(
-            self.spec.seed,
-            title,
-            text,
-            HanChars::Whole,
-            |token, _, _, _| b.push_word(token),
-        );
+        let b = self.sketched(title, text, SketchBuilder::collecting());
         b.finish_shingles()
     }
 

@@ -168,11 +168,11 @@ impl SketchBuilder {
     }
 }
 
-/// The exact Jaccard similarity of two sorted sets of distinct shingle hashes
-/// ([`SketchBuilder::finish_shingles`]): shared over either's; 0 when both are empty. (Two
+/// The exact Jaccard similarity of two sorted sets of distinct values, e.g. shingle hashes
+/// ([`SketchBuilder::finish_shingles`]): shared over either's; 1 when both are empty. (Two
 /// different shingles share a 32-bit hash once in 4·10⁹ pairs: two sets of 10⁵ shingles
 /// gain about 2 false shared ones.)
-pub fn jaccard(a: &[u32], b: &[u32]) -> f64 {
+pub fn jaccard<T: Ord>(a: &[T], b: &[T]) -> f64 {
     let (mut i, mut j, mut shared) = (0, 0, 0usize);
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {
@@ -187,7 +187,7 @@ pub fn jaccard(a: &[u32], b: &[u32]) -> f64 {
     }
     let union = a.len() + b.len() - shared;
     match union {
-        0 => 0.0,
+        0 => 1.0,
         _ => shared as f64 / union as f64,
     }
 }
@@ -299,7 +299,7 @@ mod tests {
 
     #[test]
     fn jaccard_of_sorted_sets() {
-        assert_eq!(jaccard(&[], &[]), 0.0);
+        assert_eq!(jaccard::<u32>(&[], &[]), 1.0);
         assert_eq!(jaccard(&[1, 2, 3], &[1, 2, 3]), 1.0);
         assert_eq!(jaccard(&[1, 2, 3], &[2, 3, 4, 5]), 0.4);
         assert_eq!(jaccard(&[1], &[]), 0.0);

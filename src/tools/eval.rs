@@ -29,8 +29,9 @@ use crate::types::{Sketch, WeakBits};
 
 mod measures;
 
+use crate::text::sketch::jaccard;
 pub use measures::wilson_interval;
-use measures::{band_pairs, char_trigrams, jaccard};
+use measures::{band_pairs, char_trigrams};
 
 /// A labelled document (a base document or a variant of one).
 #[derive(Debug, Clone, Default, Deserialize)]

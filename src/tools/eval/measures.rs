@@ -37,28 +37,6 @@ pub fn char_trigrams(title: Option<&str>, text: &str) -> Vec<u64> {
     grams
 }
 
-/// Jaccard similarity of two sorted sets.
-pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
-    let (mut i, mut j, mut both) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                both += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    let union = a.len() + b.len() - both;
-    if union == 0 {
-        1.0
-    } else {
-        both as f64 / union as f64
-    }
-}
-
 /// The pairs `(a, b)`, `a < b`, of `sketches` that share one of the first `bands` bands.
 pub fn band_pairs(sketches: &[Option<&Sketch>], bands: u32) -> Vec<(u32, u32)> {
     let mut keys: Vec<(u32, u32, u32)> = Vec::new();
