@@ -28,6 +28,11 @@ use crate::cli::input::{At, Place};
 /// Rows read at a time.
 const BATCH_ROWS: usize = 4096;
 
+/// About how many encoded bytes a row group of the output holds before it is written out:
+/// the writer holds one row group in memory, and a shard of a million rows in one would
+/// hold the kept texts of a whole shard.
+const ROW_GROUP_BYTES: usize = 64 << 20;
+
 /// The Parquet files among `files`: `None` when none is one; every `.parquet` file of a
 /// directory, sorted by name; an error when Parquet and other inputs are mixed.
 pub(super) fn inputs(files: &[String]) -> Result<Option<Vec<PathBuf>>> {
@@ -384,6 +389,9 @@ impl Shards {
             let w = self.writer.as_mut().expect("a shard is open");
             w.write(&batch.slice(at, room))
                 .context("cannot write the output")?;
+            if w.in_progress_size() >= ROW_GROUP_BYTES {
+                w.flush().context("cannot write the output")?;
+            }
             self.rows_in_shard += room;
             at += room;
         }
