@@ -65,7 +65,7 @@ fn group(
     let candidates = &grouping.candidates;
     if grouping.transitive {
         let on_pair = RefCell::new(on_pair);
-        let late = || {
+        let late_linked = || {
             let taken = late()?;
             let mut on_pair = on_pair.borrow_mut();
             taken.iter().try_for_each(|&(a, b, d)| on_pair(a, b, d))?;
@@ -78,7 +78,8 @@ fn group(
             }
             Ok(taken)
         };
-        let (uf, pairs) = cluster::link_near_duplicates(fps, sketches, candidates, take, late)?;
+        let linked = cluster::link_near_duplicates(fps, sketches, candidates, take, late_linked);
+        let (uf, pairs) = linked?;
         return Ok(Groups::Components(uf, pairs));
     }
     let accept = |a, b, d| Ok(judge.borrow_mut().takes(a, b, d));
@@ -142,9 +143,8 @@ impl Clusters {
             let (a, b) = key(a, b);
             on_pair(a, b, d)
         })?;
-        let (similarities, check) = judge.finish();
+        let (exact, check) = judge.finish();
         let len = fps.len();
-        let exact = similarities;
         Ok((
             Self {
                 groups,
