@@ -183,8 +183,8 @@ pub(super) fn summary(check: &ExactCheck) -> String {
     let mut out = String::new();
     if check.checked > 0 {
         out += &format!(
-            "; {} near the threshold decided by the texts ({} taken, {} refused that the \
-             sketches decided otherwise)",
+            "; {} near the threshold decided by the texts (against the sketches' verdict: \
+             {} taken, {} refused)",
             output::count(check.checked, "pair"),
             check.accepted,
             check.rejected
