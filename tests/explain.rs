@@ -58,6 +58,16 @@ fn explain_shows_lines_features_distance_and_verdict() {
     assert_eq!(v["near_duplicates"], true);
     assert_eq!(v["differ"]["only_in_a"][0], "two");
     assert!(v["jaccard"].as_f64().unwrap() > 0.3, "{v}");
+    // The texts' exact similarity, of the shingles the sketches are made of.
+    let f = simstore::Fingerprinter::new();
+    let exact = simstore::text::sketch::jaccard(&f.shingles(None, A), &f.shingles(None, B));
+    assert_eq!(v["jaccard_exact"].as_f64(), Some(exact), "{v}");
+    assert!(
+        text.contains(&format!(
+            "Jaccard of the texts' shingles, exactly: {exact:.3}"
+        )),
+        "{text}"
+    );
 }
 
 #[test]
@@ -91,6 +101,10 @@ fn explain_two_stored_ids_by_the_stores_rule() {
         "{text}"
     );
     assert!(text.contains("text not stored"), "{text}");
+    assert!(
+        !text.contains("exactly"),
+        "a stored document keeps no text: {text}"
+    );
     assert!(
         text.contains("Jaccard estimate (shingle sketches): 0."),
         "{text}"

@@ -11,6 +11,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use simstore::text::explain::{Explanation, explain};
+use simstore::text::sketch::jaccard as jaccard_of;
 use simstore::{Fingerprint, Fingerprinter, MatchRule, Rule, Sketch, Store};
 
 use super::input::{self, FieldArgs};
@@ -70,12 +71,14 @@ pub struct Args {
     b: String,
 }
 
-/// One side: its name, fingerprint, sketch and (when its text is known) explanation.
+/// One side: its name, fingerprint, sketch and (when its text is known) explanation and
+/// shingles (what its sketch is the MinHash of).
 struct Side {
     name: String,
     fp: Fingerprint,
     sketch: Option<Sketch>,
     explained: Option<Explanation>,
+    shingles: Option<Vec<u32>>,
 }
 
 /// Runs the command; see [`Args`].
@@ -91,12 +94,13 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     let sketches = (a.sketch.as_ref(), b.sketch.as_ref());
     let decision = verdict::decide(&judge, (a.fp, b.fp), sketches);
     let jaccard = a.sketch.zip(b.sketch).map(|(x, y)| x.similarity(&y));
+    let exact = (a.shingles.as_ref().zip(b.shingles.as_ref())).map(|(x, y)| jaccard_of(x, y));
     let mut out = io::stdout().lock();
     if args.json {
         let mut v = json!({
             "a": side_json(&a, args.top), "b": side_json(&b, args.top),
             "differ": differ_json(&a, &b, args.top),
-            "distance": distance, "jaccard": jaccard, "k": judge.rule.k,
+            "distance": distance, "jaccard": jaccard, "jaccard_exact": exact, "k": judge.rule.k,
             "near_duplicates": decision.accepted(),
         });
         if let (Some(v), Value::Object(more)) =
@@ -117,6 +121,12 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
                 out,
                 "Jaccard estimate: - (a document without a sketch: imported as a fingerprint, or too short)"
             )?,
+        }
+        if let Some(j) = exact {
+            writeln!(
+                out,
+                "Jaccard of the texts' shingles, exactly: {j:.3} (what a dedup of files decides by near its threshold)"
+            )?;
         }
         writeln!(out, "{}", verdict::line(&judge, decision, distance))?;
     }
@@ -148,6 +158,7 @@ fn sides(db: &Path, args: &Args) -> Result<(Side, Side, Option<Store>)> {
             fp: d.fingerprint(),
             sketch: d.sketch,
             explained: None,
+            shingles: None,
         })
     };
     Ok((get(&args.a)?, get(&args.b)?, Some(store)))
@@ -190,6 +201,7 @@ fn side(f: &Fingerprinter, arg: &str, is_file: bool, title: Option<&str>) -> Res
             fp,
             sketch: record.restore.and_then(|r| r.sketch),
             explained: None,
+            shingles: None,
         });
     }
     let title = title.map(str::to_owned).or(record.title);
@@ -206,6 +218,7 @@ fn text_side(f: &Fingerprinter, name: String, title: Option<&str>, text: &str) -
         fp: explained.fingerprint,
         sketch: f.sketch(title, text),
         explained: Some(explained),
+        shingles: Some(f.shingles(title, text)),
     })
 }
 
@@ -216,6 +229,7 @@ pub fn print_one(out: &mut impl Write, e: &Explanation, top: usize) -> io::Resul
         fp: e.fingerprint,
         sketch: None,
         explained: Some(e.clone()),
+        shingles: None,
     };
     write_side(out, "fingerprint", &s, top)
 }
