@@ -102,15 +102,19 @@ impl<'a, 'e> Judge<'a, 'e> {
             Some(_) => self.rule.margin(distance, sa, sb),
             None => None,
         };
-        let Some(m) = margin.filter(|m| m.abs() <= EXACT_MARGIN) else {
+        let Some(m) = margin else {
             return self.rule.accepts(distance, sa, sb);
         };
+        // The margin is the estimate less the threshold: it decides as `accepts` would.
+        if m.abs() > EXACT_MARGIN {
+            return m >= 0.0;
+        }
         if let Some(&s) = self.similarities.get(&(self.key)(a, b)) {
             return self.rule.accepts_exact(distance, sa, sb, Some(s));
         }
         if self.resolved || self.near.len() >= MAX_EXACT_PAIRS {
             self.check.unchecked += u64::from(!self.resolved);
-            return self.rule.accepts(distance, sa, sb);
+            return m >= 0.0;
         }
         let estimate = sa.zip(sb).map_or(0.0, |(x, y)| x.similarity(y));
         let threshold = estimate - m;
