@@ -2,7 +2,7 @@
 //! texts' exact shingle similarity (`Clusters::checked`, src/cli/dedup/exact.rs), read
 //! again from JSONL or Parquet; from stdin, which cannot be read again, the sketches decide.
 //! The texts are two pairs found for this: one the sketches take and the texts refuse
-//! (exact 0.468 < 0.5), one the other way round (0.537).
+//! (estimate 0.665, exact 0.569 < 0.6), one the other way round (0.554, 0.690).
 
 use simstore::Fingerprinter;
 use simstore::text::sketch::jaccard;
@@ -33,8 +33,8 @@ fn pair(seed: u64, k: usize) -> (String, String) {
 /// The four records: `r-a`, `r-b` (the sketches take them, the texts refuse), `t-a`, `t-b`
 /// (the sketches refuse, the texts take).
 fn records() -> Vec<(&'static str, String)> {
-    let (ra, rb) = pair(9, 33);
-    let (ta, tb) = pair(23, 25);
+    let (ra, rb) = pair(9, 22);
+    let (ta, tb) = pair(27, 13);
     vec![("r-a", ra), ("r-b", rb), ("t-a", ta), ("t-b", tb)]
 }
 
@@ -58,8 +58,8 @@ fn pairs_near_the_threshold_are_decided_by_the_texts_in_a_dedup_of_files() {
         s(i).similarity(&s(j))
     };
     // The premise: the sketches alone would decide both pairs the other way.
-    assert!(estimate(0, 1) >= 0.5 && exact(&recs[0].1, &recs[1].1) < 0.5);
-    assert!(estimate(2, 3) < 0.5 && exact(&recs[2].1, &recs[3].1) >= 0.5);
+    assert!(estimate(0, 1) >= 0.6 && exact(&recs[0].1, &recs[1].1) < 0.6);
+    assert!(estimate(2, 3) < 0.6 && exact(&recs[2].1, &recs[3].1) >= 0.6);
     let t = TestCommand::new();
     let lines: String = recs
         .iter()

@@ -46,7 +46,7 @@ def dedup(
     to the earlier record.
 
     The rule: ``quality``'s (``"standard"`` or ``"high"``) as a dataset's (shingle sketches
-    at least 0.5 similar, not a store's 0.3) over the pairs a store of that mode compares
+    at least 0.6 similar, not a store's 0.3) over the pairs a store of that mode compares
     (within its reach under one of its tables' prefixes, or sharing a sketch band);
     ``k`` alone, fingerprints within ``k`` bits; ``verify``, within ``k`` (default 3)
     and shingle sketches at least ``verify`` similar. A pair whose sketches' estimate is

@@ -21,7 +21,7 @@ const DEFAULT_K: u32 = 3;
 /// (positions, the preferred first: the keep policy); `keep_none` drops every member of a
 /// cluster of two or more. The rule: `k` alone, distance ≤ k; `verify`, within `k`
 /// (default 3) and sketches at least that similar; neither, the quality mode's rule as a
-/// dataset's (sketches at least 0.5 similar) over the pairs a store of that mode compares
+/// dataset's (sketches at least 0.6 similar) over the pairs a store of that mode compares
 /// (its tables' spans within its reach, its bands). Pairs near the threshold are decided
 /// by the texts' shingles (`Clusters::checked`). A text without words is in no cluster (kept).
 #[pyfunction]

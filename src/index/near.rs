@@ -12,7 +12,7 @@ use crate::types::sketch::Sketch;
 
 /// How far from its threshold the sketches' estimate of a pair's similarity may fall and
 /// the pair still be decided by the texts: three standard errors of an estimate from 63
-/// minima at similarity 0.5 (√(0.25 / 63) ≈ 0.063). A pair whose estimate is farther off
+/// minima at similarity 0.5, where it is largest (√(0.25 / 63) ≈ 0.063). A pair whose estimate is farther off
 /// is decided by it: with 63 minima a pair of similarity 0.3 (or 0.7) passes (or fails) a
 /// threshold of 0.5 about once in 10⁴ pairs.
 pub const EXACT_MARGIN: f64 = 0.19;

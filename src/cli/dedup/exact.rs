@@ -1,10 +1,11 @@
 //! The pairs a dedup of files finds near its threshold, decided by the texts: the inputs
 //! are read again for the records of those pairs alone, and the exact similarity of their
 //! shingle sets replaces the sketches' estimate (`Clusters::checked`). The estimate's
-//! standard error (about 0.06 at similarity 0.5) otherwise joins a record to another it
-//! shares a third of its shingles with, and drops it, about as often as it misses a copy.
+//! standard error (about 0.06 at similarity 0.5–0.6) otherwise joins a record to another
+//! well below the threshold, and drops it, about as often as it misses a copy.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet};
 
 use anyhow::Result;
 use rayon::prelude::*;
@@ -20,9 +21,9 @@ use super::records;
 use crate::cli::output;
 
 /// How much a round of the check holds: about `bytes` of shingles (32-bit hashes, about
-/// 4 bytes a word of text), computed `chunk` records at a time (in parallel), at least
-/// one chunk. More pairs than fit are checked in further rounds, each reading the inputs
-/// again.
+/// 4 bytes a word of text) of records whose partners are still to come, beside the
+/// `chunk` records shingled at a time (in parallel). Pairs whose records did not fit are
+/// checked in further rounds, each reading the inputs again.
 #[derive(Debug, Clone, Copy)]
 struct Rounds {
     bytes: usize,
@@ -78,12 +79,12 @@ fn similarities(
     Ok(out)
 }
 
-/// One read of the inputs (a block nested loop): the shingles of the first records the
-/// pairs need, in input order, as many as `rounds` allows, are held (the block); each
-/// later record with a partner in the block is shingled as it is read and its pairs with
-/// the block scored. Every pair of a record of the block is scored (unless its partner
-/// does not read), so the next round needs none of them. Also the records wanted that
-/// did not read.
+/// One read of the inputs (a block nested loop): each record a pair needs is shingled as
+/// it is read, in input order, its pairs with the records held scored, and its shingles
+/// held until its last partner is read, while the held ones fit `rounds`' bytes. Copies
+/// usually sit near one another, so few are held at once; when the block is full, a
+/// record with no partner held is passed over, and its pairs with records not held are
+/// left to the next round. Also the records wanted that did not read.
 fn round(
     args: &Args,
     items: &[u64],
@@ -96,6 +97,7 @@ fn round(
     let mut block = Block {
         edges: &edges,
         shingles: HashMap::new(),
+        until: BinaryHeap::new(),
         bytes: 0,
         rounds,
         scored: Vec::new(),
@@ -115,26 +117,23 @@ fn round(
         true
     })?;
     block.take(&mut batch);
-    let within = pairs.iter().filter_map(|&(a, b)| {
-        let (x, y) = (block.shingles.get(&a)?, block.shingles.get(&b)?);
-        Some(((a, b), jaccard(x, y)))
-    });
-    let mut scored = block.scored;
-    scored.extend(within);
-    Ok((scored, unread))
+    Ok((block.scored, unread))
 }
 
 /// Pairs scored: records' positions and their texts' similarity.
 type Scored = Vec<((u32, u32), f64)>;
 
-/// The block of a [`round`]: its records' shingles, by position.
+/// The block of a [`round`]: the shingles of the records read whose later partners are
+/// still to come, by position.
 struct Block<'a> {
     /// Both directions of every pair, sorted.
     edges: &'a [(u32, u32)],
     shingles: HashMap<u32, Vec<u32>>,
+    /// The records held, by the position of their last partner (the first to let go on
+    /// top).
+    until: BinaryHeap<Reverse<(u32, u32)>>,
     bytes: usize,
     rounds: Rounds,
-    /// The pairs of a later record with the block, scored.
     scored: Scored,
 }
 
@@ -152,29 +151,50 @@ impl Block<'_> {
             .map(|e| e.1)
     }
 
-    /// Shingles the records of `batch` (in parallel): into the block while it has room,
-    /// else scoring their pairs with the block.
+    /// Shingles the records of `batch` (in parallel, increasing positions), scores each
+    /// pair whose earlier record is held or in the batch, lets go of those whose last
+    /// partner has been read, and holds those with partners still to come while there is
+    /// room.
     fn take(&mut self, batch: &mut Vec<(u32, Record)>) {
+        let Some(end) = batch.last().map(|b| b.0) else {
+            return;
+        };
         let f = Fingerprinter::new();
         let text = |r: &Record| f.shingles(r.title.as_deref(), r.text.as_deref().unwrap_or(""));
         let done: Vec<(u32, Vec<u32>)> =
             batch.par_drain(..).map(|(at, r)| (at, text(&r))).collect();
-        if !self.full() {
-            self.bytes += done.iter().map(|(_, s)| 4 * s.len() + 48).sum::<usize>();
-            self.shingles.extend(done);
-            return;
-        }
+        let ats: Vec<u32> = done.iter().map(|d| d.0).collect();
+        self.shingles.extend(done);
         let this = &*self;
-        let scored: Scored = done
+        let scored: Scored = ats
             .par_iter()
-            .flat_map_iter(|(at, s)| {
-                this.partners(*at).filter_map(move |p| {
-                    let other = this.shingles.get(&p)?;
-                    Some(((p.min(*at), p.max(*at)), jaccard(s, other)))
-                })
+            .flat_map_iter(|&at| {
+                let own = &this.shingles[&at];
+                this.partners(at)
+                    .filter(move |&p| p < at)
+                    .filter_map(move |p| {
+                        let other = this.shingles.get(&p)?;
+                        Some(((p, at), jaccard(other, own)))
+                    })
             })
             .collect();
         self.scored.extend(scored);
+        while let Some(&Reverse((last, at))) = self.until.peek()
+            && last <= end
+        {
+            self.until.pop();
+            let held = self.shingles.remove(&at).map_or(0, |s| 4 * s.len() + 48);
+            self.bytes -= held;
+        }
+        for at in ats {
+            match self.partners(at).max().filter(|&last| last > end) {
+                Some(last) if !self.full() => {
+                    self.bytes += 4 * self.shingles[&at].len() + 48;
+                    self.until.push(Reverse((last, at)));
+                }
+                _ => drop(self.shingles.remove(&at)),
+            }
+        }
     }
 }
 
@@ -251,5 +271,39 @@ mod tests {
         assert_eq!(one.len(), 21);
         let values: BTreeSet<u64> = one.values().map(|v| v.to_bits()).collect();
         assert!(values.len() > 3, "pairs of several similarities");
+    }
+
+    /// A record is held only until its last partner is read: pairs of neighbours are all
+    /// scored in one round that holds one record at a time.
+    #[test]
+    fn a_round_lets_go_of_a_record_once_its_partners_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.jsonl");
+        let lines: Vec<String> = (0..8)
+            .map(|i| serde_json::json!({"text": format!("words of pair {} and a few more", i / 2)}))
+            .map(|v| v.to_string())
+            .collect();
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let cli = Cli::try_parse_from(["simstore", "dedup", path.to_str().unwrap()]).unwrap();
+        let Command::Dedup(args) = cli.command else {
+            panic!("a dedup")
+        };
+        let neighbours = vec![(0, 1), (2, 3), (4, 5), (6, 7)];
+        let items: Vec<u64> = (0..8).collect();
+        let one_at_a_time = Rounds { bytes: 1, chunk: 1 };
+        let (scored, unread) = round(&args, &items, &neighbours, one_at_a_time).unwrap();
+        let mut got: Vec<(u32, u32)> = scored.iter().map(|s| s.0).collect();
+        got.sort_unstable();
+        assert_eq!(got, neighbours);
+        assert!(unread.is_empty());
+        let far = [neighbours.clone(), vec![(1, 7)]].concat();
+        let (scored, _) = round(&args, &items, &far, one_at_a_time).unwrap();
+        assert_eq!(
+            scored.len(),
+            2,
+            "1 fills the block until 7 is read: the pairs between wait"
+        );
+        let all = similarities(&args, &items, far.clone(), one_at_a_time).unwrap();
+        assert_eq!(all.len(), far.len(), "later rounds score the rest");
     }
 }

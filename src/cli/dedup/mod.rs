@@ -50,7 +50,7 @@ use super::{Code, open_for_reading, output};
                   FILEs, the standard mode's as a dataset's: over the pairs a store of that \
                   mode made for as many documents would compare (within 12 bits under one of \
                   its tables' prefixes, or sharing a band of the sketch), kept at sketch \
-                  similarity 0.5 (Chinese: the same rising threshold, at least 0.45), so that \
+                  similarity 0.6 (Chinese: the same rising threshold, at least 0.55), so that \
                   records sharing only a passage stay apart); --k K alone: every pair at \
                   distance <= K, nothing else.\n\
                   Clusters, without chaining: in input order (of a store, insertion order) \
@@ -79,7 +79,7 @@ pub struct Args {
     /// agree; without sketches, within k_max); of FILEs: the standard mode's rule as a
     /// dataset's (the pairs within 12 that share a prefix of the tables of a store made for
     /// as many documents, and those sharing a band of the sketch, kept when their sketches
-    /// are at least 0.5 similar — Chinese 0.25 + 0.025 a bit of distance, at least 0.45 —,
+    /// are at least 0.6 similar — Chinese 0.25 + 0.025 a bit of distance, at least 0.55 —,
     /// 0.8 for texts of fewer than 16 shingles (24 in Chinese); without sketches, within
     /// 3)].
     #[arg(long = "k", short, value_name = "K", value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_K)))]
