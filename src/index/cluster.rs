@@ -442,7 +442,8 @@ impl Candidates {
         match self {
             Candidates::Within(k) => {
                 let layout = Layout::for_expected_docs(fps.len() as u64, *k)?;
-                scan_tables(fps, &layout, layout.tables_for_k(*k)?, *k, &mut emit)
+                let keys = &mut Vec::with_capacity(fps.len());
+                scan_tables(fps, &layout, layout.tables_for_k(*k)?, *k, keys, &mut emit)
             }
             Candidates::Tables {
                 layout,
@@ -450,11 +451,12 @@ impl Candidates {
                 bands,
             } => {
                 let probe = layout.tables_for_k(layout.k_max())?;
-                scan_tables(fps, layout, probe, *reach, &mut emit)?;
+                let keys = &mut Vec::with_capacity(fps.len());
+                scan_tables(fps, layout, probe, *reach, keys, &mut emit)?;
                 let found = |a: u64, b: u64| {
                     (a ^ b).count_ones() <= *reach && layout.finds(layout.k_max(), a, b)
                 };
-                scan_bands(fps, sketches, *bands, found, &mut emit)
+                scan_bands((fps, sketches), *bands, found, keys, &mut emit)
             }
         }
     }
@@ -462,15 +464,15 @@ impl Candidates {
 
 /// Calls `emit(a, b, distance)` once with every pair of `fps` within `k` that a table of
 /// `probe` puts under one prefix (`a < b`): one table at a time, its permuted fingerprints
-/// sorted (12 bytes per document) and scanned.
+/// sorted (in `keys`, 16 bytes per document) and scanned.
 fn scan_tables(
     fps: &[u64],
     layout: &Layout,
     probe: &[usize],
     k: u32,
+    keys: &mut Vec<(u64, u32)>,
     emit: &mut impl FnMut(u32, u32, u32) -> Result<()>,
 ) -> Result<()> {
-    let mut keys: Vec<(u64, u32)> = Vec::with_capacity(fps.len());
     for pos in 0..probe.len() {
         keys.clear();
         keys.par_extend(
@@ -493,28 +495,31 @@ fn scan_tables(
 
 /// Calls `emit(a, b, distance)` once with every pair whose sketches share one of the first
 /// `bands` bands and that `found(fp_a, fp_b)` (the tables) did not report: one band at a
-/// time, the records' band keys sorted, each compared with its next
+/// time, the records' band keys sorted (in `keys`, written in place: a record without
+/// the band sorts last, as `NO_KEY`, and is cut off), each compared with its next
 /// [`bands::MAX_BAND_CANDIDATES`] of the same band.
 fn scan_bands(
-    fps: &[u64],
-    sketches: &[Option<Sketch>],
+    (fps, sketches): (&[u64], &[Option<Sketch>]),
     bands: u32,
     found: impl Fn(u64, u64) -> bool,
+    keys: &mut Vec<(u64, u32)>,
     emit: &mut impl FnMut(u32, u32, u32) -> Result<()>,
 ) -> Result<()> {
+    // Positions fit in u32 and are below u32::MAX, so no record's key is this one.
+    const NO_KEY: (u64, u32) = (u64::MAX, u32::MAX);
     let sketch = |i: u32| sketches.get(i as usize).and_then(Option::as_ref);
     let earlier = |a: u32, b: u32, band: u32| match (sketch(a), sketch(b)) {
         (Some(x), Some(y)) => bands::share(x, y, band),
         _ => false,
     };
-    let mut keys: Vec<(u64, u32)> = Vec::new();
     for band in 0..bands {
         keys.clear();
-        keys.par_extend(fps.par_iter().enumerate().filter_map(|(i, &fp)| {
+        keys.par_extend(fps.par_iter().enumerate().map(|(i, &fp)| {
             let of = bands::of(sketches.get(i).and_then(Option::as_ref));
-            bands::key(band, &of, fp).map(|key| (key, i as u32))
+            bands::key(band, &of, fp).map_or(NO_KEY, |key| (key, i as u32))
         }));
         keys.par_sort_unstable();
+        keys.truncate(keys.partition_point(|&k| k < NO_KEY));
         let band_of = |key: u64| key >> (64 - bands::BAND_BITS);
         for (i, &(ka, a)) in keys.iter().enumerate() {
             let next = keys[i + 1..].iter().take(bands::MAX_BAND_CANDIDATES);

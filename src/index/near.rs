@@ -46,13 +46,12 @@ pub struct ExactCheck {
     pub unchecked: u64,
 }
 
-/// A pair put off: positions in the scan's order, distance, estimate and threshold.
+/// A pair put off: positions in the scan's order and distance (the rule asks its sketches
+/// again when the texts have spoken).
 struct Near {
     a: u32,
     b: u32,
     distance: u32,
-    estimate: f64,
-    threshold: f64,
 }
 
 /// Decides the candidate pairs of a scan by a rule, putting off (until [`Judge::resolve`])
@@ -116,15 +115,7 @@ impl<'a, 'e> Judge<'a, 'e> {
             self.check.unchecked += u64::from(!self.resolved);
             return m >= 0.0;
         }
-        let estimate = sa.zip(sb).map_or(0.0, |(x, y)| x.similarity(y));
-        let threshold = estimate - m;
-        self.near.push(Near {
-            a,
-            b,
-            distance,
-            estimate,
-            threshold,
-        });
+        self.near.push(Near { a, b, distance });
         false
     }
 
@@ -141,8 +132,12 @@ impl<'a, 'e> Judge<'a, 'e> {
         let mut taken = Vec::new();
         for p in near {
             let exact = self.similarities.get(&(self.key)(p.a, p.b)).copied();
-            let by_estimate = p.estimate >= p.threshold;
-            let verdict = exact.map_or(by_estimate, |s| s >= p.threshold);
+            let sketch = |i: u32| self.sketches.get(i as usize).and_then(Option::as_ref);
+            let (sa, sb) = (sketch(p.a), sketch(p.b));
+            let by_estimate = self.rule.accepts(p.distance, sa, sb);
+            let verdict = exact.map_or(by_estimate, |s| {
+                self.rule.accepts_exact(p.distance, sa, sb, Some(s))
+            });
             let check = &mut self.check;
             match exact {
                 None => check.unchecked += 1,

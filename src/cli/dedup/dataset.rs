@@ -66,6 +66,14 @@ impl Sink for Pass1 {
         }
     }
 
+    fn reserve(&mut self, n: usize) {
+        self.items.reserve_exact(n);
+        self.fps.reserve_exact(n);
+        if self.sketch {
+            self.sketches.reserve_exact(n);
+        }
+    }
+
     fn drop_items(&mut self, items: Range<u64>) -> u64 {
         let at = records::drop_range(&mut self.items, items);
         records::drain(&mut self.fps, at.clone());

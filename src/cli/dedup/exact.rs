@@ -5,7 +5,7 @@
 //! well below the threshold, and drops it, about as often as it misses a copy.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet};
+use std::collections::{BinaryHeap, HashMap};
 
 use anyhow::Result;
 use rayon::prelude::*;
@@ -74,7 +74,8 @@ fn similarities(
             break;
         }
         out.extend(scored);
-        pairs.retain(|p| !out.contains_key(p) && !unread.contains(&p.0) && !unread.contains(&p.1));
+        let read = |at: &u32| unread.binary_search(at).is_err();
+        pairs.retain(|p| !out.contains_key(p) && read(&p.0) && read(&p.1));
     }
     Ok(out)
 }
@@ -84,16 +85,19 @@ fn similarities(
 /// held until its last partner is read, while the held ones fit `rounds`' bytes. Copies
 /// usually sit near one another, so few are held at once; when the block is full, a
 /// record with no partner held is passed over, and its pairs with records not held are
-/// left to the next round. Also the records wanted that did not read.
+/// left to the next round. Also the positions of the records wanted that did not read,
+/// increasing.
 fn round(
     args: &Args,
     items: &[u64],
     pairs: &[(u32, u32)],
     rounds: Rounds,
-) -> Result<(Scored, HashSet<u32>)> {
+) -> Result<(Scored, Vec<u32>)> {
     let mut edges: Vec<(u32, u32)> = pairs.iter().flat_map(|&(a, b)| [(a, b), (b, a)]).collect();
     edges.par_sort_unstable();
-    let wanted: BTreeSet<u64> = edges.iter().map(|e| items[e.0 as usize]).collect();
+    // Sorted by position, so by item number too.
+    let mut wanted: Vec<u64> = edges.iter().map(|e| items[e.0 as usize]).collect();
+    wanted.dedup();
     let mut block = Block {
         edges: &edges,
         shingles: HashMap::new(),
@@ -103,11 +107,18 @@ fn round(
         scored: Vec::new(),
     };
     let position = |item: u64| items.partition_point(|&i| i < item) as u32;
-    let mut unread: HashSet<u32> = wanted.iter().map(|&i| position(i)).collect();
+    // The records wanted before the one read that did not come: they did not read.
+    let (mut unread, mut passed) = (Vec::new(), 0);
     let mut batch: Vec<(u32, Record)> = Vec::with_capacity(rounds.chunk);
     records::each_record(args, &wanted, |item, r| {
         let at = position(item);
-        unread.remove(&at);
+        let skipped = wanted[passed..].partition_point(|&i| i < item);
+        unread.extend(
+            wanted[passed..passed + skipped]
+                .iter()
+                .map(|&i| position(i)),
+        );
+        passed += skipped + 1;
         if !block.full() || block.partners(at).any(|p| block.shingles.contains_key(&p)) {
             batch.push((at, r));
         }
@@ -117,6 +128,11 @@ fn round(
         true
     })?;
     block.take(&mut batch);
+    unread.extend(
+        wanted[passed.min(wanted.len())..]
+            .iter()
+            .map(|&i| position(i)),
+    );
     Ok((block.scored, unread))
 }
 
@@ -223,6 +239,8 @@ pub(super) fn summary(check: &ExactCheck) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use clap::Parser;
 
     use super::*;

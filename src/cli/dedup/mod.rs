@@ -547,6 +547,14 @@ impl records::Sink for ReadDocs {
         }
     }
 
+    fn reserve(&mut self, n: usize) {
+        self.files.items.reserve_exact(n);
+        self.files.docs.reserve_exact(n);
+        if self.sketch {
+            self.files.sketches.reserve_exact(n);
+        }
+    }
+
     fn drop_items(&mut self, items: std::ops::Range<u64>) -> u64 {
         let files = &mut self.files;
         let at = records::drop_range(&mut files.items, items);

@@ -81,6 +81,9 @@ pub(super) struct Counts {
 pub(super) trait Sink {
     /// Takes the next record (in input order).
     fn push(&mut self, r: Read);
+    /// Makes room for `n` more records (their number is known: Parquet footers), so that
+    /// the columns are not grown by doubling, each growth leaving the old buffer behind.
+    fn reserve(&mut self, n: usize);
     /// Removes the records pushed whose items are in `items` (read from a damaged gzip
     /// member); says how many there were.
     fn drop_items(&mut self, items: Range<u64>) -> u64;
@@ -232,7 +235,8 @@ pub(super) fn texts_of(
     items: &std::collections::BTreeSet<u64>,
 ) -> Result<std::collections::HashMap<u64, String>> {
     let mut texts = std::collections::HashMap::new();
-    each_record(args, items, |item, r| {
+    let items: Vec<u64> = items.iter().copied().collect();
+    each_record(args, &items, |item, r| {
         let title = r.title.map(|t| t + "\n").unwrap_or_default();
         texts.insert(item, title + r.text.as_deref().unwrap_or(""));
         true
@@ -241,27 +245,26 @@ pub(super) fn texts_of(
 }
 
 /// Reads the inputs again and calls `on(item, record)` with each of the records numbered
-/// `items` among their items that reads (Parquet shards: its text column alone), in
-/// input order, until `on` returns false or no item is left.
+/// `items` (increasing) among their items that reads (Parquet shards: its text column
+/// alone), in input order, until `on` returns false or no item is left.
 pub(super) fn each_record(
     args: &Args,
-    items: &std::collections::BTreeSet<u64>,
+    items: &[u64],
     mut on: impl FnMut(u64, Record) -> bool,
 ) -> Result<()> {
     let opts = ReadOptions::of(args);
     if let Some(shards) = super::shards::inputs(&args.files)? {
         return super::shards::each_record(&shards, &opts, items, on);
     }
-    let last = items.last().copied().unwrap_or(0);
     let mut inputs = Inputs::new(&args.files, args.format, None);
-    let mut item = 0u64;
+    let (mut item, mut wanted) = (0u64, items.iter().peekable());
     loop {
         let chunk = inputs.next_chunk(CHUNK_ITEMS)?;
-        if chunk.is_empty() || item > last {
+        if chunk.is_empty() || wanted.peek().is_none() {
             return Ok(());
         }
         for (place, raw) in chunk {
-            if items.contains(&item)
+            if wanted.next_if_eq(&&item).is_some()
                 && let Ok(r) =
                     raw.and_then(|raw| input::to_record_with(raw, &opts.fields, place.number()))
                 && !on(item, r)

@@ -143,6 +143,11 @@ pub(super) fn read_records(
     let f = Fingerprinter::new();
     let cols = Columns::of(opts);
     let (mut counts, mut stamps) = (Counts::default(), Vec::new());
+    let mut rows = 0;
+    for path in shards {
+        rows += open(path)?.metadata().file_metadata().num_rows();
+    }
+    sink.reserve(usize::try_from(rows).unwrap_or(0));
     for path in shards {
         stamps.push(stamp(path)?);
         let name: Arc<str> = path.to_string_lossy().into();
@@ -543,24 +548,28 @@ fn text_record(id: String, text: &str) -> Record {
 }
 
 /// Reads the shards' text column again and calls `on(item, record)` (a record of that
-/// text, no title) with each of the rows numbered `items` whose text is not null, until
-/// `on` returns false or no item is left.
+/// text, no title) with each of the rows numbered `items` (increasing) whose text is not
+/// null, until `on` returns false or no item is left.
 pub(super) fn each_record(
     shards: &[PathBuf],
     opts: &ReadOptions,
-    items: &std::collections::BTreeSet<u64>,
+    items: &[u64],
     mut on: impl FnMut(u64, Record) -> bool,
 ) -> Result<()> {
+    // The text column alone (no id, no --keep column).
     let cols = Columns {
         rank: None,
+        id: String::new(),
         ..Columns::of(opts)
     };
-    let last = items.last().copied().unwrap_or(0);
-    let mut item = 0u64;
+    let (mut item, mut wanted) = (0u64, items.iter().peekable());
     for path in shards {
+        let Some(&&next) = wanted.peek() else {
+            return Ok(());
+        };
         // A shard without a wanted row is skipped by its footer's row count.
         let rows = open(path)?.metadata().file_metadata().num_rows() as u64;
-        if items.range(item..item + rows).next().is_none() {
+        if next >= item + rows {
             item += rows;
             continue;
         }
@@ -568,7 +577,7 @@ pub(super) fn each_record(
             let batch = batch.with_context(|| format!("cannot read {}", path.display()))?;
             let col = strings(&batch, &cols.text)?.context("the text column")?;
             for i in 0..batch.num_rows() {
-                if items.contains(&item)
+                if wanted.next_if_eq(&&item).is_some()
                     && col.is_valid(i)
                     && !on(item, text_record(item.to_string(), col.value(i)))
                 {
@@ -576,7 +585,7 @@ pub(super) fn each_record(
                 }
                 item += 1;
             }
-            if item > last {
+            if wanted.peek().is_none() {
                 return Ok(());
             }
         }
