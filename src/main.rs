@@ -9,12 +9,13 @@ mod cli;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Makes the allocator give memory back to the OS as soon as it is freed, rather than after
-/// mimalloc's default purge delay, which without further allocation never comes, so large
-/// freed request bodies stayed resident (tests/serve_limits.rs).
+/// Makes the allocator give memory back to the OS `ms` milliseconds after it is freed,
+/// rather than after mimalloc's default purge delay, which without further allocation
+/// never comes: `serve` purges at once (large freed request bodies stayed resident,
+/// tests/serve_limits.rs); a dedup of files after 100 ms (the buffers of one stage stayed
+/// resident through the next, at no measurable cost in time: docs/benchmarks.md).
 /// Left as it is when `MIMALLOC_PURGE_DELAY` is set in the environment.
-#[cfg(feature = "server")]
-pub(crate) fn purge_freed_memory_at_once() {
+pub(crate) fn purge_freed_memory_after(ms: std::ffi::c_long) {
     /// `mi_option_purge_delay`: its place in `mi_option_t` in mimalloc v2 and v3 alike.
     const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
     unsafe extern "C" {
@@ -23,7 +24,7 @@ pub(crate) fn purge_freed_memory_at_once() {
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
         // SAFETY: mimalloc's own C function (linked in by the allocator above), called with
         // an option of its enum; options may be set at any time.
-        unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) }
+        unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, ms) }
     }
 }
 

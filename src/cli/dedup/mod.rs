@@ -181,6 +181,7 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
         return against::run(&args, &store, start);
     }
     if !args.files.is_empty() {
+        crate::purge_freed_memory_after(100);
         let mode = args.quality.unwrap_or(FILES_MODE);
         let rule = || mode.rule(mode.k_max()).for_datasets();
         args.rule = rule_of(&args, DEFAULT_FILES_K, rule);

@@ -137,7 +137,7 @@ pub struct Args {
 /// Runs the server until SIGINT or SIGTERM; see [`Args`].
 pub fn run(db: &Path, args: Args) -> Result<Code> {
     // Large request bodies, once freed, go back to the OS (not kept for the process's life).
-    crate::purge_freed_memory_at_once();
+    crate::purge_freed_memory_after(0);
     let access = Arc::new(Access::new(args.addr, args.token_file.as_deref())?);
     let limit = fds::raise_limit();
     let builder = Store::builder(db).sync_writes(!args.no_sync);
