@@ -31,7 +31,7 @@ const BATCH_ROWS: usize = 4096;
 /// About how many encoded bytes a row group of the output holds before it is written out:
 /// the writer holds one row group in memory, and a shard of a million rows in one would
 /// hold the kept texts of a whole shard.
-const ROW_GROUP_BYTES: usize = 64 << 20;
+const ROW_GROUP_BYTES: usize = 32 << 20;
 
 /// The Parquet files among `files`: `None` when none is one; every `.parquet` file of a
 /// directory, sorted by name; an error when Parquet and other inputs are mixed.
