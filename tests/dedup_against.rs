@@ -160,6 +160,80 @@ fn add_stores_the_kept_records_and_the_next_run_drops_them() {
     );
 }
 
+/// `--keep longest|newest:n|oldest:n` with `--against`: the model checks the records in the
+/// policy's order (ties in input order) against the store and the records kept before it,
+/// and the kept lines come out in input order, with and without `--add`.
+#[test]
+fn a_ranking_keep_policy_checks_the_records_in_its_order() {
+    for seed in 0..2 {
+        let (stored, new) = dumps(seed);
+        let mut r = rng(seed + 100);
+        let ns: Vec<u32> = new.iter().map(|_| r.random_range(0..20)).collect();
+        let lens: Vec<usize> = new.iter().map(|_| r.random_range(1..30)).collect();
+        let new_lines: Vec<String> = (0..new.len())
+            .map(|i| {
+                let text = "w ".repeat(lens[i]);
+                let (fp, n) = (new[i], ns[i]);
+                format!(
+                    "{{\"id\":\"new{i}\",\"fp\":\"{fp:016x}\",\"n\":{n},\"text\":\"{text}\"}}\n"
+                )
+            })
+            .collect();
+        let t = TestCommand::new();
+        t.write("old.jsonl", lines("old", &stored).as_bytes());
+        t.write("new.jsonl", new_lines.concat().as_bytes());
+        for (policy, key) in [
+            (
+                "newest:n",
+                ns.iter().map(|&n| -i64::from(n)).collect::<Vec<_>>(),
+            ),
+            ("oldest:n", ns.iter().map(|&n| i64::from(n)).collect()),
+            ("longest", lens.iter().map(|&l| -(l as i64 * 2)).collect()),
+        ] {
+            let mut order: Vec<usize> = (0..new.len()).collect();
+            order.sort_by_key(|&i| key[i]);
+            let (mut kept_fps, mut kept) = (Vec::new(), vec![false; new.len()]);
+            for i in order {
+                let near = |s: &u64| (s ^ new[i]).count_ones() <= 3;
+                if !stored.iter().chain(&kept_fps).any(near) {
+                    kept_fps.push(new[i]);
+                    kept[i] = true;
+                }
+            }
+            assert_ne!(kept, model(&stored, &new, 3), "{policy}: the order matters");
+            let want: String = (0..new.len())
+                .filter(|&i| kept[i])
+                .map(|i| new_lines[i].as_str())
+                .collect();
+            for add in [false, true] {
+                let _ = std::fs::remove_dir_all(t.db());
+                assert_eq!(code(&t.run(&["init", "--k-max", "4"])), 0);
+                assert_eq!(code(&t.run(&["import", "old.jsonl"])), 0);
+                let db = t.db();
+                let args = [
+                    "dedup",
+                    "new.jsonl",
+                    "--against",
+                    db.to_str().unwrap(),
+                    "--k",
+                    "3",
+                ];
+                let extra = [
+                    &["--keep", policy, "-o", "kept.jsonl"][..],
+                    if add { &["--add"] } else { &[] },
+                ]
+                .concat();
+                let o = t.run(&[&args[..], &extra].concat());
+                assert_eq!(code(&o), 0, "{}", stderr(&o));
+                let got = std::fs::read_to_string(t.path("kept.jsonl")).unwrap();
+                assert_eq!(got, want, "seed {seed}, {policy}, add {add}");
+                let added = if add { kept_fps.len() } else { 0 };
+                assert_eq!(store_len(&t), (stored.len() + added) as u64);
+            }
+        }
+    }
+}
+
 #[test]
 fn what_a_dedup_against_a_store_refuses() {
     let t = TestCommand::new();
@@ -171,7 +245,7 @@ fn what_a_dedup_against_a_store_refuses() {
     let db = db.to_str().unwrap();
     assert_eq!(code(&t.run(&["init"])), 0);
     for (args, says) in [
-        (vec!["--keep", "longest"], "does not apply with --against"),
+        (vec!["--keep", "none"], "does not apply with --against"),
         (vec!["--transitive"], "do not apply with --against"),
         (vec!["--add", "--k", "99"], "99"),
     ] {

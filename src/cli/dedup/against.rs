@@ -6,7 +6,9 @@
 //! the store, or among the records of the run kept before it, is dropped; the others are
 //! kept. With `--add` the kept records are stored (so dump N+1 is deduplicated against
 //! dumps 1..N); without, the store is only read and the records kept so far are held in a
-//! scratch store in memory with the store's layout. `--output` writes the kept records'
+//! scratch store in memory with the store's layout. `--keep longest|newest:F|oldest:F`
+//! checks the records in the policy's order instead (all are read and fingerprinted
+//! first), so the preferred of two near copies is kept unless the store holds one. `--output` writes the kept records'
 //! lines (a second pass, as a dataset dedup does), `--clusters` one row per dropped record.
 
 use std::collections::{HashMap, HashSet};
@@ -21,14 +23,18 @@ use serde_json::json;
 use simstore::input::reader::Fields;
 use simstore::{CheckOutcome, Entry, MatchRule, QueryKey, Rule, Store, StoreBuilder};
 
+use super::keep::{Keep, Rank, field_rank};
 use super::rows::Rows;
-use super::{Args, keep::Keep, records};
+use super::{Args, records};
 use super::{dataset, shards};
 use crate::cli::input::{self, Inputs, Place, Raw, Stamp};
 use crate::cli::{Code, output};
 
 /// Records read and checked at a time.
 const CHUNK_ITEMS: usize = 2048;
+
+/// A record read: its item number, where it is, its entry (or why it has none).
+type Read = (u64, Place, Result<Entry, String>);
 
 /// A record dropped: where it is, and the document it duplicates.
 struct Dropped {
@@ -144,11 +150,11 @@ pub(super) fn run(args: &Args, reference: &Path, start: Instant) -> Result<Code>
 
 /// Refuses what a dedup against a store does not do.
 fn check_args(args: &Args) -> Result<()> {
-    if args.keep != Keep::First {
+    if args.keep == Keep::None {
         anyhow::bail!(
-            "--keep {} does not apply with --against: records are checked in input order, \
-             and the earlier (or the stored) one is kept",
-            args.keep
+            "--keep none does not apply with --against: a record kept is checked against at \
+             once (and with --add stored), so it cannot be dropped later for a copy found after \
+             it; use first, longest, newest:FIELD or oldest:FIELD"
         );
     }
     if args.transitive || args.pairs || args.quality.is_some() {
@@ -197,13 +203,15 @@ fn fields(args: &Args) -> Fields {
 
 impl Against<'_> {
     /// Reads, checks (and with `--add` stores) every record of the inputs (`files`: the
-    /// arguments, or the Parquet files they name), in input order.
+    /// arguments, or the Parquet files they name), in input order, or with a ranking
+    /// `--keep` in its order once all are read.
     fn read_all(&mut self, (files, args): (&[String], &Args), bar: &ProgressBar) -> Result<Found> {
         let mut found = Found::default();
         let mut inputs = Inputs::new(files, args.format, Some(bar.clone()));
         if args.output.is_some() {
             inputs = inputs.stamped();
         }
+        let (mut ranked, mut ranks) = (Vec::new(), Vec::new());
         loop {
             let chunk = inputs.next_chunk(CHUNK_ITEMS)?;
             if chunk.is_empty() {
@@ -211,51 +219,86 @@ impl Against<'_> {
             }
             let first = found.items;
             found.items += chunk.len() as u64;
-            let entries = self.entries(chunk, args.output.is_some());
-            self.check_chunk(first, entries, &mut found, bar)?;
-            for damaged in inputs.take_damaged() {
-                self.forget(&damaged.items, &mut found, bar, &damaged)?;
+            let entries = self.entries(first, chunk, (args.output.is_some(), &args.keep));
+            if !args.keep.ranks() {
+                self.check_chunk(entries.into_iter().map(|e| e.0).collect(), &mut found, bar)?;
+            } else {
+                entries
+                    .into_iter()
+                    .for_each(|(e, rank)| (ranked.push(e), ranks.push(rank)).0);
             }
+            for damaged in inputs.take_damaged() {
+                match args.keep.ranks() {
+                    true => left_out(&damaged, (&mut found, &mut ranked, &mut ranks), bar),
+                    false => self.forget(&damaged.items, &mut found, bar, &damaged)?,
+                }
+            }
+        }
+        if let Some(order) = super::keep::order(&args.keep, &ranks) {
+            let mut ranked: Vec<Option<Read>> = ranked.into_iter().map(Some).collect();
+            for at in order.chunks(CHUNK_ITEMS) {
+                let chunk = at
+                    .iter()
+                    .filter_map(|&i| ranked[i as usize].take())
+                    .collect();
+                self.check_chunk(chunk, &mut found, bar)?;
+            }
+            found.kept.sort_unstable();
+            found.dropped.sort_by_key(|d| d.item);
         }
         found.stamps = inputs.take_stamps();
         Ok(found)
     }
 
-    /// Parses and fingerprints a chunk in parallel (by the store's fingerprinter).
+    /// Parses and fingerprints a chunk (item numbers from `first`) in parallel (by the
+    /// store's fingerprinter), each with its rank by `keep`.
     fn entries(
         &self,
+        first: u64,
         chunk: Vec<input::Item>,
-        jsonl_only: bool,
-    ) -> Vec<(Place, Result<Entry, String>)> {
+        (jsonl_only, keep): (bool, &Keep),
+    ) -> Vec<(Read, Rank)> {
         let f = self.store.fingerprinter();
         chunk
             .into_par_iter()
-            .map(|(place, raw)| {
+            .enumerate()
+            .map(|(i, (place, raw))| {
+                let mut rank = Rank::Missing;
                 let entry = raw.and_then(|raw| {
                     if jsonl_only && !matches!(raw, Raw::Json(_)) {
                         return Err("--output writes JSONL lines back, and this input is not \
                                     JSONL: dedup it without --output"
                             .to_owned());
                     }
+                    rank = match (&raw, keep) {
+                        (Raw::Json(line), Keep::Newest(f) | Keep::Oldest(f)) => field_rank(line, f),
+                        _ => Rank::Missing,
+                    };
                     let record = input::to_record_with(raw, &self.fields, place.number())?;
+                    if *keep == Keep::Longest {
+                        rank = Rank::Len(
+                            record
+                                .text
+                                .as_deref()
+                                .map_or(0, |t| t.chars().count() as u64),
+                        );
+                    }
                     record.into_entry(f).map_err(|e| e.to_string())
                 });
-                (place, entry)
+                ((first + i as u64, place, entry), rank)
             })
             .collect()
     }
 
-    /// Checks the entries of a chunk (item numbers from `first`) in order.
+    /// Checks the entries of a chunk in order.
     fn check_chunk(
         &mut self,
-        first: u64,
-        entries: Vec<(Place, Result<Entry, String>)>,
+        entries: Vec<Read>,
         found: &mut Found,
         bar: &ProgressBar,
     ) -> Result<()> {
         let stored = self.stored_matches(&entries)?;
-        for (i, ((place, entry), stored)) in entries.into_iter().zip(stored).enumerate() {
-            let item = first + i as u64;
+        for ((item, place, entry), stored) in entries.into_iter().zip(stored) {
             let entry = match entry {
                 Ok(e) => e,
                 Err(err) => {
@@ -292,16 +335,13 @@ impl Against<'_> {
 
     /// Without `--add`: the nearest stored document each entry duplicates (in one batch of
     /// queries of the read-only store); with `--add`, none (the check finds them).
-    fn stored_matches(
-        &self,
-        entries: &[(Place, Result<Entry, String>)],
-    ) -> Result<Vec<Option<simstore::Match>>> {
+    fn stored_matches(&self, entries: &[Read]) -> Result<Vec<Option<simstore::Match>>> {
         if self.scratch.is_none() {
             return Ok(entries.iter().map(|_| None).collect());
         }
         let keys: Vec<QueryKey> = entries
             .iter()
-            .map(|(_, e)| match e {
+            .map(|(_, _, e)| match e {
                 Ok(e) => QueryKey {
                     fp: e.fp,
                     sketch: e.meta.sketch,
@@ -317,7 +357,7 @@ impl Against<'_> {
         Ok(answers
             .into_iter()
             .zip(entries)
-            .map(|(matches, (_, e))| e.as_ref().ok().and(nearest(matches)))
+            .map(|(matches, (_, _, e))| e.as_ref().ok().and(nearest(matches)))
             .collect())
     }
 
@@ -398,6 +438,29 @@ impl Against<'_> {
     }
 }
 
+/// The records of a damaged gzip member's items, read but not checked yet (a ranking
+/// `--keep`), are left out and count as failed.
+fn left_out(
+    damaged: &input::Damaged,
+    (found, read, ranks): (&mut Found, &mut Vec<Read>, &mut Vec<Rank>),
+    bar: &ProgressBar,
+) {
+    let at = read.partition_point(|r| r.0 < damaged.items.start)
+        ..read.partition_point(|r| r.0 < damaged.items.end);
+    read.drain(at.clone());
+    ranks.drain(at.clone());
+    found.failed += at.len() as u64;
+    bar.suspend(|| {
+        eprintln!(
+            "error: {}: {}: {} read from a damaged gzip member before its damage was found; \
+             they may be wrong and are left out",
+            damaged.name,
+            damaged.place(),
+            output::count(at.len() as u64, "record")
+        )
+    });
+}
+
 /// The nearest of `matches` (ties: the smallest id).
 fn nearest(matches: Vec<simstore::Match>) -> Option<simstore::Match> {
     matches
@@ -446,7 +509,7 @@ fn summary(
     };
     eprintln!(
         "{} against {} ({}): kept {}{}, dropped {dropped} ({of_stored} duplicates of stored \
-         documents, {} of earlier records){failed}{written}{added} — {:.2} s",
+         documents, {} of records kept){failed}{written}{added} — {:.2} s",
         output::count(found.records, "record"),
         store.path().display(),
         super::super::rule::describe(rule),

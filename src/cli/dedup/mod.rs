@@ -150,7 +150,8 @@ pub struct Args {
     /// Dedup FILEs against the store at STORE (a path or a redis:// URL) too: a record that
     /// duplicates a stored document (by the store's rule: its quality mode's, or --k /
     /// --verify), or a record kept before it, is dropped; records are checked in input
-    /// order, as `import --dedup` checks them.
+    /// order, as `import --dedup` checks them (with --keep longest, newest:FIELD or
+    /// oldest:FIELD in the policy's order, once all are read).
     #[arg(long, value_name = "STORE")]
     against: Option<PathBuf>,
     /// With --against: store the records kept (so the next dump is deduplicated against
