@@ -224,7 +224,7 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
         };
         (result, Titles::Store(Box::new(store)), 0)
     } else {
-        let (docs, failed) = read_inputs(&args)?;
+        let (docs, failed) = read_inputs(&args, pretty)?;
         let result = dedup_files(&docs, &args, &mut print_pair);
         (result, Titles::of_files(docs), failed)
     };
@@ -312,18 +312,16 @@ fn check_clusters_path(path: &Path, args: &Args) -> Result<()> {
     super::outfile::OutFile::check(path)
 }
 
-/// A document read from the input files (or a store: no place).
-struct FileDoc {
-    id: String,
-    fp: u64,
-    title: Option<String>,
-    place: Option<Place>,
-}
-
-/// The documents read from the input files (or, with `--verify`, from a store), their
-/// sketches (when the rule verifies) and ranks (when the keep policy ranks).
+/// The documents read from the input files (or, with `--verify`, from a store), by
+/// column: ids and fingerprints; titles when they are printed, places when `--clusters` or
+/// `--report` name them (else empty, as of a store's); sketches (when the rule verifies)
+/// and ranks (when the keep policy ranks).
+#[derive(Default)]
 struct FileDocs {
-    docs: Vec<FileDoc>,
+    ids: Vec<String>,
+    fps: Vec<u64>,
+    titles: Vec<Option<String>>,
+    places: Vec<Place>,
     sketches: Vec<Option<Sketch>>,
     ranks: Vec<keep::Rank>,
     /// The documents' item numbers among the items of the inputs (empty for a store's).
@@ -333,19 +331,16 @@ struct FileDocs {
 /// Every document of `store` with its sketch, for a dedup `--verify` of the store (titles
 /// are read from the store when printed).
 fn stored_docs(store: &Store) -> simstore::Result<FileDocs> {
+    let n = store.len() as usize;
     let mut files = FileDocs {
-        docs: Vec::with_capacity(store.len() as usize),
-        sketches: Vec::with_capacity(store.len() as usize),
-        ranks: Vec::new(),
-        items: Vec::new(),
+        ids: Vec::with_capacity(n),
+        fps: Vec::with_capacity(n),
+        sketches: Vec::with_capacity(n),
+        ..FileDocs::default()
     };
     store.for_each_doc(|d| {
-        files.docs.push(FileDoc {
-            id: d.id,
-            fp: d.fp,
-            title: None,
-            place: None,
-        });
+        files.ids.push(d.id);
+        files.fps.push(d.fp);
         files.sketches.push(d.sketch);
         Ok(())
     })?;
@@ -358,13 +353,12 @@ fn dedup_files(
     args: &Args,
     print_pair: &mut impl FnMut(DuplicatePair) -> simstore::Result<()>,
 ) -> simstore::Result<(DedupReport, ExactCheck)> {
-    let docs = &files.docs;
-    let fps: Vec<u64> = docs.iter().map(|d| d.fp).collect();
+    let (ids, fps) = (&files.ids, &files.fps);
     let on_pair = |a: u32, b: u32, distance| {
         if !args.pairs {
             return Ok(());
         }
-        let (x, y) = (&docs[a as usize].id, &docs[b as usize].id);
+        let (x, y) = (&ids[a as usize], &ids[b as usize]);
         let (a, b) = if x <= y { (x, y) } else { (y, x) };
         print_pair(DuplicatePair {
             a: a.clone(),
@@ -389,14 +383,14 @@ fn dedup_files(
         false => Vec::new(),
     };
     let records = provenance::Records {
-        fps: &fps,
+        fps,
         sketches: &files.sketches,
         kept: &kept,
         exact: clusters.exact(),
     };
     let origin = |i: u32| provenance::Origin {
-        id: &docs[i as usize].id,
-        place: docs[i as usize].place.as_ref(),
+        id: &ids[i as usize],
+        place: files.places.get(i as usize),
     };
     if let Some(path) = &args.clusters {
         provenance::write(path, &sets, &records, origin).map_err(provenance_error)?;
@@ -411,7 +405,7 @@ fn dedup_files(
         pairs: clusters.pairs(),
         clusters: sets,
     };
-    Ok((summary.to_report(|i| docs[i as usize].id.clone()), check))
+    Ok((summary.to_report(|i| ids[i as usize].clone()), check))
 }
 
 /// Reads the texts `report` shows and writes it to `path`.
@@ -436,9 +430,9 @@ impl Titles {
     /// The titles of the documents read (of an id given twice, the first).
     fn of_files(files: FileDocs) -> Self {
         let mut titles = HashMap::new();
-        for doc in files.docs {
-            if let Some(t) = doc.title {
-                titles.entry(doc.id).or_insert(t);
+        for (id, title) in files.ids.into_iter().zip(files.titles) {
+            if let Some(t) = title {
+                titles.entry(id).or_insert(t);
             }
         }
         Titles::Files(titles)
@@ -530,17 +524,21 @@ impl Summary {
 struct ReadDocs {
     files: FileDocs,
     sketch: bool,
+    titles: bool,
+    places: bool,
 }
 
 impl records::Sink for ReadDocs {
     fn push(&mut self, r: records::Read) {
         self.files.items.push(r.item);
-        self.files.docs.push(FileDoc {
-            id: r.id,
-            fp: r.fp,
-            title: r.title,
-            place: Some(r.place),
-        });
+        self.files.ids.push(r.id);
+        self.files.fps.push(r.fp);
+        if self.titles {
+            self.files.titles.push(r.title);
+        }
+        if self.places {
+            self.files.places.push(r.place);
+        }
         if self.sketch {
             self.files.sketches.push(r.sketch);
         }
@@ -551,7 +549,8 @@ impl records::Sink for ReadDocs {
 
     fn reserve(&mut self, n: usize) {
         self.files.items.reserve_exact(n);
-        self.files.docs.reserve_exact(n);
+        self.files.ids.reserve_exact(n);
+        self.files.fps.reserve_exact(n);
         if self.sketch {
             self.files.sketches.reserve_exact(n);
         }
@@ -560,7 +559,10 @@ impl records::Sink for ReadDocs {
     fn drop_items(&mut self, items: std::ops::Range<u64>) -> u64 {
         let files = &mut self.files;
         let at = records::drop_range(&mut files.items, items);
-        records::drain(&mut files.docs, at.clone());
+        records::drain(&mut files.ids, at.clone());
+        records::drain(&mut files.fps, at.clone());
+        records::drain(&mut files.titles, at.clone());
+        records::drain(&mut files.places, at.clone());
         records::drain(&mut files.sketches, at.clone());
         records::drain(&mut files.ranks, at.clone());
         at.len() as u64
@@ -568,18 +570,16 @@ impl records::Sink for ReadDocs {
 }
 
 /// Reads and fingerprints every record of the inputs, in input order (a progress bar on
-/// a terminal); also the number of records that failed (each reported on stderr).
-fn read_inputs(args: &Args) -> Result<(FileDocs, u64)> {
+/// a terminal), with their titles when `pretty` prints them; also the number of records
+/// that failed (each reported on stderr).
+fn read_inputs(args: &Args, pretty: bool) -> Result<(FileDocs, u64)> {
     let opts = records::ReadOptions::of(args);
     let bar = records::progress(&args.files, "fingerprinting");
     let mut read = ReadDocs {
-        files: FileDocs {
-            docs: Vec::new(),
-            sketches: Vec::new(),
-            ranks: Vec::new(),
-            items: Vec::new(),
-        },
+        files: FileDocs::default(),
         sketch: opts.sketch,
+        titles: pretty,
+        places: args.clusters.is_some() || args.report.is_some(),
     };
     let counts = match shards::inputs(&args.files)? {
         Some(files) => shards::read_records(&files, &opts, &bar, &mut read)?.0,
