@@ -283,12 +283,25 @@ fn what_dataset_dedup_refuses() {
         .unwrap();
     refused(&o, "stdin cannot be read twice: save it to a file first");
     let o = t.run(&["dedup", "in.jsonl", "-o", "in.jsonl"]);
-    refused(&o, "is also an input");
+    refused(&o, "is the input in.jsonl or inside it");
     assert_eq!(
         std::fs::read(t.path("in.jsonl")).unwrap(),
         line,
         "input intact"
     );
+    // A file of an input directory, or one written into it, is an input too.
+    std::fs::create_dir(t.path("dir")).unwrap();
+    t.write("dir/in.jsonl", line);
+    for args in [
+        &["dedup", "dir", "-o", "dir/in.jsonl"][..],
+        &["dedup", "dir", "-o", "dir/new.jsonl"],
+        &["dedup", "dir", "--clusters", "dir/in.jsonl"],
+        &["dedup", "dir", "-o", "k.jsonl", "--report", "dir/r.html"],
+    ] {
+        refused(&t.run(args), "dir or inside it");
+        assert_eq!(std::fs::read(t.path("dir/in.jsonl")).unwrap(), line);
+        assert!(!t.path("dir/new.jsonl").exists() && !t.path("dir/r.html").exists());
+    }
     t.write("page.txt", b"a plain text document");
     let o = t.run(&["dedup", "page.txt", "-o", "kept.jsonl"]);
     refused(&o, "this input is not JSONL");
@@ -691,7 +704,7 @@ fn keep_and_clusters_refuse_what_does_not_apply() {
         ),
         (
             vec!["dedup", "in.jsonl", "--clusters", "in.jsonl"],
-            "also an input",
+            "an input or the --output",
         ),
         (
             vec![
@@ -702,7 +715,7 @@ fn keep_and_clusters_refuse_what_does_not_apply() {
                 "--clusters",
                 "k.jsonl",
             ],
-            "also an input or the --output",
+            "is k.jsonl or inside it, an input or the --output",
         ),
         (
             vec!["dedup", "in.jsonl", "--clusters", "/nonexistent/c.jsonl"],

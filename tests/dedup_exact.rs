@@ -135,4 +135,35 @@ fn pairs_near_the_threshold_are_decided_by_the_texts_in_a_dedup_of_files() {
         "{}",
         stderr(&o)
     );
+    // A named pipe is read once, as stdin is (reading it again would wait for a writer
+    // forever): the sketches decide; --output and --report are refused before reading.
+    let fifo = t.path("pipe.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let writer = {
+        let (fifo, lines) = (fifo.clone(), lines.clone());
+        std::thread::spawn(move || std::fs::write(fifo, lines).unwrap())
+    };
+    let o = t.run(&["dedup", "pipe.jsonl", "--json"]);
+    writer.join().unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("r-a"));
+    assert!(
+        stderr(&o).contains("decided by the sketches alone"),
+        "{}",
+        stderr(&o)
+    );
+    for extra in [["-o", "kept.jsonl"], ["--report", "r.html"]] {
+        let o = t.run(&[&["dedup", "pipe.jsonl"][..], &extra].concat());
+        assert_eq!(code(&o), 2, "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("pipe.jsonl (a pipe) cannot be read twice")
+                || stderr(&o).contains("pipe.jsonl (stdin or a pipe) cannot be read twice"),
+            "{}",
+            stderr(&o)
+        );
+    }
 }

@@ -227,7 +227,7 @@ fn one_parquet_file_out_compressed_as_asked_with_provenance_rows() {
         "-o",
         "kept.parquet",
         "--compression",
-        "zstd(3)",
+        "zstd",
         "--clusters",
         "why.jsonl",
         "--report",
@@ -236,6 +236,34 @@ fn one_parquet_file_out_compressed_as_asked_with_provenance_rows() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let (batches, _, codecs) = read_back(&t.path("kept.parquet"));
     assert!(matches!(codecs[0], Compression::ZSTD(_)), "{codecs:?}");
+    // The names the help lists, with or without a level.
+    for (name, want) in [
+        ("gzip", "GZIP"),
+        ("gzip(9)", "GZIP"),
+        ("lz4_raw", "LZ4_RAW"),
+    ] {
+        let args = [
+            "dedup",
+            "a.parquet",
+            "--text-field",
+            "content",
+            "--compression",
+            name,
+        ];
+        let o = t.run(
+            &[
+                &args[..],
+                &["-o", &format!("{want}-{}.parquet", name.len())],
+            ]
+            .concat(),
+        );
+        assert_eq!(code(&o), 0, "{name}: {}", stderr(&o));
+        let (_, _, codecs) = read_back(&t.path(&format!("{want}-{}.parquet", name.len())));
+        assert!(
+            format!("{:?}", codecs[0]).starts_with(want),
+            "{name}: {codecs:?}"
+        );
+    }
     let kept = ids(&batches);
     let rows_out = std::fs::read_to_string(t.path("why.jsonl")).unwrap();
     let mut dropped = 0;

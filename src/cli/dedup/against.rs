@@ -163,6 +163,12 @@ fn check_args(args: &Args) -> Result<()> {
              decides (or --k / --verify)"
         );
     }
+    if args.report.is_some() {
+        anyhow::bail!(
+            "--report does not apply with --against: --clusters FILE lists each record dropped \
+             and the document it duplicates"
+        );
+    }
     if args.output.is_some() && args.files.iter().any(|f| f == "-") {
         anyhow::bail!("--output reads its input twice, and stdin cannot be: save it to a file");
     }

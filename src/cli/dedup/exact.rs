@@ -46,8 +46,9 @@ pub(super) fn clusters(
     grouping: &Grouping,
     on_pair: impl FnMut(u32, u32, u32) -> simstore::Result<()>,
 ) -> simstore::Result<(Clusters, ExactCheck)> {
-    // Stdin cannot be read again: its pairs near the threshold are counted, unchecked.
-    let rereadable = !args.files.iter().any(|f| f == "-");
+    // Stdin or a pipe cannot be read again: its pairs near the threshold are counted,
+    // unchecked.
+    let rereadable = records::once_only(&args.files).is_none();
     let mut exact = |pairs: NearPairs| match rereadable {
         true => similarities(args, items, pairs, ROUNDS).map_err(|e| {
             let e = e.context("cannot read the inputs again to check the pairs near the threshold");
@@ -228,8 +229,9 @@ pub(super) fn summary(check: &ExactCheck) -> String {
     }
     if check.unchecked > 0 {
         out += &format!(
-            "; {} near the threshold decided by the sketches alone (stdin, or more than \
-             {} pairs, cannot be read again)",
+            "; {} near the threshold decided by the sketches alone (their records could \
+             not be read again: stdin or a pipe, an input changed or gone, or more than {} \
+             pairs)",
             output::count(check.unchecked, "pair"),
             MAX_EXACT_PAIRS
         );

@@ -244,6 +244,14 @@ pub(super) fn texts_of(
     Ok(texts)
 }
 
+/// The first of `files` that cannot be read a second time: stdin, or a pipe (a FIFO, a
+/// `<(...)`) or a device.
+pub(super) fn once_only(files: &[String]) -> Option<&str> {
+    let once =
+        |f: &str| f == "-" || std::fs::metadata(f).is_ok_and(|m| !m.is_file() && !m.is_dir());
+    files.iter().map(String::as_str).find(|&f| once(f))
+}
+
 /// Reads the inputs again and calls `on(item, record)` with each of the records numbered
 /// `items` (increasing) among their items that reads (Parquet shards: its text column
 /// alone), in input order, until `on` returns false or no item is left.

@@ -529,10 +529,19 @@ fn input_compression(shard: &ParquetRecordBatchReaderBuilder<File>) -> Compressi
     }
 }
 
-/// Parses `--compression`: uncompressed, snappy, gzip, lz4, zstd (Parquet's own names).
+/// Parses `--compression`: uncompressed, snappy, gzip, lz4_raw, zstd (Parquet's own
+/// names; gzip and zstd at their default levels unless given, as `zstd(9)`).
 pub(super) fn parse_compression(s: &str) -> Result<Compression, String> {
-    s.parse::<Compression>()
-        .map_err(|e| format!("{e}: use uncompressed, snappy, gzip, lz4_raw or zstd"))
+    let s = match s.to_ascii_lowercase().as_str() {
+        "gzip" => "gzip(6)".to_owned(),
+        "zstd" => "zstd(3)".to_owned(),
+        other => other.to_owned(),
+    };
+    s.parse::<Compression>().map_err(|e| {
+        format!(
+            "{e}: use uncompressed, snappy, gzip, lz4_raw or zstd (gzip(N), zstd(N) for a level)"
+        )
+    })
 }
 
 /// A record of a row: its id and text, no title.
