@@ -247,7 +247,10 @@ fn what_a_dedup_against_a_store_refuses() {
     for (args, says) in [
         (vec!["--keep", "none"], "does not apply with --against"),
         (vec!["--transitive"], "do not apply with --against"),
-        (vec!["--report", "r.html"], "--report does not apply with --against"),
+        (
+            vec!["--report", "r.html"],
+            "--report does not apply with --against",
+        ),
         (vec!["--add", "--k", "99"], "99"),
     ] {
         let o = t.run(&[&["dedup", "a.jsonl", "--against", db][..], &args].concat());

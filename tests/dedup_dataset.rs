@@ -728,3 +728,23 @@ fn keep_and_clusters_refuse_what_does_not_apply() {
     }
     assert!(!t.path("k.jsonl").exists());
 }
+
+/// A `--keep` field that no record has (a misspelt name) is warned about, not silently
+/// read as "input order".
+#[test]
+fn a_keep_field_no_record_has_is_warned_about() {
+    let t = TestCommand::new();
+    t.write(
+        "in.jsonl",
+        b"{\"id\":\"a\",\"ts\":1,\"text\":\"some words to read here\"}\n\
+          {\"id\":\"b\",\"ts\":2,\"text\":\"some words to read here\"}\n",
+    );
+    let o = t.run(&["dedup", "in.jsonl", "--json", "--keep", "newest:timestamp"]);
+    assert!(
+        stderr(&o).contains("no record has the field \"timestamp\""),
+        "{}",
+        stderr(&o)
+    );
+    let o = t.run(&["dedup", "in.jsonl", "--json", "--keep", "newest:ts"]);
+    assert!(!stderr(&o).contains("no record has"), "{}", stderr(&o));
+}

@@ -100,11 +100,21 @@ impl Rank {
 
 /// The records in the policy's order (positions into `ranks`): the preferred first; a
 /// record without the field after every record with it; ties in input order. `None` for
-/// the policies in input order (`first`, `none`).
+/// the policies in input order (`first`, `none`). Warns on stderr when no record has the
+/// policy's field (a misspelt name): the order is then the input's.
 pub fn order(keep: &Keep, ranks: &[Rank]) -> Option<Vec<u32>> {
     let descending = matches!(keep, Keep::Longest | Keep::Newest(_));
     if !keep.ranks() {
         return None;
+    }
+    if let Some(field) = keep.field()
+        && !ranks.is_empty()
+        && ranks.iter().all(|r| *r == Rank::Missing)
+    {
+        eprintln!(
+            "warning: --keep {keep}: no record has the field {field:?}, so records are kept in \
+             input order; check the field's name"
+        );
     }
     let mut order: Vec<u32> = (0..ranks.len() as u32).collect();
     order.sort_by(|&a, &b| {
