@@ -88,7 +88,7 @@ fn the_report_shows_clusters_side_by_side_and_renders_in_a_browser() {
     );
     let o = t.run(&["dedup", "in.jsonl", "--report", "in.jsonl"]);
     assert!(
-        code(&o) == 2 && stderr(&o).contains("also an input"),
+        code(&o) == 2 && stderr(&o).contains("an input or the --output"),
         "{}",
         stderr(&o)
     );

@@ -242,21 +242,16 @@ fn decide(args: &Args, pass1: Pass1) -> Result<Decided> {
 /// Refuses what two passes cannot read (stdin), what is not written back as JSONL (a
 /// --format other than jsonl or auto), and an output that is one of the inputs.
 pub(super) fn check_inputs(args: &Args, output: &Path) -> Result<()> {
-    if let Some(f) = records::once_only(&args.files) {
-        let what = if f == "-" {
-            "stdin".into()
-        } else {
-            format!("{f} (a pipe)")
-        };
+    if args.files.iter().any(|f| f == "-") {
         anyhow::bail!(
             "dedup --output reads its input twice (fingerprints first, kept lines next), and \
-             {what} cannot be read twice: save it to a file first (e.g. `cat > corpus.jsonl`)"
+             stdin cannot be read twice: save it to a file first (e.g. `cat > corpus.jsonl`)"
         );
     }
     if !matches!(args.format, super::Format::Auto | super::Format::Jsonl) {
         anyhow::bail!("dedup --output writes JSONL lines back: use --format jsonl (or auto)");
     }
-    if let Some(input) = super::input_holding(output, &args.files) {
+    if let Some(input) = super::paths::input_holding(output, &args.files) {
         anyhow::bail!(
             "--output {} is the input {input} or inside it: write the kept records elsewhere",
             output.display()

@@ -532,16 +532,13 @@ fn input_compression(shard: &ParquetRecordBatchReaderBuilder<File>) -> Compressi
 /// Parses `--compression`: uncompressed, snappy, gzip, lz4_raw, zstd (Parquet's own
 /// names; gzip and zstd at their default levels unless given, as `zstd(9)`).
 pub(super) fn parse_compression(s: &str) -> Result<Compression, String> {
-    let s = match s.to_ascii_lowercase().as_str() {
-        "gzip" => "gzip(6)".to_owned(),
-        "zstd" => "zstd(3)".to_owned(),
-        other => other.to_owned(),
-    };
-    s.parse::<Compression>().map_err(|e| {
-        format!(
-            "{e}: use uncompressed, snappy, gzip, lz4_raw or zstd (gzip(N), zstd(N) for a level)"
-        )
-    })
+    let levels = [("gzip", "gzip(6)"), ("zstd", "zstd(3)")];
+    let s = levels
+        .iter()
+        .find(|l| s.eq_ignore_ascii_case(l.0))
+        .map_or(s, |l| l.1);
+    let hint = "use uncompressed, snappy, gzip, lz4_raw or zstd (gzip(N), zstd(N) for a level)";
+    s.parse::<Compression>().map_err(|e| format!("{e}: {hint}"))
 }
 
 /// A record of a row: its id and text, no title.
