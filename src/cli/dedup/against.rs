@@ -8,8 +8,9 @@
 //! dumps 1..N); without, the store is only read and the records kept so far are held in a
 //! scratch store in memory with the store's layout. `--keep longest|newest:F|oldest:F`
 //! checks the records in the policy's order instead (all are read and fingerprinted
-//! first), so the preferred of two near copies is kept unless the store holds one. `--output` writes the kept records'
-//! lines (a second pass, as a dataset dedup does), `--clusters` one row per dropped record.
+//! first), so the preferred of two near copies is kept unless the store holds one.
+//! `--output` writes the kept records' lines (a second pass, as a dataset dedup does),
+//! `--clusters` one row per dropped record.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -229,9 +230,10 @@ impl Against<'_> {
             if !args.keep.ranks() {
                 self.check_chunk(entries.into_iter().map(|e| e.0).collect(), &mut found, bar)?;
             } else {
-                entries
-                    .into_iter()
-                    .for_each(|(e, rank)| (ranked.push(e), ranks.push(rank)).0);
+                for (e, rank) in entries {
+                    ranked.push(e);
+                    ranks.push(rank);
+                }
             }
             for damaged in inputs.take_damaged() {
                 match args.keep.ranks() {
