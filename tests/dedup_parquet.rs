@@ -590,3 +590,27 @@ fn provenance_rows_as_parquet_hold_what_the_json_lines_hold() {
         assert_eq!(got, want, "run {n}");
     }
 }
+
+/// A text column of numbers is refused, naming the shard, the column and its type (it was
+/// read as digits, every row "nothing to fingerprint").
+#[test]
+fn a_text_column_that_is_not_text_is_refused() {
+    let t = TestCommand::new();
+    let schema = Arc::new(Schema::new(vec![Field::new(
+        "content",
+        DataType::Int64,
+        false,
+    )]));
+    let col: ArrayRef = Arc::new(Int64Array::from(vec![1, 2, 3]));
+    let batch = RecordBatch::try_new(schema.clone(), vec![col]).unwrap();
+    let mut w =
+        ArrowWriter::try_new(File::create(t.path("n.parquet")).unwrap(), schema, None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    for out in [&["-o", "kept.parquet"][..], &[]] {
+        let o = t.run(&[&["dedup", "n.parquet", "--text-field", "content"][..], out].concat());
+        assert_eq!(code(&o), 2, "{}", stderr(&o));
+        let says = "n.parquet: the column \"content\" (Int64) is not text";
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    }
+}

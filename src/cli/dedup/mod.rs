@@ -4,6 +4,7 @@
 //! kept records written).
 
 mod against;
+mod columns;
 mod dataset;
 mod exact;
 mod keep;

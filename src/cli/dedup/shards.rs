@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use anyhow::{Context, Result, bail};
-use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};
-use arrow_schema::{DataType, SchemaRef};
+use arrow_array::{Array, BooleanArray, RecordBatch};
+use arrow_schema::SchemaRef;
 use indicatif::ProgressBar;
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::ProjectionMask;
@@ -21,6 +21,7 @@ use rayon::prelude::*;
 use simstore::Fingerprinter;
 use simstore::input::reader::Record;
 
+use super::columns::{ranks, strings, texts};
 use super::keep::Rank;
 use super::records::{self, Counts, ReadOptions, Sink};
 use crate::cli::input::{At, Place};
@@ -154,7 +155,7 @@ pub(super) fn read_records(
         let mut row = 0u64;
         for batch in cols.reader(path)? {
             let batch = batch.with_context(|| format!("cannot read {}", path.display()))?;
-            let rows = batch_rows(&batch, &cols, &name, row)?;
+            let rows = batch_rows(&batch, &cols, &name, row).context(name.clone())?;
             row += batch.num_rows() as u64;
             push_rows(rows, opts, &f, (&mut counts, bar), sink);
         }
@@ -173,7 +174,7 @@ fn batch_rows(
     name: &Arc<str>,
     first: u64,
 ) -> Result<Vec<Row>> {
-    let texts = strings(batch, &cols.text)?.context("the text column")?;
+    let texts = texts(batch, &cols.text)?;
     let ids = strings(batch, &cols.id)?;
     let ranks = match &cols.rank {
         Some(field) => Some(ranks(
@@ -237,56 +238,6 @@ fn push_rows(
             }
         }
     }
-}
-
-/// The column `name` of `batch` as strings (numbers as written); `None` when the batch has
-/// no such column.
-fn strings(batch: &RecordBatch, name: &str) -> Result<Option<StringArray>> {
-    let Some(col) = batch.column_by_name(name) else {
-        return Ok(None);
-    };
-    let utf8 = arrow_cast::cast(col, &DataType::Utf8)
-        .with_context(|| format!("the column {name:?} ({}) is not text", col.data_type()))?;
-    Ok(utf8.as_any().downcast_ref::<StringArray>().cloned())
-}
-
-/// A keep-policy column's values as ranks: strings as [`Rank::Str`], numbers, dates and
-/// timestamps as [`Rank::Num`], nulls as [`Rank::Missing`].
-fn ranks(col: &ArrayRef) -> Result<Vec<Rank>> {
-    let text = matches!(
-        col.data_type(),
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
-    );
-    let as_num = |to: &DataType| arrow_cast::cast(col, to).ok();
-    if !text
-        && let Some(nums) = as_num(&DataType::Float64).or_else(|| {
-            let ints = as_num(&DataType::Int64)?;
-            arrow_cast::cast(&ints, &DataType::Float64).ok()
-        })
-    {
-        let nums = nums
-            .as_any()
-            .downcast_ref::<arrow_array::Float64Array>()
-            .context("a numeric column")?
-            .clone();
-        return Ok((0..nums.len())
-            .map(|i| match nums.is_valid(i) {
-                true => Rank::Num(nums.value(i)),
-                false => Rank::Missing,
-            })
-            .collect());
-    }
-    let strs = arrow_cast::cast(col, &DataType::Utf8).context("the --keep column")?;
-    let strs = strs
-        .as_any()
-        .downcast_ref::<StringArray>()
-        .context("strings")?;
-    Ok((0..strs.len())
-        .map(|i| match strs.is_valid(i) {
-            true => Rank::Str(strs.value(i).to_owned()),
-            false => Rank::Missing,
-        })
-        .collect())
 }
 
 /// Where pass 2 writes: `--output` a `.parquet` file (one shard), or a directory of shards
@@ -581,7 +532,7 @@ pub(super) fn each_record(
         }
         for batch in cols.reader(path)? {
             let batch = batch.with_context(|| format!("cannot read {}", path.display()))?;
-            let col = strings(&batch, &cols.text)?.context("the text column")?;
+            let col = texts(&batch, &cols.text)?;
             for i in 0..batch.num_rows() {
                 if wanted.next_if_eq(&&item).is_some()
                     && col.is_valid(i)
