@@ -24,7 +24,7 @@ use serde_json::json;
 use simstore::input::reader::Fields;
 use simstore::{CheckOutcome, Entry, MatchRule, QueryKey, Rule, Store, StoreBuilder};
 
-use super::keep::{Keep, Rank, field_rank};
+use super::keep::{Keep, Rank};
 use super::rows::Rows;
 use super::{Args, records};
 use super::{dataset, shards};
@@ -278,19 +278,9 @@ impl Against<'_> {
                                     JSONL: dedup it without --output"
                             .to_owned());
                     }
-                    rank = match (&raw, keep) {
-                        (Raw::Json(line), Keep::Newest(f) | Keep::Oldest(f)) => field_rank(line, f),
-                        _ => Rank::Missing,
-                    };
+                    let by_field = keep.rank_item(&raw);
                     let record = input::to_record_with(raw, &self.fields, place.number())?;
-                    if *keep == Keep::Longest {
-                        rank = Rank::Len(
-                            record
-                                .text
-                                .as_deref()
-                                .map_or(0, |t| t.chars().count() as u64),
-                        );
-                    }
+                    rank = keep.rank_text(by_field, record.text.as_deref());
                     record.into_entry(f).map_err(|e| e.to_string())
                 });
                 ((first + i as u64, place, entry), rank)

@@ -200,19 +200,24 @@ impl Block<'_> {
             && last <= end
         {
             self.until.pop();
-            let held = self.shingles.remove(&at).map_or(0, |s| 4 * s.len() + 48);
+            let held = self.shingles.remove(&at).map_or(0, |s| held_bytes(&s));
             self.bytes -= held;
         }
         for at in ats {
             match self.partners(at).max().filter(|&last| last > end) {
                 Some(last) if !self.full() => {
-                    self.bytes += 4 * self.shingles[&at].len() + 48;
+                    self.bytes += held_bytes(&self.shingles[&at]);
                     self.until.push(Reverse((last, at)));
                 }
                 _ => drop(self.shingles.remove(&at)),
             }
         }
     }
+}
+
+/// What holding a record's shingles costs a block: 4 bytes a shingle and the map's entry.
+fn held_bytes(shingles: &[u32]) -> usize {
+    4 * shingles.len() + 48
 }
 
 /// The summary's words on the check (empty when no pair was near the threshold).

@@ -8,6 +8,8 @@ use std::fmt;
 
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
+use crate::cli::input::Raw;
+
 /// Which record of a cluster a dedup keeps.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Keep {
@@ -53,6 +55,26 @@ impl Keep {
     /// Whether records must be ranked (the policy is not input order).
     pub fn ranks(&self) -> bool {
         matches!(self, Keep::Longest | Keep::Newest(_) | Keep::Oldest(_))
+    }
+
+    /// The rank of an input item before its record is read: the policy's field of a JSONL
+    /// line ([`field_rank`]), [`Rank::Missing`] of another item, [`Rank::Unranked`] when
+    /// the policy reads no field ([`Keep::rank_text`] then ranks the record).
+    pub fn rank_item(&self, raw: &Raw) -> Rank {
+        match (raw, self.field()) {
+            (Raw::Json(line), Some(field)) => field_rank(line, field),
+            (_, Some(_)) => Rank::Missing,
+            (_, None) => Rank::Unranked,
+        }
+    }
+
+    /// `rank` of a record whose text is `text`: under `longest`, the text's length in
+    /// characters.
+    pub fn rank_text(&self, rank: Rank, text: Option<&str>) -> Rank {
+        match self {
+            Keep::Longest => Rank::Len(text.map_or(0, |t| t.chars().count() as u64)),
+            _ => rank,
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use simstore::input::reader::{Fields, Record};
 use simstore::{Fingerprinter, Sketch};
 
 use super::Args;
-use super::keep::{self, Keep, Rank};
+use super::keep::{Keep, Rank};
 use crate::cli::input::{self, Inputs, Place, Raw, Stamp};
 use crate::cli::output;
 
@@ -186,11 +186,7 @@ fn fingerprint(
     f: &Fingerprinter,
 ) -> Result<Option<Read>, String> {
     let raw = raw?;
-    let rank = match (&raw, opts.keep.field()) {
-        (Raw::Json(line), Some(field)) => keep::field_rank(line, field),
-        (_, Some(_)) => Rank::Missing,
-        (_, None) => Rank::Unranked,
-    };
+    let rank = opts.keep.rank_item(&raw);
     if opts.jsonl_only && !matches!(raw, Raw::Json(_)) {
         return Ok(None);
     }
@@ -213,10 +209,7 @@ pub(super) fn read_of(
     } else {
         (r.fingerprint(f).map_err(|e| e.to_string())?, None)
     };
-    let rank = match opts.keep {
-        Keep::Longest => Rank::Len(r.text.as_deref().map_or(0, |t| t.chars().count() as u64)),
-        _ => rank,
-    };
+    let rank = opts.keep.rank_text(rank, r.text.as_deref());
     Ok(Read {
         item: 0,
         fp: fp.0,
