@@ -713,7 +713,8 @@ fn newer_format_version_is_refused() {
 fn paths_that_are_not_a_store() {
     let t = TestCommand::new();
     t.write("in.jsonl", &good_line(0));
-    let tail = "choose another --db path, or create a store with `simstore init`";
+    let tail =
+        "give the path of a store (`--db`, `dedup --against`), or create one with `simstore init`";
     let check = |db: &Path, reason: &str| {
         let shown = db.display().to_string();
         for (args, context) in [

@@ -320,15 +320,12 @@ fn what_dataset_dedup_refuses() {
     let o = t.run(&["dedup", "missing.jsonl", "-o", "no/such/dir/kept.jsonl"]);
     refused(&o, "kept.jsonl");
     assert!(!stderr(&o).contains("missing.jsonl"), "{}", stderr(&o));
+    // A directory is where Parquet shards go: one that holds files is refused.
     std::fs::create_dir(t.path("out")).unwrap();
+    t.write("out/x", b"x");
     let o = t.run(&["dedup", "missing.jsonl", "-o", "out"]);
-    refused(&o, "it is a directory");
-    assert_eq!(
-        stderr(&o).matches("a directory").count(),
-        1,
-        "{}",
-        stderr(&o)
-    );
+    refused(&o, "the directory is not empty");
+    assert_eq!(stderr(&o).matches("not empty").count(), 1, "{}", stderr(&o));
 }
 
 /// `gz` with a byte of its deflate data flipped such that the decoder still gives out at

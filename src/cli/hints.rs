@@ -30,8 +30,8 @@ pub(super) fn message(e: &anyhow::Error) -> String {
 fn for_the_command_line(e: &Error) -> Option<String> {
     Some(match e {
         Error::NotAStore { path, reason } => format!(
-            "{} is not a simstore store ({reason}); choose another --db path, or create a \
-             store with `simstore init`",
+            "{} is not a simstore store ({reason}); give the path of a store (`--db`, \
+             `dedup --against`), or create one with `simstore init`",
             path.display()
         ),
         Error::NoStore { path } => format!(

@@ -220,6 +220,28 @@ fn parent(path: &Path) -> &Path {
 /// (`old`), or a new file's.
 fn replace(target: &Path, old: Option<&Metadata>) -> Result<Inner> {
     let dir = parent(target);
+    let file = temp_beside(target)?;
+    if let Some(old) = old {
+        fs::set_permissions(file.path(), old.permissions())
+            .with_context(|| format!("cannot create a file in {}", dir.display()))?;
+    }
+    Ok(Inner::Replace {
+        file,
+        target: target.to_owned(),
+    })
+}
+
+/// A scratch file beside `path` (`path`'s links followed), named as a temporary output so
+/// that one left by a killed run is removed by the next write into that directory;
+/// deleted when dropped.
+pub fn scratch_beside(path: &Path) -> Result<NamedTempFile> {
+    temp_beside(&dangling_target(path)?)
+}
+
+/// A new temporary file beside `target`, `.NAME.simstore-partial-PID-XXXXXX`, after the
+/// stale ones of that directory are removed.
+fn temp_beside(target: &Path) -> Result<NamedTempFile> {
+    let dir = parent(target);
     remove_stale(dir);
     let name = target
         .file_name()
@@ -229,17 +251,9 @@ fn replace(target: &Path, old: Option<&Metadata>) -> Result<Inner> {
     let mut builder = tempfile::Builder::new();
     builder.prefix(&prefix).rand_bytes(RAND_CHARS);
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let file = builder
+    builder
         .tempfile_in(dir)
-        .with_context(|| format!("cannot create a file in {}", dir.display()))?;
-    if let Some(old) = old {
-        fs::set_permissions(file.path(), old.permissions())
-            .with_context(|| format!("cannot create a file in {}", dir.display()))?;
-    }
-    Ok(Inner::Replace {
-        file,
-        target: target.to_owned(),
-    })
+        .with_context(|| format!("cannot create a file in {}", dir.display()))
 }
 
 /// Removes the temporary files in `dir` ([`PARTIAL`] in their name) whose writer is no

@@ -25,6 +25,7 @@ use simstore::input::reader::Fields;
 use simstore::{CheckOutcome, Entry, MatchRule, QueryKey, Rule, Store, StoreBuilder};
 
 use super::keep::{Keep, Rank};
+use super::kept::Target;
 use super::rows::Rows;
 use super::{Args, records};
 use super::{dataset, shards};
@@ -83,9 +84,10 @@ pub(super) fn run(args: &Args, reference: &Path, start: Instant) -> Result<Code>
     check_args(args)?;
     // Parquet shards (a directory of them, or files) are read as records, row by row.
     let shards = shards::inputs(&args.files)?;
-    if let Some(out) = &args.output {
-        dataset::check_output(args, out, shards.is_some())?;
-    }
+    let target = match &args.output {
+        Some(out) => Some(Target::checked(args, out, shards.is_some())?),
+        None => None,
+    };
     let stamps: Vec<shards::Stamp> = match &shards {
         Some(paths) => paths
             .iter()
@@ -118,22 +120,19 @@ pub(super) fn run(args: &Args, reference: &Path, start: Instant) -> Result<Code>
     let bar = records::progress(&args.files, "checking");
     let found = against.read_all((&files, args), &bar)?;
     bar.finish_and_clear();
-    let written = match &args.output {
-        Some(out) => {
+    let written = match &target {
+        Some(target) => {
             let bar = records::progress(&args.files, "writing kept records");
-            let n = match &shards {
-                Some(paths) => {
-                    let out = (out.as_path(), args.compression, args.shard_rows as usize);
-                    shards::copy_kept(paths, &stamps, &found.kept, out, &bar)?.0
-                }
+            let (n, _) = match &shards {
+                Some(paths) => shards::copy_kept(paths, &stamps, &found.kept, target, &bar)?,
                 None => {
                     let stamps = (found.items, &found.stamps[..]);
                     let inputs = (&args.files[..], args.format);
-                    dataset::copy_kept(inputs, &found.kept, stamps, out, &bar)?
+                    dataset::copy_kept(inputs, &found.kept, stamps, target, &bar)?
                 }
             };
             bar.finish_and_clear();
-            format!(", written to {}", out.display())
+            format!(", written to {}", target.path.display())
                 + &format!(" ({})", output::count(n, "record"))
         }
         None => String::new(),

@@ -11,26 +11,22 @@
 //! [`Stamp`]) fails the run, and nothing is written.
 
 use std::collections::BTreeMap;
-use std::io::{BufWriter, Write};
 use std::ops::Range;
 use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use flate2::Compression;
-use flate2::write::GzEncoder;
 use indicatif::ProgressBar;
-use rayon::prelude::*;
 use simstore::Sketch;
 
 use super::keep::{self, Keep, Rank};
+use super::kept::{KeptOut, Target};
 use super::records::{self, ReadOptions, Sink};
 use super::report::Report;
 use super::shards;
 use super::{Args, Summary, provenance};
 use crate::cli::Code;
 use crate::cli::input::{Inputs, Place, Raw, Stamp};
-use crate::cli::outfile::OutFile;
 use simstore::index::near::ExactCheck;
 
 /// What pass 1 keeps of every record read, by record index (input order).
@@ -87,7 +83,7 @@ impl Sink for Pass1 {
 /// Runs the dataset dedup; see the module documentation.
 pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
     let parquet_in = shards::inputs(&args.files)?;
-    check_output(args, output, parquet_in.is_some())?;
+    let target = Target::checked(args, output, parquet_in.is_some())?;
     let opts = ReadOptions::of(args);
     let bar = records::progress(&args.files, "fingerprinting");
     let mut pass1 = Pass1 {
@@ -112,20 +108,17 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
     let (items, pairs, histogram, check) = decide(args, pass1)?;
     let bar = records::progress(&args.files, "writing kept records");
     let (written, shards_written) = match &parquet_in {
-        Some(files) => {
-            let out = (output, args.compression, args.shard_rows as usize);
-            shards::copy_kept(files, &stamps, &items, out, &bar)?
-        }
-        None => (
+        Some(files) => shards::copy_kept(files, &stamps, &items, &target, &bar)?,
+        None => {
+            let inputs = (&args.files[..], args.format);
             copy_kept(
-                (&args.files, args.format),
+                inputs,
                 &items,
                 (counts.items, &counts.stamps),
-                output,
+                &target,
                 &bar,
-            )?,
-            0,
-        ),
+            )?
+        }
     };
     bar.finish_and_clear();
     let summary = Summary {
@@ -155,33 +148,6 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
     } else {
         0
     })
-}
-
-/// Checks the output before anything is read: not an input, writable, and of the inputs'
-/// kind (Parquet shards are written as Parquet: a directory or a FILE.parquet; JSONL lines
-/// as JSONL).
-pub(super) fn check_output(args: &Args, output: &Path, parquet_in: bool) -> Result<()> {
-    check_inputs(args, output)?;
-    let name = output.to_string_lossy();
-    let lines = [".jsonl", ".jsonl.gz", ".json", ".gz"]
-        .iter()
-        .any(|e| name.ends_with(e));
-    // Parquet shards go to a .parquet file or a directory, new or not.
-    let parquet_out = shards::is_parquet(output) || (parquet_in && (output.is_dir() || !lines));
-    match (parquet_in, parquet_out) {
-        (true, true) => shards::Shards::check(output),
-        (false, false) => OutFile::check(output),
-        (true, false) => anyhow::bail!(
-            "--output {}: Parquet inputs are written as Parquet: give a directory (for shards) \
-             or a FILE.parquet",
-            output.display()
-        ),
-        (false, true) => anyhow::bail!(
-            "--output {}: JSONL inputs are written as JSONL lines: give a FILE (.jsonl or \
-             .jsonl.gz), not a directory or a .parquet file",
-            output.display()
-        ),
-    }
 }
 
 /// What [`decide`] decided: the item numbers of the records kept, the pairs found, the
@@ -261,7 +227,7 @@ pub(super) fn check_inputs(args: &Args, output: &Path) -> Result<()> {
 }
 
 /// Pass 2: reads the inputs again and writes the items numbered `kept` (increasing) to
-/// `output`; returns how many. `pass1` is what pass 1 read: the number of items and the
+/// `target`; returns how many, and how many Parquet shards hold them. `pass1` is what pass 1 read: the number of items and the
 /// files' [`Stamp`]s. Another file, size, modification time or bytes read, a different
 /// count, or a kept item that is no longer a JSONL line, means the input changed: an
 /// error, and the output is left as it was (written through to a FIFO or a device, what
@@ -270,10 +236,11 @@ pub fn copy_kept(
     (files, format): (&[String], super::Format),
     kept: &[u64],
     pass1: (u64, &[Stamp]),
-    output: &Path,
+    target: &Target,
     bar: &ProgressBar,
-) -> Result<u64> {
+) -> Result<(u64, usize)> {
     let (items, stamps) = pass1;
+    let output = target.path;
     let changed = |name: Option<&str>| {
         let what = name.map_or_else(|| "the input".to_owned(), |n| format!("the input {n}"));
         anyhow::anyhow!(
@@ -283,7 +250,7 @@ pub fn copy_kept(
             output.display()
         )
     };
-    let mut out = KeptWriter::create(output)?;
+    let mut out = KeptOut::for_lines(target)?;
     let mut inputs = Inputs::new(files, format, Some(bar.clone())).stamped();
     let (mut item, mut next) = (0u64, kept.iter().peekable());
     loop {
@@ -297,7 +264,7 @@ pub fn copy_kept(
                 let Ok(Raw::Json(line)) = raw else {
                     return Err(changed(Some(&place.name)));
                 };
-                out.push(&line)?;
+                out.push_line(&line)?;
             }
             item += 1;
         }
@@ -313,128 +280,6 @@ pub fn copy_kept(
     if item != items || next.peek().is_some() || again.len() != stamps.len() {
         return Err(changed(None));
     }
-    out.finish()?;
-    Ok(kept.len() as u64)
-}
-
-/// Kept lines are compressed this many bytes at a time (each a gzip member, in parallel).
-const MEMBER_BYTES: usize = 1 << 20;
-
-/// Kept lines are buffered up to this many bytes before they are written.
-const BUFFER_BYTES: usize = 16 << 20;
-
-/// Where kept lines go: an [`OutFile`] (a new or regular file is written beside it and
-/// renamed over it at the end: a failed run leaves no half-written output); gzip'd when
-/// the name ends in `.gz`, as a series of gzip members compressed in parallel (as `pigz`
-/// or `bgzip` write: every gzip reader reads them as one stream).
-pub(super) struct KeptWriter {
-    file: BufWriter<OutFile>,
-    gz: bool,
-    buf: Vec<u8>,
-}
-
-impl KeptWriter {
-    pub(super) fn create(path: &Path) -> Result<Self> {
-        Ok(Self {
-            file: BufWriter::with_capacity(1 << 20, OutFile::create(path)?),
-            gz: path.to_string_lossy().ends_with(".gz"),
-            buf: Vec::with_capacity(BUFFER_BYTES + MEMBER_BYTES),
-        })
-    }
-
-    /// Adds one line (`\n` appended).
-    pub(super) fn push(&mut self, line: &[u8]) -> Result<()> {
-        self.buf.extend_from_slice(line);
-        self.buf.push(b'\n');
-        if self.buf.len() >= BUFFER_BYTES {
-            self.flush_buffer()?;
-        }
-        Ok(())
-    }
-
-    fn flush_buffer(&mut self) -> Result<()> {
-        let write = |w: &mut BufWriter<OutFile>, bytes: &[u8]| {
-            w.write_all(bytes).context("cannot write the output")
-        };
-        if self.gz {
-            let members: Vec<Vec<u8>> = line_pieces(&self.buf, MEMBER_BYTES)
-                .par_iter()
-                .map(|piece| gzip(piece))
-                .collect::<std::io::Result<_>>()
-                .context("cannot compress the output")?;
-            for m in &members {
-                write(&mut self.file, m)?;
-            }
-        } else {
-            write(&mut self.file, &self.buf)?;
-        }
-        self.buf.clear();
-        Ok(())
-    }
-
-    /// Writes what is buffered and puts the file in place.
-    pub(super) fn finish(mut self) -> Result<()> {
-        self.flush_buffer()?;
-        self.file
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .context("cannot write the output")?
-            .finish()
-    }
-}
-
-/// One gzip member holding `bytes`.
-fn gzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
-    let mut e = GzEncoder::new(Vec::with_capacity(bytes.len() / 3), Compression::default());
-    e.write_all(bytes)?;
-    e.finish()
-}
-
-/// `buf` (whole lines) cut after the first line end past every `size` bytes.
-fn line_pieces(buf: &[u8], size: usize) -> Vec<&[u8]> {
-    let mut pieces = Vec::new();
-    let mut rest = buf;
-    while rest.len() > size {
-        let cut = match memchr::memchr(b'\n', &rest[size..]) {
-            Some(i) => size + i + 1,
-            None => rest.len(),
-        };
-        let (piece, after) = rest.split_at(cut);
-        pieces.push(piece);
-        rest = after;
-    }
-    if !rest.is_empty() {
-        pieces.push(rest);
-    }
-    pieces
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pieces_are_whole_lines() {
-        let buf = b"aaaa\nbb\ncccccc\nd\n";
-        let pieces = line_pieces(buf, 3);
-        assert_eq!(pieces, [&b"aaaa\n"[..], b"bb\ncccccc\n", b"d\n"]);
-        assert_eq!(pieces.concat(), buf);
-        assert!(line_pieces(b"", 3).is_empty());
-        assert_eq!(line_pieces(b"x\n", 10), [&b"x\n"[..]]);
-    }
-
-    #[test]
-    fn members_read_back_as_one_stream() {
-        let text: Vec<u8> = (0..5000)
-            .flat_map(|i| format!("line {i}\n").into_bytes())
-            .collect();
-        let mut all = Vec::new();
-        for piece in line_pieces(&text, 1000) {
-            all.extend(gzip(piece).unwrap());
-        }
-        let mut back = Vec::new();
-        std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&all[..]), &mut back)
-            .unwrap();
-        assert_eq!(back, text);
-    }
+    let shards = out.finish(output)?;
+    Ok((kept.len() as u64, shards))
 }

@@ -8,6 +8,7 @@ mod columns;
 mod dataset;
 mod exact;
 mod keep;
+mod kept;
 mod pairs;
 mod paths;
 mod provenance;
@@ -16,7 +17,23 @@ mod report;
 mod rows;
 mod shards;
 
-pub use dataset::copy_kept;
+/// `import --dedup --output`: writes the items numbered `kept` of JSONL `inputs` to
+/// `output` as JSON lines (see [`dataset::copy_kept`]); returns how many.
+pub fn copy_kept(
+    inputs: (&[String], Format),
+    kept: &[u64],
+    pass1: (u64, &[crate::cli::input::Stamp]),
+    output: &Path,
+    bar: &indicatif::ProgressBar,
+) -> Result<u64> {
+    let target = kept::Target {
+        path: output,
+        parquet: false,
+        compression: None,
+        shard_rows: usize::MAX,
+    };
+    Ok(dataset::copy_kept(inputs, kept, pass1, &target, bar)?.0)
+}
 
 use pairs::{DEFAULT_FILES_K, FILES_MODE, files_mode, grouping, pairs_in, rule_of};
 
@@ -99,10 +116,11 @@ pub struct Args {
     #[arg(long)]
     pairs: bool,
     /// Write the records to keep to FILE: every record in no cluster and the kept one of
-    /// every cluster, in input order, each JSONL line unchanged (all its fields); gzip'd if FILE ends
-    /// in .gz. Needs FILEs (JSONL, not stdin: they are read twice, and must not change in
-    /// between). A new or regular FILE is written beside it and renamed over it at the
-    /// end; a symbolic link is followed; a FIFO or a character device is written through.
+    /// every cluster, in input order. JSONL lines are copied unchanged (gzip'd if FILE ends
+    /// in .gz); Parquet rows keep all their columns, written as shards when FILE ends in `/`
+    /// or is a directory. The inputs are read twice (not stdin) and must not change in
+    /// between. A new or regular FILE is written beside it and renamed over it at the end;
+    /// a symbolic link is followed; a FIFO or a character device is written through.
     #[arg(long, short = 'o', value_name = "FILE", conflicts_with = "pairs")]
     output: Option<PathBuf>,
     /// Parquet output: the compression of the shards written (uncompressed, snappy, gzip,

@@ -10,7 +10,7 @@ use arrow_array::builder::{BooleanBuilder, Float64Builder, StringBuilder, UInt64
 use arrow_schema::{DataType, SchemaRef};
 use serde_json::Value;
 
-use super::dataset::KeptWriter;
+use super::kept::KeptWriter;
 use crate::cli::outfile::OutFile;
 use crate::cli::parquet_out::{self, ParquetOut};
 

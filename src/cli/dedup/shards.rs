@@ -23,6 +23,7 @@ use simstore::input::reader::Record;
 
 use super::columns::{ranks, strings, texts};
 use super::keep::Rank;
+use super::kept::{KeptOut, Target};
 use super::records::{self, Counts, ReadOptions, Sink};
 use crate::cli::input::{At, Place};
 
@@ -420,14 +421,13 @@ pub(super) fn copy_kept(
     shards: &[PathBuf],
     stamps: &[Stamp],
     kept: &[u64],
-    (output, compression, shard_rows): (&Path, Option<Compression>, usize),
+    target: &Target,
     bar: &ProgressBar,
 ) -> Result<(u64, usize)> {
     let first = open(&shards[0])?;
     let schema = first.schema().clone();
-    let compression = compression.unwrap_or_else(|| input_compression(&first));
+    let mut out = KeptOut::for_rows(target, schema.clone(), input_compression(&first))?;
     drop(first);
-    let mut out = Shards::create(output, schema.clone(), compression, shard_rows)?;
     let (mut item, mut next, mut written) = (0u64, 0usize, 0u64);
     for (path, then) in shards.iter().zip(stamps) {
         if stamp(path)? != *then {
@@ -459,7 +459,7 @@ pub(super) fn copy_kept(
                 .collect();
             let rows = arrow_select::filter::filter_record_batch(&batch, &mask)?;
             written += rows.num_rows() as u64;
-            out.push(&rows)?;
+            out.push_rows(&rows)?;
             item += n;
         }
         bar.inc(fs::metadata(path).map(|m| m.len()).unwrap_or(0));
@@ -467,7 +467,7 @@ pub(super) fn copy_kept(
     if next != kept.len() {
         bail!("the input changed between the two passes of dedup --output: nothing written");
     }
-    let shards = out.finish()?;
+    let shards = out.finish(target.path)?;
     Ok((written, shards))
 }
 

@@ -1,0 +1,311 @@
+//! Where `dedup --output` writes the kept records: JSON lines ([`KeptWriter`]; gzip'd when
+//! the name ends in `.gz`) or Parquet shards ([`Shards`]), whichever the name asks for,
+//! from JSONL or Parquet inputs alike. A Parquet row written as a line is one JSON object
+//! of all its columns (arrow-json; nulls written as `null`, binary as hex); JSONL lines
+//! written as Parquet are spooled beside the output, then their columns are inferred
+//! from every kept line (arrow-json: a field of mixed scalar types is a string column)
+//! and the lines written as shards.
+
+use std::io::{BufReader, BufWriter, Seek, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use arrow_array::RecordBatch;
+use arrow_json::writer::LineDelimited;
+use arrow_schema::SchemaRef;
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use parquet::basic::Compression as Codec;
+use rayon::prelude::*;
+use tempfile::NamedTempFile;
+
+use super::shards::{self, Shards};
+use super::{Args, dataset};
+use crate::cli::outfile::OutFile;
+
+/// Where and how `--output` is written.
+pub(super) struct Target<'a> {
+    pub path: &'a Path,
+    /// Parquet shards (else JSON lines).
+    pub parquet: bool,
+    /// `--compression`; default: the Parquet input's, else Snappy.
+    pub compression: Option<Codec>,
+    pub shard_rows: usize,
+}
+
+impl<'a> Target<'a> {
+    /// `path` as `--output` names it: Parquet when it ends in `.parquet`, is a directory
+    /// or, for Parquet inputs, has no JSONL extension (`.jsonl`, `.json`, `.gz`).
+    pub(super) fn of(path: &'a Path, parquet_in: bool) -> Self {
+        let name = path.to_string_lossy();
+        let lines = [".jsonl", ".json", ".gz"].iter().any(|e| name.ends_with(e));
+        let parquet = shards::is_parquet(path)
+            || path.is_dir()
+            || name.ends_with('/')
+            || (parquet_in && !lines);
+        Target {
+            path,
+            parquet,
+            compression: None,
+            shard_rows: 1_000_000,
+        }
+    }
+
+    /// `--output path` of `args`, checked before anything is read: it can be written, and
+    /// it is no input ([`dataset::check_inputs`]).
+    pub(super) fn checked(args: &Args, path: &'a Path, parquet_in: bool) -> Result<Self> {
+        let t = Target {
+            compression: args.compression,
+            shard_rows: usize::try_from(args.shard_rows).unwrap_or(usize::MAX),
+            ..Target::of(path, parquet_in)
+        };
+        dataset::check_inputs(args, path)?;
+        match t.parquet {
+            true => Shards::check(path)?,
+            false => OutFile::check(path)?,
+        }
+        Ok(t)
+    }
+}
+
+/// The kept records being written.
+pub(super) enum KeptOut {
+    /// JSON lines.
+    Lines(KeptWriter),
+    /// Parquet rows.
+    Shards(Box<Shards>),
+    /// JSON lines to be written as Parquet at the end.
+    Spool(BufWriter<NamedTempFile>, Codec, usize),
+}
+
+impl KeptOut {
+    /// An output for JSONL inputs' lines.
+    pub(super) fn for_lines(t: &Target) -> Result<Self> {
+        Ok(match t.parquet {
+            true => {
+                let spool = crate::cli::outfile::scratch_beside(t.path)?;
+                let codec = t.compression.unwrap_or(Codec::SNAPPY);
+                KeptOut::Spool(BufWriter::new(spool), codec, t.shard_rows)
+            }
+            false => KeptOut::Lines(KeptWriter::create(t.path)?),
+        })
+    }
+
+    /// An output for Parquet inputs' rows of `schema`, compressed as `input` when the
+    /// target says nothing.
+    pub(super) fn for_rows(t: &Target, schema: SchemaRef, input: Codec) -> Result<Self> {
+        Ok(match t.parquet {
+            true => {
+                let codec = t.compression.unwrap_or(input);
+                KeptOut::Shards(Box::new(Shards::create(
+                    t.path,
+                    schema,
+                    codec,
+                    t.shard_rows,
+                )?))
+            }
+            false => KeptOut::Lines(KeptWriter::create(t.path)?),
+        })
+    }
+
+    /// Adds one JSONL line (no line end).
+    pub(super) fn push_line(&mut self, line: &[u8]) -> Result<()> {
+        match self {
+            KeptOut::Lines(w) => w.push(line),
+            KeptOut::Spool(w, ..) => {
+                let spooled = w.write_all(line).and_then(|()| w.write_all(b"\n"));
+                spooled.context("cannot spool the kept lines beside the output")
+            }
+            KeptOut::Shards(_) => unreachable!("a Parquet input's output takes rows"),
+        }
+    }
+
+    /// Adds the rows of `batch`.
+    pub(super) fn push_rows(&mut self, batch: &RecordBatch) -> Result<()> {
+        match self {
+            KeptOut::Shards(s) => s.push(batch),
+            KeptOut::Lines(w) => {
+                let builder = arrow_json::WriterBuilder::new().with_explicit_nulls(true);
+                let mut json = builder.build::<_, LineDelimited>(Vec::new());
+                json.write(batch)
+                    .and_then(|()| json.finish())
+                    .context("cannot write the kept rows as JSON lines")?;
+                w.push_lines(&json.into_inner())
+            }
+            KeptOut::Spool(..) => unreachable!("a JSONL input's output takes lines"),
+        }
+    }
+
+    /// Ends the output and puts it in place; returns the number of Parquet shards written.
+    pub(super) fn finish(self, output: &Path) -> Result<usize> {
+        match self {
+            KeptOut::Lines(w) => w.finish().map(|()| 0),
+            KeptOut::Shards(s) => s.finish(),
+            KeptOut::Spool(w, codec, shard_rows) => {
+                let spool = w.into_inner().map_err(|e| e.into_error())?;
+                lines_to_shards(spool, output, codec, shard_rows)
+                    .with_context(|| format!("cannot write {} as Parquet", output.display()))
+            }
+        }
+    }
+}
+
+/// Writes the JSON lines of `spool` as Parquet shards to `output`, their columns inferred
+/// from every line.
+fn lines_to_shards(
+    spool: NamedTempFile,
+    output: &Path,
+    codec: Codec,
+    shard_rows: usize,
+) -> Result<usize> {
+    let mut file = BufReader::new(spool.reopen()?);
+    let (schema, _) = arrow_json::reader::infer_json_schema(&mut file, None).map_err(|e| {
+        anyhow::anyhow!(
+            "the kept lines have no columns Parquet can hold ({e}: a field is an object or a \
+             list in some lines and not in others); write them as JSON lines (--output \
+             KEPT.jsonl)"
+        )
+    })?;
+    file.rewind()?;
+    let schema = std::sync::Arc::new(schema);
+    let mut out = Shards::create(output, schema.clone(), codec, shard_rows)?;
+    let rows = arrow_json::ReaderBuilder::new(schema)
+        .with_batch_size(4096)
+        .with_coerce_primitive(true)
+        .build(file)?;
+    for batch in rows {
+        out.push(&batch?)?;
+    }
+    out.finish()
+}
+
+/// Kept lines are compressed this many bytes at a time (each a gzip member, in parallel).
+const MEMBER_BYTES: usize = 1 << 20;
+
+/// Kept lines are buffered up to this many bytes before they are written.
+const BUFFER_BYTES: usize = 16 << 20;
+
+/// Where kept lines go: an [`OutFile`] (a new or regular file is written beside it and
+/// renamed over it at the end: a failed run leaves no half-written output); gzip'd when
+/// the name ends in `.gz`, as a series of gzip members compressed in parallel (as `pigz`
+/// or `bgzip` write: every gzip reader reads them as one stream).
+pub(super) struct KeptWriter {
+    file: BufWriter<OutFile>,
+    gz: bool,
+    buf: Vec<u8>,
+}
+
+impl KeptWriter {
+    pub(super) fn create(path: &Path) -> Result<Self> {
+        Ok(Self {
+            file: BufWriter::with_capacity(1 << 20, OutFile::create(path)?),
+            gz: path.to_string_lossy().ends_with(".gz"),
+            buf: Vec::with_capacity(BUFFER_BYTES + MEMBER_BYTES),
+        })
+    }
+
+    /// Adds whole lines, each ending in `\n`.
+    fn push_lines(&mut self, lines: &[u8]) -> Result<()> {
+        self.buf.extend_from_slice(lines);
+        if self.buf.len() >= BUFFER_BYTES {
+            self.flush_buffer()?;
+        }
+        Ok(())
+    }
+
+    /// Adds one line (`\n` appended).
+    pub(super) fn push(&mut self, line: &[u8]) -> Result<()> {
+        self.buf.extend_from_slice(line);
+        self.buf.push(b'\n');
+        if self.buf.len() >= BUFFER_BYTES {
+            self.flush_buffer()?;
+        }
+        Ok(())
+    }
+
+    fn flush_buffer(&mut self) -> Result<()> {
+        let write = |w: &mut BufWriter<OutFile>, bytes: &[u8]| {
+            w.write_all(bytes).context("cannot write the output")
+        };
+        if self.gz {
+            let members: Vec<Vec<u8>> = line_pieces(&self.buf, MEMBER_BYTES)
+                .par_iter()
+                .map(|piece| gzip(piece))
+                .collect::<std::io::Result<_>>()
+                .context("cannot compress the output")?;
+            for m in &members {
+                write(&mut self.file, m)?;
+            }
+        } else {
+            write(&mut self.file, &self.buf)?;
+        }
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Writes what is buffered and puts the file in place.
+    pub(super) fn finish(mut self) -> Result<()> {
+        self.flush_buffer()?;
+        self.file
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .context("cannot write the output")?
+            .finish()
+    }
+}
+
+/// One gzip member holding `bytes`.
+fn gzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut e = GzEncoder::new(Vec::with_capacity(bytes.len() / 3), Compression::default());
+    e.write_all(bytes)?;
+    e.finish()
+}
+
+/// `buf` (whole lines) cut after the first line end past every `size` bytes.
+fn line_pieces(buf: &[u8], size: usize) -> Vec<&[u8]> {
+    let mut pieces = Vec::new();
+    let mut rest = buf;
+    while rest.len() > size {
+        let cut = match memchr::memchr(b'\n', &rest[size..]) {
+            Some(i) => size + i + 1,
+            None => rest.len(),
+        };
+        let (piece, after) = rest.split_at(cut);
+        pieces.push(piece);
+        rest = after;
+    }
+    if !rest.is_empty() {
+        pieces.push(rest);
+    }
+    pieces
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_are_whole_lines() {
+        let buf = b"aaaa\nbb\ncccccc\nd\n";
+        let pieces = line_pieces(buf, 3);
+        assert_eq!(pieces, [&b"aaaa\n"[..], b"bb\ncccccc\n", b"d\n"]);
+        assert_eq!(pieces.concat(), buf);
+        assert!(line_pieces(b"", 3).is_empty());
+        assert_eq!(line_pieces(b"x\n", 10), [&b"x\n"[..]]);
+    }
+
+    #[test]
+    fn members_read_back_as_one_stream() {
+        let text: Vec<u8> = (0..5000)
+            .flat_map(|i| format!("line {i}\n").into_bytes())
+            .collect();
+        let mut all = Vec::new();
+        for piece in line_pieces(&text, 1000) {
+            all.extend(gzip(piece).unwrap());
+        }
+        let mut back = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&all[..]), &mut back)
+            .unwrap();
+        assert_eq!(back, text);
+    }
+}
