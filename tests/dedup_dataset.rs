@@ -274,14 +274,14 @@ fn what_dataset_dedup_refuses() {
         assert_eq!(code(o), 2, "{}", stderr(o));
         assert!(stderr(o).contains(says), "{}", stderr(o));
     };
-    // Stdin is refused before anything is read from it.
+    // A bad output is refused before stdin is read (and copied: --output reads it twice).
     let stdin = std::fs::File::open(t.path("in.jsonl")).unwrap();
     let o = t
-        .command(&["dedup", "-", "-o", "kept.jsonl"])
+        .command(&["dedup", "-", "-o", "no/such/dir/kept.jsonl"])
         .stdin(stdin)
         .output()
         .unwrap();
-    refused(&o, "stdin cannot be read twice: save it to a file first");
+    refused(&o, "does not exist");
     let o = t.run(&["dedup", "in.jsonl", "-o", "in.jsonl"]);
     refused(&o, "is the input in.jsonl or inside it");
     assert_eq!(

@@ -123,18 +123,51 @@ fn pairs_near_the_threshold_are_decided_by_the_texts_in_a_dedup_of_files() {
         out.contains("t-a") && out.contains("t-b") && !out.contains("r-a"),
         "{out}"
     );
-    let o = t.run_stdin(&["dedup", "-", "--json"], lines.as_bytes());
+    // `/dev/stdin` (a descriptor's pipe, no extension) is sniffed as JSONL, as `-` is.
+    for input in ["-", "/dev/stdin"] {
+        let o = t.run_stdin(&["dedup", input, "--json"], lines.as_bytes());
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(
+            out.contains("r-a") && out.contains("r-b") && !out.contains("t-a"),
+            "{input}: {out}"
+        );
+        assert!(
+            stderr(&o).contains("decided by the sketches alone"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    // With --output, stdin (as `-` or as a descriptor's pipe) is copied beside the output
+    // and read again: the texts decide, as for the file; no copy is left.
+    let o = t.run(&["dedup", "all.jsonl", "-o", "from-file.jsonl"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    let want = std::fs::read(t.path("from-file.jsonl")).unwrap();
+    for input in ["-", "/dev/stdin"] {
+        let o = t.run_stdin(
+            &["dedup", input, "-o", "from-stdin.jsonl"],
+            lines.as_bytes(),
+        );
+        assert_eq!(code(&o), 0, "{input}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("sketches alone"), "{}", stderr(&o));
+        assert_eq!(
+            std::fs::read(t.path("from-stdin.jsonl")).unwrap(),
+            want,
+            "{input}"
+        );
+    }
+    let names: Vec<String> = std::fs::read_dir(t.path(""))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     assert!(
-        out.contains("r-a") && out.contains("r-b") && !out.contains("t-a"),
-        "{out}"
+        !names.iter().any(|n| n.contains("simstore-partial")),
+        "{names:?}"
     );
-    assert!(
-        stderr(&o).contains("decided by the sketches alone"),
-        "{}",
-        stderr(&o)
-    );
+    // Its records are still named as stdin's.
+    let bad = format!("{lines}{{\"id\":\n");
+    let o = t.run_stdin(&["dedup", "-", "-o", "k.jsonl"], bad.as_bytes());
+    assert!(stderr(&o).contains("<stdin>:"), "{}", stderr(&o));
     // A named pipe is read once, as stdin is (reading it again would wait for a writer
     // forever): the sketches decide; --report is refused before reading.
     let fifo = t.path("pipe.jsonl");

@@ -174,7 +174,7 @@ fn refuse_kind(path: &Path, meta: &Metadata) -> Result<()> {
 
 /// Whether `path` reaches its target through a file descriptor's link (`/dev/stdout`,
 /// `/dev/fd/N`, `/proc/self/fd/N`): the file an open descriptor names.
-fn names_a_descriptor(path: &Path) -> bool {
+pub fn names_a_descriptor(path: &Path) -> bool {
     let mut p = path.to_path_buf();
     for _ in 0..40 {
         if p.starts_with("/proc") || p.starts_with("/dev/fd") {

@@ -169,9 +169,6 @@ fn check_args(args: &Args) -> Result<()> {
              and the document it duplicates"
         );
     }
-    if args.output.is_some() && args.files.iter().any(|f| f == "-") {
-        anyhow::bail!("--output reads its input twice, and stdin cannot be: save it to a file");
-    }
     Ok(())
 }
 

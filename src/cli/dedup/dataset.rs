@@ -106,6 +106,9 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
         );
     }
     let (items, pairs, histogram, check) = decide(args, pass1)?;
+    for f in args.files.iter().filter(|f| is_fifo(f)) {
+        eprintln!("note: pass 2 opens the named pipe {f} again: waiting for its writer");
+    }
     let bar = records::progress(&args.files, "writing kept records");
     let (written, shards_written) = match &parquet_in {
         Some(files) => shards::copy_kept(files, &stamps, &items, &target, &bar)?,
@@ -205,15 +208,15 @@ fn decide(args: &Args, pass1: Pass1) -> Result<Decided> {
     Ok((items, clusters.pairs(), clusters.set_sizes(2), check))
 }
 
-/// Refuses what two passes cannot read (stdin), what is not written back as JSONL (a
-/// --format other than jsonl or auto), and an output that is one of the inputs.
+/// Whether `path` is a named pipe.
+fn is_fifo(path: &str) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+}
+
+/// Refuses what is not written back as JSONL (a --format other than jsonl or auto), and an
+/// output that is one of the inputs.
 pub(super) fn check_inputs(args: &Args, output: &Path) -> Result<()> {
-    if args.files.iter().any(|f| f == "-") {
-        anyhow::bail!(
-            "dedup --output reads its input twice (fingerprints first, kept lines next), and \
-             stdin cannot be read twice: save it to a file first (e.g. `cat > corpus.jsonl`)"
-        );
-    }
     if !matches!(args.format, super::Format::Auto | super::Format::Jsonl) {
         anyhow::bail!("dedup --output writes JSONL lines back: use --format jsonl (or auto)");
     }

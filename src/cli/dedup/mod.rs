@@ -83,7 +83,7 @@ use super::{Code, open_for_reading, output};
                   writes the kept records (in input order: every record in no cluster and \
                   the kept one of every cluster), each line unchanged (gzip'd if the name \
                   ends in .gz), and prints only the summary; records that fail are reported \
-                  and left out. Reads FILEs twice (not stdin). --keep picks the record kept \
+                  and left out. Reads FILEs twice (stdin is copied beside the output first). --keep picks the record kept \
                   (first, longest, newest:FIELD, oldest:FIELD, none); --clusters FILE says why \
                   each record was dropped.\n\
                   Against a store: `dedup dump2.jsonl --against corpus.db --add --output kept.jsonl` \
@@ -118,7 +118,7 @@ pub struct Args {
     /// Write the records to keep to FILE: every record in no cluster and the kept one of
     /// every cluster, in input order. JSONL lines are copied unchanged (gzip'd if FILE ends
     /// in .gz); Parquet rows keep all their columns, written as shards when FILE ends in `/`
-    /// or is a directory. The inputs are read twice (not stdin) and must not change in
+    /// or is a directory. The inputs are read twice (stdin or a `<(...)` is copied to a scratch file beside FILE first) and must not change in
     /// between. A new or regular FILE is written beside it and renamed over it at the end;
     /// a symbolic link is followed; a FIFO or a character device is written through.
     #[arg(long, short = 'o', value_name = "FILE", conflicts_with = "pairs")]
@@ -191,6 +191,28 @@ pub struct Args {
     files: Vec<String>,
 }
 
+/// With `--output` (which reads the inputs twice): the inputs that cannot be opened twice
+/// (stdin, a `<(...)`) copied to scratch files beside the output, read instead of them;
+/// the output is checked first. The files are removed when dropped.
+fn spool_streams(args: &mut Args) -> Result<Vec<tempfile::NamedTempFile>> {
+    let Some(out) = args.output.clone() else {
+        return Ok(Vec::new());
+    };
+    if !args.files.iter().any(|f| crate::cli::input::once_only(f)) {
+        return Ok(Vec::new());
+    }
+    kept::Target::checked(args, &out, shards::inputs(&args.files)?.is_some())?;
+    let mut scratch = Vec::new();
+    for f in args.files.iter_mut() {
+        if crate::cli::input::once_only(f) {
+            let (path, file) = crate::cli::input::spool(f, &out)?;
+            *f = path;
+            scratch.push(file);
+        }
+    }
+    Ok(scratch)
+}
+
 /// Runs the dedup; see [`Args`].
 pub fn run(db: &Path, mut args: Args) -> Result<Code> {
     let start = Instant::now();
@@ -198,6 +220,7 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
     for path in [&args.clusters, &args.report].into_iter().flatten() {
         paths::check_written(path, &args)?;
     }
+    let _scratch = spool_streams(&mut args)?;
     if let (Some(_), Some(f)) = (&args.report, records::once_only(&args.files)) {
         anyhow::bail!(
             "--report reads the inputs again for the texts it shows, and {f} (stdin or a pipe) \

@@ -157,7 +157,11 @@ pub(super) fn resolve(
     if lines {
         return Ok(Format::Jsonl);
     }
-    if path != "-" && !gz && !decompressed {
+    // A file's format is its name's; a stream's (stdin, a pipe, a copy of one) its bytes'.
+    let stream = path == "-"
+        || display_name(path) != path
+        || std::fs::metadata(path).is_ok_and(|m| !m.is_file());
+    if !stream && !gz && !decompressed {
         return Ok(Format::Text);
     }
     let lower_head = head[..head.len().min(16)].to_ascii_lowercase();

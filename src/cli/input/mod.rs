@@ -16,6 +16,7 @@ mod fields;
 mod ids;
 mod inputs;
 mod parquet;
+mod spool;
 mod stamp;
 
 use std::collections::BTreeMap;
@@ -30,6 +31,7 @@ use simstore::input::reader::{self, Fields, Lines, Record};
 use detect::{open, resolve};
 pub use fields::FieldArgs;
 pub use inputs::{Damaged, Inputs};
+pub use spool::{once_only, spool};
 pub use stamp::Stamp;
 
 /// How to read an input.
@@ -53,9 +55,13 @@ pub enum Format {
     Parquet,
 }
 
-/// The name of an input for messages: the path, or `<stdin>` for `-`.
+/// The name of an input for messages: the path, `<stdin>` for `-`, the input a scratch
+/// file copies ([`spool`]).
 pub fn display_name(path: &str) -> &str {
-    if path == "-" { "<stdin>" } else { path }
+    match path {
+        "-" => "<stdin>",
+        _ => spool::spooled_name(path).unwrap_or(path),
+    }
 }
 
 /// Reads a whole file as one document, for `--file` arguments: decompressed when it starts
