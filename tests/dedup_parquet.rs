@@ -730,4 +730,37 @@ fn a_text_column_that_is_not_text_is_refused() {
         let says = "n.parquet: the column \"content\" (Int64) is not text";
         assert!(stderr(&o).contains(says), "{}", stderr(&o));
     }
+    // A binary text column is read as UTF-8, a bad byte replaced (not a null text: the
+    // record is kept, and its near copy found).
+    let text = "the river rose overnight and the old bridge closed to traffic until noon, \
+                when engineers found the pillars sound; buses ran again by evening, and the \
+                ferry that had carried commuters across all morning went back to its usual \
+                hourly timetable while the council promised a full inspection next week";
+    let mut bad = text.as_bytes().to_vec();
+    bad[4] = 0xff;
+    let schema = Arc::new(Schema::new(vec![Field::new(
+        "content",
+        DataType::Binary,
+        false,
+    )]));
+    let col: ArrayRef = Arc::new(arrow_array::BinaryArray::from(vec![
+        text.as_bytes(),
+        &bad[..],
+        b"an entirely different record about the price of tea in the spring markets",
+    ]));
+    let batch = RecordBatch::try_new(schema.clone(), vec![col]).unwrap();
+    let mut w =
+        ArrowWriter::try_new(File::create(t.path("b.parquet")).unwrap(), schema, None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let o = t.run(&[
+        "dedup",
+        "b.parquet",
+        "--text-field",
+        "content",
+        "-o",
+        "kb.parquet",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("kept 2, dropped 1"), "{}", stderr(&o));
 }

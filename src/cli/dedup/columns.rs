@@ -8,24 +8,41 @@ use arrow_schema::DataType;
 use super::keep::Rank;
 
 /// The text column `name` of a batch as strings: a string or binary column (a dictionary
-/// of them too); a column of numbers, dates or other values is refused, not read as text.
+/// of them too; binary read as UTF-8, bad bytes replaced); a column of numbers, dates or
+/// other values is refused, not read as text.
 pub(super) fn texts(batch: &RecordBatch, name: &str) -> Result<StringArray> {
     let col = batch.column_by_name(name).context("the text column")?;
-    let text = |t: &DataType| {
-        use DataType::*;
+    let text =
+        |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
+    let binary = |t: &DataType| {
         matches!(
             t,
-            Utf8 | LargeUtf8 | Utf8View | Binary | LargeBinary | BinaryView
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView
         )
     };
     match col.data_type() {
-        DataType::Dictionary(_, v) if text(v) => {}
-        t if text(t) => {}
+        DataType::Dictionary(_, v) if binary(v) => lossy(col),
+        t if binary(t) => lossy(col),
+        DataType::Dictionary(_, v) if text(v) => strings(batch, name)?.context("the text column"),
+        t if text(t) => strings(batch, name)?.context("the text column"),
         t => anyhow::bail!(
             "the column {name:?} ({t}) is not text: --text-field must name a string column"
         ),
     }
-    strings(batch, name)?.context("the text column")
+}
+
+/// A binary column's values as text, bytes that are not UTF-8 replaced by U+FFFD (as a
+/// cast would make them null: the record would be lost for one bad byte).
+fn lossy(col: &ArrayRef) -> Result<StringArray> {
+    let bytes = arrow_cast::cast(col, &DataType::LargeBinary).context("the text column")?;
+    let bytes = bytes
+        .as_any()
+        .downcast_ref::<arrow_array::LargeBinaryArray>()
+        .context("the text column")?;
+    Ok(bytes
+        .iter()
+        .map(|v| v.map(String::from_utf8_lossy))
+        .collect())
 }
 
 /// The column `name` of `batch` as strings (numbers as written); `None` when the batch has
