@@ -106,43 +106,15 @@ pub(super) fn read_records(
     if opts.jsonl_only {
         inputs = inputs.stamped();
     }
-    loop {
+    let read = |send: &dyn Fn((Vec<input::Item>, Vec<input::Damaged>)) -> bool| loop {
         let chunk = inputs.next_chunk(CHUNK_ITEMS)?;
-        if chunk.is_empty() {
-            break;
+        if chunk.is_empty() || !send((chunk, inputs.take_damaged())) {
+            return Ok(inputs.take_stamps());
         }
-        let first = counts.items;
-        counts.items += chunk.len() as u64;
-        let parsed: Vec<_> = chunk
-            .into_par_iter()
-            .enumerate()
-            .map(|(i, (place, raw))| {
-                let r = fingerprint(raw, &place, opts, &f);
-                (first + i as u64, place, r)
-            })
-            .collect();
-        for (item, place, r) in parsed {
-            match r {
-                Ok(Some(read)) => {
-                    counts.records += 1;
-                    sink.push(Read {
-                        item,
-                        place,
-                        ..read
-                    });
-                }
-                Ok(None) => anyhow::bail!(
-                    "{place}: --output writes the kept JSONL lines back, and this input is not \
-                     JSONL (a text, HTML or WARC input): dedup it without --output, or convert \
-                     it to JSONL"
-                ),
-                Err(e) => {
-                    counts.failed += 1;
-                    bar.suspend(|| eprintln!("error: {place}: {e}; {} skipped", place.skipped()));
-                }
-            }
-        }
-        for damaged in inputs.take_damaged() {
+    };
+    counts.stamps = overlapped(read, |(chunk, damaged)| {
+        push_chunk(chunk, opts, &f, (&mut counts, bar), sink)?;
+        for damaged in damaged {
             let n = sink.drop_items(damaged.items.clone());
             counts.records -= n;
             counts.failed += n;
@@ -156,9 +128,72 @@ pub(super) fn read_records(
                 )
             });
         }
-    }
-    counts.stamps = inputs.take_stamps();
+        Ok(())
+    })?;
     Ok(counts)
+}
+
+/// Fingerprints the items of `chunk` in parallel and pushes them into `sink` in order;
+/// an item that is not a record of JSONL ends the run when only those will do.
+fn push_chunk(
+    chunk: Vec<input::Item>,
+    opts: &ReadOptions,
+    f: &Fingerprinter,
+    (counts, bar): (&mut Counts, &ProgressBar),
+    sink: &mut impl Sink,
+) -> Result<()> {
+    let first = counts.items;
+    counts.items += chunk.len() as u64;
+    let parsed: Vec<_> = chunk
+        .into_par_iter()
+        .enumerate()
+        .map(|(i, (place, raw))| {
+            let r = fingerprint(raw, &place, opts, f);
+            (first + i as u64, place, r)
+        })
+        .collect();
+    for (item, place, r) in parsed {
+        match r {
+            Ok(Some(read)) => {
+                counts.records += 1;
+                sink.push(Read {
+                    item,
+                    place,
+                    ..read
+                });
+            }
+            Ok(None) => anyhow::bail!(
+                "{place}: --output writes the kept JSONL lines back, and this input is not \
+                 JSONL (a text, HTML or WARC input): dedup it without --output, or convert \
+                 it to JSONL"
+            ),
+            Err(e) => {
+                counts.failed += 1;
+                bar.suspend(|| eprintln!("error: {place}: {e}; {} skipped", place.skipped()));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs `produce` on a thread of its own, handing each value it sends (`send` returns
+/// false once the consumer is gone) to `consume` here, one value in flight: reading
+/// (decompressing, decoding) overlaps the parallel work on what was read before. Returns
+/// what `produce` returns, or the first error of either.
+pub(super) fn overlapped<T: Send, R: Send>(
+    produce: impl FnOnce(&dyn Fn(T) -> bool) -> Result<R> + Send,
+    mut consume: impl FnMut(T) -> Result<()>,
+) -> Result<R> {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<T>(1);
+    std::thread::scope(|s| {
+        let producer = s.spawn(move || produce(&|v| tx.send(v).is_ok()));
+        let consumed = rx.iter().try_for_each(&mut consume);
+        drop(rx);
+        let produced = producer
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        consumed.and(produced)
+    })
 }
 
 /// Removes the entries of `items` (item numbers, increasing) in `range`; returns their
@@ -274,5 +309,49 @@ pub(super) fn each_record(
             }
             item += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::overlapped;
+
+    #[test]
+    fn overlapped_hands_on_every_value_in_order_and_stops_on_either_error() {
+        let mut got = Vec::new();
+        let sent = overlapped(
+            |send| Ok((0..1000).take_while(|&i| send(i)).count()),
+            |v| {
+                got.push(v);
+                Ok(())
+            },
+        );
+        assert_eq!(sent.unwrap(), 1000);
+        assert_eq!(got, (0..1000).collect::<Vec<_>>());
+        // A consumer that fails ends the producer (its sends fail), without a hang.
+        let failed = overlapped(
+            |send| Ok((0..u64::MAX).take_while(|&i| send(i)).count()),
+            |v| match v {
+                3 => anyhow::bail!("bad value {v}"),
+                _ => Ok(()),
+            },
+        );
+        assert_eq!(failed.unwrap_err().to_string(), "bad value 3");
+        // A producer that fails is the error, after what it sent was consumed.
+        let mut n = 0;
+        let failed: anyhow::Result<()> = overlapped(
+            |send| {
+                send(1);
+                anyhow::bail!("cannot read")
+            },
+            |_| {
+                n += 1;
+                Ok(())
+            },
+        );
+        assert_eq!(
+            (failed.unwrap_err().to_string(), n),
+            ("cannot read".into(), 1)
+        );
     }
 }

@@ -1,7 +1,8 @@
-//! Parquet shards in and out of `dedup`: pass 1 reads only the text column (and the id and
-//! keep-policy columns) of one record batch at a time; pass 2 reads every column again
-//! and writes the kept rows, unchanged, as Parquet shards of at most `--shard-rows` rows
-//! with the inputs' schema and compression (or `--compression`).
+//! Parquet shards read by `dedup`: pass 1 reads only the text column (and the id and
+//! keep-policy columns) of one record batch at a time, decoding the next batch while the
+//! last is fingerprinted; pass 2 reads every column again and hands the kept rows,
+//! unchanged, to the output ([`super::kept`]: shards with the inputs' schema and
+//! compression, or JSON lines).
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -9,14 +10,12 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use anyhow::{Context, Result, bail};
-use arrow_array::{Array, BooleanArray, RecordBatch};
+use arrow_array::{Array, BooleanArray, RecordBatch, StringArray};
 use arrow_schema::SchemaRef;
 use indicatif::ProgressBar;
-use parquet::arrow::ArrowWriter;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::basic::Compression;
-use parquet::file::properties::WriterProperties;
 use rayon::prelude::*;
 use simstore::Fingerprinter;
 use simstore::input::reader::Record;
@@ -29,11 +28,6 @@ use crate::cli::input::{At, Place};
 
 /// Rows read at a time.
 const BATCH_ROWS: usize = 4096;
-
-/// About how many encoded bytes a row group of the output holds before it is written out:
-/// the writer holds one row group in memory, and a shard of a million rows in one would
-/// hold the kept texts of a whole shard.
-const ROW_GROUP_BYTES: usize = 32 << 20;
 
 /// The Parquet files among `files`: `None` when none is one; every `.parquet` file of a
 /// directory, sorted by name; an error when Parquet and other inputs are mixed.
@@ -150,66 +144,96 @@ pub(super) fn read_records(
         rows += open(path)?.metadata().file_metadata().num_rows();
     }
     sink.reserve(usize::try_from(rows).unwrap_or(0));
-    for path in shards {
-        stamps.push(stamp(path)?);
-        let name: Arc<str> = path.to_string_lossy().into();
-        let mut row = 0u64;
-        for batch in cols.reader(path)? {
-            let batch = batch.with_context(|| format!("cannot read {}", path.display()))?;
-            let rows = batch_rows(&batch, &cols, &name, row).context(name.clone())?;
-            row += batch.num_rows() as u64;
+    let stamps = records::overlapped(
+        |send| {
+            for path in shards {
+                stamps.push(stamp(path)?);
+                let name: Arc<str> = path.to_string_lossy().into();
+                let mut row = 0u64;
+                for batch in cols.reader(path)? {
+                    let batch = batch.with_context(|| format!("cannot read {}", path.display()))?;
+                    let rows = batch_rows(&batch, &cols, &name, row).context(name.clone())?;
+                    row += batch.num_rows() as u64;
+                    if !send(rows) {
+                        return Ok(stamps);
+                    }
+                }
+                bar.inc(fs::metadata(path).map(|m| m.len()).unwrap_or(0));
+            }
+            Ok(stamps)
+        },
+        |rows| {
             push_rows(rows, opts, &f, (&mut counts, bar), sink);
-        }
-        bar.inc(fs::metadata(path).map(|m| m.len()).unwrap_or(0));
-    }
+            Ok(())
+        },
+    )?;
     Ok((counts, stamps))
 }
 
 /// One row of pass 1: where it is, its record (or why it has none), its rank.
 type Row = (Place, Result<Record, String>, Rank);
 
-/// The rows of a batch whose first row is row `first` (from 0) of shard `name`.
-fn batch_rows(
-    batch: &RecordBatch,
-    cols: &Columns,
-    name: &Arc<str>,
+/// The columns pass 1 reads of a batch whose first row is row `first` (from 0) of shard
+/// `name`; each row's record is made where it is fingerprinted ([`Rows::row`]).
+struct Rows {
+    texts: StringArray,
+    ids: Option<StringArray>,
+    ranks: Option<Vec<Rank>>,
+    name: Arc<str>,
     first: u64,
-) -> Result<Vec<Row>> {
-    let texts = texts(batch, &cols.text)?;
-    let ids = strings(batch, &cols.id)?;
+    field: Arc<str>,
+}
+
+impl Rows {
+    fn len(&self) -> usize {
+        self.texts.len()
+    }
+
+    /// Row `i`: its place, its record (id: the id column's, else its row number), its rank.
+    fn row(&self, i: usize) -> Row {
+        let n = self.first + i as u64 + 1;
+        let place = Place {
+            name: self.name.clone(),
+            at: At::Line(n),
+            rest: false,
+        };
+        let id = self
+            .ids
+            .as_ref()
+            .and_then(|a| a.is_valid(i).then(|| a.value(i).to_owned()));
+        let record = match self.texts.is_valid(i) {
+            true => Ok(text_record(
+                id.unwrap_or_else(|| n.to_string()),
+                self.texts.value(i),
+            )),
+            false => Err(format!("row {n}: the text column {:?} is null", self.field)),
+        };
+        let rank = self.ranks.as_ref().map_or(Rank::Unranked, |r| r[i].clone());
+        (place, record, rank)
+    }
+}
+
+/// The rows of a batch whose first row is row `first` (from 0) of shard `name`.
+fn batch_rows(batch: &RecordBatch, cols: &Columns, name: &Arc<str>, first: u64) -> Result<Rows> {
     let ranks = match &cols.rank {
         Some(field) => Some(ranks(
             batch.column_by_name(field).context("the --keep column")?,
         )?),
         None => None,
     };
-    Ok((0..batch.num_rows())
-        .map(|i| {
-            let n = first + i as u64 + 1;
-            let place = Place {
-                name: name.clone(),
-                at: At::Line(n),
-                rest: false,
-            };
-            let id = ids
-                .as_ref()
-                .and_then(|a| a.is_valid(i).then(|| a.value(i).to_owned()));
-            let record = match texts.is_valid(i) {
-                true => Ok(text_record(
-                    id.unwrap_or_else(|| n.to_string()),
-                    texts.value(i),
-                )),
-                false => Err(format!("row {n}: the text column {:?} is null", cols.text)),
-            };
-            let rank = ranks.as_ref().map_or(Rank::Unranked, |r| r[i].clone());
-            (place, record, rank)
-        })
-        .collect())
+    Ok(Rows {
+        texts: texts(batch, &cols.text)?,
+        ids: strings(batch, &cols.id)?,
+        ranks,
+        name: name.clone(),
+        first,
+        field: cols.text.as_str().into(),
+    })
 }
 
 /// Fingerprints `rows` in parallel and pushes them into `sink` in order.
 fn push_rows(
-    rows: Vec<Row>,
+    rows: Rows,
     opts: &ReadOptions,
     f: &Fingerprinter,
     (counts, bar): (&mut Counts, &ProgressBar),
@@ -217,9 +241,10 @@ fn push_rows(
 ) {
     let first = counts.items;
     counts.items += rows.len() as u64;
-    let read: Vec<_> = rows
+    let read: Vec<_> = (0..rows.len())
         .into_par_iter()
-        .map(|(place, record, rank)| {
+        .map(|i| {
+            let (place, record, rank) = rows.row(i);
             let r = record.and_then(|r| records::read_of(r, rank, &place, opts, f));
             (place, r)
         })
@@ -241,178 +266,6 @@ fn push_rows(
     }
 }
 
-/// Where pass 2 writes: `--output` a `.parquet` file (one shard), or a directory of shards
-/// `part-00000.parquet`, ... of at most `shard_rows` rows.
-pub(super) struct Shards {
-    /// The final path, and the directory the shards are written to before it is renamed.
-    target: PathBuf,
-    partial: PathBuf,
-    single: bool,
-    schema: SchemaRef,
-    props: WriterProperties,
-    shard_rows: usize,
-    writer: Option<ArrowWriter<File>>,
-    rows_in_shard: usize,
-    shards: usize,
-}
-
-impl Shards {
-    /// Checks that `output` can be written (a new or empty directory, or a `.parquet` file
-    /// in an existing directory), before anything is read.
-    pub(super) fn check(output: &Path) -> Result<()> {
-        if is_parquet(output) {
-            // Written beside and renamed over: only a new or regular file may be there.
-            if fs::metadata(output).is_ok_and(|m| !m.is_file()) {
-                bail!(
-                    "--output {}: not a regular file; Parquet output goes to a new or regular \
-                     FILE.parquet, or a directory of shards",
-                    output.display()
-                );
-            }
-            return crate::cli::outfile::OutFile::check(output);
-        }
-        match fs::read_dir(output).map(|mut d| d.next().is_none()) {
-            Ok(true) => Ok(()),
-            Ok(false) => bail!(
-                "--output {}: the directory is not empty; give a new (or empty) directory for \
-                 the Parquet shards, or a FILE.parquet",
-                output.display()
-            ),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let parent = output.parent().filter(|p| !p.as_os_str().is_empty());
-                match parent.is_none_or(Path::is_dir) {
-                    true => Ok(()),
-                    false => bail!(
-                        "--output {}: its directory does not exist",
-                        output.display()
-                    ),
-                }
-            }
-            Err(_) => bail!(
-                "--output {}: not a directory; give a new directory for the Parquet shards, or \
-                 a FILE.parquet",
-                output.display()
-            ),
-        }
-    }
-}
-
-impl Shards {
-    /// Starts writing kept rows of `schema` to `output` (see [`Shards::check`]), compressed
-    /// by `compression`.
-    pub(super) fn create(
-        output: &Path,
-        schema: SchemaRef,
-        compression: Compression,
-        shard_rows: usize,
-    ) -> Result<Self> {
-        let name = output
-            .file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default();
-        let partial =
-            output.with_file_name(format!(".{name}.simstore-partial-{}", std::process::id()));
-        let single = is_parquet(output);
-        if !single {
-            fs::create_dir(&partial)
-                .with_context(|| format!("cannot create {}", partial.display()))?;
-        }
-        Ok(Shards {
-            target: output.to_owned(),
-            partial,
-            single,
-            schema,
-            props: WriterProperties::builder()
-                .set_compression(compression)
-                .build(),
-            shard_rows: shard_rows.max(1),
-            writer: None,
-            rows_in_shard: 0,
-            shards: 0,
-        })
-    }
-
-    /// Writes the rows of `batch` (of the output's schema).
-    pub(super) fn push(&mut self, batch: &RecordBatch) -> Result<()> {
-        let mut at = 0;
-        while at < batch.num_rows() {
-            if self.writer.is_none() || (!self.single && self.rows_in_shard >= self.shard_rows) {
-                self.next_shard()?;
-            }
-            let room = match self.single {
-                true => batch.num_rows() - at,
-                false => (self.shard_rows - self.rows_in_shard).min(batch.num_rows() - at),
-            };
-            let w = self.writer.as_mut().expect("a shard is open");
-            w.write(&batch.slice(at, room))
-                .context("cannot write the output")?;
-            if w.in_progress_size() >= ROW_GROUP_BYTES {
-                w.flush().context("cannot write the output")?;
-            }
-            self.rows_in_shard += room;
-            at += room;
-        }
-        Ok(())
-    }
-
-    /// Closes the open shard (if any) and opens the next.
-    fn next_shard(&mut self) -> Result<()> {
-        self.close_shard()?;
-        let path = match self.single {
-            true => self.partial.clone(),
-            false => self
-                .partial
-                .join(format!("part-{:05}.parquet", self.shards)),
-        };
-        let file =
-            File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
-        let w = ArrowWriter::try_new(file, self.schema.clone(), Some(self.props.clone()))
-            .context("cannot start a Parquet shard")?;
-        self.writer = Some(w);
-        self.rows_in_shard = 0;
-        self.shards += 1;
-        Ok(())
-    }
-
-    fn close_shard(&mut self) -> Result<()> {
-        if let Some(w) = self.writer.take() {
-            let file = w.into_inner().context("cannot finish a Parquet shard")?;
-            file.sync_all().context("cannot sync the output")?;
-        }
-        Ok(())
-    }
-
-    /// Ends the output: the last shard closed (an empty output still gets one shard, so
-    /// its schema is kept), then put in place; returns the number of shards.
-    pub(super) fn finish(mut self) -> Result<usize> {
-        if self.writer.is_none() {
-            self.next_shard()?;
-        }
-        self.close_shard()?;
-        if !self.single && self.target.is_dir() {
-            fs::remove_dir(&self.target)
-                .with_context(|| format!("cannot replace {}", self.target.display()))?;
-        }
-        fs::rename(&self.partial, &self.target)
-            .with_context(|| format!("cannot write {}", self.target.display()))?;
-        self.partial = PathBuf::new();
-        Ok(self.shards)
-    }
-}
-
-impl Drop for Shards {
-    /// A run that failed leaves no partial output.
-    fn drop(&mut self) {
-        if self.partial.as_os_str().is_empty() {
-            return;
-        }
-        let _ = match self.single {
-            true => fs::remove_file(&self.partial),
-            false => fs::remove_dir_all(&self.partial),
-        };
-    }
-}
-
 /// Pass 2 over Parquet shards: reads every column again and writes the rows numbered
 /// `kept` (increasing) to `output`; returns how many rows and shards. A shard whose size,
 /// modification time or row count changed since pass 1 ([`Stamp`]), or whose schema
@@ -428,47 +281,66 @@ pub(super) fn copy_kept(
     let schema = first.schema().clone();
     let mut out = KeptOut::for_rows(target, schema.clone(), input_compression(&first))?;
     drop(first);
-    let (mut item, mut next, mut written) = (0u64, 0usize, 0u64);
-    for (path, then) in shards.iter().zip(stamps) {
-        if stamp(path)? != *then {
-            bail!(
-                "{} changed between the two passes of dedup --output: nothing written; leave \
-                 the input unchanged while dedup runs, then run it again",
-                path.display()
-            );
+    let mut written = 0u64;
+    let read = |send: &dyn Fn(RecordBatch) -> bool| {
+        let (mut item, mut next) = (0u64, 0usize);
+        for (path, then) in shards.iter().zip(stamps) {
+            let reader = reopen(path, then, &schema, &shards[0])?;
+            for batch in reader {
+                let batch = batch.with_context(|| format!("cannot read {}", path.display()))?;
+                let n = batch.num_rows() as u64;
+                let mask: BooleanArray = (item..item + n)
+                    .map(|i| {
+                        let keep = kept.get(next) == Some(&i);
+                        next += usize::from(keep);
+                        Some(keep)
+                    })
+                    .collect();
+                if !send(arrow_select::filter::filter_record_batch(&batch, &mask)?) {
+                    return Ok(next);
+                }
+                item += n;
+            }
+            bar.inc(fs::metadata(path).map(|m| m.len()).unwrap_or(0));
         }
-        let builder = open(path)?;
-        if builder.schema().fields() != schema.fields() {
-            bail!(
-                "{}: its columns differ from {}'s: the kept rows are written with one schema; \
-                 dedup shards of one schema together",
-                path.display(),
-                shards[0].display()
-            );
-        }
-        let reader = builder.with_batch_size(BATCH_ROWS).build()?;
-        for batch in reader {
-            let batch = batch.with_context(|| format!("cannot read {}", path.display()))?;
-            let n = batch.num_rows() as u64;
-            let mask: BooleanArray = (item..item + n)
-                .map(|i| {
-                    let keep = kept.get(next) == Some(&i);
-                    next += usize::from(keep);
-                    Some(keep)
-                })
-                .collect();
-            let rows = arrow_select::filter::filter_record_batch(&batch, &mask)?;
-            written += rows.num_rows() as u64;
-            out.push_rows(&rows)?;
-            item += n;
-        }
-        bar.inc(fs::metadata(path).map(|m| m.len()).unwrap_or(0));
-    }
+        Ok(next)
+    };
+    let next = records::overlapped(read, |rows| {
+        written += rows.num_rows() as u64;
+        out.push_rows(&rows)
+    })?;
     if next != kept.len() {
         bail!("the input changed between the two passes of dedup --output: nothing written");
     }
     let shards = out.finish(target.path)?;
     Ok((written, shards))
+}
+
+/// Pass 2's reader of every column of `path`, once it is checked unchanged since pass 1
+/// (`then`) and of the `schema` of the first shard (`first`).
+fn reopen(
+    path: &Path,
+    then: &Stamp,
+    schema: &SchemaRef,
+    first: &Path,
+) -> Result<ParquetRecordBatchReader> {
+    if stamp(path)? != *then {
+        bail!(
+            "{} changed between the two passes of dedup --output: nothing written; leave the \
+             input unchanged while dedup runs, then run it again",
+            path.display()
+        );
+    }
+    let builder = open(path)?;
+    if builder.schema().fields() != schema.fields() {
+        bail!(
+            "{}: its columns differ from {}'s: the kept rows are written with one schema; \
+             dedup shards of one schema together",
+            path.display(),
+            first.display()
+        );
+    }
+    Ok(builder.with_batch_size(BATCH_ROWS).build()?)
 }
 
 /// The compression of the first column chunk of a shard (uncompressed when it has none).
