@@ -435,7 +435,7 @@ fn write_kept(args: &Args, summary: &Summary<'_>, bar: &ProgressBar) -> Result<S
     bar.reset();
     let inputs = (&args.files[..], args.format);
     let stamps = (summary.read, &summary.stamps[..]);
-    let n = super::dedup::copy_kept(inputs, kept, stamps, out, bar)?;
+    let n = super::dedup::copy_kept_as_lines(inputs, kept, stamps, out, bar)?;
     bar.finish_and_clear();
     Ok(format!(
         ", {} written to {}",

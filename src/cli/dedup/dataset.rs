@@ -229,6 +229,24 @@ pub(super) fn check_inputs(args: &Args, output: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `import --dedup --output`: writes the items numbered `kept` of JSONL `inputs` to
+/// `output` as JSON lines (see [`dataset::copy_kept`]); returns how many.
+pub fn copy_kept_as_lines(
+    inputs: (&[String], super::Format),
+    kept: &[u64],
+    pass1: (u64, &[crate::cli::input::Stamp]),
+    output: &Path,
+    bar: &indicatif::ProgressBar,
+) -> Result<u64> {
+    let target = Target {
+        path: output,
+        parquet: false,
+        compression: None,
+        shard_rows: usize::MAX,
+    };
+    Ok(copy_kept(inputs, kept, pass1, &target, bar)?.0)
+}
+
 /// Pass 2: reads the inputs again and writes the items numbered `kept` (increasing) to
 /// `target`; returns how many, and how many Parquet shards hold them. `pass1` is what pass 1 read: the number of items and the
 /// files' [`Stamp`]s. Another file, size, modification time or bytes read, a different

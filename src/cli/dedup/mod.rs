@@ -17,23 +17,7 @@ mod report;
 mod rows;
 mod shards;
 
-/// `import --dedup --output`: writes the items numbered `kept` of JSONL `inputs` to
-/// `output` as JSON lines (see [`dataset::copy_kept`]); returns how many.
-pub fn copy_kept(
-    inputs: (&[String], Format),
-    kept: &[u64],
-    pass1: (u64, &[crate::cli::input::Stamp]),
-    output: &Path,
-    bar: &indicatif::ProgressBar,
-) -> Result<u64> {
-    let target = kept::Target {
-        path: output,
-        parquet: false,
-        compression: None,
-        shard_rows: usize::MAX,
-    };
-    Ok(dataset::copy_kept(inputs, kept, pass1, &target, bar)?.0)
-}
+pub use dataset::copy_kept_as_lines;
 
 use pairs::{DEFAULT_FILES_K, FILES_MODE, files_mode, grouping, pairs_in, rule_of};
 
@@ -191,28 +175,6 @@ pub struct Args {
     files: Vec<String>,
 }
 
-/// With `--output` (which reads the inputs twice): the inputs that cannot be opened twice
-/// (stdin, a `<(...)`) copied to scratch files beside the output, read instead of them;
-/// the output is checked first. The files are removed when dropped.
-fn spool_streams(args: &mut Args) -> Result<Vec<tempfile::NamedTempFile>> {
-    let Some(out) = args.output.clone() else {
-        return Ok(Vec::new());
-    };
-    if !args.files.iter().any(|f| crate::cli::input::once_only(f)) {
-        return Ok(Vec::new());
-    }
-    kept::Target::checked(args, &out, shards::inputs(&args.files)?.is_some())?;
-    let mut scratch = Vec::new();
-    for f in args.files.iter_mut() {
-        if crate::cli::input::once_only(f) {
-            let (path, file) = crate::cli::input::spool(f, &out)?;
-            *f = path;
-            scratch.push(file);
-        }
-    }
-    Ok(scratch)
-}
-
 /// Runs the dedup; see [`Args`].
 pub fn run(db: &Path, mut args: Args) -> Result<Code> {
     let start = Instant::now();
@@ -220,7 +182,7 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
     for path in [&args.clusters, &args.report].into_iter().flatten() {
         paths::check_written(path, &args)?;
     }
-    let _scratch = spool_streams(&mut args)?;
+    let _scratch = records::spool_streams(&mut args)?;
     if let (Some(_), Some(f)) = (&args.report, records::once_only(&args.files)) {
         anyhow::bail!(
             "--report reads the inputs again for the texts it shows, and {f} (stdin or a pipe) \

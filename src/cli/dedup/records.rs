@@ -176,6 +176,28 @@ fn push_chunk(
     Ok(())
 }
 
+/// With `--output` (which reads the inputs twice): the inputs that cannot be opened twice
+/// (stdin, a `<(...)`) copied to scratch files beside the output, read instead of them;
+/// the output is checked first. The files are removed when dropped.
+pub(super) fn spool_streams(args: &mut Args) -> Result<Vec<tempfile::NamedTempFile>> {
+    let Some(out) = args.output.clone() else {
+        return Ok(Vec::new());
+    };
+    if !args.files.iter().any(|f| crate::cli::input::once_only(f)) {
+        return Ok(Vec::new());
+    }
+    super::kept::Target::checked(args, &out, super::shards::inputs(&args.files)?.is_some())?;
+    let mut scratch = Vec::new();
+    for f in args.files.iter_mut() {
+        if crate::cli::input::once_only(f) {
+            let (path, file) = crate::cli::input::spool(f, &out)?;
+            *f = path;
+            scratch.push(file);
+        }
+    }
+    Ok(scratch)
+}
+
 /// Runs `produce` on a thread of its own, handing each value it sends (`send` returns
 /// false once the consumer is gone) to `consume` here, one value in flight: reading
 /// (decompressing, decoding) overlaps the parallel work on what was read before. Returns
