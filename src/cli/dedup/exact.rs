@@ -59,6 +59,20 @@ pub(super) fn clusters(
     Clusters::checked(records, grouping, Some(&mut exact), on_pair)
 }
 
+/// Fails a dedup of files whose inputs changed while it read them (its pairs near the
+/// threshold were decided by texts read again): the clusters could mix old and new texts.
+pub(super) fn unchanged(snapshot: &crate::cli::input::Snapshot) -> Result<()> {
+    match snapshot.changed() {
+        Some(path) => anyhow::bail!(
+            "{} changed while dedup read it (the pairs near the threshold read its texts \
+             again): the clusters could mix its old and new records, and none is printed; \
+             leave the input unchanged while dedup runs, then run it again",
+            path.display()
+        ),
+        None => Ok(()),
+    }
+}
+
 /// The exact similarities of `pairs` (records' positions; `items` maps them to item
 /// numbers, increasing), from the inputs read again in rounds ([`round`]) until every
 /// pair is scored; a pair whose record no longer reads is left out.

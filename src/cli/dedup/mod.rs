@@ -235,8 +235,10 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
         };
         (result, Titles::Store(Box::new(store)), 0)
     } else {
+        let snapshot = crate::cli::input::Snapshot::of(&args.files);
         let (docs, failed) = read_inputs(&args, pretty)?;
         let result = dedup_files(&docs, &args, &mut print_pair);
+        exact::unchanged(&snapshot)?;
         (result, Titles::of_files(docs), failed)
     };
     let (report, check) = match result {

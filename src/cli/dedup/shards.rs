@@ -29,6 +29,10 @@ use crate::cli::input::{At, Place};
 /// Rows read at a time.
 const BATCH_ROWS: usize = 4096;
 
+/// Rows of every column read at a time in pass 2 (one batch is read while the last is
+/// written).
+const WRITE_ROWS: usize = 1024;
+
 /// The Parquet files among `files`: `None` when none is one; every `.parquet` file of a
 /// directory, sorted by name; an error when Parquet and other inputs are mixed.
 pub(super) fn inputs(files: &[String]) -> Result<Option<Vec<PathBuf>>> {
@@ -340,7 +344,7 @@ fn reopen(
             first.display()
         );
     }
-    Ok(builder.with_batch_size(BATCH_ROWS).build()?)
+    Ok(builder.with_batch_size(WRITE_ROWS).build()?)
 }
 
 /// The compression of the first column chunk of a shard (uncompressed when it has none).

@@ -32,7 +32,7 @@ use detect::{open, resolve};
 pub use fields::FieldArgs;
 pub use inputs::{Damaged, Inputs};
 pub use spool::{once_only, spool};
-pub use stamp::Stamp;
+pub use stamp::{Snapshot, Stamp};
 
 /// How to read an input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -31,6 +31,40 @@ impl FileId {
     }
 }
 
+/// The files some inputs name (directories walked) as they are now: a command that reads
+/// them more than once tells at its end whether one changed meanwhile.
+pub struct Snapshot(Vec<(PathBuf, FileId)>);
+
+impl Snapshot {
+    /// `paths` as they are now: every regular file named, or inside a directory named
+    /// (each directory walked once); streams and what cannot be read are left out.
+    pub fn of(paths: &[String]) -> Self {
+        let (mut files, mut dirs) = (Vec::new(), std::collections::HashSet::new());
+        let mut todo: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
+        while let Some(p) = todo.pop() {
+            match std::fs::metadata(&p) {
+                Ok(m) if m.is_dir() && dirs.insert((m.dev(), m.ino())) => {
+                    let entries = std::fs::read_dir(&p).into_iter().flatten().flatten();
+                    todo.extend(entries.map(|e| e.path()));
+                }
+                Ok(m) if m.is_file() => files.push((p, FileId::of(&m))),
+                _ => {}
+            }
+        }
+        Snapshot(files)
+    }
+
+    /// The first of the files that is now another file, of another size or modification
+    /// time, or gone.
+    pub fn changed(&self) -> Option<&std::path::Path> {
+        let now = |p: &PathBuf| std::fs::metadata(p).map(|m| FileId::of(&m)).ok();
+        self.0
+            .iter()
+            .find(|(p, then)| now(p) != Some(*then))
+            .map(|(p, _)| p.as_path())
+    }
+}
+
 /// One file as it was read; see the module documentation.
 pub struct Stamp {
     /// The file's path as given.
@@ -94,5 +128,37 @@ impl<R: Read> Read for Hashing<R> {
             .unwrap_or_else(PoisonError::into_inner)
             .update(&buf[..n]);
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Snapshot;
+
+    #[test]
+    fn a_snapshot_names_a_file_that_changed_or_vanished_directories_walked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = |name: &str| dir.path().join(name);
+        std::fs::create_dir_all(path("d/e")).unwrap();
+        for name in ["a.jsonl", "d/b.jsonl", "d/e/c.jsonl"] {
+            std::fs::write(path(name), b"{\"text\":\"x\"}\n").unwrap();
+        }
+        let args = [
+            path("a.jsonl").to_string_lossy().into_owned(),
+            path("d").to_string_lossy().into_owned(),
+            "-".to_owned(),
+        ];
+        let snapshot = Snapshot::of(&args);
+        assert_eq!(
+            snapshot.0.len(),
+            3,
+            "every file, nested ones too; stdin left out"
+        );
+        assert_eq!(snapshot.changed(), None);
+        std::fs::write(path("d/e/c.jsonl"), b"{\"text\":\"longer\"}\n").unwrap();
+        assert_eq!(snapshot.changed(), Some(path("d/e/c.jsonl").as_path()));
+        let snapshot = Snapshot::of(&args);
+        std::fs::remove_file(path("a.jsonl")).unwrap();
+        assert_eq!(snapshot.changed(), Some(path("a.jsonl").as_path()));
     }
 }
