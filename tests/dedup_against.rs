@@ -544,17 +544,12 @@ fn parquet_shards_are_deduplicated_against_the_store() {
     assert!(want.len() < new.len() - 5, "duplicates in the data");
     let db = t.db();
     let db = db.to_str().unwrap();
+    let against = |out: &str, add: &[&str]| {
+        let args = ["dedup", "in", "--against", db, "--k", "3", "-o", out];
+        t.run(&[&args[..], add].concat())
+    };
     // Read only, the same records kept, written as JSON lines.
-    let o = t.run(&[
-        "dedup",
-        "in",
-        "--against",
-        db,
-        "--k",
-        "3",
-        "-o",
-        "kept.jsonl",
-    ]);
+    let o = against("kept.jsonl", &[]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let lines: Vec<serde_json::Value> = std::fs::read_to_string(t.path("kept.jsonl"))
         .unwrap()
@@ -564,17 +559,7 @@ fn parquet_shards_are_deduplicated_against_the_store() {
     let line_ids: Vec<&str> = lines.iter().map(|v| v["id"].as_str().unwrap()).collect();
     assert_eq!(line_ids, want, "{}", stderr(&o));
     assert_eq!(store_len(&t), stored.len() as u64, "nothing added");
-    let o = t.run(&[
-        "dedup",
-        "in",
-        "--against",
-        db,
-        "--k",
-        "3",
-        "-o",
-        "kept",
-        "--add",
-    ]);
+    let o = against("kept", &["--add"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let mut shards: Vec<_> = std::fs::read_dir(t.path("kept"))
         .unwrap()

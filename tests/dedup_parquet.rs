@@ -134,15 +134,9 @@ fn ids(batches: &[RecordBatch]) -> Vec<String> {
 }
 
 fn jsonl_ids(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
+    json_lines(path)
+        .iter()
+        .map(|v| v["id"].as_str().unwrap().to_owned())
         .collect()
 }
 
