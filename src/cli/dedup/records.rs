@@ -183,13 +183,13 @@ pub(super) fn spool_streams(args: &mut Args) -> Result<Vec<tempfile::NamedTempFi
     let Some(out) = args.output.clone() else {
         return Ok(Vec::new());
     };
-    if !args.files.iter().any(|f| crate::cli::input::once_only(f)) {
+    if !args.files.iter().any(|f| crate::cli::input::cannot_reopen(f)) {
         return Ok(Vec::new());
     }
     super::kept::Target::checked(args, &out, super::shards::inputs(&args.files)?.is_some())?;
     let mut scratch = Vec::new();
     for f in args.files.iter_mut() {
-        if crate::cli::input::once_only(f) {
+        if crate::cli::input::cannot_reopen(f) {
             let (path, file) = crate::cli::input::spool(f, &out)?;
             *f = path;
             scratch.push(file);

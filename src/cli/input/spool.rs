@@ -18,7 +18,7 @@ use super::display_name;
 static SPOOLED: Mutex<Vec<(String, &'static str)>> = Mutex::new(Vec::new());
 
 /// Whether `path` is an input that cannot be opened a second time.
-pub fn once_only(path: &str) -> bool {
+pub fn cannot_reopen(path: &str) -> bool {
     use std::os::unix::fs::FileTypeExt;
     let Ok(meta) = fs::metadata(path) else {
         return path == "-";
