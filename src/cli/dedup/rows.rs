@@ -2,11 +2,9 @@
 //! Parquet file, a typed column per field, when it ends in `.parquet`.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use anyhow::Result;
 use arrow_array::ArrayRef;
-use arrow_array::builder::{BooleanBuilder, Float64Builder, StringBuilder, UInt64Builder};
 use arrow_schema::{DataType, SchemaRef};
 use serde_json::Value;
 
@@ -65,76 +63,48 @@ fn schema() -> SchemaRef {
     ])
 }
 
-/// Rows written as Parquet, a builder per column.
+/// Rows written as Parquet: gathered as JSON values, decoded into the columns of
+/// [`schema`] by arrow-json a batch at a time.
 pub(super) struct ParquetRows {
     out: ParquetOut<OutFile>,
-    cluster: UInt64Builder,
-    id: StringBuilder,
-    file: StringBuilder,
-    line: UInt64Builder,
-    representative: StringBuilder,
-    kept: BooleanBuilder,
-    distance: UInt64Builder,
-    similarity: Float64Builder,
-    stored: BooleanBuilder,
+    decoder: arrow_json::reader::Decoder,
+    rows: Vec<Value>,
 }
 
 impl ParquetRows {
     fn create(path: &Path) -> Result<Self> {
         Ok(ParquetRows {
             out: ParquetOut::new(OutFile::create(path)?, schema())?,
-            cluster: UInt64Builder::new(),
-            id: StringBuilder::new(),
-            file: StringBuilder::new(),
-            line: UInt64Builder::new(),
-            representative: StringBuilder::new(),
-            kept: BooleanBuilder::new(),
-            distance: UInt64Builder::new(),
-            similarity: Float64Builder::new(),
-            stored: BooleanBuilder::new(),
+            decoder: arrow_json::ReaderBuilder::new(schema())
+                .with_batch_size(parquet_out::BATCH_ROWS)
+                .build_decoder()?,
+            rows: Vec::new(),
         })
     }
 
     fn push(&mut self, row: &Value) -> Result<()> {
-        let text = |name: &str| row[name].as_str().unwrap_or_default();
-        self.cluster
-            .append_value(row["cluster"].as_u64().unwrap_or_default());
-        self.id.append_value(text("id"));
-        self.file.append_option(row["file"].as_str());
-        self.line.append_option(row["line"].as_u64());
-        self.representative.append_value(text("representative"));
-        self.kept
-            .append_value(row["kept"].as_bool().unwrap_or_default());
-        self.distance
-            .append_value(row["distance"].as_u64().unwrap_or_default());
-        self.similarity.append_option(row["similarity"].as_f64());
-        self.stored.append_option(row["stored"].as_bool());
+        self.rows.push(row.clone());
         match self.out.row() {
             true => {
-                let columns = self.columns();
+                let columns = self.columns()?;
                 self.out.write(columns)
             }
             false => Ok(()),
         }
     }
 
-    /// The rows gathered as arrays (the builders emptied).
-    fn columns(&mut self) -> Vec<ArrayRef> {
-        vec![
-            Arc::new(self.cluster.finish()),
-            Arc::new(self.id.finish()),
-            Arc::new(self.file.finish()),
-            Arc::new(self.line.finish()),
-            Arc::new(self.representative.finish()),
-            Arc::new(self.kept.finish()),
-            Arc::new(self.distance.finish()),
-            Arc::new(self.similarity.finish()),
-            Arc::new(self.stored.finish()),
-        ]
+    /// The rows gathered as arrays (the gathered rows emptied).
+    fn columns(&mut self) -> Result<Vec<ArrayRef>> {
+        self.decoder.serialize(&self.rows)?;
+        self.rows.clear();
+        Ok(match self.decoder.flush()? {
+            Some(batch) => batch.columns().to_vec(),
+            None => Vec::new(),
+        })
     }
 
     fn finish(mut self) -> Result<()> {
-        let columns = self.columns();
+        let columns = self.columns()?;
         self.out.finish(columns)?.finish()
     }
 }
