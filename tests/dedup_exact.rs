@@ -164,6 +164,23 @@ fn pairs_near_the_threshold_are_decided_by_the_texts_in_a_dedup_of_files() {
         !names.iter().any(|n| n.contains("simstore-partial")),
         "{names:?}"
     );
+    // Stdin redirected from a file (`/dev/stdin` is then a regular file), a byte order mark
+    // before the first record, and the kept lines written through to stdout.
+    let from_file = t
+        .command(&["dedup", "/dev/stdin", "-o", "redirected.jsonl"])
+        .stdin(std::fs::File::open(t.path("all.jsonl")).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(code(&from_file), 0, "{}", stderr(&from_file));
+    assert_eq!(std::fs::read(t.path("redirected.jsonl")).unwrap(), want);
+    let bom = format!("\u{feff}{lines}");
+    let o = t.run_stdin(&["dedup", "-", "-o", "bom.jsonl"], bom.as_bytes());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let kept = |p: &str| std::fs::read_to_string(t.path(p)).unwrap().lines().count();
+    assert_eq!(kept("bom.jsonl"), kept("from-file.jsonl"));
+    let o = t.run_stdin(&["dedup", "-", "-o", "/dev/stdout"], lines.as_bytes());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(o.stdout, want);
     // Its records are still named as stdin's.
     let bad = format!("{lines}{{\"id\":\n");
     let o = t.run_stdin(&["dedup", "-", "-o", "k.jsonl"], bad.as_bytes());

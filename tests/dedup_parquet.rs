@@ -429,9 +429,16 @@ fn jsonl_and_parquet_are_written_as_each_other() {
     run(&["dedup", "all.jsonl", "-o", "kept.jsonl"]);
     let want = json_lines(&t.path("kept.jsonl"));
     assert!(want.len() < rows.len() - 20, "duplicates in the data");
-    // Parquet in, JSON lines out (plain and gzip'd).
+    // Parquet in, JSON lines out (plain and gzip'd); shards in subdirectories (a Hive
+    // layout) are read too.
     run(&["dedup", "in", "-o", "from-parquet.jsonl"]);
     assert_eq!(json_lines(&t.path("from-parquet.jsonl")), want);
+    for (dir, rows) in [("hive/y=1", &rows[..120]), ("hive/y=2", &rows[120..])] {
+        std::fs::create_dir_all(t.path(dir)).unwrap();
+        write_parquet(&t.path(&format!("{dir}/part.parquet")), rows);
+    }
+    run(&["dedup", "hive", "-o", "from-hive.jsonl"]);
+    assert_eq!(json_lines(&t.path("from-hive.jsonl")), want);
     run(&["dedup", "in", "-o", "from-parquet.jsonl.gz"]);
     let gz = std::fs::read(t.path("from-parquet.jsonl.gz")).unwrap();
     let mut back = String::new();
@@ -484,20 +491,37 @@ fn jsonl_and_parquet_are_written_as_each_other() {
             }
         );
     }
-    // Mixed scalar types are a string column; an object beside a number is refused.
+    // Mixed scalar types are a string column, and so are integers a double cannot hold
+    // beside fractions or beyond i64 (as written: no value changes); an object beside a
+    // number is refused.
     t.write(
         "mixed.jsonl",
-        b"{\"text\":\"one two three four five six seven\",\"n\":1}\n\
-          {\"text\":\"eight nine ten eleven twelve thirteen\",\"n\":\"two\"}\n",
+        b"{\"text\":\"one two three four five six seven\",\"n\":1,\"big\":9007199254740993,\"u\":1}\n\
+          {\"text\":\"eight nine ten eleven twelve thirteen\",\"n\":\"two\",\"big\":0.5,\"u\":18446744073709551615}\n",
     );
     let o = t.run(&["dedup", "mixed.jsonl", "-o", "mixed.parquet"]);
     assert_eq!(code(&o), 1, "no pairs: {}", stderr(&o));
     let b = ParquetRecordBatchReaderBuilder::try_new(File::open(t.path("mixed.parquet")).unwrap())
         .unwrap();
-    assert_eq!(
-        b.schema().field_with_name("n").unwrap().data_type(),
-        &DataType::Utf8
-    );
+    for field in ["n", "big", "u"] {
+        let ty = b
+            .schema()
+            .field_with_name(field)
+            .unwrap()
+            .data_type()
+            .clone();
+        assert_eq!(ty, DataType::Utf8, "{field}");
+    }
+    let batch = b.build().unwrap().next().unwrap().unwrap();
+    let col = |name: &str| {
+        let a = batch.column_by_name(name).unwrap();
+        let a = a.as_any().downcast_ref::<StringArray>().unwrap();
+        (0..a.len())
+            .map(|i| a.value(i).to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(col("big"), ["9007199254740993", "0.5"]);
+    assert_eq!(col("u"), ["1", "18446744073709551615"]);
     t.write(
         "bad.jsonl",
         b"{\"text\":\"one two three four five six seven\",\"n\":1}\n\
@@ -573,6 +597,20 @@ fn a_failed_parquet_run_leaves_no_output_nor_partial_files() {
         0,
         "the empty directory stays empty"
     );
+    // The shards directory a killed run left (its process gone) is removed by the next
+    // run writing beside it; one of a live process stays.
+    let mut gone = Command::new("true").spawn().unwrap();
+    gone.wait().unwrap();
+    let stale = format!(".kept.simstore-partial-{}-abc123", gone.id());
+    let live = format!(".other.simstore-partial-{}-abc123", std::process::id());
+    for dir in [&stale, &live] {
+        std::fs::create_dir(t.path(dir)).unwrap();
+        t.write(&format!("{dir}/part-00000.parquet"), b"half");
+    }
+    std::fs::remove_file(t.path("in/b.parquet")).unwrap();
+    let o = t.run(&["dedup", "in", "--text-field", "content", "-o", "kept"]);
+    assert!(code(&o) < 2, "{}", stderr(&o));
+    assert!(!t.path(&stale).exists() && t.path(&live).exists());
 }
 
 /// The rows of a `--clusters` Parquet file as JSON objects with every column (null where
@@ -747,14 +785,41 @@ fn a_text_column_that_is_not_text_is_refused() {
         ArrowWriter::try_new(File::create(t.path("b.parquet")).unwrap(), schema, None).unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();
+    for out in ["kb.parquet", "kb.ndjson"] {
+        let o = t.run(&["dedup", "b.parquet", "--text-field", "content", "-o", out]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert!(stderr(&o).contains("kept 2, dropped 1"), "{}", stderr(&o));
+    }
+    // As JSON lines (an .ndjson name), the binary text is text, not hex.
+    let lines = std::fs::read_to_string(t.path("kb.ndjson")).unwrap();
+    assert!(
+        lines.starts_with("{\"content\":\"the river rose"),
+        "{lines}"
+    );
+    // A timestamp of a named zone (as pandas writes them) is written as its instant.
+    let ts = DataType::Timestamp(arrow_schema::TimeUnit::Second, Some("Etc/UTC".into()));
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("content", DataType::Utf8, false),
+        Field::new("ts", ts, false),
+    ]));
+    let when: ArrayRef = Arc::new(
+        arrow_array::TimestampSecondArray::from(vec![1_704_153_600]).with_timezone("Etc/UTC"),
+    );
+    let content: ArrayRef = Arc::new(StringArray::from(vec![text]));
+    let batch = RecordBatch::try_new(schema.clone(), vec![content, when]).unwrap();
+    let mut w =
+        ArrowWriter::try_new(File::create(t.path("tz.parquet")).unwrap(), schema, None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
     let o = t.run(&[
         "dedup",
-        "b.parquet",
+        "tz.parquet",
         "--text-field",
         "content",
         "-o",
-        "kb.parquet",
+        "tz.jsonl",
     ]);
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    assert!(stderr(&o).contains("kept 2, dropped 1"), "{}", stderr(&o));
+    assert_eq!(code(&o), 1, "no pairs: {}", stderr(&o));
+    let line = std::fs::read_to_string(t.path("tz.jsonl")).unwrap();
+    assert!(line.contains("\"ts\":\"2024-01-02T00:00:00Z\""), "{line}");
 }

@@ -242,12 +242,7 @@ pub fn scratch_beside(path: &Path) -> Result<NamedTempFile> {
 /// stale ones of that directory are removed.
 fn temp_beside(target: &Path) -> Result<NamedTempFile> {
     let dir = parent(target);
-    remove_stale(dir);
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().chars().take(64).collect::<String>())
-        .unwrap_or_default();
-    let prefix = format!(".{name}{PARTIAL}{}-", std::process::id());
+    let prefix = partial_prefix(target);
     let mut builder = tempfile::Builder::new();
     builder.prefix(&prefix).rand_bytes(RAND_CHARS);
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
@@ -256,8 +251,34 @@ fn temp_beside(target: &Path) -> Result<NamedTempFile> {
         .with_context(|| format!("cannot create a file in {}", dir.display()))
 }
 
-/// Removes the temporary files in `dir` ([`PARTIAL`] in their name) whose writer is no
-/// longer running (killed midway). Only where `/proc` tells which processes run.
+/// A new directory beside `target`, named as the temporary files are (so that one a killed
+/// run leaves is removed by the next write into that directory), for an output written as
+/// several files and renamed into place at the end; the caller renames or removes it.
+pub fn partial_dir_beside(target: &Path) -> Result<PathBuf> {
+    let dir = parent(target);
+    let prefix = partial_prefix(target);
+    let made = tempfile::Builder::new()
+        .prefix(&prefix)
+        .rand_bytes(RAND_CHARS)
+        .tempdir_in(dir);
+    Ok(made
+        .with_context(|| format!("cannot create a directory in {}", dir.display()))?
+        .keep())
+}
+
+/// The start of the name of a temporary file or directory beside `target`,
+/// `.NAME.simstore-partial-PID-`, once the stale ones of its directory are removed.
+fn partial_prefix(target: &Path) -> String {
+    remove_stale(parent(target));
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().chars().take(64).collect::<String>())
+        .unwrap_or_default();
+    format!(".{name}{PARTIAL}{}-", std::process::id())
+}
+
+/// Removes the temporary files and directories in `dir` ([`PARTIAL`] in their name) whose
+/// writer is no longer running (killed midway). Only where `/proc` tells which processes run.
 fn remove_stale(dir: &Path) {
     if !Path::new("/proc/self").exists() {
         return;
@@ -270,9 +291,15 @@ fn remove_stale(dir: &Path) {
         let Some(pid) = name.to_str().and_then(stale_pid) else {
             continue;
         };
-        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
-        if is_file && !Path::new("/proc").join(pid).exists() {
-            let _ = fs::remove_file(entry.path());
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if !Path::new("/proc").join(pid).exists() {
+            let _ = match (kind.is_file(), kind.is_dir()) {
+                (true, _) => fs::remove_file(entry.path()),
+                (_, true) => fs::remove_dir_all(entry.path()),
+                _ => Ok(()),
+            };
         }
     }
 }

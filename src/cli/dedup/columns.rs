@@ -33,7 +33,7 @@ pub(super) fn texts(batch: &RecordBatch, name: &str) -> Result<StringArray> {
 
 /// A binary column's values as text, bytes that are not UTF-8 replaced by U+FFFD (as a
 /// cast would make them null: the record would be lost for one bad byte).
-fn lossy(col: &ArrayRef) -> Result<StringArray> {
+pub(super) fn lossy(col: &ArrayRef) -> Result<StringArray> {
     let bytes = arrow_cast::cast(col, &DataType::LargeBinary).context("the text column")?;
     let bytes = bytes
         .as_any()

@@ -243,6 +243,7 @@ pub fn copy_kept_as_lines(
         parquet: false,
         compression: None,
         shard_rows: usize::MAX,
+        text: String::new(),
     };
     Ok(copy_kept(inputs, kept, pass1, &target, bar)?.0)
 }

@@ -39,14 +39,19 @@ pub(super) struct Target<'a> {
     /// `--compression`; default: the Parquet input's, else Snappy.
     pub compression: Option<Codec>,
     pub shard_rows: usize,
+    /// The text column (`--text-field`, default `text`): binary, it is written to JSON
+    /// lines as text.
+    pub text: String,
 }
 
 impl<'a> Target<'a> {
     /// `path` as `--output` names it: Parquet when it ends in `.parquet`, is a directory
     /// or, for Parquet inputs, has no JSONL extension (`.jsonl`, `.json`, `.gz`).
     pub(super) fn of(path: &'a Path, parquet_in: bool) -> Self {
-        let name = path.to_string_lossy();
-        let lines = [".jsonl", ".json", ".gz"].iter().any(|e| name.ends_with(e));
+        let name = path.to_string_lossy().to_ascii_lowercase();
+        let lines = [".jsonl", ".ndjson", ".json", ".gz"]
+            .iter()
+            .any(|e| name.ends_with(e));
         let parquet =
             is_parquet(path) || path.is_dir() || name.ends_with('/') || (parquet_in && !lines);
         Target {
@@ -54,6 +59,7 @@ impl<'a> Target<'a> {
             parquet,
             compression: None,
             shard_rows: 1_000_000,
+            text: "text".into(),
         }
     }
 
@@ -63,6 +69,11 @@ impl<'a> Target<'a> {
         let t = Target {
             compression: args.compression,
             shard_rows: usize::try_from(args.shard_rows).unwrap_or(usize::MAX),
+            text: args
+                .fields
+                .text_field
+                .clone()
+                .unwrap_or_else(|| "text".into()),
             ..Target::of(path, parquet_in)
         };
         dataset::check_inputs(args, path)?;
@@ -76,8 +87,8 @@ impl<'a> Target<'a> {
 
 /// The kept records being written.
 pub(super) enum KeptOut {
-    /// JSON lines.
-    Lines(KeptWriter),
+    /// JSON lines (and the text column, for rows).
+    Lines(KeptWriter, String),
     /// Parquet rows.
     Shards(Box<Shards>),
     /// JSON lines to be written as Parquet at the end.
@@ -93,7 +104,7 @@ impl KeptOut {
                 let codec = t.compression.unwrap_or(Codec::SNAPPY);
                 KeptOut::Spool(BufWriter::new(spool), codec, t.shard_rows)
             }
-            false => KeptOut::Lines(KeptWriter::create(t.path)?),
+            false => KeptOut::Lines(KeptWriter::create(t.path)?, String::new()),
         })
     }
 
@@ -110,14 +121,14 @@ impl KeptOut {
                     t.shard_rows,
                 )?))
             }
-            false => KeptOut::Lines(KeptWriter::create(t.path)?),
+            false => KeptOut::Lines(KeptWriter::create(t.path)?, t.text.clone()),
         })
     }
 
     /// Adds one JSONL line (no line end).
     pub(super) fn push_line(&mut self, line: &[u8]) -> Result<()> {
         match self {
-            KeptOut::Lines(w) => w.push(line),
+            KeptOut::Lines(w, _) => w.push(line),
             KeptOut::Spool(w, ..) => {
                 let spooled = w.write_all(line).and_then(|()| w.write_all(b"\n"));
                 spooled.context("cannot spool the kept lines beside the output")
@@ -130,10 +141,10 @@ impl KeptOut {
     pub(super) fn push_rows(&mut self, batch: &RecordBatch) -> Result<()> {
         match self {
             KeptOut::Shards(s) => s.push(batch),
-            KeptOut::Lines(w) => {
+            KeptOut::Lines(w, text) => {
                 let builder = arrow_json::WriterBuilder::new().with_explicit_nulls(true);
                 let mut json = builder.build::<_, LineDelimited>(Vec::new());
-                json.write(batch)
+                json.write(&as_json_takes(batch, text)?)
                     .and_then(|()| json.finish())
                     .context("cannot write the kept rows as JSON lines")?;
                 w.push_lines(&json.into_inner())
@@ -145,7 +156,7 @@ impl KeptOut {
     /// Ends the output and puts it in place; returns the number of Parquet shards written.
     pub(super) fn finish(self, output: &Path) -> Result<usize> {
         match self {
-            KeptOut::Lines(w) => w.finish().map(|()| 0),
+            KeptOut::Lines(w, _) => w.finish().map(|()| 0),
             KeptOut::Shards(s) => s.finish(),
             KeptOut::Spool(w, codec, shard_rows) => {
                 let spool = w.into_inner().map_err(|e| e.into_error())?;
@@ -154,6 +165,36 @@ impl KeptOut {
             }
         }
     }
+}
+
+/// `batch` with what JSON lines cannot take as it is made so: the `text` column, when
+/// binary, as text (bytes that are not UTF-8 replaced), not hex; timestamps of a named
+/// zone (`Etc/UTC`) as the same instants at `+00:00`, the offsets JSON can write.
+fn as_json_takes(batch: &RecordBatch, text: &str) -> Result<RecordBatch> {
+    use arrow_schema::DataType::{Binary, BinaryView, LargeBinary, Timestamp};
+    let schema = batch.schema();
+    let mut fields: Vec<arrow_schema::Field> = Vec::new();
+    let mut columns = Vec::new();
+    for (field, col) in schema.fields().iter().zip(batch.columns()) {
+        let col = match field.data_type() {
+            Binary | LargeBinary | BinaryView if field.name() == text => {
+                std::sync::Arc::new(super::columns::lossy(col)?) as arrow_array::ArrayRef
+            }
+            Timestamp(unit, Some(tz)) if tz.parse::<arrow_array::timezone::Tz>().is_err() => {
+                arrow_cast::cast(col, &Timestamp(*unit, Some("+00:00".into())))?
+            }
+            _ => col.clone(),
+        };
+        fields.push(
+            field
+                .as_ref()
+                .clone()
+                .with_data_type(col.data_type().clone()),
+        );
+        columns.push(col);
+    }
+    let schema = std::sync::Arc::new(arrow_schema::Schema::new(fields));
+    Ok(RecordBatch::try_new(schema, columns)?)
 }
 
 /// Writes the JSON lines of `spool` as Parquet shards to `output`, their columns inferred
@@ -165,24 +206,75 @@ fn lines_to_shards(
     shard_rows: usize,
 ) -> Result<usize> {
     let mut file = BufReader::new(spool.reopen()?);
+    let advice = "write them as JSON lines (--output KEPT.jsonl)";
     let (schema, _) = arrow_json::reader::infer_json_schema(&mut file, None).map_err(|e| {
         anyhow::anyhow!(
             "the kept lines have no columns Parquet can hold ({e}: a field is an object or a \
-             list in some lines and not in others); write them as JSON lines (--output \
-             KEPT.jsonl)"
+             list in some lines and not in others, or a list mixes objects and other values); \
+             {advice}"
         )
     })?;
     file.rewind()?;
-    let schema = std::sync::Arc::new(schema);
+    let big = big_integer_fields(&mut file)?;
+    let fields = schema.fields().iter().map(|f| match f.data_type() {
+        arrow_schema::DataType::Float64 if big.contains(f.name()) => f
+            .as_ref()
+            .clone()
+            .with_data_type(arrow_schema::DataType::Utf8),
+        _ => f.as_ref().clone(),
+    });
+    let schema = std::sync::Arc::new(arrow_schema::Schema::new(fields.collect::<Vec<_>>()));
     let mut out = Shards::create(output, schema.clone(), codec, shard_rows)?;
     let rows = arrow_json::ReaderBuilder::new(schema)
         .with_batch_size(4096)
         .with_coerce_primitive(true)
         .build(file)?;
     for batch in rows {
-        out.push(&batch?)?;
+        let batch = batch.map_err(|e| {
+            anyhow::anyhow!(
+                "the kept lines do not fit the columns inferred from them ({e}); {advice}"
+            )
+        })?;
+        out.push(&batch)?;
     }
     out.finish()
+}
+
+/// The top-level fields of `lines` (JSON lines, read to the end and rewound) that hold an
+/// integer a double cannot hold exactly (beyond ±2^53; beyond u64, any whole number that
+/// large, as serde_json reads it as a double): where arrow-json would make such a field a
+/// floating-point column (mixed with fractions, or beyond i64), it is made a string column
+/// of the numbers as written instead, so that no value changes.
+fn big_integer_fields(lines: &mut BufReader<File>) -> Result<std::collections::HashSet<String>> {
+    use std::io::BufRead;
+    const EXACT: u64 = 1 << 53;
+    let mut big = std::collections::HashSet::new();
+    let mut line = String::new();
+    while lines.read_line(&mut line)? > 0 {
+        // A number beyond 2^53 has 16 digits or more: most lines have none.
+        let mut run = 0;
+        let long_digits = line.bytes().any(|b| {
+            run = if b.is_ascii_digit() { run + 1 } else { 0 };
+            run >= 16
+        });
+        if long_digits && let Ok(serde_json::Value::Object(map)) = serde_json::from_str(&line) {
+            for (key, value) in map {
+                // Beyond u64 an integer parses as a double: any whole number that large.
+                let n = value.as_i64().map(i64::unsigned_abs).or(value.as_u64());
+                let whole = value.as_f64().is_some_and(|f| f.fract() == 0.0);
+                if n.is_some_and(|n| n > EXACT)
+                    || (n.is_none()
+                        && whole
+                        && value.as_f64().is_some_and(|f| f.abs() > EXACT as f64))
+                {
+                    big.insert(key);
+                }
+            }
+        }
+        line.clear();
+    }
+    lines.rewind()?;
+    Ok(big)
 }
 
 /// Where pass 2 writes: `--output` a `.parquet` file (one shard), or a directory of shards
@@ -250,17 +342,15 @@ impl Shards {
         compression: Codec,
         shard_rows: usize,
     ) -> Result<Self> {
-        let name = output
-            .file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default();
-        let partial =
-            output.with_file_name(format!(".{name}.simstore-partial-{}", std::process::id()));
         let single = is_parquet(output);
-        if !single {
-            fs::create_dir(&partial)
-                .with_context(|| format!("cannot create {}", partial.display()))?;
-        }
+        // Named as a partial output, so that one a killed run leaves is removed later.
+        let partial = match single {
+            true => crate::cli::outfile::scratch_beside(output)?
+                .into_temp_path()
+                .keep()
+                .context("cannot create the output")?,
+            false => crate::cli::outfile::partial_dir_beside(output)?,
+        };
         Ok(Shards {
             target: output.to_owned(),
             partial,

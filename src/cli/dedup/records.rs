@@ -183,7 +183,11 @@ pub(super) fn spool_streams(args: &mut Args) -> Result<Vec<tempfile::NamedTempFi
     let Some(out) = args.output.clone() else {
         return Ok(Vec::new());
     };
-    if !args.files.iter().any(|f| crate::cli::input::cannot_reopen(f)) {
+    if !args
+        .files
+        .iter()
+        .any(|f| crate::cli::input::cannot_reopen(f))
+    {
         return Ok(Vec::new());
     }
     super::kept::Target::checked(args, &out, super::shards::inputs(&args.files)?.is_some())?;

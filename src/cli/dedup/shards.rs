@@ -33,20 +33,16 @@ const BATCH_ROWS: usize = 4096;
 /// written).
 const WRITE_ROWS: usize = 1024;
 
-/// The Parquet files among `files`: `None` when none is one; every `.parquet` file of a
-/// directory, sorted by name; an error when Parquet and other inputs are mixed.
+/// The Parquet files among `files`: `None` when none is one; every `.parquet` file under a
+/// directory, sorted by path; an error when Parquet and other inputs are mixed.
 pub(super) fn inputs(files: &[String]) -> Result<Option<Vec<PathBuf>>> {
     let mut shards = Vec::new();
     let mut other = None;
     for f in files {
         let path = Path::new(f);
         if path.is_dir() {
-            let mut found: Vec<PathBuf> = fs::read_dir(path)
-                .with_context(|| format!("cannot read the directory {f}"))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| is_parquet(p))
-                .collect();
-            found.sort();
+            let found =
+                parquet_under(path).with_context(|| format!("cannot read the directory {f}"))?;
             if found.is_empty() {
                 other.get_or_insert(f);
             }
@@ -67,9 +63,28 @@ pub(super) fn inputs(files: &[String]) -> Result<Option<Vec<PathBuf>>> {
     }
 }
 
+/// The Parquet files under the directory `dir`, subdirectories too (a Hive layout,
+/// `year=2024/part-0.parquet`), sorted by path.
+fn parquet_under(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        // A link to a directory is not followed (it could lead back up).
+        if entry.file_type()?.is_dir() {
+            found.extend(parquet_under(&path)?);
+        } else if is_parquet(&path) {
+            found.push(path);
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
 /// Whether `path` names a Parquet file.
 pub(super) fn is_parquet(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e == "parquet")
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
 }
 
 /// What pass 2 checks an input against: its size and modification time in pass 1.

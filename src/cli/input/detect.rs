@@ -150,7 +150,11 @@ pub(super) fn resolve(
         _ => {}
     }
     let buf = reader.fill_buf()?;
-    let head = buf.trim_ascii_start();
+    // A UTF-8 byte order mark is no content.
+    let head = buf
+        .strip_prefix(b"\xef\xbb\xbf")
+        .unwrap_or(buf)
+        .trim_ascii_start();
     if head.starts_with(WARC_MAGIC) {
         return Ok(Format::Warc);
     }
@@ -160,7 +164,8 @@ pub(super) fn resolve(
     // A file's format is its name's; a stream's (stdin, a pipe, a copy of one) its bytes'.
     let stream = path == "-"
         || display_name(path) != path
-        || std::fs::metadata(path).is_ok_and(|m| !m.is_file());
+        || std::fs::metadata(path).is_ok_and(|m| !m.is_file())
+        || crate::cli::outfile::names_a_descriptor(Path::new(path));
     if !stream && !gz && !decompressed {
         return Ok(Format::Text);
     }

@@ -33,7 +33,12 @@ pub fn cannot_reopen(path: &str) -> bool {
 /// returned file is dropped; returns the scratch file's path (to read instead of `path`).
 pub fn spool(path: &str, beside: &Path) -> Result<(String, NamedTempFile)> {
     let name = display_name(path).to_owned();
-    let mut file = crate::cli::outfile::scratch_beside(beside)?;
+    // Beside the output, unless it is written through (a pipe, `/dev/stdout`): then in the
+    // temporary directory.
+    let mut file = match crate::cli::outfile::scratch_beside(beside) {
+        Ok(file) => file,
+        Err(_) => NamedTempFile::new().context("cannot create a scratch file")?,
+    };
     let copied = match path {
         "-" => io::copy(&mut io::stdin().lock(), &mut file),
         _ => fs::File::open(path).and_then(|mut f| io::copy(&mut f, &mut file)),
