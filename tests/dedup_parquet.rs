@@ -439,6 +439,25 @@ fn jsonl_and_parquet_are_written_as_each_other() {
     }
     run(&["dedup", "hive", "-o", "from-hive.jsonl"]);
     assert_eq!(json_lines(&t.path("from-hive.jsonl")), want);
+    // A Parquet file without its extension, named so by --format.
+    std::fs::copy(t.path("in/a.parquet"), t.path("noext")).unwrap();
+    for (input, out) in [("in/a.parquet", "a.jsonl"), ("noext", "noext.jsonl")] {
+        let o = t.run(&[
+            "dedup",
+            input,
+            "--format",
+            "parquet",
+            "--text-field",
+            "content",
+            "-o",
+            out,
+        ]);
+        assert!(code(&o) < 2, "{}", stderr(&o));
+    }
+    assert_eq!(
+        json_lines(&t.path("noext.jsonl")),
+        json_lines(&t.path("a.jsonl"))
+    );
     run(&["dedup", "in", "-o", "from-parquet.jsonl.gz"]);
     let gz = std::fs::read(t.path("from-parquet.jsonl.gz")).unwrap();
     let mut back = String::new();
@@ -596,6 +615,16 @@ fn a_failed_parquet_run_leaves_no_output_nor_partial_files() {
         std::fs::read_dir(t.path("kept")).unwrap().count(),
         0,
         "the empty directory stays empty"
+    );
+    // As JSON lines, shards of other columns are fine: each row has its own.
+    let o = t.run(&["dedup", "in", "--text-field", "content", "-o", "rows.jsonl"]);
+    assert!(code(&o) < 2, "{}", stderr(&o));
+    let lines = json_lines(&t.path("rows.jsonl"));
+    assert!(lines.iter().any(|v| v.get("ts").is_some()));
+    assert!(
+        lines
+            .iter()
+            .any(|v| v.get("ts").is_none() && v["id"] == "doc-45")
     );
     // The shards directory a killed run left (its process gone) is removed by the next
     // run writing beside it; one of a live process stays.

@@ -83,7 +83,7 @@ struct Against<'a> {
 pub(super) fn run(args: &Args, reference: &Path, start: Instant) -> Result<Code> {
     check_args(args)?;
     // Parquet shards (a directory of them, or files) are read as records, row by row.
-    let shards = shards::inputs(&args.files)?;
+    let shards = shards::inputs(&args.files, args.format)?;
     let target = match &args.output {
         Some(out) => Some(Target::checked(args, out, shards.is_some())?),
         None => None,

@@ -82,7 +82,7 @@ impl Sink for Pass1 {
 
 /// Runs the dataset dedup; see the module documentation.
 pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
-    let parquet_in = shards::inputs(&args.files)?;
+    let parquet_in = shards::inputs(&args.files, args.format)?;
     let target = Target::checked(args, output, parquet_in.is_some())?;
     let opts = ReadOptions::of(args);
     let bar = records::progress(&args.files, "fingerprinting");
@@ -214,11 +214,17 @@ fn is_fifo(path: &str) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
 }
 
-/// Refuses what is not written back as JSONL (a --format other than jsonl or auto), and an
+/// Refuses what is not written back (a --format other than jsonl, parquet or auto), and an
 /// output that is one of the inputs.
 pub(super) fn check_inputs(args: &Args, output: &Path) -> Result<()> {
-    if !matches!(args.format, super::Format::Auto | super::Format::Jsonl) {
-        anyhow::bail!("dedup --output writes JSONL lines back: use --format jsonl (or auto)");
+    if !matches!(
+        args.format,
+        super::Format::Auto | super::Format::Jsonl | super::Format::Parquet
+    ) {
+        anyhow::bail!(
+            "dedup --output writes records back as JSONL lines or Parquet rows: use --format \
+             jsonl or parquet (or auto)"
+        );
     }
     if let Some(input) = super::paths::input_holding(output, &args.files) {
         anyhow::bail!(

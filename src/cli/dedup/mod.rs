@@ -577,7 +577,7 @@ fn read_inputs(args: &Args, pretty: bool) -> Result<(FileDocs, u64)> {
         titles: pretty,
         places: args.clusters.is_some() || args.report.is_some(),
     };
-    let counts = match shards::inputs(&args.files)? {
+    let counts = match shards::inputs(&args.files, args.format)? {
         Some(files) => shards::read_records(&files, &opts, &bar, &mut read)?.0,
         None => records::read_records(args, &opts, &bar, &mut read)?,
     };

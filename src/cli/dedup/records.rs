@@ -190,7 +190,11 @@ pub(super) fn spool_streams(args: &mut Args) -> Result<Vec<tempfile::NamedTempFi
     {
         return Ok(Vec::new());
     }
-    super::kept::Target::checked(args, &out, super::shards::inputs(&args.files)?.is_some())?;
+    super::kept::Target::checked(
+        args,
+        &out,
+        super::shards::inputs(&args.files, args.format)?.is_some(),
+    )?;
     let mut scratch = Vec::new();
     for f in args.files.iter_mut() {
         if crate::cli::input::cannot_reopen(f) {
@@ -315,7 +319,7 @@ pub(super) fn each_record(
     mut on: impl FnMut(u64, Record) -> bool,
 ) -> Result<()> {
     let opts = ReadOptions::of(args);
-    if let Some(shards) = super::shards::inputs(&args.files)? {
+    if let Some(shards) = super::shards::inputs(&args.files, args.format)? {
         return super::shards::each_record(&shards, &opts, items, on);
     }
     let mut inputs = Inputs::new(&args.files, args.format, None);

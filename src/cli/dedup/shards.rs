@@ -33,9 +33,10 @@ const BATCH_ROWS: usize = 4096;
 /// written).
 const WRITE_ROWS: usize = 1024;
 
-/// The Parquet files among `files`: `None` when none is one; every `.parquet` file under a
-/// directory, sorted by path; an error when Parquet and other inputs are mixed.
-pub(super) fn inputs(files: &[String]) -> Result<Option<Vec<PathBuf>>> {
+/// The Parquet files among `files`: `None` when none is one; a `.parquet` name, any file
+/// with `--format parquet`, and every `.parquet` file under a directory, sorted by path;
+/// an error when Parquet and other inputs are mixed.
+pub(super) fn inputs(files: &[String], format: super::Format) -> Result<Option<Vec<PathBuf>>> {
     let mut shards = Vec::new();
     let mut other = None;
     for f in files {
@@ -47,7 +48,7 @@ pub(super) fn inputs(files: &[String]) -> Result<Option<Vec<PathBuf>>> {
                 other.get_or_insert(f);
             }
             shards.extend(found);
-        } else if is_parquet(path) {
+        } else if is_parquet(path) || format == super::Format::Parquet {
             shards.push(path.to_owned());
         } else {
             other.get_or_insert(f);
@@ -304,7 +305,9 @@ pub(super) fn copy_kept(
     let read = |send: &dyn Fn(RecordBatch) -> bool| {
         let (mut item, mut next) = (0u64, 0usize);
         for (path, then) in shards.iter().zip(stamps) {
-            let reader = reopen(path, then, &schema, &shards[0])?;
+            // Parquet shards hold one schema; JSON lines take each row's own columns.
+            let one = target.parquet.then_some((&schema, shards[0].as_path()));
+            let reader = reopen(path, then, one)?;
             for batch in reader {
                 let batch = batch.with_context(|| format!("cannot read {}", path.display()))?;
                 let n = batch.num_rows() as u64;
@@ -336,12 +339,11 @@ pub(super) fn copy_kept(
 }
 
 /// Pass 2's reader of every column of `path`, once it is checked unchanged since pass 1
-/// (`then`) and of the `schema` of the first shard (`first`).
+/// (`then`) and, given `one`, of the schema of the first shard (its path).
 fn reopen(
     path: &Path,
     then: &Stamp,
-    schema: &SchemaRef,
-    first: &Path,
+    one: Option<(&SchemaRef, &Path)>,
 ) -> Result<ParquetRecordBatchReader> {
     if stamp(path)? != *then {
         bail!(
@@ -351,7 +353,9 @@ fn reopen(
         );
     }
     let builder = open(path)?;
-    if builder.schema().fields() != schema.fields() {
+    if let Some((schema, first)) = one
+        && builder.schema().fields() != schema.fields()
+    {
         bail!(
             "{}: its columns differ from {}'s: the kept rows are written with one schema; \
              dedup shards of one schema together",
