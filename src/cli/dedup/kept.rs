@@ -31,6 +31,9 @@ use crate::cli::outfile::OutFile;
 /// hold the kept texts of a whole shard.
 const ROW_GROUP_BYTES: usize = 32 << 20;
 
+/// Rows per Parquet shard unless `--shard-rows` says otherwise.
+pub(super) const DEFAULT_SHARD_ROWS: u64 = 1_000_000;
+
 /// Where and how `--output` is written.
 pub(super) struct Target<'a> {
     pub path: &'a Path,
@@ -58,7 +61,7 @@ impl<'a> Target<'a> {
             path,
             parquet,
             compression: None,
-            shard_rows: 1_000_000,
+            shard_rows: DEFAULT_SHARD_ROWS as usize,
             text: "text".into(),
         }
     }
@@ -77,6 +80,13 @@ impl<'a> Target<'a> {
             ..Target::of(path, parquet_in)
         };
         dataset::check_inputs(args, path)?;
+        if !t.parquet && (args.compression.is_some() || args.shard_rows != DEFAULT_SHARD_ROWS) {
+            eprintln!(
+                "warning: --compression and --shard-rows apply to Parquet output; {} is \
+                 written as JSON lines",
+                path.display()
+            );
+        }
         match t.parquet {
             true => Shards::check(path)?,
             false => OutFile::check(path)?,

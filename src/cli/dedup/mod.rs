@@ -100,10 +100,11 @@ pub struct Args {
     #[arg(long)]
     pairs: bool,
     /// Write the records to keep to FILE: every record in no cluster and the kept one of
-    /// every cluster, in input order. JSONL lines are copied unchanged (gzip'd if FILE ends
-    /// in .gz); Parquet rows keep all their columns, written as shards when FILE ends in `/`
-    /// or is a directory. The inputs are read twice (stdin or a `<(...)` is copied to a scratch file beside FILE first) and must not change in
-    /// between. A new or regular FILE is written beside it and renamed over it at the end;
+    /// every cluster, in input order. JSONL lines are copied unchanged but for their line
+    /// ends (`\n`; gzip'd if FILE ends in .gz); Parquet rows keep all their columns, written
+    /// as shards when FILE ends in `/` or is a directory (a .jsonl/.ndjson/.json/.gz name:
+    /// JSON lines; .parquet: one file). The inputs are read twice (stdin or a `<(...)` is
+    /// copied to a scratch file beside FILE first) and must not change in between. A new or regular FILE is written beside it and renamed over it at the end;
     /// a symbolic link is followed; a FIFO or a character device is written through.
     #[arg(long, short = 'o', value_name = "FILE", conflicts_with = "pairs")]
     output: Option<PathBuf>,
@@ -112,7 +113,7 @@ pub struct Args {
     #[arg(long, value_name = "CODEC", value_parser = shards::parse_compression)]
     compression: Option<parquet::basic::Compression>,
     /// Parquet output to a directory: rows per shard (part-00000.parquet, ...).
-    #[arg(long, value_name = "N", default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = kept::DEFAULT_SHARD_ROWS, value_parser = clap::value_parser!(u64).range(1..))]
     shard_rows: u64,
     /// Which JSONL fields hold the text and the id.
     #[command(flatten)]

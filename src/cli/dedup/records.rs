@@ -163,9 +163,9 @@ fn push_chunk(
                 });
             }
             Ok(None) => anyhow::bail!(
-                "{place}: --output writes the kept JSONL lines back, and this input is not \
-                 JSONL (a text, HTML or WARC input): dedup it without --output, or convert \
-                 it to JSONL"
+                "{place}: --output writes the kept records back, and this input is not JSONL \
+                 (a text, HTML or WARC input): dedup it without --output, or convert it to \
+                 JSONL (Parquet: name the file .parquet, or give --format parquet)"
             ),
             Err(e) => {
                 counts.failed += 1;
