@@ -638,6 +638,30 @@ fn parquet_rows_read_as_jsonl_lines_of_the_same_fields() {
         stdout(&o)
     };
     assert_eq!(query("in.parquet"), query("in.jsonl"));
+    // A binary text column is read as UTF-8, a bad byte replaced: the record is stored.
+    {
+        use arrow_array::{ArrayRef, BinaryArray, RecordBatch};
+        use arrow_schema::{DataType, Field, Schema};
+        let mut bad = RIVERS.as_bytes().to_vec();
+        bad[3] = 0xff;
+        let schema = std::sync::Arc::new(Schema::new(vec![Field::new(
+            "content",
+            DataType::Binary,
+            false,
+        )]));
+        let col: ArrayRef = std::sync::Arc::new(BinaryArray::from(vec![&bad[..]]));
+        let batch = RecordBatch::try_new(schema.clone(), vec![col]).unwrap();
+        let file = std::fs::File::create(t.path("bin.parquet")).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(file, schema, None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let o = t.run_on(
+            &t.path("c.db"),
+            &[&["import", "bin.parquet"][..], &fields].concat(),
+        );
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert_eq!(json_lines(&t.run_on(&t.path("c.db"), &["export"])).len(), 1);
+    }
     // Refused: Parquet on stdin, and a .parquet file that is not Parquet.
     let o = t.run_stdin(&["import", "-", "--format", "parquet"], b"x");
     assert!(

@@ -21,28 +21,14 @@ pub(super) fn texts(batch: &RecordBatch, name: &str) -> Result<StringArray> {
         )
     };
     match col.data_type() {
-        DataType::Dictionary(_, v) if binary(v) => lossy(col),
-        t if binary(t) => lossy(col),
+        DataType::Dictionary(_, v) if binary(v) => crate::cli::input::lossy_text(col),
+        t if binary(t) => crate::cli::input::lossy_text(col),
         DataType::Dictionary(_, v) if text(v) => strings(batch, name)?.context("the text column"),
         t if text(t) => strings(batch, name)?.context("the text column"),
         t => anyhow::bail!(
             "the column {name:?} ({t}) is not text: --text-field must name a string column"
         ),
     }
-}
-
-/// A binary column's values as text, bytes that are not UTF-8 replaced by U+FFFD (as a
-/// cast would make them null: the record would be lost for one bad byte).
-pub(super) fn lossy(col: &ArrayRef) -> Result<StringArray> {
-    let bytes = arrow_cast::cast(col, &DataType::LargeBinary).context("the text column")?;
-    let bytes = bytes
-        .as_any()
-        .downcast_ref::<arrow_array::LargeBinaryArray>()
-        .context("the text column")?;
-    Ok(bytes
-        .iter()
-        .map(|v| v.map(String::from_utf8_lossy))
-        .collect())
 }
 
 /// The column `name` of `batch` as strings (numbers as written); `None` when the batch has

@@ -188,7 +188,7 @@ fn as_json_takes(batch: &RecordBatch, text: &str) -> Result<RecordBatch> {
     for (field, col) in schema.fields().iter().zip(batch.columns()) {
         let col = match field.data_type() {
             Binary | LargeBinary | BinaryView if field.name() == text => {
-                std::sync::Arc::new(super::columns::lossy(col)?) as arrow_array::ArrayRef
+                std::sync::Arc::new(crate::cli::input::lossy_text(col)?) as arrow_array::ArrayRef
             }
             Timestamp(unit, Some(tz)) if tz.parse::<arrow_array::timezone::Tz>().is_err() => {
                 arrow_cast::cast(col, &Timestamp(*unit, Some("+00:00".into())))?

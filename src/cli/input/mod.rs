@@ -31,6 +31,7 @@ use simstore::input::reader::{self, Fields, Lines, Record};
 use detect::{open, resolve};
 pub use fields::FieldArgs;
 pub use inputs::{Damaged, Inputs};
+pub use parquet::lossy_text;
 pub use spool::{cannot_reopen, spool};
 pub use stamp::{Snapshot, Stamp};
 

@@ -3,8 +3,9 @@
 //! reader of records (`import`, `query --batch`, `fingerprint --batch`, `dedup`) takes a
 //! Parquet file as it takes JSONL, with the same `--text-field`/`--id-field` mapping.
 //!
-//! Strings stay strings, integers, floats and booleans numbers and booleans; a column of
-//! another type (a timestamp, a date, a decimal) reads as its text (`arrow_cast`); a null
+//! Strings stay strings, integers, floats and booleans numbers and booleans; binary values
+//! are read as UTF-8 text (bad bytes replaced); a column of another type (a timestamp, a
+//! date, a decimal) reads as its text (`arrow_cast`); a null
 //! is left out; a column that has no text form (a list, a struct) is left out too.
 
 use std::fs::File;
@@ -118,6 +119,9 @@ impl Column {
             DataType::Float16 | DataType::Float32 | DataType::Float64 => {
                 Column::Float(cast(&DataType::Float64)?)
             }
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
+                Column::Text(Arc::new(lossy_text(array).ok()?))
+            }
             _ => Column::Text(cast(&DataType::Utf8)?),
         })
     }
@@ -139,6 +143,20 @@ impl Column {
             Column::Bool(a) => Value::from(a.as_boolean().value(i)),
         })
     }
+}
+
+/// A binary column's values as text, bytes that are not UTF-8 replaced by U+FFFD (a cast
+/// would make such a value null, and its record would be lost for one bad byte).
+pub fn lossy_text(col: &ArrayRef) -> Result<arrow_array::StringArray> {
+    let bytes = arrow_cast::cast(col, &DataType::LargeBinary).context("a binary column")?;
+    let bytes = bytes
+        .as_any()
+        .downcast_ref::<arrow_array::LargeBinaryArray>()
+        .context("a binary column")?;
+    Ok(bytes
+        .iter()
+        .map(|v| v.map(String::from_utf8_lossy))
+        .collect())
 }
 
 /// Each row of `batch` as a JSON object of its columns (see the module documentation).
