@@ -236,7 +236,7 @@ pub(super) fn check_inputs(args: &Args, output: &Path) -> Result<()> {
 }
 
 /// `import --dedup --output`: writes the items numbered `kept` of JSONL `inputs` to
-/// `output` as JSON lines (see [`dataset::copy_kept`]); returns how many.
+/// `output` as JSON lines (see [`copy_kept`]); returns how many.
 pub fn copy_kept_as_lines(
     inputs: (&[String], super::Format),
     kept: &[u64],
@@ -255,8 +255,8 @@ pub fn copy_kept_as_lines(
 }
 
 /// Pass 2: reads the inputs again and writes the items numbered `kept` (increasing) to
-/// `target`; returns how many, and how many Parquet shards hold them. `pass1` is what pass 1 read: the number of items and the
-/// files' [`Stamp`]s. Another file, size, modification time or bytes read, a different
+/// `target`; returns how many, and how many Parquet shards hold them. `pass1` is what
+/// pass 1 read: the number of items and the files' [`Stamp`]s. Another file, size, modification time or bytes read, a different
 /// count, or a kept item that is no longer a JSONL line, means the input changed: an
 /// error, and the output is left as it was (written through to a FIFO or a device, what
 /// was written stays written).

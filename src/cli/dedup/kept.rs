@@ -66,9 +66,23 @@ impl<'a> Target<'a> {
         }
     }
 
-    /// `--output path` of `args`, checked before anything is read: it can be written, and
-    /// it is no input ([`dataset::check_inputs`]).
+    /// [`Target::check`], and a warning of the Parquet options a JSON lines output ignores:
+    /// what a run does once, before anything is read.
     pub(super) fn checked(args: &Args, path: &'a Path, parquet_in: bool) -> Result<Self> {
+        let t = Target::check(args, path, parquet_in)?;
+        if !t.parquet && (args.compression.is_some() || args.shard_rows != DEFAULT_SHARD_ROWS) {
+            eprintln!(
+                "warning: --compression and --shard-rows apply to Parquet output; {} is \
+                 written as JSON lines",
+                path.display()
+            );
+        }
+        Ok(t)
+    }
+
+    /// `--output path` of `args`, checked: it can be written, and it is no input
+    /// ([`dataset::check_inputs`]).
+    pub(super) fn check(args: &Args, path: &'a Path, parquet_in: bool) -> Result<Self> {
         let t = Target {
             compression: args.compression,
             shard_rows: usize::try_from(args.shard_rows).unwrap_or(usize::MAX),
@@ -80,13 +94,6 @@ impl<'a> Target<'a> {
             ..Target::of(path, parquet_in)
         };
         dataset::check_inputs(args, path)?;
-        if !t.parquet && (args.compression.is_some() || args.shard_rows != DEFAULT_SHARD_ROWS) {
-            eprintln!(
-                "warning: --compression and --shard-rows apply to Parquet output; {} is \
-                 written as JSON lines",
-                path.display()
-            );
-        }
         match t.parquet {
             true => Shards::check(path)?,
             false => OutFile::check(path)?,

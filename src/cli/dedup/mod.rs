@@ -67,9 +67,9 @@ use super::{Code, open_for_reading, output};
                   writes the kept records (in input order: every record in no cluster and \
                   the kept one of every cluster), each line unchanged (gzip'd if the name \
                   ends in .gz), and prints only the summary; records that fail are reported \
-                  and left out. Reads FILEs twice (stdin is copied beside the output first). --keep picks the record kept \
-                  (first, longest, newest:FIELD, oldest:FIELD, none); --clusters FILE says why \
-                  each record was dropped.\n\
+                  and left out. Reads FILEs twice (stdin is copied beside the output first). \
+                  --keep picks the record kept (first, longest, newest:FIELD, oldest:FIELD, \
+                  none); --clusters FILE says why each record was dropped.\n\
                   Against a store: `dedup dump2.jsonl --against corpus.db --add --output kept.jsonl` \
                   drops the records a stored document (or an earlier record) duplicates, by the \
                   store's rule, and stores the rest.\n\
@@ -104,8 +104,9 @@ pub struct Args {
     /// ends (`\n`; gzip'd if FILE ends in .gz); Parquet rows keep all their columns, written
     /// as shards when FILE ends in `/` or is a directory (a .jsonl/.ndjson/.json/.gz name:
     /// JSON lines; .parquet: one file). The inputs are read twice (stdin or a `<(...)` is
-    /// copied to a scratch file beside FILE first) and must not change in between. A new or regular FILE is written beside it and renamed over it at the end;
-    /// a symbolic link is followed; a FIFO or a character device is written through.
+    /// copied to a scratch file beside FILE first) and must not change in between. A new or
+    /// regular FILE is written beside it and renamed over it at the end; a symbolic link is
+    /// followed; a FIFO or a character device is written through.
     #[arg(long, short = 'o', value_name = "FILE", conflicts_with = "pairs")]
     output: Option<PathBuf>,
     /// Parquet output: the compression of the shards written (uncompressed, snappy, gzip,

@@ -190,7 +190,7 @@ pub(super) fn spool_streams(args: &mut Args) -> Result<Vec<tempfile::NamedTempFi
     {
         return Ok(Vec::new());
     }
-    super::kept::Target::checked(
+    super::kept::Target::check(
         args,
         &out,
         super::shards::inputs(&args.files, args.format)?.is_some(),

@@ -158,7 +158,7 @@ pub(super) fn read_records(
 ) -> Result<(Counts, Vec<Stamp>)> {
     let f = Fingerprinter::new();
     let cols = Columns::of(opts);
-    let (mut counts, mut stamps) = (Counts::default(), Vec::new());
+    let mut counts = Counts::default();
     let mut rows = 0;
     for path in shards {
         rows += open(path)?.metadata().file_metadata().num_rows();
@@ -166,6 +166,7 @@ pub(super) fn read_records(
     sink.reserve(usize::try_from(rows).unwrap_or(0));
     let stamps = records::overlapped(
         |send| {
+            let mut stamps = Vec::new();
             for path in shards {
                 stamps.push(stamp(path)?);
                 let name: Arc<str> = path.to_string_lossy().into();
