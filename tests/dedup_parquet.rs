@@ -77,6 +77,31 @@ pub(crate) fn write_parquet(path: &Path, rows: &[Row]) {
     w.close().unwrap();
 }
 
+/// Writes one Parquet file of the named columns (default properties; names may repeat).
+fn write_columns(path: &Path, columns: Vec<(&str, ArrayRef)>) {
+    let fields: Vec<Field> = (columns.iter())
+        .map(|(name, col)| Field::new(*name, col.data_type().clone(), true))
+        .collect();
+    let schema = Arc::new(Schema::new(fields));
+    let cols = columns.into_iter().map(|(_, col)| col).collect();
+    let batch = RecordBatch::try_new(schema.clone(), cols).unwrap();
+    let mut w = ArrowWriter::try_new(File::create(path).unwrap(), schema, None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+}
+
+/// The column names and rows of one Parquet file, whatever its schema.
+fn read_any(path: &Path) -> (Vec<String>, Vec<RecordBatch>) {
+    let b = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
+    let names = b
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    (names, b.build().unwrap().map(Result::unwrap).collect())
+}
+
 /// The same rows as JSONL lines.
 fn jsonl(rows: &[Row]) -> String {
     rows.iter()
@@ -774,17 +799,8 @@ fn provenance_rows_as_parquet_hold_what_the_json_lines_hold() {
 #[test]
 fn a_text_column_that_is_not_text_is_refused() {
     let t = TestCommand::new();
-    let schema = Arc::new(Schema::new(vec![Field::new(
-        "content",
-        DataType::Int64,
-        false,
-    )]));
     let col: ArrayRef = Arc::new(Int64Array::from(vec![1, 2, 3]));
-    let batch = RecordBatch::try_new(schema.clone(), vec![col]).unwrap();
-    let mut w =
-        ArrowWriter::try_new(File::create(t.path("n.parquet")).unwrap(), schema, None).unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    write_columns(&t.path("n.parquet"), vec![("content", col)]);
     for out in [&["-o", "kept.parquet"][..], &[]] {
         let o = t.run(&[&["dedup", "n.parquet", "--text-field", "content"][..], out].concat());
         assert_eq!(code(&o), 2, "{}", stderr(&o));
@@ -799,21 +815,12 @@ fn a_text_column_that_is_not_text_is_refused() {
                 hourly timetable while the council promised a full inspection next week";
     let mut bad = text.as_bytes().to_vec();
     bad[4] = 0xff;
-    let schema = Arc::new(Schema::new(vec![Field::new(
-        "content",
-        DataType::Binary,
-        false,
-    )]));
     let col: ArrayRef = Arc::new(arrow_array::BinaryArray::from(vec![
         text.as_bytes(),
         &bad[..],
         b"an entirely different record about the price of tea in the spring markets",
     ]));
-    let batch = RecordBatch::try_new(schema.clone(), vec![col]).unwrap();
-    let mut w =
-        ArrowWriter::try_new(File::create(t.path("b.parquet")).unwrap(), schema, None).unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    write_columns(&t.path("b.parquet"), vec![("content", col)]);
     for out in ["kb.parquet", "kb.ndjson"] {
         let o = t.run(&["dedup", "b.parquet", "--text-field", "content", "-o", out]);
         assert_eq!(code(&o), 0, "{}", stderr(&o));
@@ -826,20 +833,14 @@ fn a_text_column_that_is_not_text_is_refused() {
         "{lines}"
     );
     // A timestamp of a named zone (as pandas writes them) is written as its instant.
-    let ts = DataType::Timestamp(arrow_schema::TimeUnit::Second, Some("Etc/UTC".into()));
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("content", DataType::Utf8, false),
-        Field::new("ts", ts, false),
-    ]));
     let when: ArrayRef = Arc::new(
         arrow_array::TimestampSecondArray::from(vec![1_704_153_600]).with_timezone("Etc/UTC"),
     );
     let content: ArrayRef = Arc::new(StringArray::from(vec![text]));
-    let batch = RecordBatch::try_new(schema.clone(), vec![content, when]).unwrap();
-    let mut w =
-        ArrowWriter::try_new(File::create(t.path("tz.parquet")).unwrap(), schema, None).unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    write_columns(
+        &t.path("tz.parquet"),
+        vec![("content", content), ("ts", when)],
+    );
     let o = t.run(&[
         "dedup",
         "tz.parquet",
@@ -851,4 +852,124 @@ fn a_text_column_that_is_not_text_is_refused() {
     assert_eq!(code(&o), 1, "no pairs: {}", stderr(&o));
     let line = std::fs::read_to_string(t.path("tz.jsonl")).unwrap();
     assert!(line.contains("\"ts\":\"2024-01-02T00:00:00Z\""), "{line}");
+}
+
+/// What JSON lines cannot hold is said, not lost silently: NaN and infinite numbers are
+/// written as `null` with a warning naming the column and the count; two columns of one
+/// name are refused (a JSON reader would keep one), naming the shard and the column.
+#[test]
+fn what_json_lines_cannot_hold_is_reported_or_refused() {
+    let t = TestCommand::new();
+    let texts = [
+        "the first record has its own words and nothing in common",
+        "and so does \
+                  this one, about an entirely different thing, the weather at sea",
+    ];
+    let content: ArrayRef = Arc::new(StringArray::from(texts.to_vec()));
+    let x: ArrayRef = Arc::new(Float64Array::from(vec![f64::NAN, f64::INFINITY]));
+    let y: ArrayRef = Arc::new(arrow_array::Float32Array::from(vec![Some(1.5), None]));
+    write_columns(
+        &t.path("n.parquet"),
+        vec![("content", content.clone()), ("x", x), ("y", y)],
+    );
+    let o = t.run(&[
+        "dedup",
+        "n.parquet",
+        "--text-field",
+        "content",
+        "-o",
+        "n.jsonl",
+    ]);
+    assert_eq!(code(&o), 1, "no pairs: {}", stderr(&o));
+    let says = "n.jsonl holds `null` for NaN or infinite numbers (2 in column \"x\")";
+    assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    let lines = json_lines(&t.path("n.jsonl"));
+    assert_eq!(lines[0]["x"], serde_json::Value::Null);
+    assert_eq!(lines[0]["y"], 1.5);
+    // As Parquet they are kept, and nothing is said.
+    let o = t.run(&["dedup", "n.parquet", "--text-field", "content", "-o", "n/"]);
+    assert!(!stderr(&o).contains("NaN"), "{}", stderr(&o));
+    let back = read_any(&t.path("n/part-00000.parquet")).1;
+    let x = back[0].column_by_name("x").unwrap();
+    let x = x.as_any().downcast_ref::<Float64Array>().unwrap();
+    assert!(x.value(0).is_nan() && x.value(1).is_infinite());
+
+    let v: ArrayRef = Arc::new(Int64Array::from(vec![1, 2]));
+    write_columns(
+        &t.path("d.parquet"),
+        vec![("content", content), ("v", v.clone()), ("v", v)],
+    );
+    let o = t.run(&[
+        "dedup",
+        "d.parquet",
+        "--text-field",
+        "content",
+        "-o",
+        "d.jsonl",
+    ]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    let says = "d.parquet: two columns are named \"v\", and a JSON line holds one value per name";
+    assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    assert!(!t.path("d.jsonl").exists());
+    let o = t.run(&["dedup", "d.parquet", "--text-field", "content", "-o", "d/"]);
+    assert_eq!(code(&o), 1, "as Parquet they are kept: {}", stderr(&o));
+    assert_eq!(
+        read_any(&t.path("d/part-00000.parquet")).0,
+        ["content", "v", "v"]
+    );
+}
+
+/// An output that keeps no JSONL line still has the input's columns as Parquet; an output
+/// named by a link to a directory fills that directory and stays a link; a named pipe
+/// named like a shard is refused at once (Parquet is read from its end), not waited on.
+#[test]
+fn an_empty_output_a_linked_output_and_a_piped_shard() {
+    let t = TestCommand::new();
+    let rows = corpus(8, 2);
+    let line = jsonl(&rows[..1]);
+    t.write("twice.jsonl", format!("{line}{line}").as_bytes());
+    let args = [
+        "dedup",
+        "twice.jsonl",
+        "--text-field",
+        "content",
+        "--keep",
+        "none",
+    ];
+    let o = t.run(&[&args[..], &["-o", "none.parquet"]].concat());
+    assert!(stderr(&o).contains("kept 0, dropped 2"), "{}", stderr(&o));
+    let (names, batches) = read_any(&t.path("none.parquet"));
+    assert_eq!(names, ["id", "content", "ts", "score"]);
+    assert_eq!(batches.iter().map(RecordBatch::num_rows).sum::<usize>(), 0);
+
+    std::fs::create_dir(t.path("real")).unwrap();
+    std::os::unix::fs::symlink("real", t.path("link")).unwrap();
+    write_parquet(&t.path("a.parquet"), &corpus(9, 30));
+    let o = t.run(&[
+        "dedup",
+        "a.parquet",
+        "--text-field",
+        "content",
+        "-o",
+        "link",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        std::fs::symlink_metadata(t.path("link"))
+            .unwrap()
+            .is_symlink()
+    );
+    assert!(t.path("real/part-00000.parquet").is_file());
+
+    let made = Command::new("mkfifo")
+        .arg(t.path("p.parquet"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for out in [&["-o", "p/"][..], &[]] {
+        let o = t.run(&[&["dedup", "p.parquet", "--text-field", "content"][..], out].concat());
+        assert_eq!(code(&o), 2, "{}", stderr(&o));
+        let says = "p.parquet: not a regular file; Parquet is read from a file";
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    }
 }

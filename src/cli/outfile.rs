@@ -188,6 +188,12 @@ pub fn names_a_descriptor(path: &Path) -> bool {
     false
 }
 
+/// Where a write to `path` ends: its symbolic links followed, to a file or directory that
+/// exists or is yet to be made.
+pub fn final_target(path: &Path) -> Result<PathBuf> {
+    fs::canonicalize(path).or_else(|_| dangling_target(path))
+}
+
 /// Where a `path` that does not exist is created: itself, or the final target of the
 /// symbolic links it names (a link to a file yet to be written).
 fn dangling_target(path: &Path) -> Result<PathBuf> {

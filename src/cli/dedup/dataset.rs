@@ -287,6 +287,11 @@ pub fn copy_kept(
             break;
         }
         for (place, raw) in chunk {
+            if item == 0
+                && let Ok(Raw::Json(line)) = &raw
+            {
+                out.first_line(line);
+            }
             if next.peek() == Some(&&item) {
                 next.next();
                 let Ok(Raw::Json(line)) = raw else {

@@ -1,7 +1,8 @@
 //! Where `dedup --output` writes the kept records: JSON lines ([`KeptWriter`]; gzip'd when
 //! the name ends in `.gz`) or Parquet shards ([`Shards`]), whichever the name asks for,
 //! from JSONL or Parquet inputs alike. A Parquet row written as a line is one JSON object
-//! of all its columns (arrow-json; nulls written as `null`, binary as hex); JSONL lines
+//! of all its columns (arrow-json; nulls written as `null`, binary as hex, NaN and
+//! infinities as `null`, reported); JSONL lines
 //! written as Parquet are spooled beside the output, then their columns are inferred
 //! from every kept line (arrow-json: a field of mixed scalar types is a string column)
 //! and the lines written as shards.
@@ -104,12 +105,57 @@ impl<'a> Target<'a> {
 
 /// The kept records being written.
 pub(super) enum KeptOut {
-    /// JSON lines (and the text column, for rows).
-    Lines(KeptWriter, String),
+    /// JSON lines (and, for rows, what writing them as JSON needs and notes).
+    Lines(KeptWriter, AsJson),
     /// Parquet rows.
     Shards(Box<Shards>),
-    /// JSON lines to be written as Parquet at the end.
-    Spool(BufWriter<NamedTempFile>, Codec, usize),
+    /// JSON lines to be written as Parquet at the end, and the input's first line (the
+    /// columns of an output that keeps no line).
+    Spool(BufWriter<NamedTempFile>, Codec, usize, Option<Vec<u8>>),
+}
+
+/// Rows written as JSON lines: the text column (see [`Target::text`]), and by column the
+/// values JSON has no number for (NaN, ±infinity), written as `null` and reported.
+#[derive(Default)]
+pub(super) struct AsJson {
+    text: String,
+    not_finite: std::collections::BTreeMap<String, u64>,
+}
+
+impl AsJson {
+    /// Counts the NaN and infinite values of `batch`'s floating-point columns.
+    fn note(&mut self, batch: &RecordBatch) -> Result<()> {
+        use arrow_array::cast::AsArray;
+        use arrow_schema::DataType::{Float16, Float32, Float64};
+        for (field, col) in batch.schema().fields().iter().zip(batch.columns()) {
+            if !matches!(field.data_type(), Float16 | Float32 | Float64) {
+                continue;
+            }
+            let col = arrow_cast::cast(col, &Float64)?;
+            let floats = col.as_primitive::<arrow_array::types::Float64Type>();
+            let n = floats.iter().flatten().filter(|v| !v.is_finite()).count() as u64;
+            if n > 0 {
+                *self.not_finite.entry(field.name().clone()).or_default() += n;
+            }
+        }
+        Ok(())
+    }
+
+    /// Says what was written as `null` for want of a JSON number.
+    fn report(&self, output: &Path) {
+        if self.not_finite.is_empty() {
+            return;
+        }
+        let said: Vec<String> = (self.not_finite.iter())
+            .map(|(col, n)| format!("{n} in column {col:?}"))
+            .collect();
+        eprintln!(
+            "warning: {} holds `null` for NaN or infinite numbers ({}): JSON has no such \
+             numbers; write Parquet (--output KEPT/ or KEPT.parquet) to keep them",
+            output.display(),
+            said.join(", ")
+        );
+    }
 }
 
 impl KeptOut {
@@ -119,9 +165,9 @@ impl KeptOut {
             true => {
                 let spool = crate::cli::outfile::scratch_beside(t.path)?;
                 let codec = t.compression.unwrap_or(Codec::SNAPPY);
-                KeptOut::Spool(BufWriter::new(spool), codec, t.shard_rows)
+                KeptOut::Spool(BufWriter::new(spool), codec, t.shard_rows, None)
             }
-            false => KeptOut::Lines(KeptWriter::create(t.path)?, String::new()),
+            false => KeptOut::Lines(KeptWriter::create(t.path)?, AsJson::default()),
         })
     }
 
@@ -138,8 +184,22 @@ impl KeptOut {
                     t.shard_rows,
                 )?))
             }
-            false => KeptOut::Lines(KeptWriter::create(t.path)?, t.text.clone()),
+            false => {
+                let json = AsJson {
+                    text: t.text.clone(),
+                    ..AsJson::default()
+                };
+                KeptOut::Lines(KeptWriter::create(t.path)?, json)
+            }
         })
+    }
+
+    /// Notes the input's first JSONL line (no line end), kept or not: an output of Parquet
+    /// shards that keeps no line still gets its columns.
+    pub(super) fn first_line(&mut self, line: &[u8]) {
+        if let KeptOut::Spool(.., first @ None) = self {
+            *first = Some(line.to_vec());
+        }
     }
 
     /// Adds one JSONL line (no line end).
@@ -158,10 +218,11 @@ impl KeptOut {
     pub(super) fn push_rows(&mut self, batch: &RecordBatch) -> Result<()> {
         match self {
             KeptOut::Shards(s) => s.push(batch),
-            KeptOut::Lines(w, text) => {
+            KeptOut::Lines(w, as_json) => {
+                as_json.note(batch)?;
                 let builder = arrow_json::WriterBuilder::new().with_explicit_nulls(true);
                 let mut json = builder.build::<_, LineDelimited>(Vec::new());
-                json.write(&as_json_takes(batch, text)?)
+                json.write(&as_json_takes(batch, &as_json.text)?)
                     .and_then(|()| json.finish())
                     .context("cannot write the kept rows as JSON lines")?;
                 w.push_lines(&json.into_inner())
@@ -173,11 +234,15 @@ impl KeptOut {
     /// Ends the output and puts it in place; returns the number of Parquet shards written.
     pub(super) fn finish(self, output: &Path) -> Result<usize> {
         match self {
-            KeptOut::Lines(w, _) => w.finish().map(|()| 0),
+            KeptOut::Lines(w, as_json) => {
+                w.finish()?;
+                as_json.report(output);
+                Ok(0)
+            }
             KeptOut::Shards(s) => s.finish(),
-            KeptOut::Spool(w, codec, shard_rows) => {
+            KeptOut::Spool(w, codec, shard_rows, first) => {
                 let spool = w.into_inner().map_err(|e| e.into_error())?;
-                lines_to_shards(spool, output, codec, shard_rows)
+                lines_to_shards(spool, first, output, (codec, shard_rows))
                     .with_context(|| format!("cannot write {} as Parquet", output.display()))
             }
         }
@@ -214,33 +279,20 @@ fn as_json_takes(batch: &RecordBatch, text: &str) -> Result<RecordBatch> {
     Ok(RecordBatch::try_new(schema, columns)?)
 }
 
-/// Writes the JSON lines of `spool` as Parquet shards to `output`, their columns inferred
-/// from every line.
+/// Writes the JSON lines of `spool` as Parquet shards to `output` (`codec`, rows per
+/// shard), their columns inferred from every line, or from the input's `first` line
+/// when none was kept.
 fn lines_to_shards(
     spool: NamedTempFile,
+    first: Option<Vec<u8>>,
     output: &Path,
-    codec: Codec,
-    shard_rows: usize,
+    (codec, shard_rows): (Codec, usize),
 ) -> Result<usize> {
     let mut file = BufReader::new(spool.reopen()?);
-    let advice = "write them as JSON lines (--output KEPT.jsonl)";
-    let (schema, _) = arrow_json::reader::infer_json_schema(&mut file, None).map_err(|e| {
-        anyhow::anyhow!(
-            "the kept lines have no columns Parquet can hold ({e}: a field is an object or a \
-             list in some lines and not in others, or a list mixes objects and other values); \
-             {advice}"
-        )
-    })?;
-    file.rewind()?;
-    let big = big_integer_fields(&mut file)?;
-    let fields = schema.fields().iter().map(|f| match f.data_type() {
-        arrow_schema::DataType::Float64 if big.contains(f.name()) => f
-            .as_ref()
-            .clone()
-            .with_data_type(arrow_schema::DataType::Utf8),
-        _ => f.as_ref().clone(),
-    });
-    let schema = std::sync::Arc::new(arrow_schema::Schema::new(fields.collect::<Vec<_>>()));
+    let schema = match (spool.as_file().metadata()?.len(), first) {
+        (0, Some(line)) => columns_of(&mut std::io::Cursor::new(line))?,
+        _ => columns_of(&mut file)?,
+    };
     let mut out = Shards::create(output, schema.clone(), codec, shard_rows)?;
     let rows = arrow_json::ReaderBuilder::new(schema)
         .with_batch_size(4096)
@@ -249,7 +301,7 @@ fn lines_to_shards(
     for batch in rows {
         let batch = batch.map_err(|e| {
             anyhow::anyhow!(
-                "the kept lines do not fit the columns inferred from them ({e}); {advice}"
+                "the kept lines do not fit the columns inferred from them ({e}); {LINES_ADVICE}"
             )
         })?;
         out.push(&batch)?;
@@ -257,13 +309,39 @@ fn lines_to_shards(
     out.finish()
 }
 
+const LINES_ADVICE: &str = "write them as JSON lines (--output KEPT.jsonl)";
+
+/// The Parquet columns of the JSON lines of `lines` (read to the end and rewound).
+fn columns_of(lines: &mut (impl std::io::BufRead + Seek)) -> Result<SchemaRef> {
+    let (schema, _) = arrow_json::reader::infer_json_schema(&mut *lines, None).map_err(|e| {
+        anyhow::anyhow!(
+            "the kept lines have no columns Parquet can hold ({e}: a field is an object or a \
+             list in some lines and not in others, or a list mixes objects and other values); \
+             {LINES_ADVICE}"
+        )
+    })?;
+    lines.rewind()?;
+    let big = big_integer_fields(lines)?;
+    let fields = schema.fields().iter().map(|f| match f.data_type() {
+        arrow_schema::DataType::Float64 if big.contains(f.name()) => f
+            .as_ref()
+            .clone()
+            .with_data_type(arrow_schema::DataType::Utf8),
+        _ => f.as_ref().clone(),
+    });
+    Ok(std::sync::Arc::new(arrow_schema::Schema::new(
+        fields.collect::<Vec<_>>(),
+    )))
+}
+
 /// The top-level fields of `lines` (JSON lines, read to the end and rewound) that hold an
 /// integer a double cannot hold exactly (beyond ±2^53; beyond u64, any whole number that
 /// large, as serde_json reads it as a double): where arrow-json would make such a field a
 /// floating-point column (mixed with fractions, or beyond i64), it is made a string column
 /// of the numbers as written instead, so that no value changes.
-fn big_integer_fields(lines: &mut BufReader<File>) -> Result<std::collections::HashSet<String>> {
-    use std::io::BufRead;
+fn big_integer_fields(
+    lines: &mut (impl std::io::BufRead + Seek),
+) -> Result<std::collections::HashSet<String>> {
     const EXACT: u64 = 1 << 53;
     let mut big = std::collections::HashSet::new();
     let mut line = String::new();
@@ -360,16 +438,18 @@ impl Shards {
         shard_rows: usize,
     ) -> Result<Self> {
         let single = is_parquet(output);
+        // A link to a directory or file stays a link: what it names is replaced.
+        let target = crate::cli::outfile::final_target(output)?;
         // Named as a partial output, so that one a killed run leaves is removed later.
         let partial = match single {
-            true => crate::cli::outfile::scratch_beside(output)?
+            true => crate::cli::outfile::scratch_beside(&target)?
                 .into_temp_path()
                 .keep()
                 .context("cannot create the output")?,
-            false => crate::cli::outfile::partial_dir_beside(output)?,
+            false => crate::cli::outfile::partial_dir_beside(&target)?,
         };
         Ok(Shards {
-            target: output.to_owned(),
+            target,
             partial,
             single,
             schema,

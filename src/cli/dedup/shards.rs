@@ -98,6 +98,13 @@ pub(super) fn stamp(path: &Path) -> Result<Stamp> {
 
 /// Opens a shard for reading.
 fn open(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<File>> {
+    if fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        bail!(
+            "{}: not a regular file; Parquet is read from a file (its footer is at its end): \
+             copy it to a file first",
+            path.display()
+        );
+    }
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     ParquetRecordBatchReaderBuilder::try_new(file)
         .with_context(|| format!("{}: not a readable Parquet file", path.display()))
@@ -354,6 +361,15 @@ fn reopen(
         );
     }
     let builder = open(path)?;
+    if one.is_none()
+        && let Some(name) = repeated_name(builder.schema())
+    {
+        bail!(
+            "{}: two columns are named {name:?}, and a JSON line holds one value per name; \
+             write Parquet (--output KEPT/ or KEPT.parquet), or rename a column",
+            path.display()
+        );
+    }
     if let Some((schema, first)) = one
         && builder.schema().fields() != schema.fields()
     {
@@ -365,6 +381,13 @@ fn reopen(
         );
     }
     Ok(builder.with_batch_size(WRITE_ROWS).build()?)
+}
+
+/// A column name `schema` holds twice, if any.
+fn repeated_name(schema: &SchemaRef) -> Option<&str> {
+    let mut seen = std::collections::HashSet::new();
+    let names = schema.fields().iter().map(|f| f.name().as_str());
+    names.into_iter().find(|n| !seen.insert(*n))
 }
 
 /// The compression of the first column chunk of a shard (uncompressed when it has none).
