@@ -323,3 +323,49 @@ fn tabs_and_newlines_in_fields_cannot_forge_rows() {
         "{out:?}"
     );
 }
+
+/// The arguments of a `bench` of 1,000 fingerprints that takes well under a second, with
+/// `extra` after them.
+pub(crate) fn small_bench<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let small = [
+        "bench",
+        "--n",
+        "1000",
+        "--queries",
+        "20",
+        "--seconds",
+        "0.1",
+        "--cold",
+        "0",
+        "--check-queries",
+        "20",
+        "--brute-queries",
+        "5",
+    ];
+    [&small[..], extra].concat()
+}
+
+/// `bench` removes the directory it made for its store, and leaves a `--dir` it was given
+/// with what it held.
+#[test]
+fn bench_removes_its_own_directory_and_leaves_a_given_one() {
+    let t = TestCommand::new();
+    std::fs::create_dir(t.path("tmp")).unwrap();
+    let o = t
+        .command(&small_bench(&[]))
+        .env("TMPDIR", t.path("tmp"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let left: Vec<_> = std::fs::read_dir(t.path("tmp")).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+    std::fs::create_dir(t.path("mine")).unwrap();
+    t.write("mine/keep", b"mine");
+    let o = t.run(&small_bench(&["--dir", "mine"]));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(std::fs::read(t.path("mine/keep")).unwrap(), b"mine");
+    assert!(
+        t.path("mine/bench.db").is_dir(),
+        "a given --dir keeps the store"
+    );
+}

@@ -219,6 +219,14 @@ fn cli_runs_on_a_cluster() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let o = t.run_on(Path::new(&url), &["get", "a"]);
     assert_ne!(code(&o), 0);
+    // `bench --cluster --dir D` leaves D and what it held (it removed D once).
+    std::fs::create_dir(t.path("bench")).unwrap();
+    t.write("bench/keep", b"mine");
+    let bench_url = cluster.url("bench");
+    let args = crate::cli::small_bench(&["--cluster", &bench_url, "--dir", "bench"]);
+    let o = t.run(&args);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(std::fs::read(t.path("bench/keep")).unwrap(), b"mine");
 }
 
 #[test]

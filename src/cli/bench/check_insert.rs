@@ -109,8 +109,5 @@ pub(super) fn run(args: &Args) -> Result<Code> {
     println!(
         "stored {new} of {n} as new (1 thread), {new_many} ({threads} threads: the order differs, so near-duplicate chains may resolve differently)"
     );
-    if args.dir.is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
     Ok(0)
 }

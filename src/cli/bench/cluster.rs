@@ -54,7 +54,6 @@ pub(super) fn run(url: &str, args: &Args) -> Result<Code> {
         args,
     );
     drop(rocks);
-    let _ = std::fs::remove_dir_all(&dir);
     let (cluster, import, memory) = import_cluster(url, &fps, args)?;
     let cluster_row = measure(
         "Redis Cluster (bulk)",

@@ -163,9 +163,6 @@ pub fn run(args: Args) -> Result<Code> {
     print_summary(n, &load, &recall, &plan);
     print_table(&figures);
     cold::print_cold(&cold, cold_queries.len());
-    if args.dir.is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
     Ok(if recall.is_exact() { 0 } else { 1 })
 }
 
@@ -500,21 +497,35 @@ fn print_summary(n: usize, load: &Load, recall: &Recall, plan: &Plan) {
     }
 }
 
-/// `--dir`, else a fresh directory under the system temp dir (removed when the benchmark
-/// ends).
-fn work_dir(args: &Args) -> Result<PathBuf> {
-    match &args.dir {
-        Some(d) => {
-            std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
-            Ok(d.clone())
+/// Where a benchmark puts its stores: `--dir` (created if need be, left as it is), else a
+/// fresh directory under the system temp dir, removed when this is dropped, however the
+/// benchmark ends.
+enum WorkDir {
+    Given(PathBuf),
+    Temp(tempfile::TempDir),
+}
+
+impl std::ops::Deref for WorkDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        match self {
+            WorkDir::Given(p) => p,
+            WorkDir::Temp(t) => t.path(),
         }
-        None => tempfile_dir(),
     }
 }
 
-/// A fresh directory under the system temp dir.
-fn tempfile_dir() -> Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("simstore-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    Ok(dir)
+/// The [`WorkDir`] of `args`.
+fn work_dir(args: &Args) -> Result<WorkDir> {
+    match &args.dir {
+        Some(d) => {
+            std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+            Ok(WorkDir::Given(d.clone()))
+        }
+        None => tempfile::Builder::new()
+            .prefix("simstore-bench-")
+            .tempdir()
+            .map(WorkDir::Temp)
+            .context("cannot create a directory for the benchmark's store"),
+    }
 }
