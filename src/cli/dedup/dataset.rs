@@ -19,6 +19,7 @@ use anyhow::{Context, Result};
 use indicatif::ProgressBar;
 use simstore::Sketch;
 
+use super::items::Items;
 use super::keep::{self, Keep, Rank};
 use super::kept::{KeptOut, Target};
 use super::records::{self, ReadOptions, Sink};
@@ -33,7 +34,7 @@ use simstore::index::near::ExactCheck;
 #[derive(Default)]
 struct Pass1 {
     /// Item numbers (positions among the items of the inputs), increasing.
-    items: Vec<u64>,
+    items: Items,
     fps: Vec<u64>,
     /// Sketches, when the rule verifies only.
     sketches: Vec<Option<Sketch>>,
@@ -63,7 +64,6 @@ impl Sink for Pass1 {
     }
 
     fn reserve(&mut self, n: usize) {
-        self.items.reserve_exact(n);
         self.fps.reserve_exact(n);
         if self.sketch {
             self.sketches.reserve_exact(n);
@@ -71,7 +71,7 @@ impl Sink for Pass1 {
     }
 
     fn drop_items(&mut self, items: Range<u64>) -> u64 {
-        let at = records::drop_range(&mut self.items, items);
+        let at = self.items.drop_range(items);
         records::drain(&mut self.fps, at.clone());
         records::drain(&mut self.sketches, at.clone());
         records::drain(&mut self.ranks, at.clone());
@@ -161,7 +161,7 @@ type Decided = (Vec<u64>, u64, BTreeMap<usize, u64>, ExactCheck);
 /// item numbers of the records kept, the pairs found and the cluster sizes.
 fn decide(args: &Args, pass1: Pass1) -> Result<Decided> {
     let Pass1 {
-        mut items,
+        items,
         fps,
         sketches,
         ranks,
@@ -195,16 +195,14 @@ fn decide(args: &Args, pass1: Pass1) -> Result<Decided> {
             provenance::write(path, &sets, &records, origin)?;
         }
         if let Some(path) = &args.report {
-            let report = Report::new(&sets, &records, |i| items[i as usize], origin);
+            let report = Report::new(&sets, &records, |i| items.get(i as usize), origin);
             super::write_report(path, args, report)?;
         }
     }
     drop((fps, sketches, origins));
-    let mut index = 0;
-    items.retain(|_| {
-        index += 1;
-        kept[index - 1]
-    });
+    let items = (items.iter().zip(&kept))
+        .filter_map(|(item, &keep)| keep.then_some(item))
+        .collect();
     Ok((items, clusters.pairs(), clusters.set_sizes(2), check))
 }
 

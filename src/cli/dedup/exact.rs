@@ -17,6 +17,7 @@ use simstore::input::reader::Record;
 use simstore::text::sketch::jaccard;
 
 use super::Args;
+use super::items::Items;
 use super::records;
 use crate::cli::output;
 
@@ -41,7 +42,7 @@ const ROUNDS: Rounds = Rounds {
 /// record's item number among the inputs' items); `on_pair` as [`Clusters::new`]'s.
 pub(super) fn clusters(
     args: &Args,
-    items: &[u64],
+    items: &Items,
     records: (&[u64], &[Option<Sketch>], Option<Vec<u32>>),
     grouping: &Grouping,
     on_pair: impl FnMut(u32, u32, u32) -> simstore::Result<()>,
@@ -78,7 +79,7 @@ pub(super) fn unchanged(snapshot: &crate::cli::input::Snapshot) -> Result<()> {
 /// pair is scored; a pair whose record no longer reads is left out.
 fn similarities(
     args: &Args,
-    items: &[u64],
+    items: &Items,
     mut pairs: NearPairs,
     rounds: Rounds,
 ) -> Result<ExactSimilarities> {
@@ -104,14 +105,14 @@ fn similarities(
 /// increasing.
 fn round(
     args: &Args,
-    items: &[u64],
+    items: &Items,
     pairs: &[(u32, u32)],
     rounds: Rounds,
 ) -> Result<(Scored, Vec<u32>)> {
     let mut edges: Vec<(u32, u32)> = pairs.iter().flat_map(|&(a, b)| [(a, b), (b, a)]).collect();
     edges.par_sort_unstable();
     // Sorted by position, so by item number too.
-    let mut wanted: Vec<u64> = edges.iter().map(|e| items[e.0 as usize]).collect();
+    let mut wanted: Vec<u64> = edges.iter().map(|e| items.get(e.0 as usize)).collect();
     wanted.dedup();
     let mut block = Block {
         edges: &edges,
@@ -121,7 +122,7 @@ fn round(
         rounds,
         scored: Vec::new(),
     };
-    let position = |item: u64| items.partition_point(|&i| i < item) as u32;
+    let position = |item: u64| items.position(item) as u32;
     // The records wanted before the one read that did not come: they did not read.
     let (mut unread, mut passed) = (Vec::new(), 0);
     let mut batch: Vec<(u32, Record)> = Vec::with_capacity(rounds.chunk);
@@ -289,7 +290,8 @@ mod tests {
         let pairs: NearPairs = (0..n)
             .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
             .collect();
-        let items: Vec<u64> = (0..u64::from(n)).collect();
+        let mut items = Items::default();
+        (0..u64::from(n)).for_each(|i| items.push(i));
         let one = similarities(&args, &items, pairs.clone(), ROUNDS).unwrap();
         let tiny = Rounds { bytes: 1, chunk: 2 };
         let many = similarities(&args, &items, pairs, tiny).unwrap();
@@ -328,7 +330,8 @@ mod tests {
             panic!("a dedup")
         };
         let neighbours = vec![(0, 1), (2, 3), (4, 5), (6, 7)];
-        let items: Vec<u64> = (0..8).collect();
+        let mut items = Items::default();
+        (0..8).for_each(|i| items.push(i));
         let one_at_a_time = Rounds { bytes: 1, chunk: 1 };
         let (scored, unread) = round(&args, &items, &neighbours, one_at_a_time).unwrap();
         let mut got: Vec<(u32, u32)> = scored.iter().map(|s| s.0).collect();

@@ -7,6 +7,7 @@ mod against;
 mod columns;
 mod dataset;
 mod exact;
+mod items;
 mod keep;
 mod kept;
 mod pairs;
@@ -196,6 +197,7 @@ pub fn run(db: &Path, mut args: Args) -> Result<Code> {
     }
     if !args.files.is_empty() {
         crate::purge_freed_memory_after(100);
+        crate::small_pages();
         let mode = args.quality.unwrap_or(FILES_MODE);
         let rule = || mode.rule(mode.k_max()).for_datasets();
         args.rule = rule_of(&args, DEFAULT_FILES_K, rule);
@@ -323,7 +325,7 @@ struct FileDocs {
     sketches: Vec<Option<Sketch>>,
     ranks: Vec<keep::Rank>,
     /// The documents' item numbers among the items of the inputs (empty for a store's).
-    items: Vec<u64>,
+    items: items::Items,
 }
 
 /// Every document of `store` with its sketch, for a dedup `--verify` of the store (titles
@@ -394,7 +396,10 @@ fn dedup_files(
         provenance::write(path, &sets, &records, origin).map_err(provenance_error)?;
     }
     if let Some(path) = &args.report {
-        let item = |i: u32| files.items.get(i as usize).copied().unwrap_or(0);
+        let item = |i: u32| match files.items.is_empty() {
+            true => 0,
+            false => files.items.get(i as usize),
+        };
         let report = report::Report::new(&sets, &records, item, origin);
         write_report(path, args, report).map_err(provenance_error)?;
     }
@@ -546,7 +551,6 @@ impl records::Sink for ReadDocs {
     }
 
     fn reserve(&mut self, n: usize) {
-        self.files.items.reserve_exact(n);
         self.files.ids.reserve_exact(n);
         self.files.fps.reserve_exact(n);
         if self.sketch {
@@ -556,7 +560,7 @@ impl records::Sink for ReadDocs {
 
     fn drop_items(&mut self, items: std::ops::Range<u64>) -> u64 {
         let files = &mut self.files;
-        let at = records::drop_range(&mut files.items, items);
+        let at = files.items.drop_range(items);
         records::drain(&mut files.ids, at.clone());
         records::drain(&mut files.fps, at.clone());
         records::drain(&mut files.titles, at.clone());

@@ -226,16 +226,8 @@ pub(super) fn overlapped<T: Send, R: Send>(
     })
 }
 
-/// Removes the entries of `items` (item numbers, increasing) in `range`; returns their
-/// positions, to remove from the vectors kept beside `items` ([`drain`]).
-pub(super) fn drop_range(items: &mut Vec<u64>, range: Range<u64>) -> Range<usize> {
-    let a = items.partition_point(|&i| i < range.start);
-    let b = items.partition_point(|&i| i < range.end);
-    items.drain(a..b);
-    a..b
-}
-
-/// Removes `at` from `v`, a vector kept beside the item numbers (or empty: nothing kept).
+/// Removes `at` from `v`, a vector kept beside the item numbers ([`super::items::Items`]), or
+/// empty: nothing kept.
 pub(super) fn drain<T>(v: &mut Vec<T>, at: Range<usize>) {
     if !v.is_empty() {
         v.drain(at);
