@@ -6,9 +6,10 @@
 //! fingerprints every record in parallel and keeps only its item number, fingerprint and
 //! (when the rule verifies) sketch ([`Pass1`]: 16 bytes a record, 81 with sketches), and
 //! the clusters are formed in memory; pass 2 reads the inputs again and copies the kept
-//! lines byte for byte. Stdin cannot be read twice and is refused; an input that changed
-//! between the two passes (another file, size, modification time, or other bytes read:
-//! [`Stamp`]) fails the run, and nothing is written.
+//! lines byte for byte. Stdin, which cannot be read twice, was copied to a file first
+//! (`input::spool`); an input that changed between the two passes (another file, size,
+//! modification or status change time, or other bytes read: [`Stamp`]) fails the run, and
+//! nothing is written.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -254,7 +255,7 @@ pub fn copy_kept_as_lines(
 
 /// Pass 2: reads the inputs again and writes the items numbered `kept` (increasing) to
 /// `target`; returns how many, and how many Parquet shards hold them. `pass1` is what
-/// pass 1 read: the number of items and the files' [`Stamp`]s. Another file, size, modification time or bytes read, a different
+/// pass 1 read: the number of items and the files' [`Stamp`]s. Another file, size, modification or status change time or bytes read, a different
 /// count, or a kept item that is no longer a JSONL line, means the input changed: an
 /// error, and the output is left as it was (written through to a FIFO or a device, what
 /// was written stays written).

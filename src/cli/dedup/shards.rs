@@ -7,7 +7,6 @@
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use anyhow::{Context, Result, bail};
 use arrow_array::{Array, BooleanArray, RecordBatch, StringArray};
@@ -88,12 +87,14 @@ pub(super) fn is_parquet(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
 }
 
-/// What pass 2 checks an input against: its size and modification time in pass 1.
-pub(super) type Stamp = (u64, Option<SystemTime>);
+/// What pass 2 checks a shard against: the file as pass 1 found it ([`FileId`]).
+///
+/// [`FileId`]: crate::cli::input::FileId
+pub(super) type Stamp = crate::cli::input::FileId;
 
+/// What `path` is now: identity, size, modification and status change times.
 pub(super) fn stamp(path: &Path) -> Result<Stamp> {
-    let m = fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok((m.len(), m.modified().ok()))
+    Stamp::of_path(path).with_context(|| format!("cannot read {}", path.display()))
 }
 
 /// Opens a shard for reading.
@@ -295,9 +296,9 @@ fn push_rows(
 }
 
 /// Pass 2 over Parquet shards: reads every column again and writes the rows numbered
-/// `kept` (increasing) to `output`; returns how many rows and shards. A shard whose size,
-/// modification time or row count changed since pass 1 ([`Stamp`]), or whose schema
-/// differs from the first shard's, fails the run and nothing is written.
+/// `kept` (increasing) to `output`; returns how many rows and shards. A shard that is not
+/// the file pass 1 read ([`Stamp`]: size, modification or status change time), or whose
+/// rows or schema differ from pass 1's, fails the run and nothing is written.
 pub(super) fn copy_kept(
     shards: &[PathBuf],
     stamps: &[Stamp],

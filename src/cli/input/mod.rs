@@ -33,7 +33,7 @@ pub use fields::FieldArgs;
 pub use inputs::{Damaged, Inputs};
 pub use parquet::lossy_text;
 pub use spool::{cannot_reopen, spool};
-pub use stamp::{Snapshot, Stamp};
+pub use stamp::{FileId, Snapshot, Stamp};
 
 /// How to read an input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

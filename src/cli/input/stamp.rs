@@ -1,5 +1,5 @@
-//! What a file read was ([`Stamp`]): its identity, size and modification time when it was
-//! opened, and an xxh3 of the bytes read from it — so that a command reading its inputs
+//! What a file read was ([`Stamp`]): its identity, size, modification and status change
+//! times ([`FileId`]) when it was opened, and an xxh3 of the bytes read from it — so that a command reading its inputs
 //! twice (`dedup --output`) can tell that one changed in between.
 
 use std::fs::{File, Metadata};
@@ -11,13 +11,16 @@ use std::time::SystemTime;
 
 use xxhash_rust::xxh3::Xxh3;
 
-/// A file's identity (device, inode), size and modification time.
+/// A file's identity (device, inode), size, modification time and status change time: a
+/// write changes the last, and so does putting the modification time back (`touch -d`),
+/// so an edit of the same size with its old time restored is seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct FileId {
+pub struct FileId {
     dev: u64,
     ino: u64,
     len: u64,
     modified: Option<SystemTime>,
+    changed: (i64, i64),
 }
 
 impl FileId {
@@ -27,7 +30,13 @@ impl FileId {
             ino: meta.ino(),
             len: meta.len(),
             modified: meta.modified().ok(),
+            changed: (meta.ctime(), meta.ctime_nsec()),
         }
+    }
+
+    /// The file at `path` as it is now.
+    pub fn of_path(path: &std::path::Path) -> io::Result<Self> {
+        std::fs::metadata(path).map(|m| FileId::of(&m))
     }
 }
 
@@ -54,10 +63,10 @@ impl Snapshot {
         Snapshot(files)
     }
 
-    /// The first of the files that is now another file, of another size or modification
-    /// time, or gone.
+    /// The first of the files that is now another file, of another size, modification or
+    /// status change time, or gone.
     pub fn changed(&self) -> Option<&std::path::Path> {
-        let now = |p: &PathBuf| std::fs::metadata(p).map(|m| FileId::of(&m)).ok();
+        let now = |p: &PathBuf| FileId::of_path(p).ok();
         self.0
             .iter()
             .find(|(p, then)| now(p) != Some(*then))
@@ -106,7 +115,7 @@ impl Stamp {
     /// Whether the file read for `self` is not the one `earlier` read, as it was: another
     /// file, size or modification time when opened or now, or other bytes read.
     pub fn differs_from(&self, earlier: &Stamp) -> bool {
-        let now = std::fs::metadata(&self.path).map(|m| FileId::of(&m)).ok();
+        let now = FileId::of_path(&self.path).ok();
         self.path != earlier.path
             || self.opened != earlier.opened
             || now != Some(earlier.opened)
@@ -157,6 +166,22 @@ mod tests {
         assert_eq!(snapshot.changed(), None);
         std::fs::write(path("d/e/c.jsonl"), b"{\"text\":\"longer\"}\n").unwrap();
         assert_eq!(snapshot.changed(), Some(path("d/e/c.jsonl").as_path()));
+        // The same size, the modification time put back: the status change time tells.
+        let snapshot = Snapshot::of(&args);
+        let then = std::fs::metadata(path("d/b.jsonl"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(path("d/b.jsonl"), b"{\"text\":\"y\"}\n").unwrap();
+        let file = std::fs::File::options()
+            .write(true)
+            .open(path("d/b.jsonl"))
+            .unwrap();
+        file.set_modified(then).unwrap();
+        let now = std::fs::metadata(path("d/b.jsonl")).unwrap();
+        assert_eq!((now.len(), now.modified().unwrap()), (13, then), "premise");
+        assert_eq!(snapshot.changed(), Some(path("d/b.jsonl").as_path()));
         let snapshot = Snapshot::of(&args);
         std::fs::remove_file(path("a.jsonl")).unwrap();
         assert_eq!(snapshot.changed(), Some(path("a.jsonl").as_path()));
