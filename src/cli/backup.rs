@@ -9,8 +9,8 @@ use anyhow::{Context, Result};
 use serde_json::json;
 use simstore::BackupInfo;
 
-use super::output::rfc3339;
 use super::{Code, open_existing};
+use simstore::format_time;
 
 /// Arguments of `simstore backup`.
 #[derive(Debug, clap::Args)]
@@ -89,7 +89,7 @@ fn print(out: &mut impl Write, b: &BackupInfo, json: bool) -> io::Result<()> {
             out,
             "{}\t{}\t{} bytes\t{} files",
             b.id,
-            rfc3339(b.time),
+            format_time(b.time),
             b.bytes,
             b.files
         )

@@ -7,8 +7,9 @@ use anyhow::{Context, Result, bail};
 use simstore::types::{Duration, TimeField, parse_time};
 use simstore::{ExpireOptions, ExpireReport};
 
-use super::output::{count, rfc3339};
+use super::output::count;
 use super::{Code, open_existing, open_for_reading};
+use simstore::format_time;
 
 /// Arguments of `simstore expire`.
 #[derive(Debug, clap::Args)]
@@ -80,7 +81,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         "{} by {} time before {}; {} ({:.1} s{})",
         line(&report, opts.dry_run),
         by.name(),
-        rfc3339(opts.before),
+        format_time(opts.before),
         count(store.len(), "document") + " left",
         start.elapsed().as_secs_f64(),
         if report.full_scan {

@@ -39,7 +39,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         )?;
         writeln!(out, "url:    {}", output::escape_field(url.unwrap_or("-")))?;
         writeln!(out, "length: {} characters", doc.length)?;
-        writeln!(out, "time:   {}", output::rfc3339(doc.time))?;
+        writeln!(out, "time:   {}", simstore::format_time(doc.time))?;
     }
     Ok(0)
 }

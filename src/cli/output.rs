@@ -12,11 +12,6 @@ pub fn match_json(m: &Match) -> Value {
     v
 }
 
-/// Unix seconds as an RFC 3339 UTC time (`2026-11-24T09:30:00Z`).
-pub fn rfc3339(unix_secs: u64) -> String {
-    simstore::types::format_time(unix_secs)
-}
-
 /// `n` and `noun`, the noun in the plural unless `n` is 1 ("1 record", "2 records").
 pub fn count(n: u64, noun: &str) -> String {
     if n == 1 {
@@ -99,15 +94,7 @@ pub fn byte_progress(files: &[String], template: &str) -> indicatif::ProgressBar
 
 #[cfg(test)]
 mod tests {
-    use super::{count, rfc3339};
-
-    #[test]
-    fn rfc3339_of_known_times() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(rfc3339(1_795_559_240), "2026-11-24T22:27:20Z");
-        assert_eq!(rfc3339(4_107_542_399), "2100-02-28T23:59:59Z");
-    }
+    use super::count;
 
     #[test]
     fn counts_in_the_plural_except_one() {

@@ -148,6 +148,9 @@ mod tests {
         assert_eq!(parse_time("2026-01-01").unwrap(), 1_767_225_600);
         assert_eq!(parse_time("1767225600").unwrap(), 1_767_225_600);
         assert_eq!(format_time(1_767_225_600), "2026-01-01T00:00:00Z");
+        assert_eq!(format_time(0), "1970-01-01T00:00:00Z");
+        assert_eq!(format_time(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(format_time(4_107_542_399), "2100-02-28T23:59:59Z");
         for bad in ["", "yesterday", "2026-13-01", "2026-01-01T00:00:00"] {
             assert!(parse_time(bad).is_err(), "{bad}");
         }

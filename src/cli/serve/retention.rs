@@ -17,8 +17,8 @@ use simstore::types::{Duration as Age, TimeField, parse_time};
 use super::error::{ApiError, ApiResult};
 use super::handlers::body;
 use super::state::{self, Shared};
-use crate::cli::output::rfc3339;
 use crate::cli::retention::policy_json;
+use simstore::format_time;
 
 /// How often the policy is applied, and the pause between two batches of an expiry.
 const EVERY: Duration = Duration::from_secs(60);
@@ -102,7 +102,7 @@ pub(super) async fn expire(
             .map_err(|e| app.write_failed(e))?;
         Ok(axum::Json(json!({
             "expired": r.expired, "scanned": r.scanned, "batches": r.batches,
-            "full_scan": r.full_scan, "before": rfc3339(opts.before), "by": opts.by.name(),
+            "full_scan": r.full_scan, "before": format_time(opts.before), "by": opts.by.name(),
             "dry_run": opts.dry_run, "docs": app.store.len(),
         })))
     })
