@@ -386,8 +386,8 @@ mod tests {
     use crate::store::{Store, StoreBuilder};
     use crate::types::{DocMeta, Fingerprint};
 
-    /// The churn flush (due after [`CHURN_FLUSH`] deletes) ran under the writer lock: every
-    /// other writer waited for it. Now a write goes on while it runs.
+    /// The churn flush (due after [`CHURN_FLUSH`] deletes) runs outside the writer lock: a
+    /// write goes on while it runs.
     #[test]
     fn the_churn_flush_never_blocks_other_writers() {
         let (started_tx, started) = mpsc::channel();
@@ -423,8 +423,7 @@ mod tests {
             let out = writer.insert_fingerprint("other", Fingerprint(u64::MAX), meta());
             let _ = done_tx.send(out.is_ok());
         });
-        // Generous: the write takes microseconds; the old code never finished it while
-        // the flush was held.
+        // Generous: the write takes microseconds; one blocked by the flush never ends.
         let wrote = done.recv_timeout(Duration::from_secs(20));
         release.send(()).unwrap();
         churn.join().unwrap();

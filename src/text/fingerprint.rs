@@ -629,9 +629,7 @@ mod tests {
     #[test]
     fn long_documents_give_what_a_lookup_per_token_gave() {
         // 591 KB: tokens are summed in many chunks of OCCURRENCE_CHUNK and the content is
-        // hashed in pieces of CONTENT_CHUNK. The expected values were computed by the
-        // implementation that looked each token's IDF up as it came and streamed every
-        // token into the content hasher (commit b27a33a).
+        // hashed in pieces of CONTENT_CHUNK; the values are those of a lookup per token.
         let words = [
             "budget",
             "council",
@@ -736,10 +734,8 @@ mod tests {
 
     #[test]
     fn one_repeated_han_word_does_not_decide_a_short_review() {
-        // Two different hotel reviews whose only repeated word is 酒店: under spec v3 (tf^4,
-        // 20 % share, the word and its two characters at full weight) that word carried 60 %
-        // of the votes, and such pairs landed at distance 0–3 (1,050 pairs of unrelated
-        // documents in the development set).
+        // Two different hotel reviews whose only repeated word is 酒店: one repeated word
+        // must not carry most of the votes (docs/quality.md, the spec's term weights).
         let f = Fingerprinter::new();
         let a = "酒店位置很好，离地铁站只有五分钟。酒店的早餐种类不多，但是味道不错。\
                  房间有点小，隔音一般，晚上能听到走廊里的声音。总体来说这家酒店性价比还可以，\

@@ -378,9 +378,8 @@ mod tests {
     }
 
     /// Queries run by a parallel loop on another rayon pool (a caller's `par_iter`), every
-    /// one reading at once: a worker waiting for the probe pool would run the loop's other
-    /// queries meanwhile, nested until its stack overflowed (a `simstore bench` of 2M
-    /// aborted so); now each answers as in turn.
+    /// one reading at once: a worker waiting for the probe pool must not run the loop's
+    /// other queries meanwhile, nested until its stack overflows; each answers as in turn.
     #[test]
     fn queries_from_another_rayon_pool_read_at_once_without_nesting() {
         use rayon::prelude::*;
