@@ -271,7 +271,7 @@ fn parse_item(
 type Answer = Result<(Value, Vec<Verified>), String>;
 
 /// The answers to a chunk of batch items: the table queries all in one
-/// [`Store::query_batch_rule`] (one pipelined round trip per node on Redis Cluster), unless
+/// [`Store::query_batch`] (one pipelined round trip per node on Redis Cluster), unless
 /// `--exhaustive`: then one scan per item, in parallel.
 fn answer_chunk(
     store: &Store,

@@ -36,7 +36,7 @@ pub(super) fn grouping(args: &Args, n: usize) -> simstore::Result<Grouping> {
 }
 
 /// What the summary says of the pairs: "within k = 3" (also with `--verify`, which
-/// [`summary_tail`] adds), or for a mode's rule "in `mode` (the rule in words)".
+/// [`super::summary_tail`] adds), or for a mode's rule "in `mode` (the rule in words)".
 pub(super) fn pairs_in(args: &Args, mode: &str) -> String {
     match (args.k_arg, args.verify) {
         (None, None) => format!("in {mode} ({})", crate::cli::rule::describe(&args.rule)),

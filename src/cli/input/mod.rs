@@ -57,7 +57,7 @@ pub enum Format {
 }
 
 /// The name of an input for messages: the path, `<stdin>` for `-`, the input a scratch
-/// file copies ([`spool`]).
+/// file copies ([`spool()`]).
 pub fn display_name(path: &str) -> &str {
     match path {
         "-" => "<stdin>",

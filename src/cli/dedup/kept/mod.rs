@@ -2,10 +2,9 @@
 //! the name ends in `.gz`) or Parquet shards ([`Shards`]), whichever the name asks for,
 //! from JSONL or Parquet inputs alike. A Parquet row written as a line is one JSON object
 //! of all its columns (arrow-json; nulls written as `null`, binary as hex, NaN and
-//! infinities as `null`, reported); JSONL lines
-//! written as Parquet are spooled beside the output, then their columns are inferred
-//! from every kept line (arrow-json: a field of mixed scalar types is a string column)
-//! and the lines written as shards.
+//! infinities as `null`, reported); JSONL lines written as Parquet are spooled beside the
+//! output, then their columns are inferred from every kept line (arrow-json: a field of
+//! mixed scalar types is a string column) and the lines written as shards.
 
 use std::io::{BufReader, BufWriter, Seek, Write};
 use std::path::Path;
