@@ -220,6 +220,11 @@ pub enum Error {
     )]
     BulkLoadFailed(String),
 
+    /// An argument no call can act on as asked (a retention of 0, a backup into an empty
+    /// path, keeping no backup): the message says what to give instead.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+
     /// An operation this kind of store does not have (a salvage of a Redis store, say).
     #[error("not supported: {0}")]
     Unsupported(String),

@@ -1,5 +1,16 @@
 //! The `simstore` command. Each subcommand lives in its own file under `cli/`.
 
+/// `std`'s `eprintln!`, but a note that cannot be written (stderr a closed pipe:
+/// `simstore dedup ... 2>&1 | head -1`) is dropped instead of panicking halfway through a
+/// command: the command's work and its exit status matter more than its notes. Shadows
+/// the prelude's macro in every module of the binary.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod cli;
 
 /// The binary allocates with mimalloc rather than the system's allocator: a request to
@@ -26,6 +37,16 @@ pub(crate) fn purge_freed_memory_after(ms: std::ffi::c_long) {
         // an option of its enum; options may be set at any time.
         unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, ms) }
     }
+}
+
+/// Gives the memory freed so far back to the OS now (mimalloc's `mi_collect(true)`).
+pub(crate) fn release_freed_memory() {
+    unsafe extern "C" {
+        fn mi_collect(force: bool);
+    }
+    // SAFETY: mimalloc's own C function (linked in by the allocator above); safe to call
+    // from any thread at any time.
+    unsafe { mi_collect(true) }
 }
 
 /// Makes the process's memory fault in as the OS's small pages from now on: mimalloc asks

@@ -219,6 +219,19 @@ fn backup_and_restore_from_the_cli_and_over_http() {
             .send_json(serde_json::json!({"to": dest_s})),
     );
     assert_eq!(st, 400);
+    // Refused, nothing deleted nor written: keeping 0 (once kept the newest alone), an
+    // empty destination (once the file system's root), one inside the store.
+    let inside = t.db().join("bk");
+    for bad in [
+        serde_json::json!({"dest": dest_s, "keep": 0}),
+        serde_json::json!({"dest": ""}),
+        serde_json::json!({"dest": inside}),
+    ] {
+        let (st, v) = answer(h.post(s.at("/backup")).send_json(&bad));
+        assert_eq!(st, 400, "{bad} -> {v}");
+    }
+    assert!(!inside.exists());
+    assert_eq!(simstore::list_backups(&dest).unwrap().len(), 1);
     let (st, v) = answer(h.post(s.at("/compact")).send_json(serde_json::json!({})));
     assert_eq!(st, 200, "{v}");
     assert!(v["disk_bytes"].as_u64().is_some(), "{v}");

@@ -1252,3 +1252,32 @@ fn large_records_are_read_in_bounded_chunks() {
     // Holding all 300 MiB of lines at once would exceed this.
     assert!(peak < 200 << 20, "peak RSS {} MiB", peak >> 20);
 }
+
+/// A number of probe threads past what a query could use is refused by the CLI (100,000
+/// threads ran the machine out of memory); the library starts at most 64 whatever it is
+/// given, and answers as with any other number.
+#[test]
+fn absurd_probe_thread_counts_are_refused_or_capped() {
+    let t = TestCommand::new();
+    let store = simstore::Store::open(t.db()).unwrap();
+    let meta = simstore::DocMeta::default();
+    store.insert_fingerprint("a", simstore::Fingerprint(7), meta).unwrap();
+    drop(store);
+    for args in [
+        &["query", "--probe-threads", "100000", "--fp", "0000000000000007"][..],
+        &["serve", "--probe-threads", "65"],
+    ] {
+        let o = t.run(args);
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("from 0 to 64"), "{}", stderr(&o));
+    }
+    let o = t.run(&["query", "--probe-threads", "64", "--fp", "0000000000000007"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let store = simstore::Store::builder(t.db())
+        .read_only(true)
+        .rocksdb(simstore::RocksOptions::new().probe_threads(1_000_000))
+        .open()
+        .unwrap();
+    let hits = store.query(simstore::Fingerprint(7), 3).unwrap();
+    assert_eq!(hits.len(), 1);
+}

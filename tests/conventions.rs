@@ -383,3 +383,31 @@ fn the_man_pages_document_every_subcommand() {
         assert!(text.contains("--format"), "{text}");
     }
 }
+
+/// A command whose stderr is a closed pipe (`simstore dedup ... 2>&1 | head -1`) does its
+/// work and exits with its own status: its notes are dropped, it does not panic halfway.
+#[test]
+fn a_closed_stderr_stops_no_command() {
+    let t = TestCommand::new();
+    let mut input: String = (0..40)
+        .map(|i| format!("{{\"id\":{i},\"text\":\"alpha{i} beta{i} gamma{i} delta{i} eps{i}\"}}\n"))
+        .collect();
+    input.push_str("not json\n");
+    t.write("in.jsonl", input.as_bytes());
+    let mut child = t
+        .command(&["dedup", "in.jsonl", "--output", "kept.jsonl"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(1),
+        "the line that is not JSON, not a panic (101)"
+    );
+    let kept = std::fs::read_to_string(t.path("kept.jsonl")).unwrap();
+    assert_eq!(kept.lines().count(), 40);
+}

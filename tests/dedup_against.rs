@@ -120,6 +120,12 @@ fn add_stores_the_kept_records_and_the_next_run_drops_them() {
         "{}",
         stderr(&o)
     );
+    // Said, since a mistyped path would dedup against nothing.
+    assert!(
+        stderr(&o).contains("did not exist: created it"),
+        "{}",
+        stderr(&o)
+    );
     let all: Vec<u64> = stored.clone();
     let kept = model(&all, &new, 3);
     let n = kept.iter().filter(|&&k| k).count();

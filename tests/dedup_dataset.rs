@@ -198,10 +198,11 @@ fn text_and_id_fields_ids_optional_or_numeric() {
         stderr(&o)
     );
     assert_eq!(code(&o), 1, "a record failed");
+    // Written out, it is kept as it is: a dedup drops a record only for a duplicate.
     let o = t.run(&[&["dedup", "c.jsonl", "-o", "kept.jsonl"][..], &fields].concat());
-    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
     let kept = std::fs::read_to_string(t.path("kept.jsonl")).unwrap();
-    assert_eq!(kept, format!("{}\n{}\n", lines[0], lines[1]));
+    assert_eq!(kept, format!("{}\n{}\n{}\n", lines[0], lines[1], lines[5]));
     let o = t.run(&[
         "dedup",
         "c.jsonl",
@@ -744,4 +745,78 @@ fn a_keep_field_no_record_has_is_warned_about() {
     );
     let o = t.run(&["dedup", "in.jsonl", "--json", "--keep", "newest:ts"]);
     assert!(!stderr(&o).contains("no record has"), "{}", stderr(&o));
+}
+
+/// A record that cannot be fingerprinted (its text null, missing, empty, blank, a number,
+/// a list, or all punctuation) duplicates nothing that can be told: `--output` keeps it as
+/// it is, in no cluster, with a warning naming it — JSONL and Parquet alike, as Python's
+/// `simstore.dedup` keeps it. A line that is not a record (not JSON) is an error, left out.
+#[test]
+fn records_that_cannot_be_fingerprinted_are_kept_as_they_are() {
+    let t = TestCommand::new();
+    let a = "the river market opened early today and the students went to see the lanterns";
+    let lines = [
+        format!(r#"{{"id":"a","text":"{a}"}}"#),
+        format!(r#"{{"id":"a-copy","text":"{a}"}}"#),
+        r#"{"id":"null","text":null}"#.to_owned(),
+        r#"{"id":"missing"}"#.to_owned(),
+        r#"{"id":"empty","text":""}"#.to_owned(),
+        r#"{"id":"blank","text":"   "}"#.to_owned(),
+        r#"{"id":"number","text":12}"#.to_owned(),
+        r#"{"id":"list","text":["a","b"]}"#.to_owned(),
+        r#"{"id":"dots","text":"... !!! ???"}"#.to_owned(),
+        "not json at all".to_owned(),
+    ];
+    t.write("c.jsonl", (lines.join("\n") + "\n").as_bytes());
+    let o = t.run(&[
+        "dedup",
+        "c.jsonl",
+        "--text-field",
+        "text",
+        "-o",
+        "kept.jsonl",
+    ]);
+    assert_eq!(code(&o), 1, "the line that is not JSON: {}", stderr(&o));
+    let kept: Vec<String> = std::fs::read_to_string(t.path("kept.jsonl"))
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let mut want: Vec<String> = lines[..9].to_vec();
+    want.remove(1);
+    assert_eq!(kept, want, "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("c.jsonl:3:"), "{err}");
+    assert_eq!(
+        err.matches("kept as it is, in no cluster").count(),
+        7,
+        "{err}"
+    );
+    assert!(err.contains("c.jsonl:10: invalid JSON"), "{err}");
+    assert!(err.contains("kept 8, 7 of them not fingerprinted"), "{err}");
+    // A Parquet row whose text is null or empty: kept as well.
+    let texts = arrow_array::StringArray::from(vec![Some(a), Some(a), None, Some("")]);
+    let ids = arrow_array::StringArray::from(vec!["a", "a-copy", "null", "empty"]);
+    crate::dedup_parquet::write_columns(
+        &t.path("p.parquet"),
+        vec![
+            ("id", std::sync::Arc::new(ids)),
+            ("text", std::sync::Arc::new(texts)),
+        ],
+    );
+    let o = t.run(&[
+        "dedup",
+        "p.parquet",
+        "--text-field",
+        "text",
+        "-o",
+        "kept.ndjson",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let kept = std::fs::read_to_string(t.path("kept.ndjson")).unwrap();
+    let ids: Vec<String> = kept
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].to_string())
+        .collect();
+    assert_eq!(ids, ["\"a\"", "\"null\"", "\"empty\""], "{}", stderr(&o));
 }

@@ -107,6 +107,28 @@ fn csv_quotes_what_it_must_and_files_are_written() {
     assert!(rows[3].starts_with("2,z,00000000000000ff,,,0,") && rows[3].ends_with(','));
 }
 
+/// An output inside the store's directory (its CURRENT, say) is refused before anything is
+/// written: the store stays whole.
+#[test]
+fn an_export_into_the_store_itself_is_refused() {
+    let t = store();
+    for out in ["store.db/CURRENT", "store.db/new.jsonl"] {
+        let o = t.run(&["export", "--output", out]);
+        assert_eq!(code(&o), 2, "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("inside the store directory"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    assert!(!t.path("store.db/new.jsonl").exists());
+    assert_eq!(
+        lines(&t, &["ids"]).len(),
+        5,
+        "the store opens and holds every document"
+    );
+}
+
 #[test]
 fn exported_jsonl_imports_into_a_new_store() {
     let t = store();

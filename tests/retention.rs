@@ -260,6 +260,25 @@ fn the_policy_survives_a_reopen_and_the_cli_sets_and_shows_it() {
     let bad = t.run(&["retention", "--retain", "ninety days"]);
     assert_eq!(crate::util::code(&bad), 2);
     assert!(stderr(&bad).contains("not a duration"), "{}", stderr(&bad));
+    // A retention of 0 would expire every document as it is stored: refused, the policy
+    // left as it was (the library's error, so HTTP and Python refuse it too).
+    let zero = t.run(&["retention", "--retain", "0s"]);
+    assert_eq!(crate::util::code(&zero), 2);
+    assert!(
+        stderr(&zero).contains("retention of 0 seconds"),
+        "{}",
+        stderr(&zero)
+    );
+    let store = Store::open(t.db()).unwrap();
+    assert_eq!(store.retention().retain_secs, None);
+    let policy = Retention {
+        retain_secs: Some(0),
+        ..store.retention()
+    };
+    assert!(matches!(
+        store.set_retention(policy),
+        Err(simstore::Error::InvalidArgument(_))
+    ));
 }
 
 #[test]
@@ -356,6 +375,13 @@ fn expiry_and_the_policy_over_http() {
     );
     let (_, v) = answer(h.get(s.at("/retention")).call());
     assert_eq!(v["retain"], "30d");
+    let (st, v) = answer(
+        h.post(s.at("/retention"))
+            .send_json(json!({"retain": "0s"})),
+    );
+    assert_eq!(st, 400, "{v}");
+    let (_, v) = answer(h.get(s.at("/retention")).call());
+    assert_eq!(v["retain"], "30d", "unchanged");
     let (st, v) = answer(
         h.post(s.at("/retention"))
             .send_json(json!({"retain": null})),

@@ -193,12 +193,12 @@ fn dedup_prints_readable_groups_with_titles() {
             "cluster 1: 2 documents\n  a       Rain in Tucson\n  a-copy  UPDATE: Rain in Tucson\n",
             "{args:?}"
         );
-        // Files: the standard mode's rule as a dataset's (0.6; its bands too); the store:
-        // its quality mode,
-        // without the band tables (the same pair: fingerprints only, so within k_max).
+        // Files: the standard mode's rule as a dataset's (0.6, every band of the sketch);
+        // the store: its quality mode, without the band tables (the same pair:
+        // fingerprints only, so within k_max).
         let within = match args.len() {
             3 => {
-                "in the standard mode's rule (candidates within 3, and within 12 in the tables' spans, any distance sharing one of 2 bands of the sketch; kept at sketch similarity 0.6, Chinese 0.25 + 0.025 a bit, at least 0.55 (0.8 below 16 shingles, 24 in Chinese; none below 4))"
+                "in the standard mode's rule (candidates within 3, and within 12 in the tables' spans, any distance sharing one of 15 bands of the sketch; kept at sketch similarity 0.6, Chinese 0.25 + 0.025 a bit, at least 0.55 (0.8 below 16 shingles, 24 in Chinese; none below 4))"
             }
             _ => {
                 "in the store's standard mode (candidates within 3, and within 12 in the tables' spans; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4))"

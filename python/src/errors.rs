@@ -21,7 +21,8 @@ fn class_name(e: &Error) -> &'static str {
         | Error::FieldTooLong { .. }
         | Error::InvalidLayout(_)
         | Error::InvalidUrl { .. }
-        | Error::TooLarge(_) => "InvalidArgumentError",
+        | Error::TooLarge(_)
+        | Error::InvalidArgument(_) => "InvalidArgumentError",
         Error::Storage { .. } | Error::Io(_) | Error::ReplicasBehind { .. } => "StorageError",
         _ => "Error",
     }

@@ -246,6 +246,17 @@ fn open_for_reading_with(db: &Path, probe_threads: Option<usize>) -> Result<Stor
         .with_context(|| format!("cannot open {}", db.display()))
 }
 
+/// `--probe-threads N`'s value: at most 64 (a query reads fewer spans; a store starts no
+/// more threads than that).
+fn probe_threads_arg(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n <= 64 => Ok(n),
+        _ => Err(format!(
+            "{s:?} is not a number of threads from 0 to 64 (0: one probe after another)"
+        )),
+    }
+}
+
 /// `builder` with `--probe-threads N` when given (else the store's automatic default).
 fn with_probe_threads(builder: StoreBuilder, probe_threads: Option<usize>) -> StoreBuilder {
     match probe_threads {

@@ -194,6 +194,25 @@ pub fn final_target(path: &Path) -> Result<PathBuf> {
     fs::canonicalize(path).or_else(|_| dangling_target(path))
 }
 
+/// Refuses an output `path` inside the store directory `db` (a file of the store would be
+/// replaced: `export -o DB/CURRENT` damaged the store it read), its links followed.
+pub fn outside_store(path: &Path, db: &Path) -> Result<()> {
+    let (Ok(db), Ok(target)) = (fs::canonicalize(db), final_target(path)) else {
+        return Ok(());
+    };
+    // The target's directory, resolved as the store's was (the target may not exist).
+    let dir = fs::canonicalize(parent(&target)).unwrap_or_else(|_| parent(&target).into());
+    if db.is_dir() && (dir.starts_with(&db) || target == db) {
+        bail!(
+            "{} is inside the store directory {}: writing it there would replace or mix with \
+             the store's own files; write it outside the store's directory",
+            path.display(),
+            db.display()
+        );
+    }
+    Ok(())
+}
+
 /// Where a `path` that does not exist is created: itself, or the final target of the
 /// symbolic links it names (a link to a file yet to be written).
 fn dangling_target(path: &Path) -> Result<PathBuf> {

@@ -27,7 +27,7 @@ pub struct Args {
     /// threads from the first probe that waits for the disk until a query's probes no
     /// longer read from it, so a cold query waits about one disk read instead of one per
     /// table.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::cli::probe_threads_arg)]
     probe_threads: Option<usize>,
     /// Largest Hamming distance to report (at most the store's k_max unless --exhaustive;
     /// at most 64). Without --k and --verify, the store's quality mode decides (see

@@ -25,6 +25,11 @@ pub fn table_prefix_bits(longest: u32) -> u32 {
 /// ([`crate::index::quality::Quality::bands`]): 2 in the standard mode, 4 in the high mode.
 pub const MAX_BANDS: u32 = 4;
 
+/// Every band a sketch holds (its minima, 4 to a band): what a dedup of files reads
+/// ([`crate::index::quality::MatchRule::for_datasets`]), its sketches in memory; a store
+/// keeps tables of at most [`MAX_BANDS`] of them.
+pub const SKETCH_BANDS: u32 = (crate::types::sketch::MINIMA / BAND_BYTES) as u32;
+
 /// A sketch whose text filled fewer bins than this is not indexed by bands (and does not
 /// look them up): its empty bins were filled from their neighbours, so unrelated short
 /// texts agree there far more often than chance.
@@ -38,10 +43,11 @@ pub const MAX_BAND_CANDIDATES: usize = 64;
 /// are farther apart (the rising Chinese threshold stops rising there).
 pub const BAND_DISTANCE_CAP: u32 = 24;
 
-/// Band `i`'s bytes as a number, when `sketch` is indexed by bands. The largest value is
+/// Band `i`'s bytes as a number, when `sketch` is indexed by bands and has that band
+/// (`i` below [`SKETCH_BANDS`]). The largest value is
 /// folded into the one below it, so that a band is never [`NO_BAND`].
 pub fn band(sketch: &Sketch, i: u32) -> Option<u32> {
-    if sketch.shingles() < MIN_BAND_SHINGLES || i >= MAX_BANDS {
+    if sketch.shingles() < MIN_BAND_SHINGLES || i >= SKETCH_BANDS {
         return None;
     }
     let at = i as usize * BAND_BYTES;
@@ -72,7 +78,12 @@ pub fn of(sketch: Option<&Sketch>) -> Bands {
 /// band on top, then the fingerprint's top bits (`None`: not indexed).
 pub fn key(i: u32, bands: &Bands, fp: u64) -> Option<u64> {
     let b = *bands.get(i as usize)?;
-    (b != NO_BAND).then(|| u64::from(b) << (64 - BAND_BITS) | fp >> BAND_BITS)
+    (b != NO_BAND).then(|| key_of(b, fp))
+}
+
+/// The key of band value `band` of a document with fingerprint `fp` (see [`key`]).
+pub fn key_of(band: u32, fp: u64) -> u64 {
+    u64::from(band) << (64 - BAND_BITS) | fp >> BAND_BITS
 }
 
 /// The keys `lo..hi` of band `b` in a band table (`hi = None`: to the end).
@@ -140,5 +151,23 @@ mod tests {
         let b = sketch(&[9, 9, 9, 9, 5, 6, 7, 8], 63);
         assert!(!share(&a, &b, 1));
         assert!(share(&a, &b, 2));
+    }
+
+    #[test]
+    fn every_band_of_the_sketch_is_there_to_compare_and_none_past_it() {
+        assert_eq!(SKETCH_BANDS, 15);
+        let mut a = Sketch::uniform(1);
+        let mut b = Sketch::uniform(2);
+        let last = (SKETCH_BANDS as usize - 1) * BAND_BYTES;
+        a.0[last..last + BAND_BYTES].copy_from_slice(&[7; BAND_BYTES]);
+        b.0[last..last + BAND_BYTES].copy_from_slice(&[7; BAND_BYTES]);
+        assert_eq!(band(&a, SKETCH_BANDS - 1), Some(0x0707_0707));
+        assert_eq!(
+            band(&a, SKETCH_BANDS),
+            None,
+            "the shingle count is not a minimum"
+        );
+        assert!(!share(&a, &b, SKETCH_BANDS - 1));
+        assert!(share(&a, &b, SKETCH_BANDS));
     }
 }

@@ -515,8 +515,9 @@ fn scan_bands(
     for band in 0..bands {
         keys.clear();
         keys.par_extend(fps.par_iter().enumerate().map(|(i, &fp)| {
-            let of = bands::of(sketches.get(i).and_then(Option::as_ref));
-            bands::key(band, &of, fp).map_or(NO_KEY, |key| (key, i as u32))
+            let of = sketches.get(i).and_then(Option::as_ref);
+            of.and_then(|s| bands::band(s, band))
+                .map_or(NO_KEY, |b| (bands::key_of(b, fp), i as u32))
         }));
         keys.par_sort_unstable();
         keys.truncate(keys.partition_point(|&k| k < NO_KEY));
@@ -605,5 +606,37 @@ mod tests {
             assert_eq!(got, want, "k = {k}");
             assert_eq!(s.pairs, want.len() as u64);
         }
+    }
+
+    /// A pair whose sketches agree on one band only, the last, and whose fingerprints are
+    /// far apart: a candidate when every band is read, not when the first two are.
+    #[test]
+    fn a_pair_sharing_only_the_last_band_is_a_candidate_of_every_band() {
+        use crate::index::bands::{BAND_BYTES, SKETCH_BANDS};
+        let (mut a, mut b) = (Sketch::uniform(1), Sketch::uniform(2));
+        let last = (SKETCH_BANDS as usize - 1) * BAND_BYTES;
+        a.0[last..last + BAND_BYTES].fill(9);
+        b.0[last..last + BAND_BYTES].fill(9);
+        let fps = [0u64, u64::MAX >> 4, 0x0F0F_0F0F_0F0F_0F0F];
+        let sketches = [Some(a), Some(b), None];
+        let layout = Quality::Standard.layout(3).unwrap();
+        let reach = layout.k_max();
+        let pairs = |bands| {
+            let mut got = Vec::new();
+            let tables = Candidates::Tables {
+                layout: layout.clone(),
+                reach,
+                bands,
+            };
+            tables
+                .scan(&fps, &sketches, |a, b, d| {
+                    got.push((a, b, d));
+                    Ok(())
+                })
+                .unwrap();
+            got
+        };
+        assert_eq!(pairs(2), vec![]);
+        assert_eq!(pairs(SKETCH_BANDS), vec![(0, 1, 60)]);
     }
 }

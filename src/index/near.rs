@@ -19,7 +19,7 @@ pub const EXACT_MARGIN: f64 = 0.19;
 
 /// At most this many pairs are put off to the texts in one dedup; beyond, the sketches'
 /// estimate decides ([`ExactCheck::unchecked`]).
-pub const MAX_EXACT_PAIRS: usize = 4 << 20;
+pub const MAX_EXACT_PAIRS: usize = 8 << 20;
 
 /// Pairs near their threshold (records' own positions, `a < b`), to be checked.
 pub type NearPairs = Vec<(u32, u32)>;

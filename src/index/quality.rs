@@ -413,10 +413,19 @@ pub struct MatchRule {
 impl MatchRule {
     /// The rule as a dedup of a dataset applies it: a verifying rule's threshold raised to
     /// at least [`DATASET_MIN_SIMILARITY`] (and that of two sketches of Han characters to
-    /// that less [`HAN_DISCOUNT`]); a rule that does not verify is unchanged.
+    /// that less [`HAN_DISCOUNT`]), and if it reads bands, every band of the sketch
+    /// ([`bands::SKETCH_BANDS`]: the sketches are in memory, and a band costs one sort of
+    /// the records, where a store would keep a table each); a rule that does not verify is
+    /// unchanged.
     pub fn for_datasets(self) -> Self {
+        let every_band = self.bands > 0 && self.min_similarity.is_some();
         MatchRule {
             min_similarity: self.min_similarity.map(|t| t.max(DATASET_MIN_SIMILARITY)),
+            bands: if every_band {
+                bands::SKETCH_BANDS
+            } else {
+                self.bands
+            },
             ..self
         }
     }
@@ -751,10 +760,9 @@ mod tests {
             let rule = mode.rule(3);
             let dataset = rule.for_datasets();
             assert_eq!(dataset.min_similarity, Some(DATASET_MIN_SIMILARITY));
-            assert_eq!(
-                (dataset.k, dataset.reach, dataset.bands),
-                (rule.k, rule.reach, rule.bands)
-            );
+            assert_eq!((dataset.k, dataset.reach), (rule.k, rule.reach));
+            assert!(rule.bands > 0);
+            assert_eq!(dataset.bands, bands::SKETCH_BANDS);
             // 26 of 63 minima equal: ≈ 0.41, taken by the mode's rule, not a dataset's.
             let (w, x) = sketches(26, 63);
             assert!(rule.accepts(4, Some(&w), Some(&x)));

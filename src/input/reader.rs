@@ -127,6 +127,23 @@ pub enum RecordError {
     Gzip(GzipError),
 }
 
+impl RecordError {
+    /// Whether the line was a record (a JSON object) that could not be made into a
+    /// document, rather than input that is not a record at all (not JSON, not UTF-8, a
+    /// NUL byte, a line past the limit, a damaged gzip member).
+    pub fn is_a_record(&self) -> bool {
+        !matches!(
+            self,
+            RecordError::InvalidUtf8 { .. }
+                | RecordError::Binary
+                | RecordError::InvalidJson(_)
+                | RecordError::NotAnObject(_)
+                | RecordError::TooLong { .. }
+                | RecordError::Gzip(_)
+        )
+    }
+}
+
 /// The record error for a fingerprinting error: [`RecordError::Empty`] for a document
 /// with nothing to fingerprint, else the error's own message.
 fn fingerprint_error(e: crate::Error) -> RecordError {

@@ -15,10 +15,24 @@ impl Store {
     /// no backup that [`restore`] accepts. Put `dest` on the same file system for speed,
     /// on another disk for safety.
     ///
-    /// Errors: [`Error::Unsupported`] on a backend without backups (Redis Cluster: see
-    /// docs/scaling.md; in memory), I/O and storage errors.
+    /// Errors: [`Error::InvalidArgument`] for an empty `dest` or `keep` of 0 (which would
+    /// keep no backup); [`Error::Unsupported`] on a backend without backups (Redis Cluster:
+    /// see docs/scaling.md; in memory), I/O and storage errors.
     pub fn backup(&self, dest: impl AsRef<Path>, keep: Option<usize>) -> Result<BackupInfo> {
-        self.backend.backup(dest.as_ref(), keep)
+        let dest = dest.as_ref();
+        if dest.as_os_str().is_empty() {
+            return Err(Error::InvalidArgument(
+                "a backup needs a directory to go to, and the path given is empty".into(),
+            ));
+        }
+        if keep == Some(0) {
+            return Err(Error::InvalidArgument(
+                "keeping 0 backups would delete the one just taken: keep at least 1, or give \
+                 no number to keep them all"
+                    .into(),
+            ));
+        }
+        self.backend.backup(dest, keep)
     }
 }
 

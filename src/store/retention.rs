@@ -90,10 +90,20 @@ impl Store {
     /// [`Store::check_and_insert`] refresh the last-seen time of the stored document, and
     /// how old a document may get before `serve` and long imports expire it by themselves.
     ///
-    /// Errors: [`Error::Unsupported`] to track last-seen times in a store older than format
-    /// 7 (copy it into a new store first); [`Error::ReadOnly`]; storage errors.
+    /// Errors: [`Error::InvalidArgument`] for a retention of 0 seconds (it would expire
+    /// every document as it is stored); [`Error::Unsupported`] to track last-seen times in
+    /// a store older than format 7 (copy it into a new store first); [`Error::ReadOnly`];
+    /// storage errors.
     pub fn set_retention(&self, r: Retention) -> Result<()> {
         self.check_writable()?;
+        if r.retain_secs == Some(0) {
+            return Err(Error::InvalidArgument(
+                "a retention of 0 seconds would expire every document as soon as it is \
+                 stored: give a duration (e.g. 90d), or none to keep every document \
+                 (Store::expire removes old documents once)"
+                    .into(),
+            ));
+        }
         if r.track_seen && self.format < codec::TIMED_FORMAT {
             return Err(Error::Unsupported(format!(
                 "this store is of format {}, whose records have no last-seen time; copy it \

@@ -178,9 +178,18 @@ fn open(path: &Path, add: bool) -> Result<Store> {
     if !add {
         return super::super::open_for_reading(path);
     }
-    Store::builder(path)
+    let new = !path.exists() && !path.to_string_lossy().starts_with("redis://");
+    let store = Store::builder(path)
         .open()
-        .with_context(|| format!("cannot open or create {}", path.display()))
+        .with_context(|| format!("cannot open or create {}", path.display()))?;
+    if new {
+        eprintln!(
+            "note: {} did not exist: created it (empty, so this run dedups the records among \
+             themselves only, and stores the ones kept)",
+            path.display()
+        );
+    }
+    Ok(store)
 }
 
 /// An empty store in memory with `store`'s layout and quality mode, for the records kept so

@@ -82,10 +82,10 @@ pub struct Args {
     /// rule (pairs within its reach that share a table prefix, kept when their sketches
     /// agree; without sketches, within k_max); of FILEs: the standard mode's rule as a
     /// dataset's (the pairs within 12 that share a prefix of the tables of a store made for
-    /// as many documents, and those sharing a band of the sketch, kept when their sketches
-    /// are at least 0.6 similar — Chinese 0.25 + 0.025 a bit of distance, at least 0.55 —,
-    /// 0.8 for texts of fewer than 16 shingles (24 in Chinese); without sketches, within
-    /// 3)].
+    /// as many documents, and those sharing one of the 15 bands of the sketch, kept when
+    /// their sketches are at least 0.6 similar — Chinese 0.25 + 0.025 a bit of distance, at
+    /// least 0.55 —, 0.8 for texts of fewer than 16 shingles (24 in Chinese); without
+    /// sketches, within 3)].
     #[arg(long = "k", short, value_name = "K", value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_K)))]
     k_arg: Option<u32>,
     /// The rule in effect.

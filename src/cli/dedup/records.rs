@@ -6,7 +6,7 @@ use std::ops::Range;
 use anyhow::Result;
 use indicatif::ProgressBar;
 use rayon::prelude::*;
-use simstore::input::reader::{Fields, Record};
+use simstore::input::reader::{self, Fields, Record};
 use simstore::{Fingerprinter, Sketch};
 
 use super::Args;
@@ -68,13 +68,45 @@ pub(super) fn progress(files: &[String], msg: &'static str) -> ProgressBar {
 }
 
 /// What pass 1 counted: records read, records failed (each reported on stderr), items;
-/// with `--output`, the files read ([`Stamp`]s).
+/// with `--output`, the files read ([`Stamp`]s) and the records kept unjudged.
 #[derive(Default)]
 pub(super) struct Counts {
     pub records: u64,
     pub failed: u64,
     pub items: u64,
     pub stamps: Vec<Stamp>,
+    /// With `--output`: the item numbers, increasing, of the records that could not be
+    /// fingerprinted (no text, a text that is not a string, a field too long...). They
+    /// duplicate nothing that can be told, so they are kept as they are, in no cluster:
+    /// a dedup drops a record only for a duplicate it found.
+    pub unjudged: Vec<u64>,
+}
+
+impl Counts {
+    /// Counts item `item` (at `place`), which failed with `e`: a record kept unjudged when
+    /// `keeps` (and it is a record), else a failure; says so on stderr.
+    pub fn failed_at(&mut self, item: u64, place: &str, e: &Skip, keeps: bool, bar: &ProgressBar) {
+        if keeps && e.record {
+            self.records += 1;
+            self.unjudged.push(item);
+            bar.suspend(|| {
+                eprintln!(
+                    "warning: {place}: {}; kept as it is, in no cluster",
+                    e.message
+                )
+            });
+        } else {
+            self.failed += 1;
+            bar.suspend(|| eprintln!("error: {place}: {}", e.message));
+        }
+    }
+}
+
+/// Why an item has no fingerprint: its message, and whether it is a record (read, but not
+/// fingerprinted) rather than input that is not one (a line that is not JSON).
+pub(super) struct Skip {
+    pub message: String,
+    pub record: bool,
 }
 
 /// Where the records read go.
@@ -115,7 +147,9 @@ pub(super) fn read_records(
     counts.stamps = overlapped(read, |(chunk, damaged)| {
         push_chunk(chunk, opts, &f, (&mut counts, bar), sink)?;
         for damaged in damaged {
-            let n = sink.drop_items(damaged.items.clone());
+            let held = counts.unjudged.len();
+            counts.unjudged.retain(|i| !damaged.items.contains(i));
+            let n = sink.drop_items(damaged.items.clone()) + (held - counts.unjudged.len()) as u64;
             counts.records -= n;
             counts.failed += n;
             bar.suspend(|| {
@@ -167,9 +201,11 @@ fn push_chunk(
                  (a text, HTML or WARC input): dedup it without --output, or convert it to \
                  JSONL (Parquet: name the file .parquet, or give --format parquet)"
             ),
-            Err(e) => {
-                counts.failed += 1;
-                bar.suspend(|| eprintln!("error: {place}: {e}; {} skipped", place.skipped()));
+            Err(mut e) => {
+                if !(opts.jsonl_only && e.record) {
+                    e.message = format!("{}; {} skipped", e.message, place.skipped());
+                }
+                counts.failed_at(item, &place.to_string(), &e, opts.jsonl_only, bar);
             }
         }
     }
@@ -241,14 +277,34 @@ fn fingerprint(
     place: &Place,
     opts: &ReadOptions,
     f: &Fingerprinter,
-) -> Result<Option<Read>, String> {
-    let raw = raw?;
+) -> Result<Option<Read>, Skip> {
+    let raw = raw.map_err(|message| Skip {
+        message,
+        record: false,
+    })?;
     let rank = opts.keep.rank_item(&raw);
     if opts.jsonl_only && !matches!(raw, Raw::Json(_)) {
         return Ok(None);
     }
-    let r = input::to_record_with(raw, &opts.fields, place.number())?;
-    read_of(r, rank, place, opts, f).map(Some)
+    let r = match raw {
+        Raw::Json(bytes) => reader::parse_jsonl_fields(&bytes, &opts.fields, place.number())
+            .map_err(|e| Skip {
+                record: e.is_a_record(),
+                message: e.to_string(),
+            })?,
+        page => {
+            input::to_record_with(page, &opts.fields, place.number()).map_err(|message| Skip {
+                message,
+                record: false,
+            })?
+        }
+    };
+    read_of(r, rank, place, opts, f)
+        .map(Some)
+        .map_err(|message| Skip {
+            message,
+            record: true,
+        })
 }
 
 /// A record fingerprinted (with its sketch when the rule verifies) into a [`Read`] whose

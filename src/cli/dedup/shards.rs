@@ -287,9 +287,17 @@ fn push_rows(
                     ..r
                 });
             }
-            Err(e) => {
-                counts.failed += 1;
-                bar.suspend(|| eprintln!("error: {}: {e}; row skipped", place.name));
+            Err(message) => {
+                let keeps = opts.jsonl_only;
+                let message = match keeps {
+                    true => message,
+                    false => format!("{message}; row skipped"),
+                };
+                let e = records::Skip {
+                    message,
+                    record: true,
+                };
+                counts.failed_at(first + i as u64, &place.name, &e, keeps, bar);
             }
         }
     }

@@ -102,6 +102,9 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         (None, Some(_), _) => Order::Id,
         (None, None, _) => Order::Seq,
     };
+    if let Some(path) = &args.output {
+        crate::cli::outfile::outside_store(path, db)?;
+    }
     let store = open_for_reading(db)?;
     if args.format == Format::Parquet && !args.ids_only {
         let Some(path) = &args.output else {

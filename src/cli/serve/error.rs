@@ -62,9 +62,10 @@ impl IntoResponse for ApiError {
 pub(super) fn status_of(e: &Error) -> StatusCode {
     match e {
         Error::EmptyDocument | Error::FieldTooLong { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-        Error::KTooLarge { .. } | Error::InvalidId(_) | Error::InvalidFingerprint { .. } => {
-            StatusCode::BAD_REQUEST
-        }
+        Error::KTooLarge { .. }
+        | Error::InvalidId(_)
+        | Error::InvalidFingerprint { .. }
+        | Error::InvalidArgument(_) => StatusCode::BAD_REQUEST,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }

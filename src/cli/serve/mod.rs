@@ -130,7 +130,7 @@ pub struct Args {
     no_sync: bool,
     /// Probe each query's tables on N threads at once (0: one after another) [default:
     /// automatic, see `query --probe-threads`].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::cli::probe_threads_arg)]
     probe_threads: Option<usize>,
 }
 

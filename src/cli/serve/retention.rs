@@ -160,7 +160,7 @@ pub(super) async fn backup(
     let bytes = body(bytes)?;
     state::write(&app, move |app| {
         let b: BackupBody = parse(&bytes)?;
-        let info = app.store.backup(&b.dest, b.keep.map(|n| n.max(1)))?;
+        let info = app.store.backup(&b.dest, b.keep)?;
         Ok(axum::Json(crate::cli::backup::info_json(&info)))
     })
     .await

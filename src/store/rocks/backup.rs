@@ -53,6 +53,14 @@ impl RocksBackend {
                 "a secondary instance takes no backups: back up from the writer".into(),
             ));
         }
+        if within(dest, &self.path) {
+            return Err(Error::InvalidArgument(format!(
+                "{} is inside the store's directory {}: a backup there is lost with the store \
+                 and mixes with its files; back up into a directory outside it",
+                dest.display(),
+                self.path.display()
+            )));
+        }
         std::fs::create_dir_all(dest)?;
         let mut engine = engine(dest)?;
         engine
@@ -64,6 +72,33 @@ impl RocksBackend {
         infos(&engine)
             .pop()
             .ok_or_else(|| Error::storage("rocksdb", "the backup engine lists no backup after one"))
+    }
+}
+
+/// Whether `path` (existing or yet to be made) lies in directory `dir`: its nearest
+/// existing ancestor resolved, the rest of it appended.
+fn within(path: &Path, dir: &Path) -> bool {
+    let Ok(dir) = std::fs::canonicalize(dir) else {
+        return false;
+    };
+    let mut rest = Vec::new();
+    let mut p = path;
+    loop {
+        if let Ok(mut real) = std::fs::canonicalize(p) {
+            real.extend(rest.iter().rev());
+            return real.starts_with(&dir);
+        }
+        match (p.file_name(), p.parent()) {
+            (Some(name), Some(up)) => {
+                rest.push(name.to_owned());
+                p = if up.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    up
+                };
+            }
+            _ => return false,
+        }
     }
 }
 

@@ -50,7 +50,8 @@ impl RocksOptions {
     /// calling thread. Default: automatic — one after another while the probes are fast
     /// (a warm page cache), and at once on 8 threads from the first probe that waited for
     /// the disk until a query none of whose probes read from disk, so that a cold query
-    /// waits about one disk read instead of one per table (docs/design.md §5).
+    /// waits about one disk read instead of one per table (docs/design.md §5). At most 64
+    /// threads are started (a query reads fewer spans): a larger `n` counts as 64.
     pub fn probe_threads(mut self, n: usize) -> Self {
         self.probe_threads = Some(n);
         self
