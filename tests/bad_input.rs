@@ -1261,10 +1261,18 @@ fn absurd_probe_thread_counts_are_refused_or_capped() {
     let t = TestCommand::new();
     let store = simstore::Store::open(t.db()).unwrap();
     let meta = simstore::DocMeta::default();
-    store.insert_fingerprint("a", simstore::Fingerprint(7), meta).unwrap();
+    store
+        .insert_fingerprint("a", simstore::Fingerprint(7), meta)
+        .unwrap();
     drop(store);
     for args in [
-        &["query", "--probe-threads", "100000", "--fp", "0000000000000007"][..],
+        &[
+            "query",
+            "--probe-threads",
+            "100000",
+            "--fp",
+            "0000000000000007",
+        ][..],
         &["serve", "--probe-threads", "65"],
     ] {
         let o = t.run(args);

@@ -245,6 +245,31 @@ fn a_missing_current_is_damage_and_salvage_rebuilds_it() {
     refused_as_damaged_then_salvaged(&path, 500);
 }
 
+/// Writes only in the log when CURRENT went: RocksDB's repair replayed none of them (it
+/// knew no column family to put them in) and moved the log to `lost/`, saying the log
+/// was intact; the salvage now points CURRENT at the MANIFEST and keeps every write, as it
+/// does for a CURRENT that names a MANIFEST that is gone.
+#[test]
+fn a_missing_current_loses_no_write_of_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = store_in_log(dir.path(), 300);
+    fs::remove_file(path.join("CURRENT")).unwrap();
+    refused_as_damaged_then_salvaged(&path, 300);
+    // Flushed documents and more in the log after them.
+    let dir = tempfile::tempdir().unwrap();
+    let path = flushed_store(dir.path(), 200);
+    let store = Store::open(&path).unwrap();
+    for i in 1000..1100 {
+        let e = entry(i);
+        store.insert_fingerprint(&e.id, e.fp, e.meta).unwrap();
+    }
+    drop(store);
+    fs::remove_file(path.join("CURRENT")).unwrap();
+    refused_as_damaged_then_salvaged(&path, 300);
+    fs::write(path.join("CURRENT"), "MANIFEST-999999\n").unwrap();
+    refused_as_damaged_then_salvaged(&path, 300);
+}
+
 /// The store at `path` is refused as damaged (and `check` says so), and a salvage gives back
 /// its `n` documents.
 fn refused_as_damaged_then_salvaged(path: &Path, n: u64) {

@@ -819,4 +819,21 @@ fn records_that_cannot_be_fingerprinted_are_kept_as_they_are() {
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].to_string())
         .collect();
     assert_eq!(ids, ["\"a\"", "\"null\"", "\"empty\""], "{}", stderr(&o));
+    // No record fingerprinted at all is a mistake (a --text-field that names no field),
+    // not a dataset to copy: refused, nothing written.
+    let o = t.run(&[
+        "dedup",
+        "c.jsonl",
+        "--text-field",
+        "body",
+        "-o",
+        "none.jsonl",
+    ]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("none of the 9 records could be fingerprinted"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!t.path("none.jsonl").exists());
 }

@@ -412,13 +412,11 @@ pub struct MatchRule {
 
 impl MatchRule {
     /// The rule as a dedup of a dataset applies it: a verifying rule's threshold raised to
-    /// at least [`DATASET_MIN_SIMILARITY`] (and that of two sketches of Han characters to
-    /// that less [`HAN_DISCOUNT`]), and if it reads bands, every band of the sketch
-    /// ([`bands::SKETCH_BANDS`]: the sketches are in memory, and a band costs one sort of
-    /// the records, where a store would keep a table each); a rule that does not verify is
-    /// unchanged.
+    /// at least [`DATASET_MIN_SIMILARITY`] (two sketches of Han characters': that less
+    /// [`HAN_DISCOUNT`]), and its bands, if any, all the sketch's ([`bands::SKETCH_BANDS`]:
+    /// in memory, a band costs a sort); a rule that does not verify is unchanged.
     pub fn for_datasets(self) -> Self {
-        let every_band = self.bands > 0 && self.min_similarity.is_some();
+        let every_band = self.min_similarity.is_some() && self.bands > 0;
         MatchRule {
             min_similarity: self.min_similarity.map(|t| t.max(DATASET_MIN_SIMILARITY)),
             bands: if every_band {

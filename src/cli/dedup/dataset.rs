@@ -100,12 +100,7 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
         ),
     };
     bar.finish_and_clear();
-    if counts.records == 0 && counts.failed > 0 {
-        anyhow::bail!(
-            "no record of the input could be read ({} failed, see above): nothing written",
-            counts.failed
-        );
-    }
+    some_fingerprinted(&counts)?;
     let (items, pairs, histogram, check) = decide(args, pass1)?;
     let items = with_unjudged(items, &counts.unjudged);
     // What pass 1, the scan and the check freed would otherwise stay resident under pass
@@ -161,6 +156,25 @@ pub(super) fn run(args: &Args, output: &Path, start: Instant) -> Result<Code> {
     } else {
         0
     })
+}
+
+/// Refuses a pass 1 that fingerprinted no record: none could be read, or none had a text
+/// (a `--text-field` naming no field is a mistake, not a dataset to copy as it is).
+fn some_fingerprinted(counts: &records::Counts) -> Result<()> {
+    if counts.records == 0 && counts.failed > 0 {
+        anyhow::bail!(
+            "no record of the input could be read ({} failed, see above): nothing written",
+            counts.failed
+        );
+    }
+    let unjudged = counts.unjudged.len() as u64;
+    if unjudged > 0 && unjudged == counts.records {
+        anyhow::bail!(
+            "none of the {unjudged} records could be fingerprinted (see above): nothing \
+             written; check --text-field (the field holding each record's text)"
+        );
+    }
+    Ok(())
 }
 
 /// The item numbers `kept` (increasing) and those of the records kept unjudged (no

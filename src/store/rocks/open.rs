@@ -349,6 +349,15 @@ fn list_error(path: &Path, e: rocksdb::Error) -> Error {
             detail: format!("RocksDB cannot read the list of its files (MANIFEST): {msg}"),
         };
     }
+    // Read again: a writer that just switched to a new MANIFEST names one that exists.
+    let named = std::fs::read_to_string(path.join("CURRENT")).unwrap_or_default();
+    let named = named.trim();
+    if damaged && !named.is_empty() && !path.join(named).exists() {
+        return Error::Damaged {
+            path: path.to_path_buf(),
+            detail: format!("its CURRENT file names {named}, which is missing"),
+        };
+    }
     Error::NotAStore {
         path: path.to_path_buf(),
         reason: format!("RocksDB cannot list its column families: {e}"),
@@ -375,13 +384,46 @@ fn rebuild_manifest_if_damaged(path: &Path) -> Result<()> {
     if path.join("CURRENT").is_file() && DB::list_cf(&opts, path).is_ok() {
         return Ok(());
     }
-    if !has_rocksdb_files(path)? {
+    if !has_rocksdb_files(path)? || current_restored(path)? {
         return Ok(());
     }
     DB::repair(&opts, path).map_err(|e| Error::Damaged {
         path: path.to_path_buf(),
         detail: format!("RocksDB could not rebuild its MANIFEST: {e}"),
     })
+}
+
+/// Points a missing CURRENT (or one naming a MANIFEST that does not read) at the newest
+/// MANIFEST, when that one lists the column families; true if it did. This loses nothing,
+/// where RocksDB's repair replays no write of a column family it finds no table of: a
+/// store whose writes were all in its log lost them (moved to `lost/`).
+fn current_restored(path: &Path) -> Result<bool> {
+    let mut newest: Option<(u64, String)> = None;
+    for entry in std::fs::read_dir(path)? {
+        let name = entry?.file_name().to_string_lossy().into_owned();
+        let number = name.strip_prefix("MANIFEST-").and_then(|n| n.parse().ok());
+        if let Some(n) = number.filter(|&n| newest.as_ref().is_none_or(|(m, _)| n > *m)) {
+            newest = Some((n, name));
+        }
+    }
+    let Some((_, manifest)) = newest else {
+        return Ok(false);
+    };
+    let current = path.join("CURRENT");
+    let before = std::fs::read(&current).ok();
+    let staged = path.join("CURRENT.simstore-restoring");
+    std::fs::write(&staged, format!("{manifest}\n"))?;
+    std::fs::File::open(&staged)?.sync_all()?;
+    std::fs::rename(&staged, &current)?;
+    if DB::list_cf(&rocksdb::Options::default(), path).is_ok() {
+        std::fs::File::open(path)?.sync_all()?;
+        return Ok(true);
+    }
+    match before {
+        Some(bytes) => std::fs::write(&current, bytes)?,
+        None => std::fs::remove_file(&current)?,
+    }
+    Ok(false)
 }
 
 /// What a salvage of the store at `path` drops of its write-ahead log (read before the
