@@ -52,16 +52,38 @@ def dedup(
     and shingle sketches at least ``verify`` similar. A pair whose sketches' estimate is
     within 0.19 of its threshold is decided by the exact similarity of the two texts'
     shingles, as ``simstore dedup FILE`` decides it. A record without text is kept.
+
+    Raises ``ValueError`` when no record has a text in ``text_field`` (a misnamed field
+    would keep everything), or for a list of ``str`` that all name JSONL/Parquet files
+    (pass ``pathlib.Path`` objects to read files); ``KeyError`` for a dataset without the
+    column; ``TypeError`` for a ``DatasetDict`` (pass one split).
     """
     dataset = _as_dataset(data)
     if dataset is not None:
+        if text_field not in dataset.column_names:
+            raise KeyError(f"the dataset has no column {text_field!r} (its columns: {dataset.column_names})")
         texts = dataset[text_field]
+        _some_text(texts, text_field)
         kept = _kept(texts, lambda f: dataset[f], keep, quality, k, verify)
         return dataset.select(kept)
     records = _records(data, text_field)
     texts = [r.get(text_field) if isinstance(r, dict) else r for r in records]
+    if any(isinstance(r, dict) for r in records):
+        _some_text(texts, text_field)
     column = lambda f: [r.get(f) if isinstance(r, dict) else None for r in records]  # noqa: E731
     return _kept(texts, column, keep, quality, k, verify)
+
+
+def _some_text(texts: Sequence[Any], text_field: str) -> None:
+    """Refuses records none of which has a text in ``text_field``: a misnamed field (or a
+    column of numbers) would otherwise keep every record, silently. Records without text
+    among others with it are kept, as ``simstore dedup --output`` keeps them."""
+    if texts and not any(isinstance(t, str) for t in texts):
+        found = sorted({type(t).__name__ for t in texts})
+        raise ValueError(
+            f"none of the {len(texts)} records has a text in {text_field!r} (found: {', '.join(found)}): "
+            "name the field that holds each record's text"
+        )
 
 
 def _kept(texts, column, keep, quality, k, verify) -> list[int]:
@@ -99,20 +121,49 @@ def _sort_key(v: Any) -> tuple:
 
 
 def _as_dataset(data: Any) -> Any:
-    """``data`` if it is a ``datasets.Dataset`` (without importing ``datasets``)."""
+    """``data`` if it is a ``datasets.Dataset`` (without importing ``datasets``); a
+    ``DatasetDict`` (whose iteration gives its split names) is refused."""
     cls = type(data)
+    if cls.__module__.startswith("datasets") and cls.__name__ in ("DatasetDict", "IterableDatasetDict"):
+        splits = ", ".join(repr(s) for s in data)
+        raise TypeError(f"a {cls.__name__} holds splits ({splits}): pass one, e.g. data[{next(iter(data))!r}]")
     if cls.__name__ == "Dataset" and cls.__module__.startswith("datasets"):
         return data
     return None
 
 
 def _records(data: Any, text_field: str) -> list[Any]:
-    """The records of a list, or of the files named."""
+    """The records of a list, or of the files named (a directory: its JSONL and Parquet
+    files, in name order, as the command line reads one)."""
     if isinstance(data, (str, os.PathLike)):
-        return list(_read(os.fspath(data), text_field))
+        return [r for p in _files(os.fspath(data)) for r in _read(p, text_field)]
     if isinstance(data, (list, tuple)) and data and all(isinstance(p, os.PathLike) for p in data):
-        return [r for p in data for r in _read(os.fspath(p), text_field)]
+        return [r for d in data for p in _files(os.fspath(d)) for r in _read(p, text_field)]
+    if isinstance(data, (list, tuple)) and len(data) > 0 and all(_names_a_file(t) for t in data):
+        raise ValueError(
+            "every text of the list names a JSONL or Parquet file: to read the files, pass "
+            "pathlib.Path objects (a list of str is a list of texts)"
+        )
     return list(data)
+
+
+_RECORD_FILES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".json", ".json.gz", ".parquet")
+
+
+def _names_a_file(t: Any) -> bool:
+    return isinstance(t, str) and t.endswith(_RECORD_FILES) and os.path.isfile(t)
+
+
+def _files(path: str) -> list[str]:
+    """``path``, or the record files of the directory it names, sorted."""
+    if not os.path.isdir(path):
+        return [path]
+    found = sorted(
+        os.path.join(root, f) for root, _, names in os.walk(path) for f in names if f.endswith(_RECORD_FILES)
+    )
+    if not found:
+        raise ValueError(f"{path} holds no JSONL or Parquet file")
+    return found
 
 
 def _read(path: str, text_field: str) -> Iterable[dict]:

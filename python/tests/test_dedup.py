@@ -114,3 +114,35 @@ def test_pairs_near_the_threshold_are_decided_by_the_texts(cli: Path, tmp_path: 
     out = tmp_path / "kept.jsonl"
     run_cli(cli, tmp_path / "unused.db", "dedup", str(path), "-o", str(out))
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [0, 1, 2]
+
+
+def test_mistakes_are_refused_not_kept_silently(sample: list, tmp_path: Path) -> None:
+    records = _records(sample)
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    # A misnamed text field kept every record before.
+    with pytest.raises(ValueError, match="none of the .* records has a text in 'text'"):
+        simstore.dedup(path, "text")
+    with pytest.raises(ValueError, match="has a text in 'nope'"):
+        simstore.dedup(records, "nope")
+    # Paths as str were deduplicated as two short texts.
+    with pytest.raises(ValueError, match="pathlib.Path"):
+        simstore.dedup([str(path), str(path)], "body")
+    # A directory is read as the command line reads one.
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    (shards / "a.jsonl").write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    assert simstore.dedup(shards, "body") == simstore.dedup(path, "body")
+    # Some records without text among others: kept, as the command line keeps them.
+    mixed = records + [{"id": "no-text"}, {"id": "null", "body": None}]
+    kept = simstore.dedup(mixed, "body")
+    assert kept[-2:] == [len(records), len(records) + 1]
+    datasets = pytest.importorskip("datasets", reason="datasets is installed by scripts/python-env")
+    ds = datasets.Dataset.from_list(records)
+    with pytest.raises(TypeError, match="pass one"):
+        simstore.dedup(datasets.DatasetDict({"train": ds}), "body")
+    with pytest.raises(KeyError, match="no column 'text'"):
+        simstore.dedup(ds, "text")
+    numbers = datasets.Dataset.from_dict({"body": list(range(10))})
+    with pytest.raises(ValueError, match="found: int"):
+        simstore.dedup(numbers, "body")
