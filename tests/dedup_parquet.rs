@@ -970,3 +970,35 @@ fn an_empty_output_a_linked_output_and_a_piped_shard() {
         assert!(stderr(&o).contains(says), "{}", stderr(&o));
     }
 }
+
+/// An output directory that is a mount point cannot be replaced by a rename (EBUSY, after
+/// the whole run): the shards are written inside it and moved into it at the end; a stale
+/// partial directory a killed run left inside is no "not empty". Needs `mount` (root).
+#[test]
+fn an_output_that_is_a_mount_point_is_filled_in_place() {
+    let t = TestCommand::new();
+    write_parquet(&t.path("a.parquet"), &corpus(11, 40));
+    let mnt = t.path("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=16m", "tmpfs"])
+        .arg(&mnt)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a tmpfs here (needs root, as CI runs)");
+        return;
+    }
+    std::fs::create_dir(mnt.join(".shards.simstore-partial-999999999-AAAAAA")).unwrap();
+    let o = t.run(&["dedup", "a.parquet", "--text-field", "content", "-o", "mnt"]);
+    let names: Vec<String> = std::fs::read_dir(&mnt)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let (batches, _, _) = read_back(&mnt);
+    let _ = Command::new("umount").arg(&mnt).status();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(names, ["part-00000.parquet"]);
+    let n: usize = batches.iter().map(RecordBatch::num_rows).sum();
+    assert!(stderr(&o).contains(&format!("kept {n},")), "{}", stderr(&o));
+}

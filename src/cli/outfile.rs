@@ -304,7 +304,7 @@ fn partial_prefix(target: &Path) -> String {
 
 /// Removes the temporary files and directories in `dir` ([`PARTIAL`] in their name) whose
 /// writer is no longer running (killed midway). Only where `/proc` tells which processes run.
-fn remove_stale(dir: &Path) {
+pub fn remove_stale(dir: &Path) {
     if !Path::new("/proc/self").exists() {
         return;
     }

@@ -1,5 +1,7 @@
 //! The Parquet shards `dedup --output` writes: one `.parquet` file, or a directory of
-//! shards of a bounded number of rows, written beside the target and renamed at the end.
+//! shards of a bounded number of rows, written beside the target and renamed at the end
+//! (into an existing empty directory — a mount point, say, which cannot be replaced —
+//! written in a partial directory inside it and moved into it at the end).
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -25,6 +27,8 @@ pub(in crate::cli::dedup) struct Shards {
     target: PathBuf,
     partial: PathBuf,
     single: bool,
+    /// The target is an existing directory, filled from a partial one inside it.
+    fill: bool,
     schema: SchemaRef,
     props: WriterProperties,
     shard_rows: usize,
@@ -48,6 +52,7 @@ impl Shards {
             }
             return crate::cli::outfile::OutFile::check(output);
         }
+        crate::cli::outfile::remove_stale(output);
         match fs::read_dir(output).map(|mut d| d.next().is_none()) {
             Ok(true) => Ok(()),
             Ok(false) => bail!(
@@ -87,17 +92,24 @@ impl Shards {
         // A link to a directory or file stays a link: what it names is replaced.
         let target = crate::cli::outfile::final_target(output)?;
         // Named as a partial output, so that one a killed run leaves is removed later.
-        let partial = match single {
-            true => crate::cli::outfile::scratch_beside(&target)?
+        let fill = !single && target.is_dir();
+        let partial = match (single, fill) {
+            (true, _) => crate::cli::outfile::scratch_beside(&target)?
                 .into_temp_path()
                 .keep()
                 .context("cannot create the output")?,
-            false => crate::cli::outfile::partial_dir_beside(&target)?,
+            (false, true) => {
+                // What killed runs left beside it goes too, as when the shards go beside.
+                target.parent().map(crate::cli::outfile::remove_stale);
+                crate::cli::outfile::partial_dir_beside(&target.join("shards"))?
+            }
+            (false, false) => crate::cli::outfile::partial_dir_beside(&target)?,
         };
         Ok(Shards {
             target,
             partial,
             single,
+            fill,
             schema,
             props: WriterProperties::builder()
                 .set_compression(compression)
@@ -166,14 +178,30 @@ impl Shards {
             self.next_shard()?;
         }
         self.close_shard()?;
-        if !self.single && self.target.is_dir() {
-            fs::remove_dir(&self.target)
-                .with_context(|| format!("cannot replace {}", self.target.display()))?;
+        match self.fill {
+            true => self.move_into_target()?,
+            false => fs::rename(&self.partial, &self.target)
+                .with_context(|| format!("cannot write {}", self.target.display()))?,
         }
-        fs::rename(&self.partial, &self.target)
-            .with_context(|| format!("cannot write {}", self.target.display()))?;
         self.partial = PathBuf::new();
         Ok(self.shards)
+    }
+
+    /// Moves the shards from the partial directory inside the target into it, in order,
+    /// and removes the partial one.
+    fn move_into_target(&self) -> Result<()> {
+        let mut names: Vec<_> = fs::read_dir(&self.partial)?
+            .map(|e| e.map(|e| e.file_name()))
+            .collect::<std::io::Result<_>>()?;
+        names.sort();
+        for name in names {
+            let to = self.target.join(&name);
+            fs::rename(self.partial.join(&name), &to)
+                .with_context(|| format!("cannot write {}", to.display()))?;
+        }
+        File::open(&self.target)?.sync_all()?;
+        fs::remove_dir(&self.partial)
+            .with_context(|| format!("cannot remove {}", self.partial.display()))
     }
 }
 
