@@ -197,12 +197,8 @@ pub fn final_target(path: &Path) -> Result<PathBuf> {
 /// Refuses an output `path` inside the store directory `db` (a file of the store would be
 /// replaced: `export -o DB/CURRENT` damaged the store it read), its links followed.
 pub fn outside_store(path: &Path, db: &Path) -> Result<()> {
-    let (Ok(db), Ok(target)) = (fs::canonicalize(db), final_target(path)) else {
-        return Ok(());
-    };
-    // The target's directory, resolved as the store's was (the target may not exist).
-    let dir = fs::canonicalize(parent(&target)).unwrap_or_else(|_| parent(&target).into());
-    if db.is_dir() && (dir.starts_with(&db) || target == db) {
+    let db_name = [db.to_string_lossy().into_owned()];
+    if db.is_dir() && input_holding(path, &db_name).is_some() {
         bail!(
             "{} is inside the store directory {}: writing it there would replace or mix with \
              the store's own files; write it outside the store's directory",
@@ -211,6 +207,31 @@ pub fn outside_store(path: &Path, db: &Path) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The first of `inputs` that `path` (a file to be written) is, or is inside of (an input
+/// directory, whose files a dedup reads): writing it would replace an input.
+pub fn input_holding<'a>(path: &Path, inputs: &'a [String]) -> Option<&'a str> {
+    // A path that does not exist yet: its directory's canonical path and its name.
+    let canonical = |p: &Path| {
+        std::fs::canonicalize(p).ok().or_else(|| {
+            let parent = p.parent().filter(|d| !d.as_os_str().is_empty());
+            Some(
+                std::fs::canonicalize(parent.unwrap_or(Path::new(".")))
+                    .ok()?
+                    .join(p.file_name()?),
+            )
+        })
+    };
+    let target = canonical(path)?;
+    inputs
+        .iter()
+        .map(String::as_str)
+        .filter(|&f| f != "-")
+        .find(|&f| {
+            canonical(f.as_ref())
+                .is_some_and(|c| c == target || (c.is_dir() && target.starts_with(&c)))
+        })
 }
 
 /// Where a `path` that does not exist is created: itself, or the final target of the

@@ -178,22 +178,13 @@ fn some_fingerprinted(counts: &records::Counts) -> Result<()> {
 }
 
 /// The item numbers `kept` (increasing) and those of the records kept unjudged (no
-/// fingerprint: [`records::Counts::unjudged`]), merged in order.
-fn with_unjudged(kept: Vec<u64>, unjudged: &[u64]) -> Vec<u64> {
-    if unjudged.is_empty() {
-        return kept;
+/// fingerprint: [`records::Counts::unjudged`]), in order.
+fn with_unjudged(mut kept: Vec<u64>, unjudged: &[u64]) -> Vec<u64> {
+    if !unjudged.is_empty() {
+        kept.extend_from_slice(unjudged);
+        kept.sort_unstable();
     }
-    let mut all = Vec::with_capacity(kept.len() + unjudged.len());
-    let (mut a, mut b) = (kept.iter().peekable(), unjudged.iter().peekable());
-    while let (Some(&&x), Some(&&y)) = (a.peek(), b.peek()) {
-        all.push(
-            if x < y { a.next() } else { b.next() }
-                .copied()
-                .unwrap_or_default(),
-        );
-    }
-    all.extend(a.chain(b));
-    all
+    kept
 }
 
 /// What [`decide`] decided: the item numbers of the records kept, the pairs found, the
@@ -267,7 +258,7 @@ pub(super) fn check_inputs(args: &Args, output: &Path) -> Result<()> {
              jsonl or parquet (or auto)"
         );
     }
-    if let Some(input) = super::paths::input_holding(output, &args.files) {
+    if let Some(input) = crate::cli::outfile::input_holding(output, &args.files) {
         anyhow::bail!(
             "--output {} is the input {input} or inside it: write the kept records elsewhere",
             output.display()

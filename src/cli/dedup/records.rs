@@ -84,20 +84,19 @@ pub(super) struct Counts {
 
 impl Counts {
     /// Counts item `item` (at `place`), which failed with `e`: a record kept unjudged when
-    /// `keeps` (and it is a record), else a failure; says so on stderr.
-    pub fn failed_at(&mut self, item: u64, place: &str, e: &Skip, keeps: bool, bar: &ProgressBar) {
+    /// `keeps` (and it is a record), else a failure (the `what` skipped: record, row...);
+    /// says so on stderr.
+    pub fn failed_at(&mut self, (item, place): (u64, &str), e: &Skip, keeps: bool, what: &str) {
         if keeps && e.record {
             self.records += 1;
             self.unjudged.push(item);
-            bar.suspend(|| {
-                eprintln!(
-                    "warning: {place}: {}; kept as it is, in no cluster",
-                    e.message
-                )
-            });
+            eprintln!(
+                "warning: {place}: {}; kept as it is, in no cluster",
+                e.message
+            );
         } else {
             self.failed += 1;
-            bar.suspend(|| eprintln!("error: {place}: {}", e.message));
+            eprintln!("error: {place}: {}; {what} skipped", e.message);
         }
     }
 }
@@ -201,12 +200,10 @@ fn push_chunk(
                  (a text, HTML or WARC input): dedup it without --output, or convert it to \
                  JSONL (Parquet: name the file .parquet, or give --format parquet)"
             ),
-            Err(mut e) => {
-                if !(opts.jsonl_only && e.record) {
-                    e.message = format!("{}; {} skipped", e.message, place.skipped());
-                }
-                counts.failed_at(item, &place.to_string(), &e, opts.jsonl_only, bar);
-            }
+            Err(e) => bar.suspend(|| {
+                let at = place.to_string();
+                counts.failed_at((item, &at), &e, opts.jsonl_only, place.skipped())
+            }),
         }
     }
     Ok(())

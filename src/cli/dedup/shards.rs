@@ -288,16 +288,12 @@ fn push_rows(
                 });
             }
             Err(message) => {
-                let keeps = opts.jsonl_only;
-                let message = match keeps {
-                    true => message,
-                    false => format!("{message}; row skipped"),
-                };
                 let e = records::Skip {
                     message,
                     record: true,
                 };
-                counts.failed_at(first + i as u64, &place.name, &e, keeps, bar);
+                let at = (first + i as u64, &*place.name);
+                bar.suspend(|| counts.failed_at(at, &e, opts.jsonl_only, "row"));
             }
         }
     }
