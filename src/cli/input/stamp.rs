@@ -79,6 +79,9 @@ pub struct Stamp {
     /// The file's path as given.
     pub path: PathBuf,
     opened: FileId,
+    /// A regular file (not a named pipe or a device, whose times move with every write
+    /// and whose bytes alone tell what was read).
+    regular: bool,
     hash: Arc<Mutex<Xxh3>>,
 }
 
@@ -94,11 +97,12 @@ impl Stamp {
     /// The stamp of `file` (opened from `path`), and `file` wrapped so that the bytes read
     /// through it are hashed into the stamp.
     pub(super) fn of(path: PathBuf, file: File) -> io::Result<(Self, Hashing<File>)> {
-        let opened = FileId::of(&file.metadata()?);
+        let meta = file.metadata()?;
         let hash = Arc::new(Mutex::new(Xxh3::new()));
         let stamp = Stamp {
             path,
-            opened,
+            opened: FileId::of(&meta),
+            regular: meta.is_file(),
             hash: Arc::clone(&hash),
         };
         Ok((stamp, Hashing { inner: file, hash }))
@@ -113,13 +117,12 @@ impl Stamp {
     }
 
     /// Whether the file read for `self` is not the one `earlier` read, as it was: another
-    /// file, size or modification time when opened or now, or other bytes read.
+    /// file, size or modification time when opened or now, or other bytes read (of a named
+    /// pipe, whose writer writes it again: the bytes alone).
     pub fn differs_from(&self, earlier: &Stamp) -> bool {
         let now = FileId::of_path(&self.path).ok();
-        self.path != earlier.path
-            || self.opened != earlier.opened
-            || now != Some(earlier.opened)
-            || self.digest() != earlier.digest()
+        let moved = self.opened != earlier.opened || now != Some(earlier.opened);
+        self.path != earlier.path || (earlier.regular && moved) || self.digest() != earlier.digest()
     }
 }
 
