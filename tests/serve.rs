@@ -101,6 +101,12 @@ fn every_endpoint_answers() {
     assert_eq!(results[0]["matches"][0]["id"], "https://e.com/a?x=1");
     assert_eq!(results[1]["matches"][0]["id"], "b");
     assert_eq!(results[2]["matches"], json!([]));
+    // "limit": 0 answered no match, read as "no near duplicate": refused.
+    let (st, v) = answer(
+        h.post(s.at("/query"))
+            .send_json(json!({"fp": fp_a, "k": 0, "limit": 0})),
+    );
+    assert_eq!(st, 400, "{v}");
 
     let (st, v) = answer(h.get(s.at("/stats")).call());
     assert_eq!(st, 200);

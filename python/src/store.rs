@@ -543,6 +543,13 @@ fn matches_to_py(
     mut matches: Vec<simstore::Match>,
     limit: Option<usize>,
 ) -> PyResult<Vec<Match>> {
+    if limit == Some(0) {
+        // An empty answer would read as "no near duplicate".
+        return Err(invalid_argument(
+            py,
+            "limit=0 would answer no match: give at least 1, or None for every match",
+        ));
+    }
     if let Some(limit) = limit {
         matches.truncate(limit);
     }

@@ -93,6 +93,8 @@ def test_query_by_text_fp_and_batch(tmp_path: Path, sample: list) -> None:
         assert [(m.id, m.distance) for m in by_fp] == [(m.id, m.distance) for m in by_text]
         assert [m.id for m in store.query(fp=fp.hex)] == [m.id for m in by_fp]
         assert len(store.query(fp=fp, limit=1)) == 1
+        with pytest.raises(simstore.InvalidArgumentError, match="limit=0"):
+            store.query(fp=fp, limit=0)
         m = by_fp[0]
         assert isinstance(m.fp, Fingerprint) and m.fp.distance(fp) == m.distance
         assert m.url and m.title is not None

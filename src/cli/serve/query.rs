@@ -128,6 +128,12 @@ fn run_query(store: &Store, q: &QueryRequest, budget: &mut MatchBudget) -> Resul
             "\"verify\": {t} is not a similarity between 0 and 1"
         )));
     }
+    if q.limit == Some(0) {
+        // An empty answer would read as "no near duplicate".
+        return Err(ApiError::bad_request(
+            "\"limit\": 0 would answer no match: give at least 1, or leave it out for every match",
+        ));
+    }
     let rule = store.rule(Rule::options(q.k, q.verify));
     let key = match (&q.fp, &q.text, &q.title) {
         (Some(_), _, _) if q.verify.is_some() => {
