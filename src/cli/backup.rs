@@ -53,7 +53,15 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         return Ok(0);
     }
     let store = open_existing(db).map_err(|e| {
-        e.context("(while `simstore serve` holds the store, back it up with POST /backup)")
+        // Only the lock says another process holds it (serve, or an import to wait for).
+        let locked = matches!(e.downcast_ref(), Some(simstore::Error::Locked { .. }));
+        match locked {
+            true => e.context(
+                "(another process holds the store: wait for it, or while `simstore serve` \
+                 holds it, back it up with POST /backup)",
+            ),
+            false => e,
+        }
     })?;
     let start = Instant::now();
     let info = store
