@@ -39,6 +39,15 @@ fn a_k_beyond_the_tables_names_commands_that_exist() {
             "{args:?}: {err}"
         );
     }
+    // Past what any layout answers (16), no relayout is offered: it would be refused.
+    let o = t.run(&["query", "--k", "20", "--fp", "00000000000000ff"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(!stderr(&o).contains("relayout"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("`simstore query --exhaustive`"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

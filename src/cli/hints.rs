@@ -45,6 +45,11 @@ fn for_the_command_line(e: &Error) -> Option<String> {
                 commands(what)
             )
         }
+        Error::KTooLarge { k, k_max } if *k > simstore::index::layout::MAX_K => format!(
+            "k = {k} exceeds this store's k_max = {k_max}, and tables answer at most k = {}: \
+             scan every document (`simstore query --exhaustive`)",
+            simstore::index::layout::MAX_K
+        ),
         Error::KTooLarge { k, k_max } => format!(
             "k = {k} exceeds this store's k_max = {k_max}: its tables only answer k <= {k_max} \
              exactly; rebuild them for k = {k} (`simstore relayout --k-max {k}`), or scan every \
