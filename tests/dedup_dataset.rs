@@ -447,6 +447,39 @@ fn partial_files(t: &TestCommand) -> Vec<String> {
     names
 }
 
+/// `dedup in.jsonl -o kept.jsonl` of a named pipe `in.jsonl` that this test writes `first`
+/// for pass 1, then `second` once pass 2 has created its output (a write before would
+/// still reach pass 1); the run's output, and whether pass 2 read the pipe.
+fn dedup_of_a_pipe_written_twice(
+    t: &TestCommand,
+    first: &str,
+    second: &str,
+) -> (std::process::Output, bool) {
+    let input = t.path("in.jsonl");
+    mkfifo(&input);
+    let mut child = t
+        .command(&["dedup", "in.jsonl", "-o", "kept.jsonl"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(
+        feed_fifo(&input, first.as_bytes(), &mut child),
+        "pass 1 reads"
+    );
+    while partial_files(t).is_empty() && child.try_wait().unwrap().is_none() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // Times apart, as a writer's second write is.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let read_again = feed_fifo(&input, second.as_bytes(), &mut child);
+    (
+        crate::util::checked(child.wait_with_output().unwrap()),
+        read_again,
+    )
+}
+
 /// Regression: an in-place edit of the input between the two passes that kept its line
 /// count went unnoticed: an invalid JSON line was copied into the output (exit 0). The
 /// input is a FIFO here, so that the test gives pass 1 and pass 2 different bytes (the
@@ -460,26 +493,7 @@ fn an_input_changed_between_the_passes_fails_the_run() {
         (before.len(), before.lines().count()),
         (after.len(), after.lines().count())
     );
-    let input = t.path("in.jsonl");
-    mkfifo(&input);
-    let mut child = t
-        .command(&["dedup", "in.jsonl", "-o", "kept.jsonl"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    assert!(
-        feed_fifo(&input, before.as_bytes(), &mut child),
-        "pass 1 reads"
-    );
-    // Pass 2 creates its output once pass 1 has closed the input (a write now would
-    // still reach pass 1), then opens the input again.
-    while partial_files(&t).is_empty() && child.try_wait().unwrap().is_none() {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    let read_again = feed_fifo(&input, after.as_bytes(), &mut child);
-    let o = crate::util::checked(child.wait_with_output().unwrap());
+    let (o, read_again) = dedup_of_a_pipe_written_twice(&t, &before, &after);
     assert!(read_again, "pass 2 reads: {}", stderr(&o));
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(
@@ -502,25 +516,10 @@ fn an_input_changed_between_the_passes_fails_the_run() {
 fn a_named_pipe_written_twice_alike_is_deduplicated() {
     let t = TestCommand::new();
     let records = fp_records("r", 100, 5);
-    let input = t.path("in.jsonl");
-    mkfifo(&input);
-    let mut child = t
-        .command(&["dedup", "in.jsonl", "-o", "kept.jsonl"])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    assert!(feed_fifo(&input, records.as_bytes(), &mut child), "pass 1");
-    while partial_files(&t).is_empty() && child.try_wait().unwrap().is_none() {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    // Times apart, as a writer's second write is.
-    std::thread::sleep(std::time::Duration::from_millis(20));
-    let read_again = feed_fifo(&input, records.as_bytes(), &mut child);
-    let o = crate::util::checked(child.wait_with_output().unwrap());
+    let (o, read_again) = dedup_of_a_pipe_written_twice(&t, &records, &records);
     assert!(read_again, "pass 2 reads: {}", stderr(&o));
     assert!(code(&o) < 2, "{}", stderr(&o));
-    std::fs::remove_file(&input).unwrap();
+    std::fs::remove_file(t.path("in.jsonl")).unwrap();
     t.write("in.jsonl", records.as_bytes());
     t.run(&["dedup", "in.jsonl", "-o", "file.jsonl"]);
     assert_eq!(
