@@ -246,13 +246,14 @@ fn open_for_reading_with(db: &Path, probe_threads: Option<usize>) -> Result<Stor
         .with_context(|| format!("cannot open {}", db.display()))
 }
 
-/// `--probe-threads N`'s value: at most 64 (a query reads fewer spans; a store starts no
-/// more threads than that).
+/// `--probe-threads N`'s value: at most `RocksOptions::MAX_PROBE_THREADS` (a query reads
+/// fewer spans; a store starts no more threads than that).
 fn probe_threads_arg(s: &str) -> std::result::Result<usize, String> {
+    let max = simstore::RocksOptions::MAX_PROBE_THREADS;
     match s.parse::<usize>() {
-        Ok(n) if n <= 64 => Ok(n),
+        Ok(n) if n <= max => Ok(n),
         _ => Err(format!(
-            "{s:?} is not a number of threads from 0 to 64 (0: one probe after another)"
+            "{s:?} is not a number of threads from 0 to {max} (0: one probe after another)"
         )),
     }
 }

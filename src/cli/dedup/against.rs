@@ -22,6 +22,7 @@ use indicatif::ProgressBar;
 use rayon::prelude::*;
 use serde_json::json;
 use simstore::input::reader::Fields;
+use simstore::store::RedisUrl;
 use simstore::{CheckOutcome, Entry, MatchRule, QueryKey, Rule, Store, StoreBuilder};
 
 use super::keep::{Keep, Rank};
@@ -178,7 +179,7 @@ fn open(path: &Path, add: bool) -> Result<Store> {
     if !add {
         return super::super::open_for_reading(path);
     }
-    let new = !path.exists() && !path.to_string_lossy().starts_with("redis://");
+    let new = !path.exists() && !path.to_str().is_some_and(RedisUrl::is_redis);
     let store = Store::builder(path)
         .open()
         .with_context(|| format!("cannot open or create {}", path.display()))?;

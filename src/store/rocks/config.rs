@@ -31,6 +31,11 @@ impl Default for RocksOptions {
 }
 
 impl RocksOptions {
+    /// The most probe threads a store starts ([`RocksOptions::probe_threads`]): a query
+    /// reads fewer spans than this (its tables, probes and bands), so more threads would
+    /// only cost memory — tens of thousands ran out of it.
+    pub const MAX_PROBE_THREADS: usize = 64;
+
     /// The defaults.
     pub fn new() -> Self {
         Self {
@@ -50,8 +55,8 @@ impl RocksOptions {
     /// calling thread. Default: automatic — one after another while the probes are fast
     /// (a warm page cache), and at once on 8 threads from the first probe that waited for
     /// the disk until a query none of whose probes read from disk, so that a cold query
-    /// waits about one disk read instead of one per table (docs/design.md §5). At most 64
-    /// threads are started (a query reads fewer spans): a larger `n` counts as 64.
+    /// waits about one disk read instead of one per table (docs/design.md §5). At most
+    /// [`RocksOptions::MAX_PROBE_THREADS`] threads are started: a larger `n` counts as that.
     pub fn probe_threads(mut self, n: usize) -> Self {
         self.probe_threads = Some(n);
         self

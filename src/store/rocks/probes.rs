@@ -62,7 +62,7 @@ impl Probes {
         Ok(match threads {
             None => Probes::Auto(Auto::new(SLOW_PROBE)),
             Some(0) => Probes::InTurn,
-            Some(n) => Probes::Threads(pool(n.min(MAX_PROBE_THREADS))?),
+            Some(n) => Probes::Threads(pool(n.min(super::RocksOptions::MAX_PROBE_THREADS))?),
         })
     }
 
@@ -82,11 +82,6 @@ impl Probes {
         }
     }
 }
-
-/// The most probe threads a store starts: a query reads fewer spans than this (its
-/// tables, probes and bands), so more threads would only cost memory — tens of thousands
-/// ran out of it ([`crate::RocksOptions::probe_threads`] asks for at most this many).
-pub(crate) const MAX_PROBE_THREADS: usize = 64;
 
 impl Auto {
     fn new(slow: Duration) -> Self {
