@@ -322,6 +322,23 @@ fn tabs_and_newlines_in_fields_cannot_forge_rows() {
         out.contains("title:  real title\\t999\\nFORGED\\tROW\n"),
         "{out:?}"
     );
+    // Other control characters and Unicode line separators, which some readers take for
+    // line breaks (a NUL, a form feed, NEL, U+2028): escaped as `\u{HEX}` in `ids`.
+    let odd = serde_json::json!({"id": "c\u{0}d\u{c}e\u{85}f\u{2028}g", "fp": "00000000000000fe"});
+    t.write("odd.jsonl", format!("{odd}\n").as_bytes());
+    assert_eq!(code(&t.run(&["import", "odd.jsonl"])), 0);
+    let o = t.run(&["ids"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        !out.contains(|c: char| c != '\n' && (c.is_control() || c == '\u{2028}')),
+        "{out:?}"
+    );
+    assert_eq!(out.matches('\n').count(), 2, "{out:?}");
+    assert!(
+        out.contains("c\\u{0}d\\u{c}e\\u{85}f\\u{2028}g\n"),
+        "{out:?}"
+    );
 }
 
 /// The arguments of a `bench` of 1,000 fingerprints that takes well under a second, with

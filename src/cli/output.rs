@@ -44,8 +44,8 @@ fn add_optional(v: &mut Value, d: &StoredDoc) {
 pub const MATCH_HEADER: &str = "distance\tid\tfp\ttitle\turl";
 
 /// One human-readable line for a match: distance, id, fingerprint, title, url, separated
-/// by tabs. Tabs, line breaks and backslashes inside the fields are escaped (`\t`, `\n`,
-/// `\r`, `\\`), so a field can never forge another column or another row.
+/// by tabs. Tabs, line breaks, backslashes and other control characters inside the fields
+/// are escaped ([`escape_field`]), so a field can never forge another column or another row.
 pub fn match_line(m: &Match) -> String {
     format!(
         "{}\t{}\t{}\t{}\t{}",
@@ -57,9 +57,13 @@ pub fn match_line(m: &Match) -> String {
     )
 }
 
-/// `field` with its tabs, line breaks and backslashes escaped for a tab-separated line.
+/// `field` with its tabs, line breaks and backslashes escaped for a tab-separated line
+/// (`\t`, `\n`, `\r`, `\\`), and every other control character and Unicode line or
+/// paragraph separator as `\u{HEX}` (a NUL, a form feed, U+0085 or U+2028 breaks a line
+/// or a terminal for some readers of the output).
 pub fn escape_field(field: &str) -> std::borrow::Cow<'_, str> {
-    if !field.contains(['\t', '\n', '\r', '\\']) {
+    let special = |c: char| c == '\\' || c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
+    if !field.contains(special) {
         return field.into();
     }
     let mut out = String::with_capacity(field.len() + 8);
@@ -69,6 +73,7 @@ pub fn escape_field(field: &str) -> std::borrow::Cow<'_, str> {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\\' => out.push_str("\\\\"),
+            c if special(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
             c => out.push(c),
         }
     }
