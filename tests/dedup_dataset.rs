@@ -13,8 +13,7 @@ use flate2::write::GzEncoder;
 use rand::Rng;
 use simstore::Fingerprinter;
 use simstore::index::cluster::UnionFind;
-use simstore::index::near::EXACT_MARGIN;
-use simstore::text::sketch::jaccard;
+use simstore::index::near::{EXACT_MARGIN, PARTIAL_SHARE};
 
 use crate::util::{TestCommand, brute_leaders, clustered, code, flip, gen_text, rng, stderr};
 
@@ -237,11 +236,16 @@ fn verify_unlinks_pairs_whose_texts_differ() {
         let d = (analyses[i].fingerprint.0 ^ analyses[j].fingerprint.0).count_ones();
         (d <= k).then_some(d)
     };
-    // A pair whose estimate is near the threshold is decided by the texts' shingles.
-    let shingles: Vec<Vec<u32>> = texts.iter().map(|x| f.shingles(None, x)).collect();
+    // A pair whose estimate is near the threshold, or above it for a record the cleaner
+    // left much of out, is decided by the texts' shingles, cleaned and whole.
+    let shingles: Vec<_> = texts.iter().map(|x| f.shingle_sets(None, x)).collect();
+    let partial = |i: usize| analyses[i].dropped_share() > PARTIAL_SHARE;
     let similar = |i: usize, j: usize| match (&analyses[i].sketch, &analyses[j].sketch) {
-        (Some(x), Some(y)) if (x.similarity(y) - threshold).abs() <= EXACT_MARGIN => {
-            jaccard(&shingles[i], &shingles[j]) >= threshold
+        (Some(x), Some(y))
+            if (x.similarity(y) - threshold).abs() <= EXACT_MARGIN
+                || (x.similarity(y) > threshold && (partial(i) || partial(j))) =>
+        {
+            shingles[i].similarity(&shingles[j]) >= threshold
         }
         (Some(x), Some(y)) => x.similarity(y) >= threshold,
         _ => false,
@@ -264,6 +268,74 @@ fn verify_unlinks_pairs_whose_texts_differ() {
         let want: String = want.iter().map(|&i| format!("{}\n", lines[i])).collect();
         assert_eq!(std::fs::read_to_string(t.path("kept.jsonl")).unwrap(), want);
     }
+}
+
+/// A source file of short lines under one long licence line: the cleaner keeps the licence
+/// line alone (the code lines are a "footer" of short lines), so every such file has one
+/// sketch. A dataset dedup decides their pairs by the whole texts: two different files are
+/// both kept; a copy of one with a line changed is still dropped.
+#[test]
+fn records_the_cleaner_left_much_of_out_are_compared_whole() {
+    let licence = "# Licensed under the Apache License, Version 2.0; you may not use this file \
+                   except in compliance with the License, which you may obtain from the \
+                   project's website, and the software is distributed on an as is basis.";
+    let source = |name: &str, body: &[&str]| {
+        let mut lines = vec![licence.to_owned(), format!("def {name}(values, limit):")];
+        lines.extend(body.iter().map(|l| format!("    {l}")));
+        lines.join("\n")
+    };
+    let a = source(
+        "total",
+        &[
+            "acc = 0",
+            "for v in values:",
+            "    if v > limit:",
+            "        break",
+            "    acc += v",
+            "return acc",
+        ],
+    );
+    let b = source(
+        "render",
+        &[
+            "out = []",
+            "for row in values[:limit]:",
+            "    out += [str(row)]",
+            "sep = ', '",
+            "text = sep.join(out) or ''",
+            "return text",
+        ],
+    );
+    let a_copy = a.replace("acc += v", "acc = acc + v");
+    let f = Fingerprinter::new();
+    let (fa, fb) = (f.analyze(None, &a).unwrap(), f.analyze(None, &b).unwrap());
+    // The premise: one sketch for both files, most of each left out by the cleaner.
+    assert_eq!(fa.sketch, fb.sketch);
+    assert!(fa.dropped_share() > PARTIAL_SHARE && fb.dropped_share() > PARTIAL_SHARE);
+    let (sa, sb) = (f.shingle_sets(None, &a), f.shingle_sets(None, &b));
+    assert_eq!(sa.cleaned, sb.cleaned);
+    assert!(sa.similarity(&sb) < 0.6);
+    assert!(sa.similarity(&f.shingle_sets(None, &a_copy)) >= 0.6);
+    let t = TestCommand::new();
+    let lines: Vec<String> = [&a, &b, &a_copy]
+        .iter()
+        .enumerate()
+        .map(|(i, x)| serde_json::json!({"id": i, "text": x}).to_string())
+        .collect();
+    t.write("code.jsonl", (lines.join("\n") + "\n").as_bytes());
+    let o = t.run(&["dedup", "code.jsonl", "-o", "kept.jsonl"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let want = format!("{}\n{}\n", lines[0], lines[1]);
+    assert_eq!(std::fs::read_to_string(t.path("kept.jsonl")).unwrap(), want);
+    // Without --output, the same pairs.
+    let o = t.run(&["dedup", "code.jsonl", "--pairs"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let pairs = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        pairs.contains("\"0\"") && pairs.contains("\"2\""),
+        "{pairs}"
+    );
+    assert!(!pairs.contains("\"1\""), "{pairs}");
 }
 
 #[test]

@@ -58,9 +58,10 @@ fn explain_shows_lines_features_distance_and_verdict() {
     assert_eq!(v["near_duplicates"], true);
     assert_eq!(v["differ"]["only_in_a"][0], "two");
     assert!(v["jaccard"].as_f64().unwrap() > 0.3, "{v}");
-    // The texts' exact similarity, of the shingles the sketches are made of.
+    // The texts' exact similarity, of their shingles cleaned and whole (a dedup of files'
+    // measure).
     let f = simstore::Fingerprinter::new();
-    let exact = simstore::text::sketch::jaccard(&f.shingles(None, A), &f.shingles(None, B));
+    let exact = f.shingle_sets(None, A).similarity(&f.shingle_sets(None, B));
     assert_eq!(v["jaccard_exact"].as_f64(), Some(exact), "{v}");
     assert!(
         text.contains(&format!(

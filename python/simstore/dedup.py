@@ -50,8 +50,11 @@ def dedup(
     (within its reach under one of its tables' prefixes, or sharing a sketch band);
     ``k`` alone, fingerprints within ``k`` bits; ``verify``, within ``k`` (default 3)
     and shingle sketches at least ``verify`` similar. A pair whose sketches' estimate is
-    within 0.19 of its threshold is decided by the exact similarity of the two texts'
-    shingles, as ``simstore dedup FILE`` decides it. A record without text is kept.
+    within 0.19 of its threshold is decided by the exact similarity of the shingles of the
+    two whole texts (every line), as ``simstore dedup FILE`` decides it; so is every pair
+    of a text the cleaner left more than a tenth of out (source code, lists: lines it takes
+    for a page's chrome), whose sketch describes only what is left. A record without text
+    is kept.
 
     Raises ``ValueError`` when no record has a text in ``text_field`` (a misnamed field
     would keep everything), or for a list of ``str`` that all name JSONL/Parquet files

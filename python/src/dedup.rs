@@ -6,8 +6,8 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 
 use simstore::index::groups::{Clusters, Grouping};
-use simstore::index::near::{ExactSimilarities, NearPairs};
-use simstore::text::sketch::jaccard;
+use simstore::index::near::{ExactSimilarities, NearPairs, PARTIAL_SHARE, Texts};
+use simstore::text::fingerprint::ShingleSets;
 use simstore::{MatchRule, Quality, Sketch};
 
 use crate::FINGERPRINTER;
@@ -23,7 +23,8 @@ const DEFAULT_K: u32 = 3;
 /// (default 3) and sketches at least that similar; neither, the quality mode's rule as a
 /// dataset's (sketches at least 0.6 similar) over the pairs a store of that mode compares
 /// (its tables' spans within its reach, its bands). Pairs near the threshold are decided
-/// by the texts' shingles (`Clusters::checked`). A text without words is in no cluster (kept).
+/// by the texts' shingles (`Clusters::checked`, `ShingleSets::similarity`), and so is every
+/// pair the sketches take of a text the cleaner left more than a tenth of out (`PARTIAL_SHARE`). A text without words is in no cluster (kept).
 #[pyfunction]
 #[pyo3(signature = (texts, order = None, quality = "standard", k = None, verify = None, keep_none = false))]
 pub(crate) fn _dedup(
@@ -101,11 +102,12 @@ fn kept(
     rule: MatchRule,
     mode: Option<Quality>,
 ) -> simstore::Result<(Vec<bool>, Vec<Vec<u32>>)> {
-    let analyses: Vec<Option<(u64, Option<Sketch>)>> = texts
+    let analyses: Vec<Option<(u64, Option<Sketch>, bool)>> = texts
         .par_iter()
         .map(|t| {
             let a = FINGERPRINTER.analyze(None, t.as_deref()?).ok()?;
-            Some((a.fingerprint.0, a.sketch))
+            let partial = a.dropped_share() > PARTIAL_SHARE;
+            Some((a.fingerprint.0, a.sketch, partial))
         })
         .collect();
     // Texts without words take no part: the others are clustered, their answers mapped back.
@@ -124,6 +126,10 @@ fn kept(
         .iter()
         .map(|&i| analyses[i as usize].unwrap().1)
         .collect();
+    // Texts the cleaner left much of out: the pairs the sketches take are decided by the texts.
+    let partial: Vec<u32> = (0..with.len() as u32)
+        .filter(|&j| analyses[with[j as usize] as usize].unwrap().2)
+        .collect();
     let order = order.map(|o| {
         o.into_iter()
             .map(|i| at[i as usize])
@@ -131,11 +137,15 @@ fn kept(
             .collect()
     });
     let grouping = Grouping::new(rule, mode, fps.len(), false)?;
-    // The pairs near the threshold are decided by the texts' shingles, as in `simstore dedup`.
+    // The pairs near the threshold, and the partial texts' pairs, are decided by the texts'
+    // shingles, as in `simstore dedup`.
     let mut exact = |pairs: NearPairs| Ok(exact_similarities(texts, &with, pairs));
-    let exact = Some(&mut exact as &mut dyn FnMut(_) -> _);
+    let check = Texts {
+        exact: &mut exact,
+        partial: &partial,
+    };
     let records = (&fps[..], &sketches[..], order);
-    let (mut clusters, _) = Clusters::checked(records, &grouping, exact, |_, _, _| Ok(()))?;
+    let (mut clusters, _) = Clusters::checked(records, &grouping, Some(check), |_, _, _| Ok(()))?;
     let mut kept = vec![true; texts.len()];
     for (j, k) in clusters.kept(false).into_iter().enumerate() {
         kept[with[j] as usize] = k;
@@ -171,12 +181,12 @@ fn exact_similarities(
     wanted.sort_unstable();
     wanted.dedup();
     let text = |j: u32| texts[with[j as usize] as usize].as_deref().unwrap_or("");
-    let shingles: HashMap<u32, Vec<u32>> = wanted
+    let shingles: HashMap<u32, ShingleSets> = wanted
         .par_iter()
-        .map(|&j| (j, FINGERPRINTER.shingles(None, text(j))))
+        .map(|&j| (j, FINGERPRINTER.shingle_sets(None, text(j))))
         .collect();
     pairs
         .par_iter()
-        .map(|&(a, b)| ((a, b), jaccard(&shingles[&a], &shingles[&b])))
+        .map(|&(a, b)| ((a, b), shingles[&a].similarity(&shingles[&b])))
         .collect()
 }

@@ -116,6 +116,31 @@ def test_pairs_near_the_threshold_are_decided_by_the_texts(cli: Path, tmp_path: 
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [0, 1, 2]
 
 
+_LICENCE = (
+    "# Licensed under the Apache License, Version 2.0; you may not use this file except in "
+    "compliance with the License, which you may obtain from the project's website, and the "
+    "software is distributed on an as is basis."
+)
+
+
+def _source(name: str, body: list[str]) -> str:
+    return "\n".join([_LICENCE, f"def {name}(values, limit):"] + ["    " + line for line in body])
+
+
+def test_files_the_cleaner_left_much_of_out_are_compared_whole(cli: Path, tmp_path: Path) -> None:
+    # Each file's one long line is the licence: the cleaner keeps it alone, so the two files
+    # have one sketch. Compared whole, they differ; the copy of the first is still dropped.
+    a = _source("total", ["acc = 0", "for v in values:", "    if v > limit:", "        break", "    acc += v", "return acc"])
+    b = _source("render", ["out = []", "for row in values[:limit]:", "    out += [str(row)]", "sep = ', '", "text = sep.join(out) or ''", "return text"])
+    texts = [a, b, a.replace("acc += v", "acc = acc + v")]
+    assert simstore.dedup(texts) == [0, 1]
+    path = tmp_path / "code.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(texts)), encoding="utf-8")
+    out = tmp_path / "kept.jsonl"
+    run_cli(cli, tmp_path / "unused.db", "dedup", str(path), "-o", str(out))
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [0, 1]
+
+
 def test_mistakes_are_refused_not_kept_silently(sample: list, tmp_path: Path) -> None:
     records = _records(sample)
     path = tmp_path / "in.jsonl"

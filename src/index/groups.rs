@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use crate::error::Result;
 use crate::index::cluster::{self, Candidates, UnionFind};
 use crate::index::leader::Leaders;
-use crate::index::near::{ExactCheck, ExactFn, ExactSimilarities, Judge};
+use crate::index::near::{ExactCheck, ExactSimilarities, Judge, Texts};
 use crate::index::quality::{MatchRule, Quality};
 use crate::types::sketch::Sketch;
 
@@ -112,16 +112,17 @@ impl Clusters {
         Self::checked(records, grouping, None, on_pair).map(|(c, _)| c)
     }
 
-    /// [`Clusters::new`] for a dedup that can read the texts again: `exact` is given the
-    /// candidate pairs whose estimate falls within
-    /// [`crate::index::near::EXACT_MARGIN`] of their threshold
-    /// (the records' own positions, `a < b`) and returns the exact similarities of their
-    /// shingle sets it could compute ([`crate::text::sketch::jaccard`]), which decide those
-    /// pairs. Also says what the check did.
+    /// [`Clusters::new`] for a dedup that can read the texts again: `texts.exact` is given
+    /// the candidate pairs whose estimate falls within
+    /// [`crate::index::near::EXACT_MARGIN`] of their threshold, and every candidate pair of
+    /// a record in `texts.partial` (the records' own positions, `a < b`), and returns the
+    /// exact similarities of their shingle sets it could compute
+    /// ([`crate::text::sketch::jaccard`]), which decide those pairs. Also says what the
+    /// check did.
     pub fn checked(
         (fps, sketches, order): (&[u64], &[Option<Sketch>], Option<Vec<u32>>),
         grouping: &Grouping,
-        exact: Option<ExactFn>,
+        texts: Option<Texts>,
         mut on_pair: impl FnMut(u32, u32, u32) -> Result<()>,
     ) -> Result<(Self, ExactCheck)> {
         let reordered = order.as_ref().map(|order| {
@@ -137,8 +138,7 @@ impl Clusters {
             .map_or((fps, sketches), |(f, s)| (&f[..], &s[..]));
         let own = |i: u32| order.as_ref().map_or(i, |o| o[i as usize]);
         let key = |a: u32, b: u32| (own(a).min(own(b)), own(a).max(own(b)));
-        let exact = exact.map(|e| e as &mut dyn FnMut(_) -> _);
-        let mut judge = Judge::new(&grouping.rule, sketches, exact, &key);
+        let mut judge = Judge::new(&grouping.rule, sketches, texts, &key);
         let groups = group(fps, sketches, grouping, &mut judge, |a, b, d| {
             let (a, b) = key(a, b);
             on_pair(a, b, d)

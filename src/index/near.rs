@@ -30,6 +30,27 @@ pub type ExactSimilarities = HashMap<(u32, u32), f64>;
 /// Computes the exact similarities it can of the pairs it is given.
 pub type ExactFn<'a> = &'a mut dyn FnMut(NearPairs) -> Result<ExactSimilarities>;
 
+/// A record whose cleaning left out more than this share of its text
+/// ([`crate::text::fingerprint::Analysis::dropped_share`]) is *partial*: its sketch
+/// describes what is left, not the record, so each pair of it that the sketches would take
+/// is decided by the texts ([`crate::text::fingerprint::ShingleSets::similarity`]: cleaned
+/// and whole). A page's dropped chrome is often more (the development set's copies with
+/// chrome added: 5–50 %), and so is the code of a source file, whose lines the cleaner
+/// takes for a page's header and footer: two files whose only long line is one licence
+/// sentence have one sketch. A tenth is where the estimate of the cleaned texts can no
+/// longer stand for the whole texts within [`EXACT_MARGIN`].
+pub const PARTIAL_SHARE: f64 = 0.1;
+
+/// What a dedup that can read its texts again gives [`crate::index::groups::Clusters::checked`].
+pub struct Texts<'a> {
+    /// Computes the exact similarities it can of the pairs it is given.
+    pub exact: ExactFn<'a>,
+    /// The records, by their own positions (increasing), whose every pair the sketches
+    /// would take is decided by the texts, however far above its threshold its estimate:
+    /// the partial records ([`PARTIAL_SHARE`]).
+    pub partial: &'a [u32],
+}
+
 /// What checking the pairs near the threshold against the texts did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ExactCheck {
@@ -61,6 +82,8 @@ pub(crate) struct Judge<'a, 'e> {
     sketches: &'a [Option<Sketch>],
     /// The caller's exact similarities; `None`: the estimate decides every pair.
     exact: Option<ExactFn<'e>>,
+    /// The records whose every pair the texts decide ([`Texts::partial`]).
+    partial: &'e [u32],
     /// A pair's key by the records' own positions.
     key: &'a dyn Fn(u32, u32) -> (u32, u32),
     near: Vec<Near>,
@@ -71,19 +94,25 @@ pub(crate) struct Judge<'a, 'e> {
 }
 
 impl<'a, 'e> Judge<'a, 'e> {
-    /// A judge of `rule` over records with `sketches`, asking `exact` about the pairs near
-    /// the threshold (when the rule verifies), keyed by `key`.
+    /// A judge of `rule` over records with `sketches`, asking the `texts` about the pairs
+    /// near the threshold and those of partial records (when the rule verifies), keyed by
+    /// `key`.
     pub(crate) fn new(
         rule: &'a MatchRule,
         sketches: &'a [Option<Sketch>],
-        exact: Option<ExactFn<'e>>,
+        texts: Option<Texts<'e>>,
         key: &'a dyn Fn(u32, u32) -> (u32, u32),
     ) -> Self {
         let asks = rule.min_similarity.is_some() && !sketches.is_empty();
+        let (exact, partial) = match texts.filter(|_| asks) {
+            Some(t) => (Some(t.exact), t.partial),
+            None => (None, &[][..]),
+        };
         Judge {
             rule,
             sketches,
-            exact: exact.filter(|_| asks),
+            exact,
+            partial,
             key,
             near: Vec::new(),
             resolved: false,
@@ -104,8 +133,9 @@ impl<'a, 'e> Judge<'a, 'e> {
         let Some(m) = margin else {
             return self.rule.accepts(distance, sa, sb);
         };
-        // The margin is the estimate less the threshold: it decides as `accepts` would.
-        if m.abs() > EXACT_MARGIN {
+        // The margin is the estimate less the threshold: it decides as `accepts` would,
+        // but a pair it takes whose record's sketch leaves out much of it goes to the texts.
+        if m.abs() > EXACT_MARGIN && (m < 0.0 || !self.either_partial(a, b)) {
             return m >= 0.0;
         }
         if let Some(&s) = self.similarities.get(&(self.key)(a, b)) {
@@ -117,6 +147,13 @@ impl<'a, 'e> Judge<'a, 'e> {
         }
         self.near.push(Near { a, b, distance });
         false
+    }
+
+    /// Whether either record of the pair (positions in the scan's order) is partial.
+    fn either_partial(&self, a: u32, b: u32) -> bool {
+        let (a, b) = (self.key)(a, b);
+        let partial = |i: u32| self.partial.binary_search(&i).is_ok();
+        !self.partial.is_empty() && (partial(a) || partial(b))
     }
 
     /// Asks the texts about the pairs put off, and returns those taken (`(a, b,

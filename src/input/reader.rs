@@ -21,7 +21,7 @@ pub use restore::Restore;
 
 use crate::input::gzip::GzipError;
 use crate::input::limit::{DEFAULT_MAX_DOC_BYTES, human};
-use crate::text::fingerprint::Fingerprinter;
+use crate::text::fingerprint::{Analysis, Fingerprinter};
 use crate::types::{DocMeta, Document, Entry};
 use crate::types::{Fingerprint, QueryKey};
 
@@ -446,11 +446,14 @@ impl Record {
     pub fn query_key(&self, f: &Fingerprinter) -> Result<QueryKey, RecordError> {
         match self.fp {
             Some(fp) => Ok(QueryKey::from(fp)),
-            None => f
-                .analyze(self.title.as_deref(), self.text.as_deref().unwrap_or(""))
-                .map(|a| QueryKey::from(&a))
-                .map_err(fingerprint_error),
+            None => self.analysis(f).map(|a| QueryKey::from(&a)),
         }
+    }
+
+    /// The analysis of the record's title and text (whether or not it gives an `fp`).
+    pub fn analysis(&self, f: &Fingerprinter) -> Result<Analysis, RecordError> {
+        f.analyze(self.title.as_deref(), self.text.as_deref().unwrap_or(""))
+            .map_err(fingerprint_error)
     }
 
     /// The store entry for this record (fingerprinting it unless `fp` was given). A record

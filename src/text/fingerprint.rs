@@ -15,9 +15,12 @@ use xxhash_rust::xxh3::{Xxh3, xxh3_128_with_seed};
 use crate::error::{Error, Result};
 use crate::text::idf::IdfSource;
 use crate::text::simhash;
-use crate::text::sketch::SketchBuilder;
+use crate::text::sketch::{SketchBuilder, jaccard};
 use crate::text::spec::TITLE_CAP;
-use crate::text::tokens::{HanChars, TokenKind, for_each_token, for_each_token_with_digits};
+use crate::text::tokens::{
+    BodyBytes, HanChars, TokenKind, for_each_token, for_each_token_of_every_line,
+    for_each_token_with_digits,
+};
 use crate::text::weight;
 use crate::types::Document;
 use crate::types::{Fingerprint, QueryKey, Sketch, WeakBits};
@@ -82,6 +85,60 @@ pub struct Analysis {
     pub sketch: Option<Sketch>,
     /// The fingerprint's least certain bits, for a quality mode's query-directed probes.
     pub weak_bits: Option<WeakBits>,
+    /// Bytes of the body's non-blank lines, normalized.
+    pub body_bytes: usize,
+    /// Of those, the bytes of the lines the cleaner left out (boilerplate, a page's header
+    /// and footer), which the fingerprint, the content hash and the sketch do not see.
+    pub dropped_bytes: usize,
+}
+
+impl Analysis {
+    /// The share of the body's bytes the cleaner left out (0 for an empty body): a dataset
+    /// dedup decides every pair of a record that lost much of itself by the texts
+    /// ([`Fingerprinter::shingle_sets`]).
+    pub fn dropped_share(&self) -> f64 {
+        match self.body_bytes {
+            0 => 0.0,
+            n => self.dropped_bytes as f64 / n as f64,
+        }
+    }
+}
+
+/// A text's shingles as the sketch sees them and as a whole ([`Fingerprinter::shingle_sets`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShingleSets {
+    /// The distinct shingle hashes, sorted, of the title and the lines the cleaner keeps:
+    /// the set the sketch is the MinHash of ([`Fingerprinter::shingles`]).
+    pub cleaned: Vec<u32>,
+    /// The same of the title and every line; `None` when the cleaner left no line out
+    /// (the set is then `cleaned`).
+    pub whole: Option<Vec<u32>>,
+}
+
+impl ShingleSets {
+    /// How similar two texts are for a dataset dedup that reads them: the Jaccard
+    /// similarity of their cleaned shingles, or of their whole texts' when lower. The
+    /// cleaner keeps page chrome from joining two articles of one site's template (their
+    /// whole texts are alike); the whole text keeps two different records that the cleaner
+    /// cut down to the same lines (source files under one licence line) apart.
+    pub fn similarity(&self, other: &ShingleSets) -> f64 {
+        let cleaned = jaccard(&self.cleaned, &other.cleaned);
+        match (&self.whole, &other.whole) {
+            (None, None) => cleaned,
+            (a, b) => {
+                let whole = jaccard(
+                    a.as_ref().unwrap_or(&self.cleaned),
+                    b.as_ref().unwrap_or(&other.cleaned),
+                );
+                cleaned.min(whole)
+            }
+        }
+    }
+
+    /// Bytes held, about.
+    pub fn heap_bytes(&self) -> usize {
+        4 * (self.cleaned.capacity() + self.whole.as_ref().map_or(0, Vec::capacity))
+    }
 }
 
 impl From<&Analysis> for QueryKey {
@@ -398,7 +455,7 @@ impl Fingerprinter {
         tally.clear(text.len() / 4);
         let mut content = ContentStream::new(content, self.spec.seed);
         let mut sketch = SketchBuilder::new();
-        self.tally_tokens(tally, title, text, |token, part, kind| {
+        let body = self.tally_tokens(tally, title, text, |token, part, kind| {
             if output == Output::All {
                 if kind == TokenKind::Word {
                     content.push(token, part);
@@ -429,20 +486,22 @@ impl Fingerprinter {
                 Output::All => sketch.finish(),
                 Output::FingerprintOnly => None,
             },
+            body_bytes: body.lines,
+            dropped_bytes: body.dropped,
         })
     }
 
     /// Adds every token of the title and the body to `tally` (Han words followed by their
     /// characters, [`HanChars::Split`]), and passes the words and the digit runs (which the
     /// tally leaves out), not the characters, to `on_word` with the part they are from and
-    /// their kind.
+    /// their kind; says how much of the body the cleaner left out.
     fn tally_tokens(
         &self,
         tally: &mut Tally,
         title: Option<&str>,
         text: &str,
         mut on_word: impl FnMut(&str, Part, TokenKind),
-    ) {
+    ) -> BodyBytes {
         let mut add = |token: &str, hash: u64, weight: f32, part: Part, kind: TokenKind| {
             match kind {
                 TokenKind::Word => on_word(token, part, kind),
@@ -462,7 +521,7 @@ impl Fingerprinter {
         }
         for_each_token_with_digits(self.spec.seed, None, text, HanChars::Split, |t, h, w, k| {
             add(t, h, w, Part::Body, k)
-        });
+        })
     }
 
     /// Tallies a document made only of stop words (no feature kept an IDF) anew: every
@@ -548,6 +607,25 @@ impl Fingerprinter {
     pub fn shingles(&self, title: Option<&str>, text: &str) -> Vec<u32> {
         let b = self.sketched(title, text, SketchBuilder::collecting());
         b.finish_shingles()
+    }
+
+    /// The shingles of a title and text as the sketch sees them, and of the *whole* text
+    /// (every line, those the cleaner leaves out too), in one pass over its lines. What a
+    /// dataset dedup decides a pair by when it reads the texts ([`ShingleSets::similarity`]).
+    pub fn shingle_sets(&self, title: Option<&str>, text: &str) -> ShingleSets {
+        let (mut cleaned, mut whole) = (SketchBuilder::collecting(), SketchBuilder::collecting());
+        let mut dropped = false;
+        for_each_token_of_every_line(self.spec.seed, title, text, |token, _, weight, _| {
+            whole.push_word(token);
+            match weight > 0.0 {
+                true => cleaned.push_word(token),
+                false => dropped = true,
+            }
+        });
+        ShingleSets {
+            cleaned: cleaned.finish_shingles(),
+            whole: dropped.then(|| whole.finish_shingles()),
+        }
     }
 
     /// [`Fingerprinter::content_hash`] of a document.
@@ -772,5 +850,42 @@ mod tests {
             .fingerprint(Some("Weather forecast for the weekend"), body)
             .unwrap();
         assert!(x.distance(y) > 0);
+    }
+
+    #[test]
+    fn shingle_sets_see_the_lines_the_cleaner_drops() {
+        let f = Fingerprinter::new();
+        let article = "The council approved the budget for parks and libraries on Tuesday, \
+                       after a long debate about the cost of the new swimming pool.";
+        // Nothing dropped: one set, the sketch's.
+        let a = f.analyze(None, article).unwrap();
+        assert_eq!((a.dropped_bytes, a.dropped_share()), (0, 0.0));
+        let sets = f.shingle_sets(None, article);
+        assert_eq!(
+            (&sets.cleaned, &sets.whole),
+            (&f.shingles(None, article), &None)
+        );
+        // A header and footer of chrome: left out of the sketch, counted, seen whole.
+        let page = format!("Home | News | Sport\n{article}\nShare this | Print");
+        let p = f.analyze(None, &page).unwrap();
+        assert_eq!(p.sketch, a.sketch);
+        assert_eq!(p.body_bytes, page.len() - 2);
+        assert_eq!(p.dropped_bytes, page.len() - 2 - article.len());
+        assert!(p.dropped_share() > 0.1 && p.dropped_share() < 0.3);
+        let page_sets = f.shingle_sets(None, &page);
+        assert_eq!(page_sets.cleaned, sets.cleaned);
+        let whole = page_sets.whole.clone().unwrap();
+        assert!(sets.cleaned.iter().all(|s| whole.binary_search(s).is_ok()));
+        assert!(
+            whole.len() >= sets.cleaned.len() + 4,
+            "the chrome's shingles"
+        );
+        // The similarity is the lower of the two Jaccards.
+        let j = crate::text::sketch::jaccard(&whole, &sets.cleaned);
+        assert!(j < 1.0);
+        assert_eq!(page_sets.similarity(&sets), j);
+        assert_eq!(sets.similarity(&page_sets), j);
+        assert_eq!(page_sets.similarity(&page_sets), 1.0);
+        assert_eq!(f.shingle_sets(None, "").cleaned, Vec::<u32>::new());
     }
 }

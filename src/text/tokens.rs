@@ -47,17 +47,61 @@ pub(crate) fn for_each_token(
         if kind != TokenKind::DigitRun {
             emit(t, h, w, kind)
         }
-    })
+    });
 }
 
-/// [`for_each_token`] with the digit runs too, in their places ([`TokenKind::DigitRun`]).
+/// How much of a body's text the cleaner kept: the bytes of its non-blank lines
+/// (normalized), and of those it weighed 0 (boilerplate, a page's header and footer).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct BodyBytes {
+    /// Bytes of the body's non-blank lines.
+    pub lines: usize,
+    /// Bytes of the lines the cleaner left out.
+    pub dropped: usize,
+}
+
+/// Which lines of a body are tokenized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lines {
+    /// Those that weigh more than 0, at their weights (what the fingerprint sees).
+    Cleaned,
+    /// Every line, at its weight, 0 for those the cleaner leaves out: the text as a whole,
+    /// chrome and all.
+    Every,
+}
+
+/// [`for_each_token`] with the digit runs too, in their places ([`TokenKind::DigitRun`]);
+/// says how much of the body the cleaner left out.
 pub(crate) fn for_each_token_with_digits(
     seed: u64,
     title: Option<&str>,
     text: &str,
     han_chars: HanChars,
-    mut emit: impl FnMut(&str, u64, f32, TokenKind),
+    emit: impl FnMut(&str, u64, f32, TokenKind),
+) -> BodyBytes {
+    tokens_of(seed, (title, text), han_chars, Lines::Cleaned, emit)
+}
+
+/// The tokens of the title and of every line of the body (digit runs too, Han words
+/// whole), each at its line's weight: 0 for the lines the cleaner leaves out, which
+/// [`for_each_token_with_digits`] skips. What a text is as a whole, cleaning aside.
+pub(crate) fn for_each_token_of_every_line(
+    seed: u64,
+    title: Option<&str>,
+    text: &str,
+    emit: impl FnMut(&str, u64, f32, TokenKind),
 ) {
+    tokens_of(seed, (title, text), HanChars::Whole, Lines::Every, emit);
+}
+
+/// The tokens of `title` and of the `lines` of `text` (see [`for_each_token_with_digits`]).
+fn tokens_of(
+    seed: u64,
+    (title, text): (Option<&str>, &str),
+    han_chars: HanChars,
+    lines: Lines,
+    mut emit: impl FnMut(&str, u64, f32, TokenKind),
+) -> BodyBytes {
     #[cfg(test)]
     if !text.is_empty() {
         BODY_PASSES.set(BODY_PASSES.get() + 1);
@@ -98,11 +142,19 @@ pub(crate) fn for_each_token_with_digits(
         line_tokens(&clean::title(&analyze::normalize(title)), TITLE_WEIGHT);
     }
     let text = analyze::normalize(text);
+    let mut bytes = BodyBytes::default();
     for (line, weight) in clean::weighted_lines(&text) {
-        if weight > 0.0 {
-            line_tokens(line, weight);
+        bytes.lines += line.len();
+        if weight <= 0.0 {
+            bytes.dropped += line.len();
+        }
+        match lines {
+            Lines::Cleaned if weight > 0.0 => line_tokens(line, weight),
+            Lines::Cleaned => {}
+            Lines::Every => line_tokens(line, weight),
         }
     }
+    bytes
 }
 
 #[cfg(test)]

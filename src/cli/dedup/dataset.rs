@@ -47,11 +47,14 @@ struct Pass1 {
     origins: Vec<(String, Place)>,
     /// Whether origins are kept.
     origin: bool,
+    /// The partial records.
+    partial: records::Partial,
 }
 
 impl Sink for Pass1 {
     fn push(&mut self, r: records::Read) {
         self.items.push(r.item);
+        self.partial.push(self.fps.len(), r.partial);
         self.fps.push(r.fp);
         if self.sketch {
             self.sketches.push(r.sketch);
@@ -73,6 +76,7 @@ impl Sink for Pass1 {
 
     fn drop_items(&mut self, items: Range<u64>) -> u64 {
         let at = self.items.drop_range(items);
+        self.partial.drop_range(at.clone());
         records::drain(&mut self.fps, at.clone());
         records::drain(&mut self.sketches, at.clone());
         records::drain(&mut self.ranks, at.clone());
@@ -200,14 +204,16 @@ fn decide(args: &Args, pass1: Pass1) -> Result<Decided> {
         sketches,
         ranks,
         origins,
+        partial,
         ..
     } = pass1;
     let order = keep::order(&args.keep, &ranks);
     drop(ranks);
     let grouping = super::grouping(args, fps.len()).context("dedup failed")?;
     let records = (&fps[..], &sketches[..], order);
+    let texts = (&items, partial.as_slice());
     let (mut clusters, check) =
-        super::exact::clusters(args, &items, records, &grouping, |_, _, _| Ok(()))
+        super::exact::clusters(args, texts, records, &grouping, |_, _, _| Ok(()))
             .context("dedup failed")?;
     let kept = clusters.kept(args.keep == Keep::None);
     if args.clusters.is_some() || args.report.is_some() {

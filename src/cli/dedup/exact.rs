@@ -12,9 +12,9 @@ use rayon::prelude::*;
 use simstore::Fingerprinter;
 use simstore::Sketch;
 use simstore::index::groups::{Clusters, Grouping};
-use simstore::index::near::{ExactCheck, ExactSimilarities, MAX_EXACT_PAIRS, NearPairs};
+use simstore::index::near::{ExactCheck, ExactSimilarities, MAX_EXACT_PAIRS, NearPairs, Texts};
 use simstore::input::reader::Record;
-use simstore::text::sketch::jaccard;
+use simstore::text::fingerprint::ShingleSets;
 
 use super::Args;
 use super::items::Items;
@@ -38,11 +38,12 @@ const ROUNDS: Rounds = Rounds {
 };
 
 /// The clusters of the records read (`fps`, `sketches`, in `order`), the pairs near the
-/// threshold decided by the texts when the inputs can be read again (`items`: each
-/// record's item number among the inputs' items); `on_pair` as [`Clusters::new`]'s.
+/// threshold and those of the `partial` records decided by the texts when the inputs can
+/// be read again (`items`: each record's item number among the inputs' items); `on_pair`
+/// as [`Clusters::new`]'s.
 pub(super) fn clusters(
     args: &Args,
-    items: &Items,
+    (items, partial): (&Items, &[u32]),
     records: (&[u64], &[Option<Sketch>], Option<Vec<u32>>),
     grouping: &Grouping,
     on_pair: impl FnMut(u32, u32, u32) -> simstore::Result<()>,
@@ -57,7 +58,11 @@ pub(super) fn clusters(
         }),
         false => Ok(ExactSimilarities::new()),
     };
-    Clusters::checked(records, grouping, Some(&mut exact), on_pair)
+    let texts = Texts {
+        exact: &mut exact,
+        partial,
+    };
+    Clusters::checked(records, grouping, Some(texts), on_pair)
 }
 
 /// Fails a dedup of files whose inputs changed while it read them (its pairs near the
@@ -160,7 +165,7 @@ type Scored = Vec<((u32, u32), f64)>;
 struct Block<'a> {
     /// Both directions of every pair, sorted.
     edges: &'a [(u32, u32)],
-    shingles: HashMap<u32, Vec<u32>>,
+    shingles: HashMap<u32, ShingleSets>,
     /// The records held, by the position of their last partner (the first to let go on
     /// top).
     until: BinaryHeap<Reverse<(u32, u32)>>,
@@ -192,8 +197,8 @@ impl Block<'_> {
             return;
         };
         let f = Fingerprinter::new();
-        let text = |r: &Record| f.shingles(r.title.as_deref(), r.text.as_deref().unwrap_or(""));
-        let done: Vec<(u32, Vec<u32>)> =
+        let text = |r: &Record| f.shingle_sets(r.title.as_deref(), r.text.as_deref().unwrap_or(""));
+        let done: Vec<(u32, ShingleSets)> =
             batch.par_drain(..).map(|(at, r)| (at, text(&r))).collect();
         let ats: Vec<u32> = done.iter().map(|d| d.0).collect();
         self.shingles.extend(done);
@@ -206,7 +211,7 @@ impl Block<'_> {
                     .filter(move |&p| p < at)
                     .filter_map(move |p| {
                         let other = this.shingles.get(&p)?;
-                        Some(((p, at), jaccard(other, own)))
+                        Some(((p, at), other.similarity(own)))
                     })
             })
             .collect();
@@ -231,8 +236,8 @@ impl Block<'_> {
 }
 
 /// What holding a record's shingles costs a block: 4 bytes a shingle and the map's entry.
-fn held_bytes(shingles: &[u32]) -> usize {
-    4 * shingles.len() + 48
+fn held_bytes(shingles: &ShingleSets) -> usize {
+    shingles.heap_bytes() + 72
 }
 
 /// The summary's words on the check (empty when no pair was near the threshold).
@@ -297,11 +302,11 @@ mod tests {
         let many = similarities(&args, &items, pairs, tiny).unwrap();
         assert_eq!(one, many);
         let f = Fingerprinter::new();
-        let shingles: Vec<Vec<u32>> = texts.iter().map(|t| f.shingles(None, t)).collect();
+        let shingles: Vec<ShingleSets> = texts.iter().map(|t| f.shingle_sets(None, t)).collect();
         let last = n - 1;
         for a in 0..last {
             for b in a + 1..last {
-                let want = jaccard(&shingles[a as usize], &shingles[b as usize]);
+                let want = shingles[a as usize].similarity(&shingles[b as usize]);
                 assert_eq!(one[&(a, b)], want);
             }
             assert!(

@@ -326,6 +326,8 @@ struct FileDocs {
     ranks: Vec<keep::Rank>,
     /// The documents' item numbers among the items of the inputs (empty for a store's).
     items: items::Items,
+    /// The partial records (none of a store's).
+    partial: records::Partial,
 }
 
 /// Every document of `store` with its sketch, for a dedup `--verify` of the store (titles
@@ -374,7 +376,10 @@ fn dedup_files(
             Clusters::new(records.0, records.1, records.2, &grouping, on_pair)?,
             Default::default(),
         ),
-        false => exact::clusters(args, &files.items, records, &grouping, on_pair)?,
+        false => {
+            let texts = (&files.items, files.partial.as_slice());
+            exact::clusters(args, texts, records, &grouping, on_pair)?
+        }
     };
     let sets = clusters.sets(2);
     // Which records are kept matters to the rows and the report only.
@@ -534,6 +539,7 @@ struct ReadDocs {
 impl records::Sink for ReadDocs {
     fn push(&mut self, r: records::Read) {
         self.files.items.push(r.item);
+        self.files.partial.push(self.files.fps.len(), r.partial);
         self.files.ids.push(r.id);
         self.files.fps.push(r.fp);
         if self.titles {
@@ -561,6 +567,7 @@ impl records::Sink for ReadDocs {
     fn drop_items(&mut self, items: std::ops::Range<u64>) -> u64 {
         let files = &mut self.files;
         let at = files.items.drop_range(items);
+        files.partial.drop_range(at.clone());
         records::drain(&mut files.ids, at.clone());
         records::drain(&mut files.fps, at.clone());
         records::drain(&mut files.titles, at.clone());

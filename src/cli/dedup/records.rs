@@ -6,6 +6,7 @@ use std::ops::Range;
 use anyhow::Result;
 use indicatif::ProgressBar;
 use rayon::prelude::*;
+use simstore::index::near::PARTIAL_SHARE;
 use simstore::input::reader::{self, Fields, Record};
 use simstore::{Fingerprinter, Sketch};
 
@@ -28,6 +29,38 @@ pub(super) struct Read {
     pub title: Option<String>,
     pub place: Place,
     pub rank: Rank,
+    /// Whether the cleaner left out more than [`PARTIAL_SHARE`] of its text: its pairs are
+    /// decided by the texts ([`simstore::index::near::Texts::partial`]).
+    pub partial: bool,
+}
+
+/// The records, by index among those read (increasing), that are partial
+/// ([`Read::partial`]).
+#[derive(Default)]
+pub(super) struct Partial(Vec<u32>);
+
+impl Partial {
+    /// Notes record `index` (the highest yet) if `partial`.
+    pub fn push(&mut self, index: usize, partial: bool) {
+        if partial {
+            self.0.push(index as u32);
+        }
+    }
+
+    /// Removes the records `at` (indices), those after them moving down.
+    pub fn drop_range(&mut self, at: Range<usize>) {
+        let gone = at.len() as u32;
+        self.0.retain(|&i| !at.contains(&(i as usize)));
+        self.0
+            .iter_mut()
+            .filter(|i| **i as usize >= at.end)
+            .for_each(|i| *i -= gone);
+    }
+
+    /// The indices, increasing.
+    pub fn as_slice(&self) -> &[u32] {
+        &self.0
+    }
 }
 
 /// How the records of the inputs are read: the fields (`--id-field`, `--text-field`;
@@ -313,11 +346,13 @@ pub(super) fn read_of(
     opts: &ReadOptions,
     f: &Fingerprinter,
 ) -> Result<Read, String> {
-    let (fp, sketch) = if opts.sketch {
-        let key = r.query_key(f).map_err(|e| e.to_string())?;
-        (key.fp, key.sketch)
-    } else {
-        (r.fingerprint(f).map_err(|e| e.to_string())?, None)
+    let (fp, sketch, partial) = match (opts.sketch, r.fp) {
+        (true, None) => {
+            let a = r.analysis(f).map_err(|e| e.to_string())?;
+            (a.fingerprint, a.sketch, a.dropped_share() > PARTIAL_SHARE)
+        }
+        (true, Some(fp)) => (fp, None, false),
+        (false, _) => (r.fingerprint(f).map_err(|e| e.to_string())?, None, false),
     };
     let rank = opts.keep.rank_text(rank, r.text.as_deref());
     Ok(Read {
@@ -328,6 +363,7 @@ pub(super) fn read_of(
         title: r.title,
         place: place.clone(),
         rank,
+        partial,
     })
 }
 
@@ -389,7 +425,25 @@ pub(super) fn each_record(
 
 #[cfg(test)]
 mod tests {
-    use super::overlapped;
+    use super::{Partial, overlapped};
+
+    #[test]
+    fn partial_records_follow_a_dropped_range() {
+        // Against a model: a flag per record, the dropped range drained from it.
+        let flags: Vec<bool> = (0..40).map(|i| i % 3 == 0 || i == 17).collect();
+        let mut p = Partial::default();
+        flags.iter().enumerate().for_each(|(i, &f)| p.push(i, f));
+        for at in [10..20, 0..3, 5..5] {
+            let mut model = flags.clone();
+            model.drain(at.clone());
+            let mut q = Partial(p.as_slice().to_vec());
+            q.drop_range(at);
+            let want: Vec<u32> = (0..model.len() as u32)
+                .filter(|&i| model[i as usize])
+                .collect();
+            assert_eq!(q.as_slice(), &want[..]);
+        }
+    }
 
     #[test]
     fn overlapped_hands_on_every_value_in_order_and_stops_on_either_error() {

@@ -11,7 +11,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use simstore::text::explain::{Explanation, explain};
-use simstore::text::sketch::jaccard as jaccard_of;
+use simstore::text::fingerprint::ShingleSets;
 use simstore::{Fingerprint, Fingerprinter, MatchRule, Rule, Sketch, Store};
 
 use super::input::{self, FieldArgs};
@@ -72,13 +72,13 @@ pub struct Args {
 }
 
 /// One side: its name, fingerprint, sketch and (when its text is known) explanation and
-/// shingles (what its sketch is the MinHash of).
+/// its shingles, cleaned and whole (what a dedup of files compares texts by).
 struct Side {
     name: String,
     fp: Fingerprint,
     sketch: Option<Sketch>,
     explained: Option<Explanation>,
-    shingles: Option<Vec<u32>>,
+    shingles: Option<ShingleSets>,
 }
 
 /// Runs the command; see [`Args`].
@@ -94,7 +94,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     let sketches = (a.sketch.as_ref(), b.sketch.as_ref());
     let decision = verdict::decide(&judge, (a.fp, b.fp), sketches);
     let jaccard = a.sketch.zip(b.sketch).map(|(x, y)| x.similarity(&y));
-    let exact = (a.shingles.as_ref().zip(b.shingles.as_ref())).map(|(x, y)| jaccard_of(x, y));
+    let exact = (a.shingles.as_ref().zip(b.shingles.as_ref())).map(|(x, y)| x.similarity(y));
     let mut out = io::stdout().lock();
     if args.json {
         let mut v = json!({
@@ -125,7 +125,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         if let Some(j) = exact {
             writeln!(
                 out,
-                "Jaccard of the texts' shingles, exactly: {j:.3} (what a dedup of files decides by near its threshold)"
+                "Jaccard of the texts' shingles, exactly: {j:.3} (cleaned, or whole when lower: what a dedup of files decides a pair by near its threshold, or of a text the cleaner left much of out)"
             )?;
         }
         writeln!(out, "{}", verdict::line(&judge, decision, distance))?;
@@ -218,7 +218,7 @@ fn text_side(f: &Fingerprinter, name: String, title: Option<&str>, text: &str) -
         fp: explained.fingerprint,
         sketch: f.sketch(title, text),
         explained: Some(explained),
-        shingles: Some(f.shingles(title, text)),
+        shingles: Some(f.shingle_sets(title, text)),
     })
 }
 
