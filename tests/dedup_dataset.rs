@@ -899,6 +899,24 @@ fn records_that_cannot_be_fingerprinted_are_kept_as_they_are() {
     );
     assert!(err.contains("c.jsonl:10: invalid JSON"), "{err}");
     assert!(err.contains("kept 8, 7 of them not fingerprinted"), "{err}");
+    // Against a store, read only or with --add: the same records kept, those 7 not stored.
+    assert_eq!(code(&t.run(&["init"])), 0);
+    let db = t.db().to_str().unwrap().to_owned();
+    for add in [false, true] {
+        let mut args = vec!["dedup", "c.jsonl", "--against", &db, "-o", "kept.jsonl"];
+        args.extend(add.then_some("--add"));
+        let o = t.run(&args);
+        assert_eq!(code(&o), 1, "the line that is not JSON: {}", stderr(&o));
+        let kept = std::fs::read_to_string(t.path("kept.jsonl")).unwrap();
+        assert_eq!(kept, want.join("\n") + "\n", "--add {add}: {}", stderr(&o));
+        let err = stderr(&o);
+        let says = "kept as it is, unchecked and not stored";
+        assert_eq!(err.matches(says).count(), 7, "{err}");
+        assert!(err.contains("7 of them not fingerprinted"), "{err}");
+    }
+    let o = t.run(&["stats", "--json"]);
+    let stats: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(stats["docs"], 1, "only the record with words is stored: {stats}");
     // A Parquet row whose text is null or empty: kept as well.
     let texts = arrow_array::StringArray::from(vec![Some(a), Some(a), None, Some("")]);
     let ids = arrow_array::StringArray::from(vec!["a", "a-copy", "null", "empty"]);

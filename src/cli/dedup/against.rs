@@ -28,7 +28,8 @@ use simstore::{CheckOutcome, Entry, MatchRule, QueryKey, Rule, Store, StoreBuild
 use super::keep::{Keep, Rank};
 use super::kept::Target;
 use super::rows::Rows;
-use super::{Args, records};
+use super::records::{self, Skip};
+use super::Args;
 use super::{dataset, shards};
 use crate::cli::input::{self, Inputs, Place, Raw, Stamp};
 use crate::cli::{Code, output};
@@ -37,7 +38,7 @@ use crate::cli::{Code, output};
 const CHUNK_ITEMS: usize = 2048;
 
 /// A record read: its item number, where it is, its entry (or why it has none).
-type Read = (u64, Place, Result<Entry, String>);
+type Read = (u64, Place, Result<Entry, Skip>);
 
 /// A record dropped: where it is, and the document it duplicates.
 struct Dropped {
@@ -62,6 +63,9 @@ struct Found {
     /// Records read, failed, and items read.
     records: u64,
     failed: u64,
+    /// With `--output`: of the records kept, those that could not be fingerprinted (no
+    /// text, a field too long to store...), kept as they are, unchecked and not stored.
+    unjudged: u64,
     items: u64,
     stamps: Vec<Stamp>,
 }
@@ -78,6 +82,9 @@ struct Against<'a> {
     ids: HashMap<u64, String>,
     /// With `--add`: the ids of the records stored by the run.
     added: HashSet<String>,
+    /// Whether a record that cannot be fingerprinted is kept as it is (`--output`: a dedup
+    /// drops a record only for a duplicate it found), else skipped.
+    keeps_unjudged: bool,
 }
 
 /// Runs the dedup against the store at `reference`; see the module documentation.
@@ -116,6 +123,7 @@ pub(super) fn run(args: &Args, reference: &Path, start: Instant) -> Result<Code>
         rule,
         fields: fields(args),
         ids: HashMap::new(),
+        keeps_unjudged: args.output.is_some(),
         added: HashSet::new(),
     };
     let bar = records::progress(&args.files, "checking");
@@ -278,16 +286,25 @@ impl Against<'_> {
             .enumerate()
             .map(|(i, (place, raw))| {
                 let mut rank = Rank::Missing;
-                let entry = raw.and_then(|raw| {
+                let not_a_record = |message: String| Skip {
+                    message,
+                    record: false,
+                };
+                let entry = raw.map_err(not_a_record).and_then(|raw| {
                     if jsonl_only && !matches!(raw, Raw::Json(_)) {
-                        return Err("--output writes JSONL lines back, and this input is not \
-                                    JSONL: dedup it without --output"
-                            .to_owned());
+                        return Err(not_a_record(
+                            "--output writes JSONL lines back, and this input is not JSONL: \
+                             dedup it without --output"
+                                .to_owned(),
+                        ));
                     }
                     let by_field = keep.rank_item(&raw);
-                    let record = input::to_record_with(raw, &self.fields, place.number())?;
+                    let record = records::record_of(raw, &self.fields, place.number())?;
                     rank = keep.rank_text(by_field, record.text.as_deref());
-                    record.into_entry(f).map_err(|e| e.to_string())
+                    record.into_entry(f).map_err(|e| Skip {
+                        message: e.to_string(),
+                        record: true,
+                    })
                 });
                 ((first + i as u64, place, entry), rank)
             })
@@ -305,9 +322,20 @@ impl Against<'_> {
         for ((item, place, entry), stored) in entries.into_iter().zip(stored) {
             let entry = match entry {
                 Ok(e) => e,
-                Err(err) => {
+                Err(e) if e.record && self.keeps_unjudged => {
+                    found.records += 1;
+                    found.unjudged += 1;
+                    found.kept.push(item);
+                    let msg = &e.message;
+                    bar.suspend(|| {
+                        eprintln!("warning: {place}: {msg}; kept as it is, unchecked and not stored")
+                    });
+                    continue;
+                }
+                Err(e) => {
                     found.failed += 1;
-                    bar.suspend(|| eprintln!("error: {place}: {err}; {} skipped", place.skipped()));
+                    let msg = &e.message;
+                    bar.suspend(|| eprintln!("error: {place}: {msg}; {} skipped", place.skipped()));
                     continue;
                 }
             };
@@ -419,10 +447,12 @@ impl Against<'_> {
         let at = found.kept.partition_point(|&i| i < items.start)
             ..found.kept.partition_point(|&i| i < items.end);
         for item in found.kept.drain(at.clone()) {
-            scratch
-                .delete(&item.to_string())
-                .context("the scratch store")?;
-            self.ids.remove(&item);
+            // A record kept unjudged was never put in the scratch store: nothing to delete.
+            if self.ids.remove(&item).is_some() {
+                scratch
+                    .delete(&item.to_string())
+                    .context("the scratch store")?;
+            }
         }
         let before = found.dropped.len();
         found.dropped.retain(|d| !items.contains(&d.item));
@@ -511,9 +541,13 @@ fn summary(
         0 => String::new(),
         n => format!(", {} failed", output::count(n, "record")),
     };
+    let unjudged = match found.unjudged {
+        0 => String::new(),
+        n => format!(", {n} of them not fingerprinted (see above)"),
+    };
     eprintln!(
-        "{} against {} ({}): kept {}{}, dropped {dropped} ({of_stored} duplicates of stored \
-         documents, {} of records kept){failed}{written}{added} — {:.2} s",
+        "{} against {} ({}): kept {}{}{unjudged}, dropped {dropped} ({of_stored} duplicates of \
+         stored documents, {} of records kept){failed}{written}{added} — {:.2} s",
         output::count(found.records, "record"),
         store.path().display(),
         super::super::rule::describe(rule),

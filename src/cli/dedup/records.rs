@@ -316,25 +316,29 @@ fn fingerprint(
     if opts.jsonl_only && !matches!(raw, Raw::Json(_)) {
         return Ok(None);
     }
-    let r = match raw {
-        Raw::Json(bytes) => reader::parse_jsonl_fields(&bytes, &opts.fields, place.number())
-            .map_err(|e| Skip {
-                record: e.is_a_record(),
-                message: e.to_string(),
-            })?,
-        page => {
-            input::to_record_with(page, &opts.fields, place.number()).map_err(|message| Skip {
-                message,
-                record: false,
-            })?
-        }
-    };
+    let r = record_of(raw, &opts.fields, place.number())?;
     read_of(r, rank, place, opts, f)
         .map(Some)
         .map_err(|message| Skip {
             message,
             record: true,
         })
+}
+
+/// The record of an item read by `fields` (`line` its line or record number), or why it
+/// has none: a JSON line that is a record but not one of `fields` (no text, a text that is
+/// not a string) is a record all the same ([`Skip::record`]).
+pub(super) fn record_of(raw: Raw, fields: &Fields, line: u64) -> Result<Record, Skip> {
+    match raw {
+        Raw::Json(bytes) => reader::parse_jsonl_fields(&bytes, fields, line).map_err(|e| Skip {
+            record: e.is_a_record(),
+            message: e.to_string(),
+        }),
+        page => input::to_record_with(page, fields, line).map_err(|message| Skip {
+            message,
+            record: false,
+        }),
+    }
 }
 
 /// A record fingerprinted (with its sketch when the rule verifies) into a [`Read`] whose
