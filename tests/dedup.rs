@@ -564,6 +564,57 @@ fn pairs_near_the_threshold_are_decided_by_the_texts() {
     }
 }
 
+/// When the texts cannot be read again (stdin, an input gone), a pair near the threshold is
+/// decided by its estimate, but a pair of a partial record that the estimate takes is
+/// refused: the estimate does not stand for such a record, and a dedup drops a record only
+/// on evidence. Against the same model as above, with no similarity returned.
+#[test]
+fn unreadable_texts_refuse_the_pairs_of_partial_records() {
+    let (fps, sketches) = sketched(6);
+    let mode = Quality::Standard;
+    let rule = mode.rule(mode.k_max()).for_datasets();
+    let grouping = Grouping::new(rule, Some(mode), fps.len(), false).unwrap();
+    let Candidates::Tables { layout, .. } = &grouping.candidates else {
+        panic!("a mode's candidates are its tables'")
+    };
+    let n = fps.len();
+    let partial: Vec<u32> = (0..n as u32).step_by(5).collect();
+    let is_partial = |i: usize| partial.contains(&(i as u32));
+    let pair = |i: usize, j: usize| -> Option<u32> {
+        let (a, b) = (sketches[i].as_ref(), sketches[j].as_ref());
+        let d = (fps[i] ^ fps[j]).count_ones();
+        let shares = matches!((a, b), (Some(a), Some(b)) if bands::share(a, b, rule.bands));
+        let candidate = (d <= rule.reach && layout.finds(layout.k_max(), fps[i], fps[j])) || shares;
+        (candidate && rule.accepts(d, a, b) && !(is_partial(i) || is_partial(j))).then_some(d)
+    };
+    let leader = brute_leaders(n, pair);
+    let want: Vec<bool> = (0..n).map(|p| leader[p] == p).collect();
+    let mut exact = |_: Vec<(u32, u32)>| Ok(ExactSimilarities::new());
+    let texts = Texts {
+        exact: &mut exact,
+        partial: &partial,
+    };
+    let records = (&fps[..], &sketches[..], None);
+    let (mut clusters, check) =
+        Clusters::checked(records, &grouping, Some(texts), |_, _, _| Ok(())).unwrap();
+    assert_eq!(clusters.kept(false), want);
+    assert!(check.refused_unchecked > 0, "{check:?}");
+    assert!(check.unchecked > 0, "{check:?}");
+    assert_eq!(check.checked, 0);
+    // The same records with no partial one: the estimate takes those pairs.
+    let plain = brute_leaders(n, |i, j| {
+        let (a, b) = (sketches[i].as_ref(), sketches[j].as_ref());
+        let d = (fps[i] ^ fps[j]).count_ones();
+        let shares = matches!((a, b), (Some(a), Some(b)) if bands::share(a, b, rule.bands));
+        let candidate = (d <= rule.reach && layout.finds(layout.k_max(), fps[i], fps[j])) || shares;
+        (candidate && rule.accepts(d, a, b)).then_some(d)
+    });
+    assert_ne!(
+        plain, leader,
+        "the partial records must matter on this data"
+    );
+}
+
 /// A mode's candidates in memory (`simstore dedup FILE` given no --k or --verify) against a
 /// brute-force scan of every pair: a pair is compared when the layout's tables put it under
 /// one prefix within the reach, or its sketches share one of the bands; the rule decides

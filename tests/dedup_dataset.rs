@@ -316,16 +316,40 @@ fn records_the_cleaner_left_much_of_out_are_compared_whole() {
     assert_eq!(sa.cleaned, sb.cleaned);
     assert!(sa.similarity(&sb) < 0.6);
     assert!(sa.similarity(&f.shingle_sets(None, &a_copy)) >= 0.6);
+    // Two more pairs of the kind, from an adversarial trial: rows of digits under one
+    // text (few bytes, many tokens), and link lists under one caption (URLs, which the
+    // sketch does not see, are the whole difference).
+    let prose = "The internationalization of telecommunications infrastructure requires the \
+                 institutionalization of comprehensive interoperability standards.";
+    let rows = |a: &str, b: &str| format!("{prose}\n{a}\n{b}");
+    let caption = "My reading list for this week:";
+    let links = |urls: &[&str]| format!("{caption}\n{}", urls.join("\n"));
+    let others = [
+        rows("2 2 3 0 1 2 8 9 1 6", "1 4 3 3 6 1 4 3 6 4"),
+        rows("5 0 3 0 6 0 6 7 2 0", "3 6 1 9 0 1 9 3 3 5"),
+        links(&[
+            "https://arxiv.org/abs/2401.00001",
+            "https://arxiv.org/abs/2401.00002",
+        ]),
+        links(&[
+            "https://github.com/rust-lang/rust/issues/1",
+            "https://en.wikipedia.org/wiki/SimHash",
+        ]),
+    ];
+    assert_eq!(f.sketch(None, &others[0]), f.sketch(None, &others[1]));
+    assert_eq!(f.sketch(None, &others[2]), f.sketch(None, &others[3]));
     let t = TestCommand::new();
-    let lines: Vec<String> = [&a, &b, &a_copy]
-        .iter()
+    let texts = [&a, &b, &a_copy].into_iter().chain(&others);
+    let lines: Vec<String> = texts
         .enumerate()
         .map(|(i, x)| serde_json::json!({"id": i, "text": x}).to_string())
         .collect();
     t.write("code.jsonl", (lines.join("\n") + "\n").as_bytes());
     let o = t.run(&["dedup", "code.jsonl", "-o", "kept.jsonl"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let want = format!("{}\n{}\n", lines[0], lines[1]);
+    let want: String = [0, 1, 3, 4, 5, 6]
+        .map(|i| format!("{}\n", lines[i]))
+        .concat();
     assert_eq!(std::fs::read_to_string(t.path("kept.jsonl")).unwrap(), want);
     // Without --output, the same pairs.
     let o = t.run(&["dedup", "code.jsonl", "--pairs"]);
@@ -916,7 +940,10 @@ fn records_that_cannot_be_fingerprinted_are_kept_as_they_are() {
     }
     let o = t.run(&["stats", "--json"]);
     let stats: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(stats["docs"], 1, "only the record with words is stored: {stats}");
+    assert_eq!(
+        stats["docs"], 1,
+        "only the record with words is stored: {stats}"
+    );
     // A Parquet row whose text is null or empty: kept as well.
     let texts = arrow_array::StringArray::from(vec![Some(a), Some(a), None, Some("")]);
     let ids = arrow_array::StringArray::from(vec!["a", "a-copy", "null", "empty"]);

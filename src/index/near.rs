@@ -65,6 +65,10 @@ pub struct ExactCheck {
     /// Pairs near the threshold left to the estimate: beyond [`MAX_EXACT_PAIRS`], or
     /// whose texts could not be read.
     pub unchecked: u64,
+    /// Pairs of a partial record that the estimate would take but whose texts could not be
+    /// compared (beyond [`MAX_EXACT_PAIRS`], or unreadable): refused, since the estimate
+    /// does not stand for such a record.
+    pub refused_unchecked: u64,
 }
 
 /// A pair put off: positions in the scan's order and distance (the rule asks its sketches
@@ -73,6 +77,8 @@ struct Near {
     a: u32,
     b: u32,
     distance: u32,
+    /// Whether either record is partial: refused when the texts cannot say.
+    partial: bool,
 }
 
 /// Decides the candidate pairs of a scan by a rule, putting off (until [`Judge::resolve`])
@@ -135,17 +141,28 @@ impl<'a, 'e> Judge<'a, 'e> {
         };
         // The margin is the estimate less the threshold: it decides as `accepts` would,
         // but a pair it takes whose record's sketch leaves out much of it goes to the texts.
-        if m.abs() > EXACT_MARGIN && (m < 0.0 || !self.either_partial(a, b)) {
+        let partial = m >= -EXACT_MARGIN && self.either_partial(a, b);
+        if m.abs() > EXACT_MARGIN && !partial {
             return m >= 0.0;
         }
         if let Some(&s) = self.similarities.get(&(self.key)(a, b)) {
             return self.rule.accepts_exact(distance, sa, sb, Some(s));
         }
         if self.resolved || self.near.len() >= MAX_EXACT_PAIRS {
-            self.check.unchecked += u64::from(!self.resolved);
-            return m >= 0.0;
+            if !self.resolved {
+                match partial && m >= 0.0 {
+                    true => self.check.refused_unchecked += 1,
+                    false => self.check.unchecked += 1,
+                }
+            }
+            return m >= 0.0 && !partial;
         }
-        self.near.push(Near { a, b, distance });
+        self.near.push(Near {
+            a,
+            b,
+            distance,
+            partial,
+        });
         false
     }
 
@@ -172,16 +189,19 @@ impl<'a, 'e> Judge<'a, 'e> {
             let sketch = |i: u32| self.sketches.get(i as usize).and_then(Option::as_ref);
             let (sa, sb) = (sketch(p.a), sketch(p.b));
             let by_estimate = self.rule.accepts(p.distance, sa, sb);
-            let verdict = exact.map_or(by_estimate, |s| {
+            let verdict = exact.map_or(by_estimate && !p.partial, |s| {
                 self.rule.accepts_exact(p.distance, sa, sb, Some(s))
             });
             let check = &mut self.check;
             match exact {
+                None if p.partial && by_estimate => check.refused_unchecked += 1,
                 None => check.unchecked += 1,
                 Some(_) => check.checked += 1,
             }
-            check.accepted += u64::from(verdict && !by_estimate);
-            check.rejected += u64::from(!verdict && by_estimate);
+            if exact.is_some() {
+                check.accepted += u64::from(verdict && !by_estimate);
+                check.rejected += u64::from(!verdict && by_estimate);
+            }
             if verdict {
                 taken.push((p.a, p.b, p.distance));
             }
@@ -193,5 +213,42 @@ impl<'a, 'e> Judge<'a, 'e> {
     pub(crate) fn finish(mut self) -> (ExactSimilarities, ExactCheck) {
         self.similarities.shrink_to_fit();
         (self.similarities, self.check)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::quality::Quality;
+
+    /// Past [`MAX_EXACT_PAIRS`] the estimate decides a pair near the threshold, but refuses
+    /// one of a partial record that it would take.
+    #[test]
+    fn past_the_cap_a_partial_records_pair_is_refused() {
+        let rule = Quality::Standard.rule(3).for_datasets();
+        let mut sketch = Sketch::uniform(0);
+        sketch
+            .0
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, b)| *b = i as u8);
+        let sketches = vec![Some(sketch); 3];
+        let key = |a: u32, b: u32| (a.min(b), a.max(b));
+        let mut exact = |_: NearPairs| Ok(ExactSimilarities::new());
+        let texts = Texts {
+            exact: &mut exact,
+            partial: &[0],
+        };
+        let mut judge = Judge::new(&rule, &sketches, Some(texts), &key);
+        // Identical sketches: far above the threshold. A pair of records 1 and 2 is taken
+        // at once; one of record 0 is put off until the cap, then refused.
+        assert!(judge.takes(1, 2, 0));
+        for _ in 0..MAX_EXACT_PAIRS {
+            assert!(!judge.takes(0, 1, 0));
+        }
+        assert!(!judge.takes(0, 2, 0), "past the cap, refused");
+        assert!(judge.takes(1, 2, 0), "the others are still the estimate's");
+        let (_, check) = judge.finish();
+        assert_eq!((check.refused_unchecked, check.unchecked), (1, 0));
     }
 }

@@ -18,7 +18,7 @@ use crate::text::simhash;
 use crate::text::sketch::{SketchBuilder, jaccard};
 use crate::text::spec::TITLE_CAP;
 use crate::text::tokens::{
-    BodyBytes, HanChars, TokenKind, for_each_token, for_each_token_of_every_line,
+    BodyTokens, HanChars, TokenKind, for_each_token, for_each_token_of_every_line,
     for_each_token_with_digits,
 };
 use crate::text::weight;
@@ -85,21 +85,22 @@ pub struct Analysis {
     pub sketch: Option<Sketch>,
     /// The fingerprint's least certain bits, for a quality mode's query-directed probes.
     pub weak_bits: Option<WeakBits>,
-    /// Bytes of the body's non-blank lines, normalized.
-    pub body_bytes: usize,
-    /// Of those, the bytes of the lines the cleaner left out (boilerplate, a page's header
-    /// and footer), which the fingerprint, the content hash and the sketch do not see.
-    pub dropped_bytes: usize,
+    /// Tokens (words and digit runs) of every line of the body, URLs included.
+    pub body_tokens: usize,
+    /// Of those, the tokens the fingerprint, the content hash and the sketch do not see:
+    /// those of the lines the cleaner left out (boilerplate, a page's header and footer),
+    /// and URLs.
+    pub dropped_tokens: usize,
 }
 
 impl Analysis {
-    /// The share of the body's bytes the cleaner left out (0 for an empty body): a dataset
-    /// dedup decides every pair of a record that lost much of itself by the texts
+    /// The share of the body's tokens the cleaner left out (0 for an empty body): a
+    /// dataset dedup decides the pairs of a record that lost much of itself by the texts
     /// ([`Fingerprinter::shingle_sets`]).
     pub fn dropped_share(&self) -> f64 {
-        match self.body_bytes {
+        match self.body_tokens {
             0 => 0.0,
-            n => self.dropped_bytes as f64 / n as f64,
+            n => self.dropped_tokens as f64 / n as f64,
         }
     }
 }
@@ -486,8 +487,8 @@ impl Fingerprinter {
                 Output::All => sketch.finish(),
                 Output::FingerprintOnly => None,
             },
-            body_bytes: body.lines,
-            dropped_bytes: body.dropped,
+            body_tokens: body.all,
+            dropped_tokens: body.unseen,
         })
     }
 
@@ -501,7 +502,7 @@ impl Fingerprinter {
         title: Option<&str>,
         text: &str,
         mut on_word: impl FnMut(&str, Part, TokenKind),
-    ) -> BodyBytes {
+    ) -> BodyTokens {
         let mut add = |token: &str, hash: u64, weight: f32, part: Part, kind: TokenKind| {
             match kind {
                 TokenKind::Word => on_word(token, part, kind),
@@ -610,21 +611,26 @@ impl Fingerprinter {
     }
 
     /// The shingles of a title and text as the sketch sees them, and of the *whole* text
-    /// (every line, those the cleaner leaves out too), in one pass over its lines. What a
-    /// dataset dedup decides a pair by when it reads the texts ([`ShingleSets::similarity`]).
+    /// (every line as it is, those the cleaner leaves out and URLs too), in one pass over
+    /// its lines. What a dataset dedup decides a pair by when it reads the texts
+    /// ([`ShingleSets::similarity`]).
     pub fn shingle_sets(&self, title: Option<&str>, text: &str) -> ShingleSets {
         let (mut cleaned, mut whole) = (SketchBuilder::collecting(), SketchBuilder::collecting());
-        let mut dropped = false;
+        let mut differ = false;
         for_each_token_of_every_line(self.spec.seed, title, text, |token, _, weight, _| {
-            whole.push_word(token);
-            match weight > 0.0 {
-                true => cleaned.push_word(token),
-                false => dropped = true,
+            // Above 0: a token of both views; 0: of the whole text only; below: of the
+            // cleaned view only (a kept line's tokens without its URLs).
+            if weight >= 0.0 {
+                whole.push_word(token);
             }
+            if weight != 0.0 {
+                cleaned.push_word(token);
+            }
+            differ |= weight <= 0.0;
         });
         ShingleSets {
             cleaned: cleaned.finish_shingles(),
-            whole: dropped.then(|| whole.finish_shingles()),
+            whole: differ.then(|| whole.finish_shingles()),
         }
     }
 
@@ -761,13 +767,20 @@ mod tests {
         let f = Fingerprinter::new();
         let body = "今天北京的天气很好，我们去公园散步，看到很多人在跑步和放风筝。";
         let page = format!("热门推荐\n{body}\n编辑推荐 猜你喜欢");
-        let (a, p) = (f.analyze(None, body).unwrap(), f.analyze(None, &page).unwrap());
-        let bytes = (a.body_bytes, a.dropped_bytes);
-        assert_eq!((p.body_bytes - p.dropped_bytes, 0), bytes, "what was left out is counted");
-        let (body_bytes, dropped_bytes) = bytes;
+        let (a, p) = (
+            f.analyze(None, body).unwrap(),
+            f.analyze(None, &page).unwrap(),
+        );
+        let tokens = (a.body_tokens, a.dropped_tokens);
+        assert_eq!(
+            (p.body_tokens - p.dropped_tokens, 0),
+            tokens,
+            "what was left out is counted"
+        );
+        let (body_tokens, dropped_tokens) = tokens;
         let p = Analysis {
-            body_bytes,
-            dropped_bytes,
+            body_tokens,
+            dropped_tokens,
             ..p
         };
         assert_eq!(a, p);
@@ -865,7 +878,10 @@ mod tests {
                        after a long debate about the cost of the new swimming pool.";
         // Nothing dropped: one set, the sketch's.
         let a = f.analyze(None, article).unwrap();
-        assert_eq!((a.dropped_bytes, a.dropped_share()), (0, 0.0));
+        assert_eq!(
+            (a.body_tokens, a.dropped_tokens, a.dropped_share()),
+            (23, 0, 0.0)
+        );
         let sets = f.shingle_sets(None, article);
         assert_eq!(
             (&sets.cleaned, &sets.whole),
@@ -875,9 +891,7 @@ mod tests {
         let page = format!("Home | News | Sport\n{article}\nShare this | Print");
         let p = f.analyze(None, &page).unwrap();
         assert_eq!(p.sketch, a.sketch);
-        assert_eq!(p.body_bytes, page.len() - 2);
-        assert_eq!(p.dropped_bytes, page.len() - 2 - article.len());
-        assert!(p.dropped_share() > 0.1 && p.dropped_share() < 0.3);
+        assert_eq!((p.body_tokens, p.dropped_tokens), (23 + 6, 6));
         let page_sets = f.shingle_sets(None, &page);
         assert_eq!(page_sets.cleaned, sets.cleaned);
         let whole = page_sets.whole.clone().unwrap();
@@ -893,5 +907,22 @@ mod tests {
         assert_eq!(sets.similarity(&page_sets), j);
         assert_eq!(page_sets.similarity(&page_sets), 1.0);
         assert_eq!(f.shingle_sets(None, "").cleaned, Vec::<u32>::new());
+        // URLs: unseen by the sketch, even in a kept line; part of the whole text.
+        let links = format!("{article} Read it at https://example.com/budget/2026 today.");
+        let l = f.analyze(None, &links).unwrap();
+        assert_eq!(
+            l.sketch,
+            f.sketch(None, &format!("{article} Read it at today."))
+        );
+        assert_eq!(l.dropped_tokens, 5, "https, example, com, budget, 2026");
+        let link_sets = f.shingle_sets(None, &links);
+        assert_eq!(link_sets.cleaned, f.shingles(None, &links));
+        let other = links.replace("budget/2026", "pool/2025");
+        assert_eq!(f.shingles(None, &other), link_sets.cleaned);
+        assert!(link_sets.similarity(&f.shingle_sets(None, &other)) < 1.0);
+        // Digit-heavy lines are few bytes but many tokens: counted by tokens.
+        let table = format!("{article}\n2 2 3 0 1 2 8 9 1 6\n1 4 3 3 6 1 4 3 6 4");
+        let t = f.analyze(None, &table).unwrap();
+        assert_eq!((t.body_tokens, t.dropped_tokens), (43, 20));
     }
 }

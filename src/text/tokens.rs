@@ -50,41 +50,46 @@ pub(crate) fn for_each_token(
     });
 }
 
-/// How much of a body's text the cleaner kept: the bytes of its non-blank lines
-/// (normalized), and of those it weighed 0 (boilerplate, a page's header and footer).
+/// How much of a body the fingerprint and the sketch see: the tokens (words and digit
+/// runs) of every line of it, URLs included, and of those the tokens they do not see (the
+/// lines the cleaner weighs 0, and URLs).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct BodyBytes {
-    /// Bytes of the body's non-blank lines.
-    pub lines: usize,
-    /// Bytes of the lines the cleaner left out.
-    pub dropped: usize,
+pub(crate) struct BodyTokens {
+    /// Tokens of every line, URLs included.
+    pub all: usize,
+    /// Of those, the tokens the fingerprint and the sketch leave out.
+    pub unseen: usize,
 }
 
 /// Which lines of a body are tokenized.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Lines {
-    /// Those that weigh more than 0, at their weights (what the fingerprint sees).
+    /// Those that weigh more than 0, at their weights, without their URLs (what the
+    /// fingerprint sees).
     Cleaned,
-    /// Every line, at its weight, 0 for those the cleaner leaves out: the text as a whole,
-    /// chrome and all.
+    /// Every line as it is, URLs too, beside the cleaned view
+    /// ([`for_each_token_of_every_line`]): the text as a whole, chrome and all.
     Every,
 }
 
 /// [`for_each_token`] with the digit runs too, in their places ([`TokenKind::DigitRun`]);
-/// says how much of the body the cleaner left out.
+/// says how much of the body it left out.
 pub(crate) fn for_each_token_with_digits(
     seed: u64,
     title: Option<&str>,
     text: &str,
     han_chars: HanChars,
     emit: impl FnMut(&str, u64, f32, TokenKind),
-) -> BodyBytes {
+) -> BodyTokens {
     tokens_of(seed, (title, text), han_chars, Lines::Cleaned, emit)
 }
 
-/// The tokens of the title and of every line of the body (digit runs too, Han words
-/// whole), each at its line's weight: 0 for the lines the cleaner leaves out, which
-/// [`for_each_token_with_digits`] skips. What a text is as a whole, cleaning aside.
+/// The tokens of both views of a text (digit runs too, Han words whole): what
+/// [`for_each_token_with_digits`] passes (the cleaned view) and every line as it is, URLs
+/// included (the whole text). A token of both is passed at its line's weight (above 0);
+/// one of the whole text only (a line the cleaner leaves out, a line's URLs) at 0; one of
+/// the cleaned view only (a kept line's tokens without its URLs, where it has some) at
+/// minus its line's weight. Each view's tokens come in its own order.
 pub(crate) fn for_each_token_of_every_line(
     seed: u64,
     title: Option<&str>,
@@ -94,6 +99,13 @@ pub(crate) fn for_each_token_of_every_line(
     tokens_of(seed, (title, text), HanChars::Whole, Lines::Every, emit);
 }
 
+/// The number of tokens of `line` as it is (words and digit runs, URLs included).
+fn count_tokens(line: &str) -> usize {
+    let mut n = 0;
+    analyze::tokenize_runs(line, |_, _| n += 1);
+    n
+}
+
 /// The tokens of `title` and of the `lines` of `text` (see [`for_each_token_with_digits`]).
 fn tokens_of(
     seed: u64,
@@ -101,14 +113,21 @@ fn tokens_of(
     han_chars: HanChars,
     lines: Lines,
     mut emit: impl FnMut(&str, u64, f32, TokenKind),
-) -> BodyBytes {
+) -> BodyTokens {
     #[cfg(test)]
     if !text.is_empty() {
         BODY_PASSES.set(BODY_PASSES.get() + 1);
     }
-    let mut line_tokens = |line: &str, weight: f32| {
-        let line = clean::strip_urls(line);
+    // Emits the tokens of a line (without its URLs when `strip`); returns how many words
+    // and digit runs, and whether URLs were taken out.
+    let mut line_tokens = |line: &str, weight: f32, strip: bool| {
+        let line = match strip {
+            true => clean::strip_urls(line),
+            false => std::borrow::Cow::Borrowed(line),
+        };
+        let mut n = 0;
         analyze::tokenize_runs(&line, |token, han| {
+            n += 1;
             if !han && token.bytes().all(|b| b.is_ascii_digit()) {
                 let hash = xxh3_64_with_seed(token.as_bytes(), seed);
                 emit(token, hash, weight, TokenKind::DigitRun);
@@ -137,24 +156,44 @@ fn tokens_of(
                 }
             }
         });
+        (n, matches!(line, std::borrow::Cow::Owned(_)))
     };
     if let Some(title) = title {
-        line_tokens(&clean::title(&analyze::normalize(title)), TITLE_WEIGHT);
+        line_tokens(
+            &clean::title(&analyze::normalize(title)),
+            TITLE_WEIGHT,
+            true,
+        );
     }
     let text = analyze::normalize(text);
-    let mut bytes = BodyBytes::default();
+    let mut tokens = BodyTokens::default();
     for (line, weight) in clean::weighted_lines(&text) {
-        bytes.lines += line.len();
-        if weight <= 0.0 {
-            bytes.dropped += line.len();
-        }
         match lines {
-            Lines::Cleaned if weight > 0.0 => line_tokens(line, weight),
-            Lines::Cleaned => {}
-            Lines::Every => line_tokens(line, weight),
+            Lines::Cleaned if weight > 0.0 => {
+                let (seen, stripped) = line_tokens(line, weight, true);
+                let all = if stripped { count_tokens(line) } else { seen };
+                tokens.all += all;
+                tokens.unseen += all.saturating_sub(seen);
+            }
+            Lines::Cleaned => {
+                let all = count_tokens(line);
+                tokens.all += all;
+                tokens.unseen += all;
+            }
+            Lines::Every => {
+                let stripped = clean::strip_urls(line);
+                if weight > 0.0 && matches!(stripped, std::borrow::Cow::Borrowed(_)) {
+                    tokens.all += line_tokens(line, weight, false).0;
+                    continue;
+                }
+                if weight > 0.0 {
+                    line_tokens(&stripped, -weight, false);
+                }
+                tokens.all += line_tokens(line, 0.0, false).0;
+            }
         }
     }
-    bytes
+    tokens
 }
 
 #[cfg(test)]

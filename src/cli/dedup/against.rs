@@ -25,11 +25,11 @@ use simstore::input::reader::Fields;
 use simstore::store::RedisUrl;
 use simstore::{CheckOutcome, Entry, MatchRule, QueryKey, Rule, Store, StoreBuilder};
 
+use super::Args;
 use super::keep::{Keep, Rank};
 use super::kept::Target;
-use super::rows::Rows;
 use super::records::{self, Skip};
-use super::Args;
+use super::rows::Rows;
 use super::{dataset, shards};
 use crate::cli::input::{self, Inputs, Place, Raw, Stamp};
 use crate::cli::{Code, output};
@@ -328,7 +328,9 @@ impl Against<'_> {
                     found.kept.push(item);
                     let msg = &e.message;
                     bar.suspend(|| {
-                        eprintln!("warning: {place}: {msg}; kept as it is, unchecked and not stored")
+                        eprintln!(
+                            "warning: {place}: {msg}; kept as it is, unchecked and not stored"
+                        )
                     });
                     continue;
                 }

@@ -245,8 +245,8 @@ pub(super) fn summary(check: &ExactCheck) -> String {
     let mut out = String::new();
     if check.checked > 0 {
         out += &format!(
-            "; {} near the threshold decided by the texts (against the sketches' verdict: \
-             {} taken, {} refused)",
+            "; {} near the threshold (or of records the cleaner cut down) decided by the \
+             texts (against the sketches' verdict: {} taken, {} refused)",
             output::count(check.checked, "pair"),
             check.accepted,
             check.rejected
@@ -258,6 +258,15 @@ pub(super) fn summary(check: &ExactCheck) -> String {
              not be read again: stdin or a pipe, an input changed or gone, or more than {} \
              pairs)",
             output::count(check.unchecked, "pair"),
+            MAX_EXACT_PAIRS
+        );
+    }
+    if check.refused_unchecked > 0 {
+        out += &format!(
+            "; {} of records the cleaner cut down refused unchecked (both kept: their texts \
+             could not be read again, or more than {} pairs; the sketches do not stand for \
+             such records)",
+            output::count(check.refused_unchecked, "pair"),
             MAX_EXACT_PAIRS
         );
     }
