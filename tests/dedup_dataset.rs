@@ -14,6 +14,7 @@ use rand::Rng;
 use simstore::Fingerprinter;
 use simstore::index::cluster::UnionFind;
 use simstore::index::near::{EXACT_MARGIN, PARTIAL_SHARE};
+use simstore::text::shingles::ShingleSets;
 
 use crate::util::{TestCommand, brute_leaders, clustered, code, flip, gen_text, rng, stderr};
 
@@ -238,8 +239,13 @@ fn verify_unlinks_pairs_whose_texts_differ() {
     };
     // A pair whose estimate is near the threshold, or above it for a record the cleaner
     // left much of out, is decided by the texts' shingles, cleaned and whole.
-    let shingles: Vec<_> = texts.iter().map(|x| f.shingle_sets(None, x)).collect();
     let partial = |i: usize| analyses[i].dropped_share() > PARTIAL_SHARE;
+    let shingles: Vec<_> = (texts.iter().enumerate())
+        .map(|(i, x)| match partial(i) {
+            true => f.shingle_sets(None, x),
+            false => ShingleSets::cleaned(f.shingles(None, x)),
+        })
+        .collect();
     let similar = |i: usize, j: usize| match (&analyses[i].sketch, &analyses[j].sketch) {
         (Some(x), Some(y))
             if (x.similarity(y) - threshold).abs() <= EXACT_MARGIN

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use simstore::index::groups::{Clusters, Grouping};
 use simstore::index::near::{ExactSimilarities, NearPairs, PARTIAL_SHARE, Texts};
-use simstore::text::fingerprint::ShingleSets;
+use simstore::text::shingles::ShingleSets;
 use simstore::{MatchRule, Quality, Sketch};
 
 use crate::FINGERPRINTER;
@@ -139,7 +139,7 @@ fn kept(
     let grouping = Grouping::new(rule, mode, fps.len(), false)?;
     // The pairs near the threshold, and the partial texts' pairs, are decided by the texts'
     // shingles, as in `simstore dedup`.
-    let mut exact = |pairs: NearPairs| Ok(exact_similarities(texts, &with, pairs));
+    let mut exact = |pairs: NearPairs| Ok(exact_similarities((texts, &with), &partial, pairs));
     let check = Texts {
         exact: &mut exact,
         partial: &partial,
@@ -171,10 +171,10 @@ fn kept_indices((mut kept, sets): (Vec<bool>, Vec<Vec<u32>>), keep_none: bool) -
 }
 
 /// The exact similarities of the shingles of `pairs` (positions among the texts with
-/// words, `with`: their indices among `texts`).
+/// words, `with`: their indices among `texts`; the `partial` ones compared whole too).
 fn exact_similarities(
-    texts: &[Option<String>],
-    with: &[u32],
+    (texts, with): (&[Option<String>], &[u32]),
+    partial: &[u32],
     pairs: NearPairs,
 ) -> ExactSimilarities {
     let mut wanted: Vec<u32> = pairs.iter().flat_map(|&(a, b)| [a, b]).collect();
@@ -183,7 +183,13 @@ fn exact_similarities(
     let text = |j: u32| texts[with[j as usize] as usize].as_deref().unwrap_or("");
     let shingles: HashMap<u32, ShingleSets> = wanted
         .par_iter()
-        .map(|&j| (j, FINGERPRINTER.shingle_sets(None, text(j))))
+        .map(|&j| match partial.binary_search(&j) {
+            Ok(_) => (j, FINGERPRINTER.shingle_sets(None, text(j))),
+            Err(_) => (
+                j,
+                ShingleSets::cleaned(FINGERPRINTER.shingles(None, text(j))),
+            ),
+        })
         .collect();
     pairs
         .par_iter()

@@ -15,11 +15,10 @@ use xxhash_rust::xxh3::{Xxh3, xxh3_128_with_seed};
 use crate::error::{Error, Result};
 use crate::text::idf::IdfSource;
 use crate::text::simhash;
-use crate::text::sketch::{SketchBuilder, jaccard};
+use crate::text::sketch::SketchBuilder;
 use crate::text::spec::TITLE_CAP;
 use crate::text::tokens::{
-    BodyTokens, HanChars, TokenKind, for_each_token, for_each_token_of_every_line,
-    for_each_token_with_digits,
+    BodyTokens, HanChars, TokenKind, for_each_token, for_each_token_with_digits,
 };
 use crate::text::weight;
 use crate::types::Document;
@@ -96,49 +95,12 @@ pub struct Analysis {
 impl Analysis {
     /// The share of the body's tokens the cleaner left out (0 for an empty body): a
     /// dataset dedup decides the pairs of a record that lost much of itself by the texts
-    /// ([`Fingerprinter::shingle_sets`]).
+    /// ([`crate::text::shingles::ShingleSets`]).
     pub fn dropped_share(&self) -> f64 {
         match self.body_tokens {
             0 => 0.0,
             n => self.dropped_tokens as f64 / n as f64,
         }
-    }
-}
-
-/// A text's shingles as the sketch sees them and as a whole ([`Fingerprinter::shingle_sets`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShingleSets {
-    /// The distinct shingle hashes, sorted, of the title and the lines the cleaner keeps:
-    /// the set the sketch is the MinHash of ([`Fingerprinter::shingles`]).
-    pub cleaned: Vec<u32>,
-    /// The same of the title and every line; `None` when the cleaner left no line out
-    /// (the set is then `cleaned`).
-    pub whole: Option<Vec<u32>>,
-}
-
-impl ShingleSets {
-    /// How similar two texts are for a dataset dedup that reads them: the Jaccard
-    /// similarity of their cleaned shingles, or of their whole texts' when lower. The
-    /// cleaner keeps page chrome from joining two articles of one site's template (their
-    /// whole texts are alike); the whole text keeps two different records that the cleaner
-    /// cut down to the same lines (source files under one licence line) apart.
-    pub fn similarity(&self, other: &ShingleSets) -> f64 {
-        let cleaned = jaccard(&self.cleaned, &other.cleaned);
-        match (&self.whole, &other.whole) {
-            (None, None) => cleaned,
-            (a, b) => {
-                let whole = jaccard(
-                    a.as_ref().unwrap_or(&self.cleaned),
-                    b.as_ref().unwrap_or(&other.cleaned),
-                );
-                cleaned.min(whole)
-            }
-        }
-    }
-
-    /// Bytes held, about.
-    pub fn heap_bytes(&self) -> usize {
-        4 * (self.cleaned.capacity() + self.whole.as_ref().map_or(0, Vec::capacity))
     }
 }
 
@@ -608,30 +570,6 @@ impl Fingerprinter {
     pub fn shingles(&self, title: Option<&str>, text: &str) -> Vec<u32> {
         let b = self.sketched(title, text, SketchBuilder::collecting());
         b.finish_shingles()
-    }
-
-    /// The shingles of a title and text as the sketch sees them, and of the *whole* text
-    /// (every line as it is, those the cleaner leaves out and URLs too), in one pass over
-    /// its lines. What a dataset dedup decides a pair by when it reads the texts
-    /// ([`ShingleSets::similarity`]).
-    pub fn shingle_sets(&self, title: Option<&str>, text: &str) -> ShingleSets {
-        let (mut cleaned, mut whole) = (SketchBuilder::collecting(), SketchBuilder::collecting());
-        let mut differ = false;
-        for_each_token_of_every_line(self.spec.seed, title, text, |token, _, weight, _| {
-            // Above 0: a token of both views; 0: of the whole text only; below: of the
-            // cleaned view only (a kept line's tokens without its URLs).
-            if weight >= 0.0 {
-                whole.push_word(token);
-            }
-            if weight != 0.0 {
-                cleaned.push_word(token);
-            }
-            differ |= weight <= 0.0;
-        });
-        ShingleSets {
-            cleaned: cleaned.finish_shingles(),
-            whole: differ.then(|| whole.finish_shingles()),
-        }
     }
 
     /// [`Fingerprinter::content_hash`] of a document.

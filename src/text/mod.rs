@@ -19,6 +19,7 @@ pub mod clean;
 pub mod explain;
 pub mod fingerprint;
 pub mod idf;
+pub mod shingles;
 pub mod simhash;
 pub mod sketch;
 pub mod spec;

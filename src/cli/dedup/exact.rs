@@ -14,7 +14,7 @@ use simstore::Sketch;
 use simstore::index::groups::{Clusters, Grouping};
 use simstore::index::near::{ExactCheck, ExactSimilarities, MAX_EXACT_PAIRS, NearPairs, Texts};
 use simstore::input::reader::Record;
-use simstore::text::fingerprint::ShingleSets;
+use simstore::text::shingles::ShingleSets;
 
 use super::Args;
 use super::items::Items;
@@ -52,7 +52,7 @@ pub(super) fn clusters(
     // unchecked.
     let rereadable = records::once_only(&args.files).is_none();
     let mut exact = |pairs: NearPairs| match rereadable {
-        true => similarities(args, items, pairs, ROUNDS).map_err(|e| {
+        true => similarities(args, (items, partial), pairs, ROUNDS).map_err(|e| {
             let e = e.context("cannot read the inputs again to check the pairs near the threshold");
             simstore::Error::Io(std::io::Error::other(format!("{e:#}")))
         }),
@@ -80,17 +80,18 @@ pub(super) fn unchanged(snapshot: &crate::cli::input::Snapshot) -> Result<()> {
 }
 
 /// The exact similarities of `pairs` (records' positions; `items` maps them to item
-/// numbers, increasing), from the inputs read again in rounds ([`round`]) until every
-/// pair is scored; a pair whose record no longer reads is left out.
+/// numbers, increasing; the `partial` records are compared whole too), from the inputs
+/// read again in rounds ([`round`]) until every pair is scored; a pair whose record no
+/// longer reads is left out.
 fn similarities(
     args: &Args,
-    items: &Items,
+    (items, partial): (&Items, &[u32]),
     mut pairs: NearPairs,
     rounds: Rounds,
 ) -> Result<ExactSimilarities> {
     let mut out = ExactSimilarities::with_capacity(pairs.len());
     while !pairs.is_empty() {
-        let (scored, unread) = round(args, items, &pairs, rounds)?;
+        let (scored, unread) = round(args, (items, partial), &pairs, rounds)?;
         if scored.is_empty() {
             break;
         }
@@ -110,7 +111,7 @@ fn similarities(
 /// increasing.
 fn round(
     args: &Args,
-    items: &Items,
+    (items, partial): (&Items, &[u32]),
     pairs: &[(u32, u32)],
     rounds: Rounds,
 ) -> Result<(Scored, Vec<u32>)> {
@@ -121,6 +122,7 @@ fn round(
     wanted.dedup();
     let mut block = Block {
         edges: &edges,
+        partial,
         shingles: HashMap::new(),
         until: BinaryHeap::new(),
         bytes: 0,
@@ -165,6 +167,8 @@ type Scored = Vec<((u32, u32), f64)>;
 struct Block<'a> {
     /// Both directions of every pair, sorted.
     edges: &'a [(u32, u32)],
+    /// The partial records, whose whole texts count ([`ShingleSets::similarity`]).
+    partial: &'a [u32],
     shingles: HashMap<u32, ShingleSets>,
     /// The records held, by the position of their last partner (the first to let go on
     /// top).
@@ -197,9 +201,18 @@ impl Block<'_> {
             return;
         };
         let f = Fingerprinter::new();
-        let text = |r: &Record| f.shingle_sets(r.title.as_deref(), r.text.as_deref().unwrap_or(""));
-        let done: Vec<(u32, ShingleSets)> =
-            batch.par_drain(..).map(|(at, r)| (at, text(&r))).collect();
+        let partial = self.partial;
+        let text = |at: u32, r: &Record| {
+            let (title, text) = (r.title.as_deref(), r.text.as_deref().unwrap_or(""));
+            match partial.binary_search(&at) {
+                Ok(_) => f.shingle_sets(title, text),
+                Err(_) => ShingleSets::cleaned(f.shingles(title, text)),
+            }
+        };
+        let done: Vec<(u32, ShingleSets)> = batch
+            .par_drain(..)
+            .map(|(at, r)| (at, text(at, &r)))
+            .collect();
         let ats: Vec<u32> = done.iter().map(|d| d.0).collect();
         self.shingles.extend(done);
         let this = &*self;
@@ -306,9 +319,9 @@ mod tests {
             .collect();
         let mut items = Items::default();
         (0..u64::from(n)).for_each(|i| items.push(i));
-        let one = similarities(&args, &items, pairs.clone(), ROUNDS).unwrap();
+        let one = similarities(&args, (&items, &[]), pairs.clone(), ROUNDS).unwrap();
         let tiny = Rounds { bytes: 1, chunk: 2 };
-        let many = similarities(&args, &items, pairs, tiny).unwrap();
+        let many = similarities(&args, (&items, &[]), pairs, tiny).unwrap();
         assert_eq!(one, many);
         let f = Fingerprinter::new();
         let shingles: Vec<ShingleSets> = texts.iter().map(|t| f.shingle_sets(None, t)).collect();
@@ -347,19 +360,19 @@ mod tests {
         let mut items = Items::default();
         (0..8).for_each(|i| items.push(i));
         let one_at_a_time = Rounds { bytes: 1, chunk: 1 };
-        let (scored, unread) = round(&args, &items, &neighbours, one_at_a_time).unwrap();
+        let (scored, unread) = round(&args, (&items, &[]), &neighbours, one_at_a_time).unwrap();
         let mut got: Vec<(u32, u32)> = scored.iter().map(|s| s.0).collect();
         got.sort_unstable();
         assert_eq!(got, neighbours);
         assert!(unread.is_empty());
         let far = [neighbours.clone(), vec![(1, 7)]].concat();
-        let (scored, _) = round(&args, &items, &far, one_at_a_time).unwrap();
+        let (scored, _) = round(&args, (&items, &[]), &far, one_at_a_time).unwrap();
         assert_eq!(
             scored.len(),
             2,
             "1 fills the block until 7 is read: the pairs between wait"
         );
-        let all = similarities(&args, &items, far.clone(), one_at_a_time).unwrap();
+        let all = similarities(&args, (&items, &[]), far.clone(), one_at_a_time).unwrap();
         assert_eq!(all.len(), far.len(), "later rounds score the rest");
     }
 }

@@ -10,8 +10,9 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
+use simstore::index::near::PARTIAL_SHARE;
 use simstore::text::explain::{Explanation, explain};
-use simstore::text::fingerprint::ShingleSets;
+use simstore::text::shingles::ShingleSets;
 use simstore::{Fingerprint, Fingerprinter, MatchRule, Rule, Sketch, Store};
 
 use super::input::{self, FieldArgs};
@@ -209,6 +210,18 @@ fn side(f: &Fingerprinter, arg: &str, is_file: bool, title: Option<&str>) -> Res
     text_side(f, arg.to_owned(), title.as_deref(), &text)
 }
 
+/// The shingles a dedup of files compares a text by: as the sketch sees them, and its
+/// whole text's too when the fingerprint misses more than a tenth of its tokens.
+fn shingles_of(f: &Fingerprinter, title: Option<&str>, text: &str) -> ShingleSets {
+    let partial = f
+        .analyze(title, text)
+        .is_ok_and(|a| a.dropped_share() > PARTIAL_SHARE);
+    match partial {
+        true => f.shingle_sets(title, text),
+        false => ShingleSets::cleaned(f.shingles(title, text)),
+    }
+}
+
 /// A side named `name` from its title and text.
 fn text_side(f: &Fingerprinter, name: String, title: Option<&str>, text: &str) -> Result<Side> {
     let explained =
@@ -218,7 +231,7 @@ fn text_side(f: &Fingerprinter, name: String, title: Option<&str>, text: &str) -
         fp: explained.fingerprint,
         sketch: f.sketch(title, text),
         explained: Some(explained),
-        shingles: Some(f.shingle_sets(title, text)),
+        shingles: Some(shingles_of(f, title, text)),
     })
 }
 

@@ -1,0 +1,81 @@
+//! A text's shingles as the sketch sees them and as a whole: what a dataset dedup compares
+//! two texts by when it reads them again (`cli/dedup/exact.rs`, Python's `simstore.dedup`).
+
+use crate::text::fingerprint::Fingerprinter;
+use crate::text::sketch::{SketchBuilder, jaccard};
+use crate::text::tokens::for_each_token_of_every_line;
+
+/// A text's shingles as the sketch sees them and as a whole ([`Fingerprinter::shingle_sets`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShingleSets {
+    /// The distinct shingle hashes, sorted, of the title and the lines the cleaner keeps:
+    /// the set the sketch is the MinHash of ([`Fingerprinter::shingles`]).
+    pub cleaned: Vec<u32>,
+    /// The same of the title and every line; `None` when the cleaner left no line out
+    /// (the set is then `cleaned`).
+    pub whole: Option<Vec<u32>>,
+}
+
+impl ShingleSets {
+    /// How similar two texts are for a dataset dedup that reads them: the Jaccard
+    /// similarity of their cleaned shingles, or of their whole texts' when lower (where
+    /// neither has a whole set, the cleaned one alone; one without stands in as its own
+    /// whole text). The cleaner keeps page chrome from joining two articles of one site's
+    /// template (their whole texts are alike); the whole text keeps two different records
+    /// that the cleaner cut down to the same lines (source files under one licence line)
+    /// apart. A dataset dedup keeps the whole set of its partial records only
+    /// ([`crate::index::near::PARTIAL_SHARE`]): below that share the estimate of the cleaned
+    /// texts stands for the whole ones, and a copy's added chrome line does not count.
+    pub fn similarity(&self, other: &ShingleSets) -> f64 {
+        let cleaned = jaccard(&self.cleaned, &other.cleaned);
+        match (&self.whole, &other.whole) {
+            (None, None) => cleaned,
+            (a, b) => {
+                let whole = jaccard(
+                    a.as_ref().unwrap_or(&self.cleaned),
+                    b.as_ref().unwrap_or(&other.cleaned),
+                );
+                cleaned.min(whole)
+            }
+        }
+    }
+
+    /// The shingles the sketch sees, alone (a record whose whole text does not count).
+    pub fn cleaned(cleaned: Vec<u32>) -> Self {
+        ShingleSets {
+            cleaned,
+            whole: None,
+        }
+    }
+
+    /// Bytes held, about.
+    pub fn heap_bytes(&self) -> usize {
+        4 * (self.cleaned.capacity() + self.whole.as_ref().map_or(0, Vec::capacity))
+    }
+}
+
+impl Fingerprinter {
+    /// The shingles of a title and text as the sketch sees them, and of the *whole* text
+    /// (every line as it is, those the cleaner leaves out and URLs too), in one pass over
+    /// its lines. What a dataset dedup decides a pair by when it reads the texts
+    /// ([`ShingleSets::similarity`]).
+    pub fn shingle_sets(&self, title: Option<&str>, text: &str) -> ShingleSets {
+        let (mut cleaned, mut whole) = (SketchBuilder::collecting(), SketchBuilder::collecting());
+        let mut differ = false;
+        for_each_token_of_every_line(self.spec().seed, title, text, |token, _, weight, _| {
+            // Above 0: a token of both views; 0: of the whole text only; below: of the
+            // cleaned view only (a kept line's tokens without its URLs).
+            if weight >= 0.0 {
+                whole.push_word(token);
+            }
+            if weight != 0.0 {
+                cleaned.push_word(token);
+            }
+            differ |= weight <= 0.0;
+        });
+        ShingleSets {
+            cleaned: cleaned.finish_shingles(),
+            whole: differ.then(|| whole.finish_shingles()),
+        }
+    }
+}
