@@ -324,7 +324,8 @@ fn tabs_and_newlines_in_fields_cannot_forge_rows() {
     );
     // Other control characters and Unicode line separators, which some readers take for
     // line breaks (a NUL, a form feed, NEL, U+2028): escaped as `\u{HEX}` in `ids`.
-    let odd = serde_json::json!({"id": "c\u{0}d\u{c}e\u{85}f\u{2028}g", "fp": "00000000000000fe"});
+    // A direction override or a zero-width space would show another id than the stored one.
+    let odd = serde_json::json!({"id": "c\u{0}d\u{c}e\u{85}f\u{2028}g\u{202e}h\u{200b}", "fp": "00000000000000fe"});
     t.write("odd.jsonl", format!("{odd}\n").as_bytes());
     assert_eq!(code(&t.run(&["import", "odd.jsonl"])), 0);
     let o = t.run(&["ids"]);
@@ -336,8 +337,16 @@ fn tabs_and_newlines_in_fields_cannot_forge_rows() {
     );
     assert_eq!(out.matches('\n').count(), 2, "{out:?}");
     assert!(
-        out.contains("c\\u{0}d\\u{c}e\\u{85}f\\u{2028}g\n"),
+        out.contains("c\\u{0}d\\u{c}e\\u{85}f\\u{2028}g\\u{202e}h\\u{200b}\n"),
         "{out:?}"
+    );
+    // A message naming an id escapes it too.
+    let o = t.run(&["delete", "gone\u{1b}[31m"]);
+    assert_eq!(code(&o), 1);
+    assert!(
+        stderr(&o).contains("not stored: gone\\u{1b}[31m"),
+        "{}",
+        stderr(&o)
     );
 }
 

@@ -445,6 +445,22 @@ fn fake_similarities(pairs: &[(u32, u32)]) -> ExactSimilarities {
         .collect()
 }
 
+/// Whether a mode's dedup in memory compares records `i` and `j`: under one prefix of its
+/// layout's tables within the rule's reach, or sharing one of the rule's sketch bands.
+fn candidates_of<'a>(
+    fps: &'a [u64],
+    sketches: &'a [Option<Sketch>],
+    rule: &'a MatchRule,
+    layout: &'a simstore::Layout,
+) -> impl Fn(usize, usize) -> bool + 'a {
+    move |i, j| {
+        let (a, b) = (sketches[i].as_ref(), sketches[j].as_ref());
+        let d = (fps[i] ^ fps[j]).count_ones();
+        let shares = matches!((a, b), (Some(a), Some(b)) if bands::share(a, b, rule.bands));
+        (d <= rule.reach && layout.finds(layout.k_max(), fps[i], fps[j])) || shares
+    }
+}
+
 /// A dedup that reads its texts again (`Clusters::checked`) against a brute-force model: it
 /// is asked for exactly the candidate pairs whose estimate is within `EXACT_MARGIN` of
 /// their threshold (by the records' own positions, also when a keep policy reorders them),
@@ -461,12 +477,7 @@ fn pairs_near_the_threshold_are_decided_by_the_texts() {
             panic!("a mode's candidates are its tables'")
         };
         let n = fps.len();
-        let candidate = |i: usize, j: usize| {
-            let (a, b) = (sketches[i].as_ref(), sketches[j].as_ref());
-            let d = (fps[i] ^ fps[j]).count_ones();
-            let shares = matches!((a, b), (Some(a), Some(b)) if bands::share(a, b, rule.bands));
-            (d <= rule.reach && layout.finds(layout.k_max(), fps[i], fps[j])) || shares
-        };
+        let candidate = candidates_of(&fps, &sketches, &rule, layout);
         // Partial records (the cleaner left much of them out): every pair of theirs the
         // estimate takes goes to the texts, however far above the threshold.
         let partial: Vec<u32> = match reverse {
@@ -580,14 +591,15 @@ fn unreadable_texts_refuse_the_pairs_of_partial_records() {
     let n = fps.len();
     let partial: Vec<u32> = (0..n as u32).step_by(5).collect();
     let is_partial = |i: usize| partial.contains(&(i as u32));
-    let pair = |i: usize, j: usize| -> Option<u32> {
-        let (a, b) = (sketches[i].as_ref(), sketches[j].as_ref());
+    let candidate = candidates_of(&fps, &sketches, &rule, layout);
+    let taken = |i: usize, j: usize| {
         let d = (fps[i] ^ fps[j]).count_ones();
-        let shares = matches!((a, b), (Some(a), Some(b)) if bands::share(a, b, rule.bands));
-        let candidate = (d <= rule.reach && layout.finds(layout.k_max(), fps[i], fps[j])) || shares;
-        (candidate && rule.accepts(d, a, b) && !(is_partial(i) || is_partial(j))).then_some(d)
+        let accepts = rule.accepts(d, sketches[i].as_ref(), sketches[j].as_ref());
+        (candidate(i, j) && accepts).then_some(d)
     };
-    let leader = brute_leaders(n, pair);
+    let leader = brute_leaders(n, |i, j| {
+        taken(i, j).filter(|_| !is_partial(i) && !is_partial(j))
+    });
     let want: Vec<bool> = (0..n).map(|p| leader[p] == p).collect();
     let mut exact = |_: Vec<(u32, u32)>| Ok(ExactSimilarities::new());
     let texts = Texts {
@@ -602,13 +614,7 @@ fn unreadable_texts_refuse_the_pairs_of_partial_records() {
     assert!(check.unchecked > 0, "{check:?}");
     assert_eq!(check.checked, 0);
     // The same records with no partial one: the estimate takes those pairs.
-    let plain = brute_leaders(n, |i, j| {
-        let (a, b) = (sketches[i].as_ref(), sketches[j].as_ref());
-        let d = (fps[i] ^ fps[j]).count_ones();
-        let shares = matches!((a, b), (Some(a), Some(b)) if bands::share(a, b, rule.bands));
-        let candidate = (d <= rule.reach && layout.finds(layout.k_max(), fps[i], fps[j])) || shares;
-        (candidate && rule.accepts(d, a, b)).then_some(d)
-    });
+    let plain = brute_leaders(n, taken);
     assert_ne!(
         plain, leader,
         "the partial records must matter on this data"

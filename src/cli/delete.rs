@@ -27,7 +27,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
             eprintln!("deleted {id}");
         } else {
             missing += 1;
-            eprintln!("not stored: {id}");
+            eprintln!("not stored: {}", super::output::escape_field(id));
         }
     }
     Ok(if missing > 0 { 1 } else { 0 })

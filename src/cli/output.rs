@@ -58,11 +58,16 @@ pub fn match_line(m: &Match) -> String {
 }
 
 /// `field` with its tabs, line breaks and backslashes escaped for a tab-separated line
-/// (`\t`, `\n`, `\r`, `\\`), and every other control character and Unicode line or
-/// paragraph separator as `\u{HEX}` (a NUL, a form feed, U+0085 or U+2028 breaks a line
-/// or a terminal for some readers of the output).
+/// (`\t`, `\n`, `\r`, `\\`), and every other control character, Unicode line or paragraph
+/// separator, zero-width character and direction override as `\u{HEX}` (a NUL, a form
+/// feed, U+0085 or U+2028 breaks a line or a terminal for some readers of the output; a
+/// U+202E shows a reader another id than the one stored).
 pub fn escape_field(field: &str) -> std::borrow::Cow<'_, str> {
-    let special = |c: char| c == '\\' || c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
+    let special = |c: char| {
+        c == '\\'
+            || c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+    };
     if !field.contains(special) {
         return field.into();
     }

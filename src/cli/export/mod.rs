@@ -67,7 +67,8 @@ pub struct Args {
     #[arg(long, value_enum)]
     order: Option<Order>,
     /// Only the ids, one per line (tabs, line breaks and backslashes escaped as \t, \n,
-    /// \r, \\; other control characters and U+2028/U+2029 as \u{HEX}).
+    /// \r, \\; other control characters, line separators, zero-width characters and
+    /// direction overrides as \u{HEX}).
     #[arg(long)]
     ids_only: bool,
     /// Resume in id order: only documents whose id sorts after ID (an id starting with `-`
