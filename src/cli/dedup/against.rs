@@ -545,6 +545,7 @@ fn summary(
     };
     let unjudged = match found.unjudged {
         0 => String::new(),
+        n if args.add => format!(", {n} of them not fingerprinted and not stored (see above)"),
         n => format!(", {n} of them not fingerprinted (see above)"),
     };
     eprintln!(
