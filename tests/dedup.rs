@@ -445,6 +445,13 @@ fn fake_similarities(pairs: &[(u32, u32)]) -> ExactSimilarities {
         .collect()
 }
 
+/// The standard mode's rule as a dataset's, and its grouping of `n` records.
+fn dataset_grouping(n: usize) -> (MatchRule, Grouping) {
+    let mode = Quality::Standard;
+    let rule = mode.rule(mode.k_max()).for_datasets();
+    (rule, Grouping::new(rule, Some(mode), n, false).unwrap())
+}
+
 /// Whether a mode's dedup in memory compares records `i` and `j`: under one prefix of its
 /// layout's tables within the rule's reach, or sharing one of the rule's sketch bands.
 fn candidates_of<'a>(
@@ -470,9 +477,7 @@ fn candidates_of<'a>(
 fn pairs_near_the_threshold_are_decided_by_the_texts() {
     for (seed, reverse) in [(4, false), (5, true)] {
         let (fps, sketches) = sketched(seed);
-        let mode = Quality::Standard;
-        let rule = mode.rule(mode.k_max()).for_datasets();
-        let grouping = Grouping::new(rule, Some(mode), fps.len(), false).unwrap();
+        let (rule, grouping) = dataset_grouping(fps.len());
         let Candidates::Tables { layout, .. } = &grouping.candidates else {
             panic!("a mode's candidates are its tables'")
         };
@@ -582,9 +587,7 @@ fn pairs_near_the_threshold_are_decided_by_the_texts() {
 #[test]
 fn unreadable_texts_refuse_the_pairs_of_partial_records() {
     let (fps, sketches) = sketched(6);
-    let mode = Quality::Standard;
-    let rule = mode.rule(mode.k_max()).for_datasets();
-    let grouping = Grouping::new(rule, Some(mode), fps.len(), false).unwrap();
+    let (rule, grouping) = dataset_grouping(fps.len());
     let Candidates::Tables { layout, .. } = &grouping.candidates else {
         panic!("a mode's candidates are its tables'")
     };
