@@ -14,7 +14,6 @@ use rand::Rng;
 use simstore::Fingerprinter;
 use simstore::index::cluster::UnionFind;
 use simstore::index::near::{EXACT_MARGIN, PARTIAL_SHARE};
-use simstore::text::shingles::ShingleSets;
 
 use crate::util::{TestCommand, brute_leaders, clustered, code, flip, gen_text, rng, stderr};
 
@@ -241,10 +240,7 @@ fn verify_unlinks_pairs_whose_texts_differ() {
     // left much of out, is decided by the texts' shingles, cleaned and whole.
     let partial = |i: usize| analyses[i].dropped_share() > PARTIAL_SHARE;
     let shingles: Vec<_> = (texts.iter().enumerate())
-        .map(|(i, x)| match partial(i) {
-            true => f.shingle_sets(None, x),
-            false => ShingleSets::cleaned(f.shingles(None, x)),
-        })
+        .map(|(i, x)| f.shingle_sets(None, x, partial(i)))
         .collect();
     let similar = |i: usize, j: usize| match (&analyses[i].sketch, &analyses[j].sketch) {
         (Some(x), Some(y))
@@ -318,10 +314,13 @@ fn records_the_cleaner_left_much_of_out_are_compared_whole() {
     // The premise: one sketch for both files, most of each left out by the cleaner.
     assert_eq!(fa.sketch, fb.sketch);
     assert!(fa.dropped_share() > PARTIAL_SHARE && fb.dropped_share() > PARTIAL_SHARE);
-    let (sa, sb) = (f.shingle_sets(None, &a), f.shingle_sets(None, &b));
+    let (sa, sb) = (
+        f.shingle_sets(None, &a, true),
+        f.shingle_sets(None, &b, true),
+    );
     assert_eq!(sa.cleaned, sb.cleaned);
     assert!(sa.similarity(&sb) < 0.6);
-    assert!(sa.similarity(&f.shingle_sets(None, &a_copy)) >= 0.6);
+    assert!(sa.similarity(&f.shingle_sets(None, &a_copy, true)) >= 0.6);
     // Two more pairs of the kind, from an adversarial trial: rows of digits under one
     // text (few bytes, many tokens), and link lists under one caption (URLs, which the
     // sketch does not see, are the whole difference).

@@ -24,7 +24,8 @@ const DEFAULT_K: u32 = 3;
 /// dataset's (sketches at least 0.6 similar) over the pairs a store of that mode compares
 /// (its tables' spans within its reach, its bands). Pairs near the threshold are decided
 /// by the texts' shingles (`Clusters::checked`, `ShingleSets::similarity`), and so is every
-/// pair the sketches take of a text the cleaner left more than a tenth of out (`PARTIAL_SHARE`). A text without words is in no cluster (kept).
+/// pair the sketches take of a text the cleaner left more than a tenth of out
+/// (`PARTIAL_SHARE`). A text without words is in no cluster (kept).
 #[pyfunction]
 #[pyo3(signature = (texts, order = None, quality = "standard", k = None, verify = None, keep_none = false))]
 pub(crate) fn _dedup(
@@ -183,12 +184,9 @@ fn exact_similarities(
     let text = |j: u32| texts[with[j as usize] as usize].as_deref().unwrap_or("");
     let shingles: HashMap<u32, ShingleSets> = wanted
         .par_iter()
-        .map(|&j| match partial.binary_search(&j) {
-            Ok(_) => (j, FINGERPRINTER.shingle_sets(None, text(j))),
-            Err(_) => (
-                j,
-                ShingleSets::cleaned(FINGERPRINTER.shingles(None, text(j))),
-            ),
+        .map(|&j| {
+            let whole = partial.binary_search(&j).is_ok();
+            (j, FINGERPRINTER.shingle_sets(None, text(j), whole))
         })
         .collect();
     pairs

@@ -30,11 +30,11 @@ pub type ExactSimilarities = HashMap<(u32, u32), f64>;
 /// Computes the exact similarities it can of the pairs it is given.
 pub type ExactFn<'a> = &'a mut dyn FnMut(NearPairs) -> Result<ExactSimilarities>;
 
-/// A record whose cleaning left out more than this share of its text
-/// ([`crate::text::fingerprint::Analysis::dropped_share`]) is *partial*: its sketch
-/// describes what is left, not the record, so each pair of it that the sketches would take
-/// is decided by the texts ([`crate::text::fingerprint::ShingleSets::similarity`]: cleaned
-/// and whole). A page's dropped chrome is often more (the development set's copies with
+/// A record whose fingerprint and sketch miss more than this share of its tokens
+/// ([`crate::text::fingerprint::Analysis::dropped_share`]: lines the cleaner left out, and
+/// URLs) is *partial*: its sketch describes what is left, not the record, so each pair of
+/// it that the sketches would take is decided by the texts
+/// ([`crate::text::shingles::ShingleSets::similarity`]: cleaned and whole). A page's dropped chrome is often more (the development set's copies with
 /// chrome added: 5–50 %), and so is the code of a source file, whose lines the cleaner
 /// takes for a page's header and footer: two files whose only long line is one licence
 /// sentence have one sketch. A tenth is where the estimate of the cleaned texts can no

@@ -820,7 +820,7 @@ mod tests {
             (a.body_tokens, a.dropped_tokens, a.dropped_share()),
             (23, 0, 0.0)
         );
-        let sets = f.shingle_sets(None, article);
+        let sets = f.shingle_sets(None, article, true);
         assert_eq!(
             (&sets.cleaned, &sets.whole),
             (&f.shingles(None, article), &None)
@@ -830,7 +830,7 @@ mod tests {
         let p = f.analyze(None, &page).unwrap();
         assert_eq!(p.sketch, a.sketch);
         assert_eq!((p.body_tokens, p.dropped_tokens), (23 + 6, 6));
-        let page_sets = f.shingle_sets(None, &page);
+        let page_sets = f.shingle_sets(None, &page, true);
         assert_eq!(page_sets.cleaned, sets.cleaned);
         let whole = page_sets.whole.clone().unwrap();
         assert!(sets.cleaned.iter().all(|s| whole.binary_search(s).is_ok()));
@@ -844,7 +844,7 @@ mod tests {
         assert_eq!(page_sets.similarity(&sets), j);
         assert_eq!(sets.similarity(&page_sets), j);
         assert_eq!(page_sets.similarity(&page_sets), 1.0);
-        assert_eq!(f.shingle_sets(None, "").cleaned, Vec::<u32>::new());
+        assert_eq!(f.shingle_sets(None, "", true).cleaned, Vec::<u32>::new());
         // URLs: unseen by the sketch, even in a kept line; part of the whole text.
         let links = format!("{article} Read it at https://example.com/budget/2026 today.");
         let l = f.analyze(None, &links).unwrap();
@@ -853,11 +853,11 @@ mod tests {
             f.sketch(None, &format!("{article} Read it at today."))
         );
         assert_eq!(l.dropped_tokens, 5, "https, example, com, budget, 2026");
-        let link_sets = f.shingle_sets(None, &links);
+        let link_sets = f.shingle_sets(None, &links, true);
         assert_eq!(link_sets.cleaned, f.shingles(None, &links));
         let other = links.replace("budget/2026", "pool/2025");
         assert_eq!(f.shingles(None, &other), link_sets.cleaned);
-        assert!(link_sets.similarity(&f.shingle_sets(None, &other)) < 1.0);
+        assert!(link_sets.similarity(&f.shingle_sets(None, &other, true)) < 1.0);
         // Digit-heavy lines are few bytes but many tokens: counted by tokens.
         let table = format!("{article}\n2 2 3 0 1 2 8 9 1 6\n1 4 3 3 6 1 4 3 6 4");
         let t = f.analyze(None, &table).unwrap();

@@ -40,14 +40,6 @@ impl ShingleSets {
         }
     }
 
-    /// The shingles the sketch sees, alone (a record whose whole text does not count).
-    pub fn cleaned(cleaned: Vec<u32>) -> Self {
-        ShingleSets {
-            cleaned,
-            whole: None,
-        }
-    }
-
     /// Bytes held, about.
     pub fn heap_bytes(&self) -> usize {
         4 * (self.cleaned.capacity() + self.whole.as_ref().map_or(0, Vec::capacity))
@@ -55,11 +47,18 @@ impl ShingleSets {
 }
 
 impl Fingerprinter {
-    /// The shingles of a title and text as the sketch sees them, and of the *whole* text
-    /// (every line as it is, those the cleaner leaves out and URLs too), in one pass over
-    /// its lines. What a dataset dedup decides a pair by when it reads the texts
-    /// ([`ShingleSets::similarity`]).
-    pub fn shingle_sets(&self, title: Option<&str>, text: &str) -> ShingleSets {
+    /// The shingles of a title and text as the sketch sees them and, when `whole` (a
+    /// dataset dedup's partial record, [`crate::index::near::PARTIAL_SHARE`]), of the
+    /// *whole* text too (every line as it is, those the cleaner leaves out and URLs too),
+    /// in one pass over its lines. What a dataset dedup decides a pair by when it reads the
+    /// texts ([`ShingleSets::similarity`]).
+    pub fn shingle_sets(&self, title: Option<&str>, text: &str, whole: bool) -> ShingleSets {
+        if !whole {
+            return ShingleSets {
+                cleaned: self.shingles(title, text),
+                whole: None,
+            };
+        }
         let (mut cleaned, mut whole) = (SketchBuilder::collecting(), SketchBuilder::collecting());
         let mut differ = false;
         for_each_token_of_every_line(self.spec().seed, title, text, |token, _, weight, _| {

@@ -204,10 +204,7 @@ impl Block<'_> {
         let partial = self.partial;
         let text = |at: u32, r: &Record| {
             let (title, text) = (r.title.as_deref(), r.text.as_deref().unwrap_or(""));
-            match partial.binary_search(&at) {
-                Ok(_) => f.shingle_sets(title, text),
-                Err(_) => ShingleSets::cleaned(f.shingles(title, text)),
-            }
+            f.shingle_sets(title, text, partial.binary_search(&at).is_ok())
         };
         let done: Vec<(u32, ShingleSets)> = batch
             .par_drain(..)
@@ -324,7 +321,10 @@ mod tests {
         let many = similarities(&args, (&items, &[]), pairs, tiny).unwrap();
         assert_eq!(one, many);
         let f = Fingerprinter::new();
-        let shingles: Vec<ShingleSets> = texts.iter().map(|t| f.shingle_sets(None, t)).collect();
+        let shingles: Vec<ShingleSets> = texts
+            .iter()
+            .map(|t| f.shingle_sets(None, t, false))
+            .collect();
         let last = n - 1;
         for a in 0..last {
             for b in a + 1..last {

@@ -216,10 +216,7 @@ fn shingles_of(f: &Fingerprinter, title: Option<&str>, text: &str) -> ShingleSet
     let partial = f
         .analyze(title, text)
         .is_ok_and(|a| a.dropped_share() > PARTIAL_SHARE);
-    match partial {
-        true => f.shingle_sets(title, text),
-        false => ShingleSets::cleaned(f.shingles(title, text)),
-    }
+    f.shingle_sets(title, text, partial)
 }
 
 /// A side named `name` from its title and text.
