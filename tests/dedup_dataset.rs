@@ -13,7 +13,7 @@ use flate2::write::GzEncoder;
 use rand::Rng;
 use simstore::Fingerprinter;
 use simstore::index::cluster::UnionFind;
-use simstore::index::near::{EXACT_MARGIN, PARTIAL_SHARE};
+use simstore::index::near::{EXACT_MARGIN, is_partial};
 
 use crate::util::{TestCommand, brute_leaders, clustered, code, flip, gen_text, rng, stderr};
 
@@ -238,9 +238,9 @@ fn verify_unlinks_pairs_whose_texts_differ() {
     };
     // A pair whose estimate is near the threshold, or above it for a record the cleaner
     // left much of out, is decided by the texts' shingles, cleaned and whole.
-    let partial = |i: usize| analyses[i].dropped_share() > PARTIAL_SHARE;
+    let partial = |i: usize| is_partial(&f, &analyses[i], None);
     let shingles: Vec<_> = (texts.iter().enumerate())
-        .map(|(i, x)| f.shingle_sets(None, x, partial(i)))
+        .map(|(i, x)| f.shingle_sets(None, x, partial(i).then_some("")))
         .collect();
     let similar = |i: usize, j: usize| match (&analyses[i].sketch, &analyses[j].sketch) {
         (Some(x), Some(y))
@@ -313,14 +313,14 @@ fn records_the_cleaner_left_much_of_out_are_compared_whole() {
     let (fa, fb) = (f.analyze(None, &a).unwrap(), f.analyze(None, &b).unwrap());
     // The premise: one sketch for both files, most of each left out by the cleaner.
     assert_eq!(fa.sketch, fb.sketch);
-    assert!(fa.dropped_share() > PARTIAL_SHARE && fb.dropped_share() > PARTIAL_SHARE);
+    assert!(is_partial(&f, &fa, None) && is_partial(&f, &fb, None));
     let (sa, sb) = (
-        f.shingle_sets(None, &a, true),
-        f.shingle_sets(None, &b, true),
+        f.shingle_sets(None, &a, Some("")),
+        f.shingle_sets(None, &b, Some("")),
     );
     assert_eq!(sa.cleaned, sb.cleaned);
     assert!(sa.similarity(&sb) < 0.6);
-    assert!(sa.similarity(&f.shingle_sets(None, &a_copy, true)) >= 0.6);
+    assert!(sa.similarity(&f.shingle_sets(None, &a_copy, Some(""))) >= 0.6);
     // Two more pairs of the kind, from an adversarial trial: rows of digits under one
     // text (few bytes, many tokens), and link lists under one caption (URLs, which the
     // sketch does not see, are the whole difference).
@@ -365,6 +365,69 @@ fn records_the_cleaner_left_much_of_out_are_compared_whole() {
         "{pairs}"
     );
     assert!(!pairs.contains("\"1\""), "{pairs}");
+}
+
+/// A page of one site's template: its title and heading, `body`, then an unmarked list of
+/// `links` (which the HTML reader leaves out as a link list) and the template's menu.
+fn site_page(title: &str, body: &str, links: &[String]) -> String {
+    let items: String = (links.iter().enumerate())
+        .map(|(i, l)| format!("<li><a href=\"/p/{i}\">{l}</a></li>"))
+        .collect();
+    format!(
+        "<html><head><title>{title}</title></head><body><nav><a href=\"/\">Home</a> \
+         <a href=\"/about\">About us</a></nav><h1>{title}</h1>{body}<ul>{items}</ul>\
+         <footer>All rights reserved</footer></body></html>"
+    )
+}
+
+#[test]
+fn pages_whose_reader_left_their_links_out_are_compared_whole() {
+    // Listing pages of one site: one heading and intro, each with its own links. The
+    // reader keeps the heading and intro alone: one fingerprint and sketch for all.
+    let intro = "<p>Every guide we have published about planting, pruning and watering the \
+                 trees of a small garden through the four seasons of the year.</p>";
+    let words = [
+        "apple", "cherry", "walnut", "maple", "willow", "birch", "cedar", "plum",
+    ];
+    let link = |page: usize, i: usize| {
+        let w = |j: usize| words[(page * 7 + i * 3 + j) % words.len()];
+        format!("How to grow a {} {} tree {page}-{i}", w(0), w(1))
+    };
+    let listings: Vec<String> = (0..4)
+        .map(|p| {
+            site_page(
+                "Garden guides",
+                intro,
+                &(0..12).map(|i| link(p, i)).collect::<Vec<_>>(),
+            )
+        })
+        .collect();
+    let f = Fingerprinter::new();
+    let read = |html: &str| simstore::read::parse_html(html);
+    let (p0, p1) = (read(&listings[0]), read(&listings[1]));
+    assert_eq!((&p0.text, &p0.title), (&p1.text, &p1.title), "the premise");
+    assert!(p0.left_out.contains("apple") && p0.left_out != p1.left_out);
+    let a0 = f.analyze(p0.title.as_deref(), &p0.text).unwrap();
+    assert!(!is_partial(&f, &a0, None) && is_partial(&f, &a0, Some(&p0.left_out)));
+    // An article, and its copy on the same template with other related links: a copy.
+    let story = "<p>The council approved the budget for the city's parks and libraries on \
+                 Tuesday evening, after a long debate about the cost of the new swimming \
+                 pool, the repairs to the old library roof and the wages of the gardeners \
+                 who look after the rose beds by the river.</p>";
+    let related = |p: usize| (0..2).map(|i| link(p, i)).collect::<Vec<_>>();
+    let article = site_page("Budget approved", story, &related(5));
+    let copy = site_page("Budget approved", story, &related(6));
+    let t = TestCommand::new();
+    let pages = listings.iter().chain([&article, &copy]);
+    let lines: Vec<String> = pages
+        .enumerate()
+        .map(|(i, html)| serde_json::json!({"id": i, "html": html}).to_string())
+        .collect();
+    t.write("pages.jsonl", (lines.join("\n") + "\n").as_bytes());
+    let o = t.run(&["dedup", "pages.jsonl", "-o", "kept.jsonl"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let want: String = (0..5).map(|i| format!("{}\n", lines[i])).collect();
+    assert_eq!(std::fs::read_to_string(t.path("kept.jsonl")).unwrap(), want);
 }
 
 #[test]

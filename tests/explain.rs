@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 use simstore::Fingerprinter;
-use simstore::index::near::PARTIAL_SHARE;
+use simstore::index::near::is_partial;
 use simstore::text::explain::explain;
 
 use crate::quality::ARTICLE;
@@ -62,10 +62,10 @@ fn explain_shows_lines_features_distance_and_verdict() {
     // The texts' exact similarity as a dedup of files computes it: A's fingerprint misses
     // its chrome (more than a tenth of its tokens), so its whole text counts; B's is all of B.
     let f = simstore::Fingerprinter::new();
-    let partial = |t: &str| f.analyze(None, t).unwrap().dropped_share() > PARTIAL_SHARE;
+    let partial = |t: &str| is_partial(&f, &f.analyze(None, t).unwrap(), None);
     assert!(partial(A) && !partial(B));
-    let b = f.shingle_sets(None, B, false);
-    let exact = f.shingle_sets(None, A, true).similarity(&b);
+    let b = f.shingle_sets(None, B, None);
+    let exact = f.shingle_sets(None, A, Some("")).similarity(&b);
     assert!(exact < simstore::text::sketch::jaccard(&f.shingles(None, A), &b.cleaned));
     assert_eq!(v["jaccard_exact"].as_f64(), Some(exact), "{v}");
     assert!(

@@ -642,6 +642,7 @@ fn expected_from_object(obj: &Map<String, Value>) -> Result<Record, RecordError>
         title,
         text,
         url,
+        left_out: None,
         fp,
         restore,
     })

@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 
 use simstore::index::groups::{Clusters, Grouping};
-use simstore::index::near::{ExactSimilarities, NearPairs, PARTIAL_SHARE, Texts};
+use simstore::index::near::{ExactSimilarities, NearPairs, Texts, is_partial};
 use simstore::text::shingles::ShingleSets;
 use simstore::{MatchRule, Quality, Sketch};
 
@@ -107,7 +107,7 @@ fn kept(
         .par_iter()
         .map(|t| {
             let a = FINGERPRINTER.analyze(None, t.as_deref()?).ok()?;
-            let partial = a.dropped_share() > PARTIAL_SHARE;
+            let partial = is_partial(&FINGERPRINTER, &a, None);
             Some((a.fingerprint.0, a.sketch, partial))
         })
         .collect();
@@ -186,7 +186,10 @@ fn exact_similarities(
         .par_iter()
         .map(|&j| {
             let whole = partial.binary_search(&j).is_ok();
-            (j, FINGERPRINTER.shingle_sets(None, text(j), whole))
+            (
+                j,
+                FINGERPRINTER.shingle_sets(None, text(j), whole.then_some("")),
+            )
         })
         .collect();
     pairs

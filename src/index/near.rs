@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use crate::error::Result;
 use crate::index::quality::MatchRule;
+use crate::text::fingerprint::{Analysis, Fingerprinter};
 use crate::types::sketch::Sketch;
 
 /// How far from its threshold the sketches' estimate of a pair's similarity may fall and
@@ -31,15 +32,28 @@ pub type ExactSimilarities = HashMap<(u32, u32), f64>;
 pub type ExactFn<'a> = &'a mut dyn FnMut(NearPairs) -> Result<ExactSimilarities>;
 
 /// A record whose fingerprint and sketch miss more than this share of its tokens
-/// ([`crate::text::fingerprint::Analysis::dropped_share`]: lines the cleaner left out, and
-/// URLs) is *partial*: its sketch describes what is left, not the record, so each pair of
-/// it that the sketches would take is decided by the texts
-/// ([`crate::text::shingles::ShingleSets::similarity`]: cleaned and whole). A page's dropped chrome is often more (the development set's copies with
-/// chrome added: 5–50 %), and so is the code of a source file, whose lines the cleaner
-/// takes for a page's header and footer: two files whose only long line is one licence
-/// sentence have one sketch. A tenth is where the estimate of the cleaned texts can no
-/// longer stand for the whole texts within [`EXACT_MARGIN`].
+/// ([`is_partial`]: tokens of the lines the cleaner left out, URLs, and what a web page's
+/// reader left out) is *partial*: its sketch describes what is left, not the record, so
+/// each pair of it that the sketches would take is decided by the texts
+/// ([`crate::text::shingles::ShingleSets::similarity`]: cleaned and whole). A page's
+/// dropped chrome is often more (the development set's copies with chrome added: 5–50 %),
+/// and so is the code of a source file, whose lines the cleaner takes for a page's header
+/// and footer: two files whose only long line is one licence sentence have one sketch. A
+/// tenth is where the estimate of the cleaned texts can no longer stand for the whole
+/// texts within [`EXACT_MARGIN`].
 pub const PARTIAL_SHARE: f64 = 0.1;
+
+/// Whether a record whose text's analysis is `a` is partial ([`PARTIAL_SHARE`]);
+/// `left_out` is the visible text its page's reader left out of that text, if it was given
+/// as a web page ([`crate::input::html::Page::left_out`]): its tokens count as the body's
+/// and as missed.
+pub fn is_partial(f: &Fingerprinter, a: &Analysis, left_out: Option<&str>) -> bool {
+    let more = left_out.map_or(0, |t| f.count_tokens(t));
+    match a.body_tokens + more {
+        0 => false,
+        all => (a.dropped_tokens + more) as f64 / all as f64 > PARTIAL_SHARE,
+    }
+}
 
 /// What a dedup that can read its texts again gives [`crate::index::groups::Clusters::checked`].
 pub struct Texts<'a> {

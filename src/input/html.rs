@@ -34,6 +34,13 @@ pub struct Page {
     pub keywords: Option<String>,
     /// The main text, one block per line.
     pub text: String,
+    /// The visible blocks of the main content that the reader left out of `text` as link
+    /// lists (mostly link text), one per line. Not here: page chrome as the markup declares
+    /// it (`<nav>`, `role="navigation"`, `class="sidebar"`, blocks outside a `<main>` or
+    /// `<article>` that holds the text). A dataset dedup counts these as left out of the
+    /// record ([`crate::index::near::is_partial`]): two listing pages under one heading and
+    /// intro differ by their links alone.
+    pub left_out: String,
 }
 
 /// Decodes a page's bytes (see `crate::input::charset::decode`; `charset_hint` is the HTTP
@@ -529,22 +536,26 @@ pub fn parse(html: &str) -> Page {
         .sum();
     let only_main = main > 0 && main * 3 >= total;
     let mut text = String::with_capacity(total * 3);
+    let mut left_out = String::new();
     for b in &blocks {
+        // Outside the page's declared main content: chrome, as its markup says.
         if only_main && !b.main {
             continue;
         }
         let chars = b.text.chars().filter(|c| !c.is_whitespace()).count();
         // Link lists: mostly link text. Single links inside prose stay.
-        if chars > 0 && b.link_chars * 2 > chars {
-            continue;
-        }
-        text.push_str(&b.text);
-        text.push('\n');
+        let to = if chars > 0 && b.link_chars * 2 > chars {
+            &mut left_out
+        } else {
+            &mut text
+        };
+        to.push_str(&b.text);
+        to.push('\n');
     }
-    if text.ends_with('\n') {
-        text.pop();
-    }
+    text.pop();
+    left_out.pop();
     page.text = text;
+    page.left_out = left_out;
     page
 }
 
@@ -598,6 +609,8 @@ mod tests {
             page.text,
             "北京今日天气晴好\n今天北京的天气很好，我们去公园散步，看到很多人在跑步和放风筝。\n下午气温升到二十度，公园里游客很多。"
         );
+        // Outside the article is chrome, link list or not; within it there is none.
+        assert_eq!(page.left_out, "");
     }
 
     #[test]
@@ -615,6 +628,7 @@ mod tests {
             page.text,
             "The quick brown fox jumps over the lazy dog.\nIt was a sunny day in the park."
         );
+        assert_eq!(page.left_out, "Sports Business Weather");
     }
 
     #[test]

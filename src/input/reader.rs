@@ -40,6 +40,10 @@ pub struct Record {
     pub text: Option<String>,
     /// The URL, if given.
     pub url: Option<String>,
+    /// Of a record given as a web page (`"html"`): the visible text its reader left out of
+    /// `text` ([`crate::input::html::Page::left_out`]), which a dataset dedup counts as
+    /// missing from the fingerprint; `None` for a record given as text.
+    pub left_out: Option<String>,
     /// A precomputed fingerprint, if given; it is stored instead of computing one.
     pub fp: Option<Fingerprint>,
     /// With `fp`: the stored fields an exported record carries, kept when it is stored.
@@ -317,6 +321,7 @@ fn value_record(text: &str, fields: &Fields, line_no: u64) -> Result<Record, Rec
                 title: None,
                 text: Some(text),
                 url: None,
+                left_out: None,
                 fp: None,
                 restore: None,
             }),
@@ -373,16 +378,16 @@ fn record_id(
     }
 }
 
-/// A web page's main text and title.
+/// A web page's main text, title and the visible text its reader left out.
 #[cfg(feature = "html")]
-fn main_text(html: &str) -> Result<(String, Option<String>), RecordError> {
+fn main_text(html: &str) -> Result<(String, Option<String>, String), RecordError> {
     let page = crate::input::html::parse(html);
-    Ok((page.text, page.title))
+    Ok((page.text, page.title, page.left_out))
 }
 
 /// Without the HTML reader a page cannot be read.
 #[cfg(not(feature = "html"))]
-fn main_text(_: &str) -> Result<(String, Option<String>), RecordError> {
+fn main_text(_: &str) -> Result<(String, Option<String>, String), RecordError> {
     Err(RecordError::NoHtmlReader)
 }
 
@@ -390,12 +395,14 @@ fn main_text(_: &str) -> Result<(String, Option<String>), RecordError> {
 fn own_fields(own: own::OwnFields, id: String) -> Result<Record, RecordError> {
     let mut title = opt_string(own.title, "title")?;
     let mut text = opt_string(own.text, "text")?;
+    let mut left_out = None;
     if let Some(html) = opt_string(own.html, "html")? {
         // A web page: its main text stands for "text" unless that is given, its title for
         // "title" unless that is given.
         if text.is_none() {
-            let (main, page_title) = main_text(&html)?;
+            let (main, page_title, dropped) = main_text(&html)?;
             text = Some(main);
+            left_out = Some(dropped);
             if title.is_none() {
                 title = page_title;
             }
@@ -414,6 +421,7 @@ fn own_fields(own: own::OwnFields, id: String) -> Result<Record, RecordError> {
         title,
         text,
         url,
+        left_out,
         fp,
         restore: None,
     })
@@ -718,6 +726,7 @@ mod tests {
             title: None,
             text: Some("x y".into()),
             url: None,
+            left_out: None,
             fp: None,
             restore: None,
         };

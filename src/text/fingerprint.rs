@@ -92,18 +92,6 @@ pub struct Analysis {
     pub dropped_tokens: usize,
 }
 
-impl Analysis {
-    /// The share of the body's tokens the cleaner left out (0 for an empty body): a
-    /// dataset dedup decides the pairs of a record that lost much of itself by the texts
-    /// ([`crate::text::shingles::ShingleSets`]).
-    pub fn dropped_share(&self) -> f64 {
-        match self.body_tokens {
-            0 => 0.0,
-            n => self.dropped_tokens as f64 / n as f64,
-        }
-    }
-}
-
 impl From<&Analysis> for QueryKey {
     /// A query by a text's analysis: fingerprint, sketch and weak bits.
     fn from(a: &Analysis) -> Self {
@@ -816,11 +804,8 @@ mod tests {
                        after a long debate about the cost of the new swimming pool.";
         // Nothing dropped: one set, the sketch's.
         let a = f.analyze(None, article).unwrap();
-        assert_eq!(
-            (a.body_tokens, a.dropped_tokens, a.dropped_share()),
-            (23, 0, 0.0)
-        );
-        let sets = f.shingle_sets(None, article, true);
+        assert_eq!((a.body_tokens, a.dropped_tokens), (23, 0));
+        let sets = f.shingle_sets(None, article, Some(""));
         assert_eq!(
             (&sets.cleaned, &sets.whole),
             (&f.shingles(None, article), &None)
@@ -830,7 +815,7 @@ mod tests {
         let p = f.analyze(None, &page).unwrap();
         assert_eq!(p.sketch, a.sketch);
         assert_eq!((p.body_tokens, p.dropped_tokens), (23 + 6, 6));
-        let page_sets = f.shingle_sets(None, &page, true);
+        let page_sets = f.shingle_sets(None, &page, Some(""));
         assert_eq!(page_sets.cleaned, sets.cleaned);
         let whole = page_sets.whole.clone().unwrap();
         assert!(sets.cleaned.iter().all(|s| whole.binary_search(s).is_ok()));
@@ -844,7 +829,10 @@ mod tests {
         assert_eq!(page_sets.similarity(&sets), j);
         assert_eq!(sets.similarity(&page_sets), j);
         assert_eq!(page_sets.similarity(&page_sets), 1.0);
-        assert_eq!(f.shingle_sets(None, "", true).cleaned, Vec::<u32>::new());
+        assert_eq!(
+            f.shingle_sets(None, "", Some("")).cleaned,
+            Vec::<u32>::new()
+        );
         // URLs: unseen by the sketch, even in a kept line; part of the whole text.
         let links = format!("{article} Read it at https://example.com/budget/2026 today.");
         let l = f.analyze(None, &links).unwrap();
@@ -853,11 +841,11 @@ mod tests {
             f.sketch(None, &format!("{article} Read it at today."))
         );
         assert_eq!(l.dropped_tokens, 5, "https, example, com, budget, 2026");
-        let link_sets = f.shingle_sets(None, &links, true);
+        let link_sets = f.shingle_sets(None, &links, Some(""));
         assert_eq!(link_sets.cleaned, f.shingles(None, &links));
         let other = links.replace("budget/2026", "pool/2025");
         assert_eq!(f.shingles(None, &other), link_sets.cleaned);
-        assert!(link_sets.similarity(&f.shingle_sets(None, &other, true)) < 1.0);
+        assert!(link_sets.similarity(&f.shingle_sets(None, &other, Some(""))) < 1.0);
         // Digit-heavy lines are few bytes but many tokens: counted by tokens.
         let table = format!("{article}\n2 2 3 0 1 2 8 9 1 6\n1 4 3 3 6 1 4 3 6 4");
         let t = f.analyze(None, &table).unwrap();

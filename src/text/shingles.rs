@@ -47,18 +47,24 @@ impl ShingleSets {
 }
 
 impl Fingerprinter {
-    /// The shingles of a title and text as the sketch sees them and, when `whole` (a
-    /// dataset dedup's partial record, [`crate::index::near::PARTIAL_SHARE`]), of the
-    /// *whole* text too (every line as it is, those the cleaner leaves out and URLs too),
-    /// in one pass over its lines. What a dataset dedup decides a pair by when it reads the
-    /// texts ([`ShingleSets::similarity`]).
-    pub fn shingle_sets(&self, title: Option<&str>, text: &str, whole: bool) -> ShingleSets {
-        if !whole {
+    /// The shingles of a title and text as the sketch sees them and, when `whole` is given
+    /// (a dataset dedup's partial record, [`crate::index::near::is_partial`]), of the
+    /// *whole* text too: every line as it is (those the cleaner leaves out and URLs too),
+    /// then the lines of `whole` itself, what a web page's reader left out of `text`
+    /// (`""` for a record given as text). In one pass over the lines. What a dataset
+    /// dedup decides a pair by when it reads the texts ([`ShingleSets::similarity`]).
+    pub fn shingle_sets(
+        &self,
+        title: Option<&str>,
+        text: &str,
+        whole: Option<&str>,
+    ) -> ShingleSets {
+        let Some(left_out) = whole else {
             return ShingleSets {
                 cleaned: self.shingles(title, text),
                 whole: None,
             };
-        }
+        };
         let (mut cleaned, mut whole) = (SketchBuilder::collecting(), SketchBuilder::collecting());
         let mut differ = false;
         for_each_token_of_every_line(self.spec().seed, title, text, |token, _, weight, _| {
@@ -72,9 +78,25 @@ impl Fingerprinter {
             }
             differ |= weight <= 0.0;
         });
+        for_each_token_of_every_line(self.spec().seed, None, left_out, |token, _, weight, _| {
+            if weight >= 0.0 {
+                whole.push_word(token);
+                differ = true;
+            }
+        });
         ShingleSets {
             cleaned: cleaned.finish_shingles(),
             whole: differ.then(|| whole.finish_shingles()),
         }
+    }
+
+    /// The tokens (words and digit runs) of every line of `text`, URLs included: how
+    /// [`crate::text::fingerprint::Analysis::body_tokens`] counts a body.
+    pub fn count_tokens(&self, text: &str) -> usize {
+        let mut n = 0;
+        for_each_token_of_every_line(self.spec().seed, None, text, |_, _, weight, _| {
+            n += usize::from(weight >= 0.0);
+        });
+        n
     }
 }

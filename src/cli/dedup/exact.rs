@@ -204,7 +204,12 @@ impl Block<'_> {
         let partial = self.partial;
         let text = |at: u32, r: &Record| {
             let (title, text) = (r.title.as_deref(), r.text.as_deref().unwrap_or(""));
-            f.shingle_sets(title, text, partial.binary_search(&at).is_ok())
+            let whole = partial.binary_search(&at).is_ok();
+            f.shingle_sets(
+                title,
+                text,
+                whole.then(|| r.left_out.as_deref().unwrap_or("")),
+            )
         };
         let done: Vec<(u32, ShingleSets)> = batch
             .par_drain(..)
@@ -323,7 +328,7 @@ mod tests {
         let f = Fingerprinter::new();
         let shingles: Vec<ShingleSets> = texts
             .iter()
-            .map(|t| f.shingle_sets(None, t, false))
+            .map(|t| f.shingle_sets(None, t, None))
             .collect();
         let last = n - 1;
         for a in 0..last {

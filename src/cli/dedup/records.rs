@@ -6,7 +6,7 @@ use std::ops::Range;
 use anyhow::Result;
 use indicatif::ProgressBar;
 use rayon::prelude::*;
-use simstore::index::near::PARTIAL_SHARE;
+use simstore::index::near::is_partial;
 use simstore::input::reader::{self, Fields, Record};
 use simstore::{Fingerprinter, Sketch};
 
@@ -29,8 +29,8 @@ pub(super) struct Read {
     pub title: Option<String>,
     pub place: Place,
     pub rank: Rank,
-    /// Whether the cleaner left out more than [`PARTIAL_SHARE`] of its text: its pairs are
-    /// decided by the texts ([`simstore::index::near::Texts::partial`]).
+    /// Whether the cleaner (or a page's reader) left out much of its text
+    /// ([`is_partial`]): its pairs are decided by the texts ([`simstore::index::near::Texts::partial`]).
     pub partial: bool,
 }
 
@@ -353,7 +353,11 @@ pub(super) fn read_of(
     let (fp, sketch, partial) = match (opts.sketch, r.fp) {
         (true, None) => {
             let a = r.analysis(f).map_err(|e| e.to_string())?;
-            (a.fingerprint, a.sketch, a.dropped_share() > PARTIAL_SHARE)
+            (
+                a.fingerprint,
+                a.sketch,
+                is_partial(f, &a, r.left_out.as_deref()),
+            )
         }
         (true, Some(fp)) => (fp, None, false),
         (false, _) => (r.fingerprint(f).map_err(|e| e.to_string())?, None, false),

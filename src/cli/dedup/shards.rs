@@ -423,6 +423,7 @@ fn text_record(id: String, text: &str) -> Record {
         title: None,
         text: Some(text.to_owned()),
         url: None,
+        left_out: None,
         fp: None,
         restore: None,
     }

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
-use simstore::index::near::PARTIAL_SHARE;
+use simstore::index::near::is_partial;
 use simstore::text::explain::{Explanation, explain};
 use simstore::text::shingles::ShingleSets;
 use simstore::{Fingerprint, Fingerprinter, MatchRule, Rule, Sketch, Store};
@@ -192,7 +192,7 @@ fn judge<'a>(store: Option<&'a Store>, args: &Args) -> Judge<'a> {
 /// text, titled `title` when given (over a file's own title).
 fn side(f: &Fingerprinter, arg: &str, is_file: bool, title: Option<&str>) -> Result<Side> {
     if !is_file {
-        return text_side(f, "(text)".into(), title, arg);
+        return text_side(f, "(text)".into(), (title, arg), None);
     }
     let record = input::read_record(Path::new(arg), &FieldArgs::default().fields())?;
     if let Some(fp) = record.fp {
@@ -207,20 +207,35 @@ fn side(f: &Fingerprinter, arg: &str, is_file: bool, title: Option<&str>) -> Res
     }
     let title = title.map(str::to_owned).or(record.title);
     let text = record.text.unwrap_or_default();
-    text_side(f, arg.to_owned(), title.as_deref(), &text)
+    text_side(
+        f,
+        arg.to_owned(),
+        (title.as_deref(), &text),
+        record.left_out.as_deref(),
+    )
 }
 
 /// The shingles a dedup of files compares a text by: as the sketch sees them, and its
-/// whole text's too when the fingerprint misses more than a tenth of its tokens.
-fn shingles_of(f: &Fingerprinter, title: Option<&str>, text: &str) -> ShingleSets {
+/// whole text's too (with what a page's reader `left_out`) when the fingerprint misses
+/// much of it ([`is_partial`]).
+fn shingles_of(
+    f: &Fingerprinter,
+    (title, text): (Option<&str>, &str),
+    left_out: Option<&str>,
+) -> ShingleSets {
     let partial = f
         .analyze(title, text)
-        .is_ok_and(|a| a.dropped_share() > PARTIAL_SHARE);
-    f.shingle_sets(title, text, partial)
+        .is_ok_and(|a| is_partial(f, &a, left_out));
+    f.shingle_sets(title, text, partial.then(|| left_out.unwrap_or("")))
 }
 
-/// A side named `name` from its title and text.
-fn text_side(f: &Fingerprinter, name: String, title: Option<&str>, text: &str) -> Result<Side> {
+/// A side named `name` from its title and text (and what a page's reader left out of it).
+fn text_side(
+    f: &Fingerprinter,
+    name: String,
+    (title, text): (Option<&str>, &str),
+    left_out: Option<&str>,
+) -> Result<Side> {
     let explained =
         explain(f, title, text).with_context(|| format!("cannot fingerprint {name}"))?;
     Ok(Side {
@@ -228,7 +243,7 @@ fn text_side(f: &Fingerprinter, name: String, title: Option<&str>, text: &str) -
         fp: explained.fingerprint,
         sketch: f.sketch(title, text),
         explained: Some(explained),
-        shingles: Some(shingles_of(f, title, text)),
+        shingles: Some(shingles_of(f, (title, text), left_out)),
     })
 }
 

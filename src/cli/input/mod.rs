@@ -265,6 +265,7 @@ fn html_document(
         title: page.title,
         text: Some(page.text),
         url,
+        left_out: Some(page.left_out),
         fp: None,
         restore: None,
     })
@@ -284,6 +285,7 @@ fn text_document(
         title: None,
         text: Some(decoded.text),
         url,
+        left_out: None,
         fp: None,
         restore: None,
     })
