@@ -166,6 +166,103 @@ fn add_stores_the_kept_records_and_the_next_run_drops_them() {
     );
 }
 
+/// `--add` never replaces a stored document: a kept record whose id is stored already
+/// (before the run, or by an earlier record of it) is kept in the output, not stored, and
+/// said so; the store still holds what the earlier dump stored.
+#[test]
+fn add_never_replaces_a_stored_document() {
+    let t = TestCommand::new();
+    let (stored, new) = dumps(11);
+    t.write("old.jsonl", lines("d", &stored).as_bytes());
+    let (mut r, near) = (rng(12), |a: u64, b: u64| (a ^ b).count_ones() <= 3);
+    let twice = [r.random::<u64>(), r.random::<u64>()];
+    let extra = twice.map(|fp| format!("{{\"id\":\"twice\",\"fp\":\"{fp:016x}\"}}\n"));
+    // The new dump's ids are the old one's: `d0`, `d1`...
+    t.write("new.jsonl", (lines("d", &new) + &extra.concat()).as_bytes());
+    let db = t.path("db");
+    let db = db.to_str().unwrap();
+    let o = t.run(&["dedup", "old.jsonl", "--against", db, "--add", "--k", "3"]);
+    assert!(stderr(&o).contains("kept"), "{}", stderr(&o));
+    let stored_first = model(&[], &stored, 3);
+    // The model: what the store holds grows by the kept records whose ids are free.
+    let mut refs: Vec<u64> = (stored.iter().zip(&stored_first))
+        .filter_map(|(&fp, &k)| k.then_some(fp))
+        .collect();
+    let all: Vec<(String, u64)> = (new.iter().enumerate())
+        .map(|(i, &fp)| (format!("d{i}"), fp))
+        .chain(twice.map(|fp| ("twice".to_owned(), fp)))
+        .collect();
+    let mut ids: std::collections::HashSet<String> = (0..stored.len())
+        .filter(|&i| stored_first[i])
+        .map(|i| format!("d{i}"))
+        .collect();
+    let (mut kept, mut not_stored) = (String::new(), 0);
+    let text = lines("d", &new) + &extra.concat();
+    for ((id, fp), line) in all.iter().zip(text.lines()) {
+        if refs.iter().any(|&s| near(s, *fp)) {
+            continue;
+        }
+        kept += &format!("{line}\n");
+        match ids.insert(id.clone()) {
+            true => refs.push(*fp),
+            false => not_stored += 1,
+        }
+    }
+    assert!(not_stored > 1, "the premise: ids taken");
+    let args = [
+        "dedup",
+        "new.jsonl",
+        "--against",
+        db,
+        "--add",
+        "--k",
+        "3",
+        "-o",
+        "k.jsonl",
+    ];
+    let o = t.run(&args);
+    let err = stderr(&o);
+    assert_eq!(
+        std::fs::read_to_string(t.path("k.jsonl")).unwrap(),
+        kept,
+        "{err}"
+    );
+    assert_eq!(
+        err.matches("is stored already").count(),
+        not_stored,
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("{not_stored} of them not stored: their ids")),
+        "{err}"
+    );
+    assert_eq!(store_len_at(&t, db), refs.len() as u64);
+    // The first dump's records are all still there: under other ids, each is dropped.
+    t.write("again.jsonl", lines("z", &stored).as_bytes());
+    let o = t.run(&[
+        "dedup",
+        "again.jsonl",
+        "--against",
+        db,
+        "--k",
+        "3",
+        "-o",
+        "a.jsonl",
+    ]);
+    assert_eq!(
+        std::fs::read_to_string(t.path("a.jsonl")).unwrap(),
+        "",
+        "{}",
+        stderr(&o)
+    );
+}
+
+fn store_len_at(t: &TestCommand, db: &str) -> u64 {
+    let o = t.run_on(std::path::Path::new(db), &["stats", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["docs"].as_u64().unwrap()
+}
+
 /// `--keep longest|newest:n|oldest:n` with `--against`: the model checks the records in the
 /// policy's order (ties in input order) against the store and the records kept before it,
 /// and the kept lines come out in input order, with and without `--add`.

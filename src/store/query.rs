@@ -379,6 +379,20 @@ impl Store {
         })
     }
 
+    /// Which of `ids` are stored, in their order: one lookup of the id index for all (one
+    /// batch of round trips on a Redis Cluster), the documents not read.
+    ///
+    /// ```
+    /// # let store = simstore::StoreBuilder::in_memory().open()?;
+    /// store.insert(&simstore::Document::new("a", "some words of a page"))?;
+    /// assert_eq!(store.contains(&["a", "b"])?, [true, false]);
+    /// # Ok::<(), simstore::Error>(())
+    /// ```
+    pub fn contains(&self, ids: &[&str]) -> Result<Vec<bool>> {
+        let snap = self.view(Consistency::PointInTime);
+        Ok(snap.ids(ids)?.iter().map(Option::is_some).collect())
+    }
+
     /// The stored document `id`, if any.
     pub fn get(&self, id: &str) -> Result<Option<StoredDoc>> {
         let snap = self.view(Consistency::PointInTime);

@@ -164,8 +164,9 @@ pub struct Args {
     #[arg(long, value_name = "STORE")]
     against: Option<PathBuf>,
     /// With --against: store the records kept (so the next dump is deduplicated against
-    /// this one too); every record then needs its own id (--id-field). The store is created
-    /// (standard mode) when missing.
+    /// this one too); every record then needs its own id (--id-field). A stored document is
+    /// never replaced: a kept record whose id is stored already is written out but not
+    /// stored, with a warning. The store is created (standard mode) when missing.
     #[arg(long, requires = "against")]
     add: bool,
     /// Cluster FILEs by connected components (the old grouping) rather than by leader:

@@ -20,7 +20,6 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
-use serde_json::json;
 use simstore::input::reader::Fields;
 use simstore::store::RedisUrl;
 use simstore::{CheckOutcome, Entry, MatchRule, QueryKey, Rule, Store, StoreBuilder};
@@ -29,10 +28,11 @@ use super::Args;
 use super::keep::{Keep, Rank};
 use super::kept::Target;
 use super::records::{self, Skip};
-use super::rows::Rows;
 use super::{dataset, shards};
 use crate::cli::input::{self, Inputs, Place, Raw, Stamp};
 use crate::cli::{Code, output};
+
+mod report;
 
 /// Records read and checked at a time.
 const CHUNK_ITEMS: usize = 2048;
@@ -66,6 +66,9 @@ struct Found {
     /// With `--output`: of the records kept, those that could not be fingerprinted (no
     /// text, a field too long to store...), kept as they are, unchecked and not stored.
     unjudged: u64,
+    /// With `--add`: of the records kept, those not stored because their id was stored
+    /// already (before the run, or by an earlier record of it).
+    taken: u64,
     items: u64,
     stamps: Vec<Stamp>,
 }
@@ -147,9 +150,9 @@ pub(super) fn run(args: &Args, reference: &Path, start: Instant) -> Result<Code>
         None => String::new(),
     };
     if let Some(path) = &args.clusters {
-        write_dropped(path, &found.dropped)?;
+        report::write_dropped(path, &found.dropped)?;
     }
-    summary((args, &against.rule), &store, &found, &written, start);
+    report::summary((args, &against.rule), &store, &found, &written, start);
     Ok(if found.failed > 0 || found.dropped.is_empty() {
         1
     } else {
@@ -319,7 +322,8 @@ impl Against<'_> {
         bar: &ProgressBar,
     ) -> Result<()> {
         let stored = self.stored_matches(&entries)?;
-        for ((item, place, entry), stored) in entries.into_iter().zip(stored) {
+        let taken = self.taken_ids(&entries)?;
+        for (((item, place, entry), stored), taken) in entries.into_iter().zip(stored).zip(taken) {
             let entry = match entry {
                 Ok(e) => e,
                 Err(e) if e.record && self.keeps_unjudged => {
@@ -342,11 +346,25 @@ impl Against<'_> {
                 }
             };
             found.records += 1;
+            let taken = taken || self.added.contains(&entry.id);
             let dup = match stored {
                 Some(m) => Some((m.doc.id, m.distance, true)),
+                None if taken => self.check_only(&entry)?,
                 None => self.check(item, entry.clone())?,
             };
             match dup {
+                None if taken => {
+                    found.kept.push(item);
+                    found.taken += 1;
+                    let id = output::escape_field(&entry.id);
+                    bar.suspend(|| {
+                        eprintln!(
+                            "warning: {place}: id {id} is stored already, as another document: \
+                             kept, not stored (--add never replaces a stored document; give \
+                             each record an id of its own)"
+                        )
+                    });
+                }
                 None => {
                     found.kept.push(item);
                     match self.scratch {
@@ -393,6 +411,39 @@ impl Against<'_> {
             .zip(entries)
             .map(|(matches, (_, _, e))| e.as_ref().ok().and(nearest(matches)))
             .collect())
+    }
+
+    /// With `--add`: whether each entry's id is stored (before this chunk), in one lookup;
+    /// without, none is (the scratch store names records by their item numbers).
+    fn taken_ids(&self, entries: &[Read]) -> Result<Vec<bool>> {
+        if self.scratch.is_some() {
+            return Ok(vec![false; entries.len()]);
+        }
+        let ids: Vec<&str> = (entries.iter())
+            .map(|(_, _, e)| e.as_ref().map_or("", |e| e.id.as_str()))
+            .collect();
+        let stored = self.store.contains(&ids).context("cannot read the store")?;
+        Ok(stored
+            .into_iter()
+            .zip(entries)
+            .map(|(s, e)| s && e.2.is_ok())
+            .collect())
+    }
+
+    /// With `--add`, an entry whose id is stored already: the stored document it
+    /// duplicates, as [`Self::check`] says, found by a query (nothing stored).
+    fn check_only(&self, entry: &Entry) -> Result<Option<(String, u32, bool)>> {
+        let key = QueryKey {
+            fp: entry.fp,
+            sketch: entry.meta.sketch,
+            weak_bits: entry.meta.weak_bits,
+        };
+        let matches = (self.store.query(key, self.rule))
+            .with_context(|| format!("cannot check record {}", entry.id))?;
+        Ok(nearest(matches).map(|m| {
+            let stored = !self.added.contains(&m.doc.id);
+            (m.doc.id, m.distance, stored)
+        }))
     }
 
     /// Checks one entry against the records kept so far (with `--add`, the store, which
@@ -502,61 +553,4 @@ fn nearest(matches: Vec<simstore::Match>) -> Option<simstore::Match> {
     matches
         .into_iter()
         .min_by(|a, b| (a.distance, &a.doc.id).cmp(&(b.distance, &b.doc.id)))
-}
-
-/// Writes `--clusters` for a dedup against a store: one row per dropped record, with the
-/// document it duplicates as its representative.
-fn write_dropped(path: &Path, dropped: &[Dropped]) -> Result<()> {
-    let mut out = Rows::create(path)?;
-    let mut clusters: HashMap<&str, usize> = HashMap::new();
-    for d in dropped {
-        let next = clusters.len();
-        let cluster = *clusters.entry(&d.of).or_insert(next);
-        let row = json!({
-            "cluster": cluster, "id": d.id, "file": d.place.name.as_ref(),
-            "line": d.place.number(), "representative": d.of, "kept": false,
-            "distance": d.distance, "stored": d.stored,
-        });
-        out.push(&row)?;
-    }
-    out.finish()
-}
-
-/// The summary line on stderr.
-fn summary(
-    (args, rule): (&Args, &MatchRule),
-    store: &Store,
-    found: &Found,
-    written: &str,
-    start: Instant,
-) {
-    let of_stored = found.dropped.iter().filter(|d| d.stored).count() as u64;
-    let dropped = found.dropped.len() as u64;
-    let added = match args.add {
-        true => format!(
-            "; the store holds {}",
-            output::count(store.len(), "document")
-        ),
-        false => String::new(),
-    };
-    let failed = match found.failed {
-        0 => String::new(),
-        n => format!(", {} failed", output::count(n, "record")),
-    };
-    let unjudged = match found.unjudged {
-        0 => String::new(),
-        n if args.add => format!(", {n} of them not fingerprinted and not stored (see above)"),
-        n => format!(", {n} of them not fingerprinted (see above)"),
-    };
-    eprintln!(
-        "{} against {} ({}): kept {}{}{unjudged}, dropped {dropped} ({of_stored} duplicates of \
-         stored documents, {} of records kept){failed}{written}{added} — {:.2} s",
-        output::count(found.records, "record"),
-        store.path().display(),
-        super::super::rule::describe(rule),
-        found.kept.len(),
-        if args.add { " (stored)" } else { "" },
-        dropped - of_stored,
-        start.elapsed().as_secs_f64()
-    );
 }
