@@ -129,17 +129,7 @@ fn add_stores_the_kept_records_and_the_next_run_drops_them() {
     let all: Vec<u64> = stored.clone();
     let kept = model(&all, &new, 3);
     let n = kept.iter().filter(|&&k| k).count();
-    let o = t.run(&[
-        "dedup",
-        "new.jsonl",
-        "--against",
-        db,
-        "--add",
-        "--k",
-        "3",
-        "-o",
-        "k.jsonl",
-    ]);
+    let o = t.run(&add_args("new.jsonl", db, "k.jsonl"));
     assert!(
         stderr(&o).contains(&format!("kept {n} (stored)")),
         "{}",
@@ -209,18 +199,7 @@ fn add_never_replaces_a_stored_document() {
         }
     }
     assert!(not_stored > 1, "the premise: ids taken");
-    let args = [
-        "dedup",
-        "new.jsonl",
-        "--against",
-        db,
-        "--add",
-        "--k",
-        "3",
-        "-o",
-        "k.jsonl",
-    ];
-    let o = t.run(&args);
+    let o = t.run(&add_args("new.jsonl", db, "k.jsonl"));
     let err = stderr(&o);
     assert_eq!(
         std::fs::read_to_string(t.path("k.jsonl")).unwrap(),
@@ -255,6 +234,21 @@ fn add_never_replaces_a_stored_document() {
         "{}",
         stderr(&o)
     );
+}
+
+/// `dedup FILE --against DB --add --k 3 -o OUT`.
+fn add_args<'a>(file: &'a str, db: &'a str, out: &'a str) -> [&'a str; 9] {
+    [
+        "dedup",
+        file,
+        "--against",
+        db,
+        "--add",
+        "--k",
+        "3",
+        "-o",
+        out,
+    ]
 }
 
 fn store_len_at(t: &TestCommand, db: &str) -> u64 {

@@ -352,16 +352,10 @@ fn import_all(
                     - failed.partition_point(|&i| i < d.items.start);
                 let n = d.items.end - d.items.start - failed as u64;
                 summary.damaged += n;
-                bar.suspend(|| {
-                    eprintln!(
-                        "error: {}: {}: {} read from a damaged gzip member before its damage \
-                         was found were stored; they may be wrong: import them again from a \
-                         good copy of the file",
-                        d.name,
-                        d.place(),
-                        output::count(n, "record")
-                    )
-                });
+                let outcome = " were stored; they may be wrong: import them again from a good \
+                               copy of the file";
+                let read = output::count(n, "record");
+                bar.suspend(|| eprintln!("{}", d.error(read, outcome)));
             }
         }
     })();

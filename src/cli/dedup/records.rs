@@ -184,15 +184,8 @@ pub(super) fn read_records(
             let n = sink.drop_items(damaged.items.clone()) + (held - counts.unjudged.len()) as u64;
             counts.records -= n;
             counts.failed += n;
-            bar.suspend(|| {
-                eprintln!(
-                    "error: {}: {}: {} read from a damaged gzip member before its damage was \
-                     found; they may be wrong and are left out",
-                    damaged.name,
-                    damaged.place(),
-                    output::count(n, "record")
-                )
-            });
+            let read = output::count(n, "record");
+            bar.suspend(|| eprintln!("{}", damaged.error(read, input::LEFT_OUT)));
         }
         Ok(())
     })?;

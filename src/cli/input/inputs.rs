@@ -108,7 +108,21 @@ pub struct Damaged {
     what: &'static str,
 }
 
+/// What became of records read from a damaged gzip member that a command leaves out.
+pub const LEFT_OUT: &str = "; they may be wrong and are left out";
+
 impl Damaged {
+    /// The error message on `read` of them (`3 records`), and what became of them
+    /// (`outcome`, e.g. [`LEFT_OUT`]).
+    pub fn error(&self, read: String, outcome: &str) -> String {
+        format!(
+            "error: {}: {}: {read} read from a damaged gzip member before its damage was \
+             found{outcome}",
+            self.name,
+            self.place()
+        )
+    }
+
     /// Where they are, for messages: `lines 5–900` (`records 3–8` in a WARC file).
     pub fn place(&self) -> String {
         let (a, b) = (self.numbers.start(), self.numbers.end());

@@ -30,7 +30,7 @@ use simstore::input::reader::{self, Fields, Lines, Record};
 
 use detect::{open, resolve};
 pub use fields::FieldArgs;
-pub use inputs::{Damaged, Inputs};
+pub use inputs::{Damaged, Inputs, LEFT_OUT};
 pub use parquet::lossy_text;
 pub use spool::{cannot_reopen, spool};
 pub use stamp::{FileId, Snapshot, Stamp};

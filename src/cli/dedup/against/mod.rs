@@ -486,15 +486,9 @@ impl Against<'_> {
     ) -> Result<()> {
         let Some(scratch) = &self.scratch else {
             let n = items.end - items.start;
-            bar.suspend(|| {
-                eprintln!(
-                    "error: {}: {}: {} read from a damaged gzip member before its damage was \
-                     found were checked and stored; they may be wrong",
-                    damaged.name,
-                    damaged.place(),
-                    output::count(n, "item")
-                )
-            });
+            let read = output::count(n, "item");
+            let outcome = " were checked and stored; they may be wrong";
+            bar.suspend(|| eprintln!("{}", damaged.error(read, outcome)));
             return Ok(());
         };
         let at = found.kept.partition_point(|&i| i < items.start)
@@ -512,15 +506,8 @@ impl Against<'_> {
         let n = (at.len() + before - found.dropped.len()) as u64;
         found.records -= n;
         found.failed += n;
-        bar.suspend(|| {
-            eprintln!(
-                "error: {}: {}: {} read from a damaged gzip member before its damage was \
-                 found; they may be wrong and are left out",
-                damaged.name,
-                damaged.place(),
-                output::count(n, "record")
-            )
-        });
+        let read = output::count(n, "record");
+        bar.suspend(|| eprintln!("{}", damaged.error(read, input::LEFT_OUT)));
         Ok(())
     }
 }
@@ -537,15 +524,8 @@ fn left_out(
     read.drain(at.clone());
     ranks.drain(at.clone());
     found.failed += at.len() as u64;
-    bar.suspend(|| {
-        eprintln!(
-            "error: {}: {}: {} read from a damaged gzip member before its damage was found; \
-             they may be wrong and are left out",
-            damaged.name,
-            damaged.place(),
-            output::count(at.len() as u64, "record")
-        )
-    });
+    let read = output::count(at.len() as u64, "record");
+    bar.suspend(|| eprintln!("{}", damaged.error(read, input::LEFT_OUT)));
 }
 
 /// The nearest of `matches` (ties: the smallest id).
