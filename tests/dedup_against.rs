@@ -174,7 +174,8 @@ fn add_never_replaces_a_stored_document() {
     let o = t.run(&["dedup", "old.jsonl", "--against", db, "--add", "--k", "3"]);
     assert!(stderr(&o).contains("kept"), "{}", stderr(&o));
     let stored_first = model(&[], &stored, 3);
-    // The model: what the store holds grows by the kept records whose ids are free.
+    // The model: every record kept is checked against; only those whose ids are free are
+    // stored.
     let mut refs: Vec<u64> = (stored.iter().zip(&stored_first))
         .filter_map(|(&fp, &k)| k.then_some(fp))
         .collect();
@@ -193,10 +194,9 @@ fn add_never_replaces_a_stored_document() {
             continue;
         }
         kept += &format!("{line}\n");
-        match ids.insert(id.clone()) {
-            true => refs.push(*fp),
-            false => not_stored += 1,
-        }
+        // Kept, and a reference for the records after it, stored or not.
+        refs.push(*fp);
+        not_stored += usize::from(!ids.insert(id.clone()));
     }
     assert!(not_stored > 1, "the premise: ids taken");
     let o = t.run(&add_args("new.jsonl", db, "k.jsonl"));
@@ -215,7 +215,7 @@ fn add_never_replaces_a_stored_document() {
         err.contains(&format!("{not_stored} of them not stored: their ids")),
         "{err}"
     );
-    assert_eq!(store_len_at(&t, db), refs.len() as u64);
+    assert_eq!(store_len_at(&t, db), (refs.len() - not_stored) as u64);
     // The first dump's records are all still there: under other ids, each is dropped.
     t.write("again.jsonl", lines("z", &stored).as_bytes());
     let o = t.run(&[
@@ -234,6 +234,86 @@ fn add_never_replaces_a_stored_document() {
         "{}",
         stderr(&o)
     );
+}
+
+/// With `--add`, a record kept but not stored (its id was taken) still counts as kept: a
+/// later copy of it is dropped, as without `--add`.
+#[test]
+fn add_checks_later_records_against_those_it_did_not_store() {
+    let t = TestCommand::new();
+    let line = |id: &str, text: &str| serde_json::json!({"id": id, "text": text}).to_string();
+    let harbour = "The harbour authority approved a new ferry terminal on the east quay, with \
+                   construction starting in May and the first sailings planned for summer.";
+    t.write(
+        "d1.jsonl",
+        format!("{}\n", line("doc0", harbour)).as_bytes(),
+    );
+    let o = t.run(&[
+        "dedup",
+        "d1.jsonl",
+        "--against",
+        "db",
+        "--add",
+        "-o",
+        "k1.jsonl",
+    ]);
+    assert_eq!(code(&o), 1, "nothing dropped: {}", stderr(&o));
+    let frog = "Scientists reported a new species of frog in the rainforest, its bright colours \
+                warning predators of the poison in its skin, and a survey is planned.";
+    let (taken, fresh) = (line("doc0", frog), line("fresh", frog));
+    t.write("d2.jsonl", format!("{taken}\n{fresh}\n").as_bytes());
+    let o = t.run(&[
+        "dedup",
+        "d2.jsonl",
+        "--against",
+        "db",
+        "--add",
+        "-o",
+        "k2.jsonl",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(code(&o), 0, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(t.path("k2.jsonl")).unwrap(),
+        format!("{taken}\n")
+    );
+    assert!(err.contains("1 of records kept"), "{err}");
+    assert_eq!(store_len_at(&t, t.path("db").to_str().unwrap()), 1);
+}
+
+/// A run killed before it wrote its output stored what it kept; run again, those records
+/// are the stored documents of their own ids: dropped, and said so; with `--resume`,
+/// written out.
+#[test]
+fn resume_writes_out_what_a_killed_run_stored() {
+    let t = TestCommand::new();
+    let (stored, _) = dumps(13);
+    t.write("d.jsonl", lines("d", &stored).as_bytes());
+    let db = t.path("db");
+    let db = db.to_str().unwrap();
+    // The killed run, as far as the store sees it: everything kept is stored.
+    let o = t.run(&["dedup", "d.jsonl", "--against", db, "--add", "--k", "3"]);
+    assert!(stderr(&o).contains("kept"), "{}", stderr(&o));
+    let kept: String = (lines("d", &stored).lines().zip(model(&[], &stored, 3)))
+        .filter(|&(_, k)| k)
+        .map(|(l, _)| format!("{l}\n"))
+        .collect();
+    let o = t.run(&add_args("d.jsonl", db, "again.jsonl"));
+    assert_eq!(std::fs::read_to_string(t.path("again.jsonl")).unwrap(), "");
+    let n = kept.lines().count();
+    let note = format!("note: {n} records dropped as the stored document of their own id");
+    assert!(stderr(&o).contains(&note), "{}", stderr(&o));
+    let mut args = add_args("d.jsonl", db, "resumed.jsonl").to_vec();
+    args.push("--resume");
+    let o = t.run(&args);
+    assert_eq!(
+        std::fs::read_to_string(t.path("resumed.jsonl")).unwrap(),
+        kept,
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains(&format!("{n} of them stored by the run taken up")));
+    assert_eq!(store_len_at(&t, db), n as u64);
 }
 
 /// `dedup FILE --against DB --add --k 3 -o OUT`.

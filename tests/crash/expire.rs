@@ -16,8 +16,10 @@ use crate::util::rng;
 /// Documents stored before the cutoff (expired) and after it (kept).
 const OLD: u64 = 20_000;
 const NEW: u64 = 2_000;
-/// Kills, each of a fresh copy of the store.
+/// Kills, each of a fresh copy of the store; more, up to `MAX_ROUNDS`, until one lands in
+/// the middle of the deletes.
 const ROUNDS: usize = 6;
+const MAX_ROUNDS: usize = 24;
 
 fn fp_of(i: u64) -> u64 {
     i.wrapping_mul(0x9E37_79B9_7F4A_7C15)
@@ -89,21 +91,33 @@ fn kill_9_during_an_expiry_leaves_every_document_whole_or_gone() {
     assert_eq!(verify(&full), 0);
     let mut r = rng(0xe8_9172);
     let (mut kills, mut partial) = (0, 0);
-    for round in 0..ROUNDS {
+    // The kill moment is a share of one full run's time, which a loaded machine makes
+    // uneven: a kill that came too late (the run finished) or too early (nothing deleted
+    // yet) narrows the window, and rounds go on (up to MAX_ROUNDS) until one landed in the
+    // middle of the deletes.
+    let (mut lo, mut hi) = (0.3, 0.95);
+    let mut round = 0;
+    while round < ROUNDS || (partial == 0 && round < MAX_ROUNDS) {
         let path = dir.path().join(format!("round{round}"));
         super::maintenance::copy_dir(&template, &path);
-        let at = took.mul_f64(r.random_range(0.3..0.95));
-        let (killed, _) = expire(&path, cutoff, at, dir.path());
+        let share = r.random_range(lo..hi);
+        let (killed, _) = expire(&path, cutoff, took.mul_f64(share), dir.path());
         kills += u64::from(killed);
         let left = verify(&path);
         partial += u64::from(killed && left > 0 && left < OLD);
+        match (killed, left) {
+            (false, _) | (true, 0) => hi = share.max(lo + 0.01),
+            (true, OLD) => lo = share.min(hi - 0.01),
+            _ => {}
+        }
         // The next expiry finishes the job.
         expire(&path, cutoff, Duration::from_secs(600), dir.path());
         assert_eq!(verify(&path), 0);
         let _ = std::fs::remove_dir_all(&path);
+        round += 1;
     }
     eprintln!(
-        "expire crash test: {kills} of {ROUNDS} runs killed, {partial} with part of the old \
+        "expire crash test: {kills} of {round} runs killed, {partial} with part of the old \
          documents expired; a full run took {took:.1?}"
     );
     assert!(

@@ -169,6 +169,11 @@ pub struct Args {
     /// stored, with a warning. The store is created (standard mode) when missing.
     #[arg(long, requires = "against")]
     add: bool,
+    /// With --add: take up a run of these inputs that was killed before it wrote its
+    /// output. A record the store holds under its own id with its fingerprint (the killed
+    /// run stored it) is kept and written out, not dropped as a duplicate of itself.
+    #[arg(long, requires = "add")]
+    resume: bool,
     /// Cluster FILEs by connected components (the old grouping) rather than by leader:
     /// chains near duplicates into one cluster, however far apart its ends, and keeps only
     /// its first record.

@@ -69,6 +69,9 @@ struct Found {
     /// With `--add`: of the records kept, those not stored because their id was stored
     /// already (before the run, or by an earlier record of it).
     taken: u64,
+    /// With `--add`: records the store held under their own id with their fingerprint
+    /// before the run: kept with `--resume` (a killed run stored them), else dropped.
+    own: u64,
     items: u64,
     stamps: Vec<Stamp>,
 }
@@ -85,6 +88,11 @@ struct Against<'a> {
     ids: HashMap<u64, String>,
     /// With `--add`: the ids of the records stored by the run.
     added: HashSet<String>,
+    /// With `--add`: the records kept but not stored (their ids were taken), by item number
+    /// (their ids in `ids`), so that later records are checked against them too.
+    unstored: Option<Store>,
+    /// `--resume`: see [`Found::own`].
+    resume: bool,
     /// Whether a record that cannot be fingerprinted is kept as it is (`--output`: a dedup
     /// drops a record only for a duplicate it found), else skipped.
     keeps_unjudged: bool,
@@ -116,9 +124,9 @@ pub(super) fn run(args: &Args, reference: &Path, start: Instant) -> Result<Code>
     let store = open(reference, args.add)?;
     let rule = store.rule(Rule::options(args.k_arg, args.verify));
     store.layout().tables_for_k(rule.k).context("--k")?;
-    let scratch = match args.add {
-        true => None,
-        false => Some(scratch_store(&store)?),
+    let (scratch, unstored) = match args.add {
+        true => (None, Some(scratch_store(&store)?)),
+        false => (Some(scratch_store(&store)?), None),
     };
     let mut against = Against {
         store: &store,
@@ -128,6 +136,8 @@ pub(super) fn run(args: &Args, reference: &Path, start: Instant) -> Result<Code>
         ids: HashMap::new(),
         keeps_unjudged: args.output.is_some(),
         added: HashSet::new(),
+        unstored,
+        resume: args.resume,
     };
     let bar = records::progress(&args.files, "checking");
     let found = against.read_all((&files, args), &bar)?;
@@ -347,15 +357,21 @@ impl Against<'_> {
             };
             found.records += 1;
             let taken = taken || self.added.contains(&entry.id);
-            let dup = match stored {
-                Some(m) => Some((m.doc.id, m.distance, true)),
-                None if taken => self.check_only(&entry)?,
-                None => self.check(item, entry.clone())?,
+            let dup = match (stored, self.unstored_match(&entry)?) {
+                (Some(m), _) => Some((m.doc.id, m.distance, true)),
+                (None, Some(dup)) => Some(dup),
+                (None, None) if taken => self.check_only(&entry)?,
+                (None, None) => self.check(item, entry.clone())?,
             };
+            let own = self.unstored.is_some()
+                && (dup.as_ref()).is_some_and(|d| d == &(entry.id.clone(), 0, true));
+            found.own += u64::from(own);
             match dup {
+                _ if own && self.resume => found.kept.push(item),
                 None if taken => {
                     found.kept.push(item);
                     found.taken += 1;
+                    self.hold_unstored(item, &entry)?;
                     let id = output::escape_field(&entry.id);
                     bar.suspend(|| {
                         eprintln!(
@@ -391,15 +407,10 @@ impl Against<'_> {
         if self.scratch.is_none() {
             return Ok(entries.iter().map(|_| None).collect());
         }
-        let keys: Vec<QueryKey> = entries
-            .iter()
-            .map(|(_, _, e)| match e {
-                Ok(e) => QueryKey {
-                    fp: e.fp,
-                    sketch: e.meta.sketch,
-                    weak_bits: e.meta.weak_bits,
-                },
-                Err(_) => QueryKey::from(simstore::Fingerprint(0)),
+        let keys: Vec<QueryKey> = (entries.iter())
+            .map(|(_, _, e)| {
+                e.as_ref()
+                    .map_or(QueryKey::from(simstore::Fingerprint(0)), key_of)
             })
             .collect();
         let answers = self
@@ -433,17 +444,42 @@ impl Against<'_> {
     /// With `--add`, an entry whose id is stored already: the stored document it
     /// duplicates, as [`Self::check`] says, found by a query (nothing stored).
     fn check_only(&self, entry: &Entry) -> Result<Option<(String, u32, bool)>> {
-        let key = QueryKey {
-            fp: entry.fp,
-            sketch: entry.meta.sketch,
-            weak_bits: entry.meta.weak_bits,
-        };
-        let matches = (self.store.query(key, self.rule))
+        let matches = (self.store.query(key_of(entry), self.rule))
             .with_context(|| format!("cannot check record {}", entry.id))?;
         Ok(nearest(matches).map(|m| {
             let stored = !self.added.contains(&m.doc.id);
             (m.doc.id, m.distance, stored)
         }))
+    }
+
+    /// With `--add`: the record kept but not stored earlier in the run that `entry`
+    /// duplicates, as [`Self::check`] says.
+    fn unstored_match(&self, entry: &Entry) -> Result<Option<(String, u32, bool)>> {
+        let Some(held) = self.unstored.as_ref().filter(|s| !s.is_empty()) else {
+            return Ok(None);
+        };
+        let matches = held
+            .query(key_of(entry), self.rule)
+            .context("the scratch store")?;
+        Ok(nearest(matches).map(|m| {
+            let item: u64 = m.doc.id.parse().unwrap_or(u64::MAX);
+            (
+                self.ids.get(&item).cloned().unwrap_or_default(),
+                m.distance,
+                false,
+            )
+        }))
+    }
+
+    /// With `--add`: holds a record kept but not stored, for the records after it.
+    fn hold_unstored(&mut self, item: u64, entry: &Entry) -> Result<()> {
+        if let Some(held) = &self.unstored {
+            let held_entry = Entry::new(item.to_string(), entry.fp, entry.meta.clone());
+            held.insert_batch([held_entry])
+                .context("the scratch store")?;
+            self.ids.insert(item, entry.id.clone());
+        }
+        Ok(())
     }
 
     /// Checks one entry against the records kept so far (with `--add`, the store, which
@@ -526,6 +562,15 @@ fn left_out(
     found.failed += at.len() as u64;
     let read = output::count(at.len() as u64, "record");
     bar.suspend(|| eprintln!("{}", damaged.error(read, input::LEFT_OUT)));
+}
+
+/// The query of an entry: its fingerprint, sketch and weak bits.
+fn key_of(e: &Entry) -> QueryKey {
+    QueryKey {
+        fp: e.fp,
+        sketch: e.meta.sketch,
+        weak_bits: e.meta.weak_bits,
+    }
 }
 
 /// The nearest of `matches` (ties: the smallest id).

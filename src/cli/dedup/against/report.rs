@@ -63,6 +63,10 @@ pub(super) fn summary(
         unjudged += &format!(", {n} of them not stored: their ids were stored already");
         unjudged += " (see above)";
     }
+    if args.resume && found.own > 0 {
+        let n = found.own;
+        unjudged += &format!(", {n} of them stored by the run taken up (--resume)");
+    }
     eprintln!(
         "{} against {} ({}): kept {}{}{unjudged}, dropped {dropped} ({of_stored} duplicates of \
          stored documents, {} of records kept){failed}{written}{added} — {:.2} s",
@@ -74,4 +78,12 @@ pub(super) fn summary(
         dropped - of_stored,
         start.elapsed().as_secs_f64()
     );
+    if !args.resume && found.own > 0 {
+        eprintln!(
+            "note: {} dropped as the stored document of their own id, fingerprint and all: \
+             if a run of these inputs was killed before it wrote its output, run it again \
+             with --resume to write them out",
+            output::count(found.own, "record")
+        );
+    }
 }
