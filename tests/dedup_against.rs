@@ -116,7 +116,7 @@ fn add_stores_the_kept_records_and_the_next_run_drops_them() {
     let o = t.run(&["dedup", "old.jsonl", "--against", db, "--add", "--k", "3"]);
     let kept_old = model(&[], &stored, 3).iter().filter(|&&k| k).count();
     assert!(
-        stderr(&o).contains(&format!("kept {kept_old} (stored)")),
+        stderr(&o).contains(&format!("kept {kept_old} ({kept_old} stored)")),
         "{}",
         stderr(&o)
     );
@@ -131,7 +131,7 @@ fn add_stores_the_kept_records_and_the_next_run_drops_them() {
     let n = kept.iter().filter(|&&k| k).count();
     let o = t.run(&add_args("new.jsonl", db, "k.jsonl"));
     assert!(
-        stderr(&o).contains(&format!("kept {n} (stored)")),
+        stderr(&o).contains(&format!("kept {n} ({n} stored)")),
         "{}",
         stderr(&o)
     );
@@ -312,7 +312,8 @@ fn resume_writes_out_what_a_killed_run_stored() {
         "{}",
         stderr(&o)
     );
-    assert!(stderr(&o).contains(&format!("{n} of them stored by the run taken up")));
+    let summary = format!("kept {n} (0 stored), {n} of them stored by the run taken up");
+    assert!(stderr(&o).contains(&summary), "{}", stderr(&o));
     assert_eq!(store_len_at(&t, db), n as u64);
 }
 

@@ -1005,7 +1005,7 @@ fn records_that_cannot_be_fingerprinted_are_kept_as_they_are() {
         let says = "kept as it is, unchecked and not stored";
         assert_eq!(err.matches(says).count(), 7, "{err}");
         let counted = match add {
-            true => "kept 8 (stored), 7 of them not fingerprinted and not stored",
+            true => "kept 8 (1 stored), 7 of them not fingerprinted and not stored",
             false => "kept 8, 7 of them not fingerprinted (see above)",
         };
         assert!(err.contains(counted), "{err}");

@@ -74,7 +74,10 @@ pub(super) fn summary(
         store.path().display(),
         crate::cli::rule::describe(rule),
         found.kept.len(),
-        if args.add { " (stored)" } else { "" },
+        match args.add {
+            true => format!(" ({} stored)", stored_by_the_run(args, found)),
+            false => String::new(),
+        },
         dropped - of_stored,
         start.elapsed().as_secs_f64()
     );
@@ -86,4 +89,11 @@ pub(super) fn summary(
             output::count(found.own, "record")
         );
     }
+}
+
+/// With `--add`: how many of the records kept the run stored (not those it could not
+/// fingerprint, nor those whose ids were taken, nor those a taken-up run stored).
+fn stored_by_the_run(args: &Args, found: &Found) -> u64 {
+    let resumed = if args.resume { found.own } else { 0 };
+    found.kept.len() as u64 - found.unjudged - found.taken - resumed
 }
