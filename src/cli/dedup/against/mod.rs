@@ -76,15 +76,16 @@ struct Found {
     stamps: Vec<Stamp>,
 }
 
-/// The stores a record is checked against: the reference store, and (without `--add`) the
-/// scratch store of the records kept so far (their ids are item numbers).
+/// The stores a record is checked against: the reference store, and a scratch store in
+/// memory (its ids item numbers) of the records kept so far (without `--add`) or of those
+/// kept but not stored (with).
 struct Against<'a> {
     store: &'a Store,
     scratch: Option<Store>,
     rule: MatchRule,
     fields: Fields,
-    /// Without `--add`: the ids of the records kept so far, by item number (the scratch
-    /// store names them by item number).
+    /// The ids of the records in the scratch store (`scratch` or `unstored`), by the item
+    /// number it names them by.
     ids: HashMap<u64, String>,
     /// With `--add`: the ids of the records stored by the run.
     added: HashSet<String>,
