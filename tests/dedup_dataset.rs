@@ -417,8 +417,16 @@ fn pages_whose_reader_left_their_links_out_are_compared_whole() {
     let related = |p: usize| (0..2).map(|i| link(p, i)).collect::<Vec<_>>();
     let article = site_page("Budget approved", story, &related(5));
     let copy = site_page("Budget approved", story, &related(6));
+    // A copy on a template whose menu is an unmarked list before the story: its menu.
+    let menu: String = (0..20)
+        .map(|i| format!("<a href=\"/s/{i}\">Section {i}</a> "))
+        .collect();
+    let menu_copy = format!(
+        "<html><head><title>Budget approved</title></head><body><div>{menu}</div>\
+         <h1>Budget approved</h1>{story}</body></html>"
+    );
     let t = TestCommand::new();
-    let pages = listings.iter().chain([&article, &copy]);
+    let pages = listings.iter().chain([&article, &copy, &menu_copy]);
     let lines: Vec<String> = pages
         .enumerate()
         .map(|(i, html)| serde_json::json!({"id": i, "html": html}).to_string())

@@ -37,7 +37,7 @@ pub struct Page {
     /// The visible blocks of the main content that the reader left out of `text` as link
     /// lists (mostly link text), one per line. Not here: page chrome as the markup declares
     /// it (`<nav>`, `role="navigation"`, `class="sidebar"`, blocks outside a `<main>` or
-    /// `<article>` that holds the text). A dataset dedup counts these as left out of the
+    /// `<article>` that holds the text), and the link lists before the first text (a menu). A dataset dedup counts these as left out of the
     /// record ([`crate::index::near::is_partial`]): two listing pages under one heading and
     /// intro differ by their links alone.
     pub left_out: String,
@@ -543,11 +543,13 @@ pub fn parse(html: &str) -> Page {
             continue;
         }
         let chars = b.text.chars().filter(|c| !c.is_whitespace()).count();
-        // Link lists: mostly link text. Single links inside prose stay.
-        let to = if chars > 0 && b.link_chars * 2 > chars {
-            &mut left_out
-        } else {
-            &mut text
+        // Link lists: mostly link text. Single links inside prose stay. Those before the
+        // first text are the page's menu, as the cleaner takes a page's first short lines
+        // for its header: not counted as left out.
+        let to = match chars > 0 && b.link_chars * 2 > chars {
+            false => &mut text,
+            true if text.is_empty() => continue,
+            true => &mut left_out,
         };
         to.push_str(&b.text);
         to.push('\n');
@@ -629,6 +631,15 @@ mod tests {
             "The quick brown fox jumps over the lazy dog.\nIt was a sunny day in the park."
         );
         assert_eq!(page.left_out, "Sports Business Weather");
+        // A link list before the first text is the page's menu: not counted.
+        let menu = r#"<div><a href="/">Home</a> <a href="/a">Archive</a></div>"#;
+        let page = parse(&format!(
+            "<html><body>{menu}<p>The story itself.</p></body></html>"
+        ));
+        assert_eq!(
+            (page.text.as_str(), page.left_out.as_str()),
+            ("The story itself.", "")
+        );
     }
 
     #[test]
