@@ -37,9 +37,10 @@ pub struct Page {
     /// The visible blocks of the main content that the reader left out of `text` as link
     /// lists (mostly link text), one per line. Not here: page chrome as the markup declares
     /// it (`<nav>`, `role="navigation"`, `class="sidebar"`, blocks outside a `<main>` or
-    /// `<article>` that holds the text), and the link lists before the first text (a menu). A dataset dedup counts these as left out of the
-    /// record ([`crate::index::near::is_partial`]): two listing pages under one heading and
-    /// intro differ by their links alone.
+    /// `<article>` that holds the text), and the link lists before the first text (a menu).
+    /// A dataset dedup counts these as left out of the record
+    /// ([`crate::index::near::is_partial`]): two listing pages under one heading and intro
+    /// differ by their links alone.
     pub left_out: String,
 }
 

@@ -303,12 +303,7 @@ impl Store {
         if rule.min_similarity.is_none() {
             return self.nearest_within(snap, e.fp, rule.k);
         }
-        let query = QueryKey {
-            fp: e.fp,
-            sketch: e.meta.sketch,
-            weak_bits: e.meta.weak_bits,
-        };
-        let found = self.matches_by_rule(snap, &query, &rule)?;
+        let found = self.matches_by_rule(snap, &QueryKey::from(e), &rule)?;
         Ok(found.into_iter().next())
     }
 

@@ -78,11 +78,9 @@ impl Fingerprinter {
             }
             differ |= weight <= 0.0;
         });
-        for_each_token_of_every_line(self.spec().seed, None, left_out, |token, _, weight, _| {
-            if weight >= 0.0 {
-                whole.push_word(token);
-                differ = true;
-            }
+        self.each_whole_token(left_out, |token| {
+            whole.push_word(token);
+            differ = true;
         });
         ShingleSets {
             cleaned: cleaned.finish_shingles(),
@@ -94,9 +92,17 @@ impl Fingerprinter {
     /// [`crate::text::fingerprint::Analysis::body_tokens`] counts a body.
     pub fn count_tokens(&self, text: &str) -> usize {
         let mut n = 0;
-        for_each_token_of_every_line(self.spec().seed, None, text, |_, _, weight, _| {
-            n += usize::from(weight >= 0.0);
-        });
+        self.each_whole_token(text, |_| n += 1);
         n
+    }
+
+    /// Calls `on` with each token of `text` as a whole: every line as it is, URLs too.
+    fn each_whole_token(&self, text: &str, mut on: impl FnMut(&str)) {
+        for_each_token_of_every_line(self.spec().seed, None, text, |token, _, weight, _| {
+            // Below 0: a token of the cleaned view only (a kept line without its URLs).
+            if weight >= 0.0 {
+                on(token);
+            }
+        });
     }
 }

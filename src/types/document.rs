@@ -259,3 +259,14 @@ impl From<Fingerprint> for QueryKey {
         }
     }
 }
+
+impl From<&Entry> for QueryKey {
+    /// A query by an entry's fingerprint, sketch and weak bits.
+    fn from(e: &Entry) -> Self {
+        QueryKey {
+            fp: e.fp,
+            sketch: e.meta.sketch,
+            weak_bits: e.meta.weak_bits,
+        }
+    }
+}

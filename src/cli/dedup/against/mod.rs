@@ -364,8 +364,8 @@ impl Against<'_> {
                 (None, None) if taken => self.check_only(&entry)?,
                 (None, None) => self.check(item, entry.clone())?,
             };
-            let own = self.unstored.is_some()
-                && (dup.as_ref()).is_some_and(|d| d == &(entry.id.clone(), 0, true));
+            let own =
+                self.unstored.is_some() && matches!(&dup, Some((of, 0, true)) if *of == entry.id);
             found.own += u64::from(own);
             match dup {
                 _ if own && self.resume => found.kept.push(item),
@@ -411,7 +411,7 @@ impl Against<'_> {
         let keys: Vec<QueryKey> = (entries.iter())
             .map(|(_, _, e)| {
                 e.as_ref()
-                    .map_or(QueryKey::from(simstore::Fingerprint(0)), key_of)
+                    .map_or(QueryKey::from(simstore::Fingerprint(0)), QueryKey::from)
             })
             .collect();
         let answers = self
@@ -445,7 +445,7 @@ impl Against<'_> {
     /// With `--add`, an entry whose id is stored already: the stored document it
     /// duplicates, as [`Self::check`] says, found by a query (nothing stored).
     fn check_only(&self, entry: &Entry) -> Result<Option<(String, u32, bool)>> {
-        let matches = (self.store.query(key_of(entry), self.rule))
+        let matches = (self.store.query(QueryKey::from(entry), self.rule))
             .with_context(|| format!("cannot check record {}", entry.id))?;
         Ok(nearest(matches).map(|m| {
             let stored = !self.added.contains(&m.doc.id);
@@ -460,16 +460,18 @@ impl Against<'_> {
             return Ok(None);
         };
         let matches = held
-            .query(key_of(entry), self.rule)
+            .query(QueryKey::from(entry), self.rule)
             .context("the scratch store")?;
-        Ok(nearest(matches).map(|m| {
-            let item: u64 = m.doc.id.parse().unwrap_or(u64::MAX);
-            (
-                self.ids.get(&item).cloned().unwrap_or_default(),
-                m.distance,
-                false,
-            )
-        }))
+        match nearest(matches) {
+            Some(m) => Ok(Some((self.scratch_id(&m.doc.id)?, m.distance, false))),
+            None => Ok(None),
+        }
+    }
+
+    /// The id of the record a scratch store names by its item number `of`.
+    fn scratch_id(&self, of: &str) -> Result<String> {
+        let item: u64 = of.parse().context("a scratch id")?;
+        Ok(self.ids[&item].clone())
     }
 
     /// With `--add`: holds a record kept but not stored, for the records after it.
@@ -503,10 +505,7 @@ impl Against<'_> {
             return Ok(None);
         }
         Ok(Some(match self.scratch {
-            Some(_) => {
-                let item: u64 = of.parse().context("a scratch id")?;
-                (self.ids[&item].clone(), distance, false)
-            }
+            Some(_) => (self.scratch_id(of)?, distance, false),
             None => (of.to_owned(), distance, !self.added.contains(of)),
         }))
     }
@@ -563,15 +562,6 @@ fn left_out(
     found.failed += at.len() as u64;
     let read = output::count(at.len() as u64, "record");
     bar.suspend(|| eprintln!("{}", damaged.error(read, input::LEFT_OUT)));
-}
-
-/// The query of an entry: its fingerprint, sketch and weak bits.
-fn key_of(e: &Entry) -> QueryKey {
-    QueryKey {
-        fp: e.fp,
-        sketch: e.meta.sketch,
-        weak_bits: e.meta.weak_bits,
-    }
 }
 
 /// The nearest of `matches` (ties: the smallest id).
