@@ -158,7 +158,7 @@ fn flushed_store(dir: &Path, n: u64) -> PathBuf {
             id: format!("d{i}"),
             title: None,
             text: format!("document number {i} about {} and {}", i * 7, i % 13),
-            url: None,
+            ..simstore::Document::default()
         };
         store.insert(&doc).unwrap();
     }

@@ -1022,7 +1022,7 @@ fn a_format_7_store_has_no_bands_until_relayout() {
         id: id.into(),
         title: None,
         text: text.into(),
-        url: None,
+        ..simstore::Document::default()
     };
     let store = Store::builder(&path)
         .expected_docs(1_000_000)

@@ -1,7 +1,7 @@
 """Type stubs of the native module ``simstore._simstore`` (the Rust extension)."""
 
 import os
-from typing import Any, Iterable, Iterator, Literal, Mapping, Optional, Sequence, Union, final
+from typing import Any, Iterable, Iterator, Literal, Mapping, Optional, Sequence, Union, final, overload
 
 from ._types import Fingerprint
 
@@ -125,7 +125,13 @@ class Store:
     def __enter__(self) -> "Store": ...
     def __exit__(self, *args: object) -> bool: ...
     def insert(
-        self, id: str, text: str, *, title: Optional[str] = None, url: Optional[str] = None
+        self,
+        id: str,
+        text: str,
+        *,
+        title: Optional[str] = None,
+        url: Optional[str] = None,
+        left_out: Optional[str] = None,
     ) -> Literal["inserted", "replaced"]: ...
     def insert_fingerprint(
         self, id: str, fp: _FingerprintLike, *, title: Optional[str] = None, url: Optional[str] = None
@@ -139,6 +145,7 @@ class Store:
         url: Optional[str] = None,
         k: Optional[int] = None,
         verify: Optional[float] = None,
+        left_out: Optional[str] = None,
     ) -> CheckResult: ...
     def query(
         self,
@@ -206,7 +213,14 @@ class Store:
     def __contains__(self, key: str, /) -> bool: ...
 
 def fingerprint(text: str, title: Optional[str] = None) -> Fingerprint: ...
-def extract_page(html: Union[str, bytes], *, charset: Optional[str] = None) -> tuple[Optional[str], str]: ...
+@overload
+def extract_page(
+    html: Union[str, bytes], *, charset: Optional[str] = None, left_out: Literal[False] = False
+) -> tuple[Optional[str], str]: ...
+@overload
+def extract_page(
+    html: Union[str, bytes], *, charset: Optional[str] = None, left_out: Literal[True]
+) -> tuple[Optional[str], str, str]: ...
 def _parse_fingerprint(text: str) -> int: ...
 def _dedup(
     texts: list[Optional[str]],

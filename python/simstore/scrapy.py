@@ -201,14 +201,17 @@ class SimstorePipeline:
         return item
 
     def _page(self, item: ItemAdapter) -> Optional[tuple]:
-        """(id, text, title, url) of an item, or None (counted) when it cannot be checked."""
+        """(id, text, title, url, left_out) of an item, or None (counted) when it cannot be
+        checked; ``left_out`` is what the HTML reader left out of the text of an item given
+        as HTML (None for one given as text)."""
         url = _str(item.get(self.url_field))
         page_id = _str(item.get(self.id_field))
         text = _str(item.get(self.text_field))
         title = _str(item.get(self.title_field))
         html = item.get(self.html_field)
+        left_out = None
         if text is None and html is not None:
-            extracted_title, text = extract_page(html)
+            extracted_title, text, left_out = extract_page(html, left_out=True)
             title = title or extracted_title
         if not page_id:
             self._inc("simstore/no_id")
@@ -216,20 +219,24 @@ class SimstorePipeline:
         if not (text or "").strip() and not (title or "").strip():
             self._inc("simstore/no_text")
             return None
-        return page_id, text or "", title, url
+        return page_id, text or "", title, url, left_out
 
-    def _check(self, page_id: str, text: str, title: Optional[str], url: Optional[str]) -> CheckResult:
+    def _check(
+        self, page_id: str, text: str, title: Optional[str], url: Optional[str], left_out: Optional[str] = None
+    ) -> CheckResult:
         """Runs in a thread of the reactor's pool; the engine releases the GIL."""
         if self.store is None:
             raise Error("SimstorePipeline.process_item before open_spider (or after close_spider)")
-        return self.store.check_and_insert(page_id, text, title=title, url=url, k=self.k, verify=self.verify)
+        return self.store.check_and_insert(
+            page_id, text, title=title, url=url, k=self.k, verify=self.verify, left_out=left_out
+        )
 
     def _check_and_compare(
-        self, page_id: str, text: str, title: Optional[str], url: Optional[str]
+        self, page_id: str, text: str, title: Optional[str], url: Optional[str], left_out: Optional[str] = None
     ) -> tuple[CheckResult, Optional[float]]:
         """:meth:`_check`, and for a duplicate to tag its sketch similarity to the page it
         repeats (in the same thread of the pool)."""
-        result = self._check(page_id, text, title, url)
+        result = self._check(page_id, text, title, url, left_out)
         if self.on_duplicate != "tag" or result.of is None or self.store is None:
             return result, None
         return result, self.store.similarity(result.of, text, title=title)

@@ -17,6 +17,7 @@ mod store;
 use std::sync::LazyLock;
 
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 use simstore::Fingerprinter;
 use simstore::input::html;
 
@@ -42,14 +43,17 @@ fn fingerprint(py: Python<'_>, text: String, title: Option<String>) -> PyResult<
 /// A web page's title and main text, as simstore reads HTML (`simstore import page.html`):
 /// navigation, headers, footers, sidebars, ads and link lists dropped; one text block per
 /// line. `html` is a str, or bytes decoded by `charset` (e.g. the HTTP header's), else by
-/// the page's `<meta charset>`, else by detection. Returns `(title or None, text)`.
+/// the page's `<meta charset>`, else by detection. Returns `(title or None, text)`; with
+/// `left_out=True`, `(title or None, text, left_out)`, where `left_out` is the visible text
+/// the reader left out of `text` (link lists), for `Store.check_and_insert(..., left_out=)`.
 #[pyfunction]
-#[pyo3(signature = (html, *, charset = None))]
-fn extract_page(
-    py: Python<'_>,
-    html: &Bound<'_, PyAny>,
+#[pyo3(signature = (html, *, charset = None, left_out = false))]
+fn extract_page<'py>(
+    py: Python<'py>,
+    html: &Bound<'py, PyAny>,
     charset: Option<String>,
-) -> PyResult<(Option<String>, String)> {
+    left_out: bool,
+) -> PyResult<Bound<'py, PyTuple>> {
     let page = if let Ok(s) = html.extract::<String>() {
         py.detach(|| html::parse(&s))
     } else if let Ok(b) = html.extract::<Vec<u8>>() {
@@ -60,7 +64,10 @@ fn extract_page(
             "extract_page() takes the page as str or bytes",
         ));
     };
-    Ok((page.title, page.text))
+    match left_out {
+        true => (page.title, page.text, page.left_out).into_pyobject(py),
+        false => (page.title, page.text).into_pyobject(py),
+    }
 }
 
 /// Exactly 16 hex digits → int (the engine's parser; `InvalidFingerprintError` otherwise).

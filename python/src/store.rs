@@ -64,13 +64,20 @@ impl Store {
     }
 }
 
-/// A document of an id, a text and optional title and URL.
-fn document(id: String, text: String, title: Option<String>, url: Option<String>) -> Document {
+/// A document of an id, a text and optional title and URL, and for a web page what its
+/// reader left out of the text (`extract_page(html, left_out=True)`).
+fn document(
+    id: String,
+    text: String,
+    (title, url): (Option<String>, Option<String>),
+    left_out: Option<String>,
+) -> Document {
     Document {
         id,
         title,
         text,
         url,
+        left_out,
     }
 }
 
@@ -161,8 +168,9 @@ impl Store {
     }
 
     /// Fingerprints the text (and title) and stores it under `id`, replacing a document with
-    /// that id. Returns "inserted" or "replaced".
-    #[pyo3(signature = (id, text, *, title = None, url = None))]
+    /// that id. Returns "inserted" or "replaced". `left_out`: for a web page, what its reader
+    /// left out of the text (`extract_page(html, left_out=True)`), as `check_and_insert`.
+    #[pyo3(signature = (id, text, *, title = None, url = None, left_out = None))]
     fn insert(
         &self,
         py: Python<'_>,
@@ -170,8 +178,9 @@ impl Store {
         text: String,
         title: Option<String>,
         url: Option<String>,
+        left_out: Option<String>,
     ) -> PyResult<&'static str> {
-        let doc = document(id, text, title, url);
+        let doc = document(id, text, (title, url), left_out);
         self.call(py, move |s| s.insert(&doc)).map(insert_status)
     }
 
@@ -205,7 +214,11 @@ impl Store {
     /// with `k` alone; with `verify` (0..1), within `k` (default k_max) and at least that
     /// similar by sketch. Returns a `CheckResult` (`status`, `of`, `distance`, `fp`).
     /// Re-crawling an unchanged page (same id, same text) is an exact duplicate of itself.
-    #[pyo3(signature = (id, text, *, title = None, url = None, k = None, verify = None))]
+    /// `left_out`: for a web page, what its reader left out of the text (its link lists:
+    /// `extract_page(html, left_out=True)`); when that is more than a tenth of the page,
+    /// the page is compared by its whole visible text too, so that two listing pages under
+    /// one intro are not duplicates.
+    #[pyo3(signature = (id, text, *, title = None, url = None, k = None, verify = None, left_out = None))]
     #[allow(clippy::too_many_arguments, reason = "the Python signature")]
     fn check_and_insert(
         &self,
@@ -216,9 +229,10 @@ impl Store {
         url: Option<String>,
         k: Option<u32>,
         verify: Option<f64>,
+        left_out: Option<String>,
     ) -> PyResult<CheckResult> {
         check_similarity(py, verify)?;
-        let doc = document(id, text, title, url);
+        let doc = document(id, text, (title, url), left_out);
         let outcome = self.call(py, move |s| {
             s.check_and_insert(&doc, Rule::options(k, verify))
         })?;
@@ -272,7 +286,7 @@ impl Store {
                 self.call(py, move |s| s.query(fp, Rule::options(k, None)))?
             }
             (None, true, verify) => {
-                let doc = document(String::new(), text.unwrap_or_default(), title, None);
+                let doc = document(String::new(), text.unwrap_or_default(), (title, None), None);
                 self.call(py, move |s| s.query(&doc, Rule::options(k, verify)))?
             }
         };

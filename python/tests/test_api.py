@@ -195,9 +195,35 @@ def test_extract_page_drops_chrome() -> None:
     assert simstore.extract_page(gbk, charset="gbk")[1] == "今天北京的天气很好。"
 
 
+def _listing_page(intro: str, links: list) -> str:
+    items = "".join(f"<li><a href='/p/{i}'>{text}</a></li>" for i, text in enumerate(links))
+    return f"<html><body><h1>Harbour news</h1><p>{intro}</p><ul>{items}</ul></body></html>"
+
+
+def test_listing_pages_stay_apart_with_what_the_reader_left_out(tmp_path: Path) -> None:
+    intro = "Every story of the week about the harbour, its boats and the people who sail them out."
+    words = "ferry storm nets gulls tide crane quay pier lamp rope sail mast hull keel oar".split()
+    pages = [_listing_page(intro, [f"{words[(i + j) % 15]} {words[(3 * i + j) % 15]} story {i} {j}"
+                                   for j in range(20)]) for i in range(6)]
+    title, text, left_out = simstore.extract_page(pages[0], left_out=True)
+    assert (title, text) == simstore.extract_page(pages[0])
+    assert "ferry" in left_out or "storm" in left_out
+    with simstore.Store(tmp_path / "apart.db") as store:
+        for i, page in enumerate(pages):
+            title, text, left_out = simstore.extract_page(page, left_out=True)
+            assert store.check_and_insert(f"p{i}", text, title=title, left_out=left_out).status == "new", i
+    # By their main texts alone they are one page: the test above has teeth.
+    with simstore.Store(tmp_path / "joined.db") as store:
+        statuses = []
+        for i, page in enumerate(pages):
+            title, text = simstore.extract_page(page)
+            statuses.append(store.check_and_insert(f"p{i}", text, title=title).status)
+        assert statuses[1:] == ["exact_duplicate"] * 5, statuses
+
+
 def test_help_reads_well() -> None:
     assert (simstore.Store.check_and_insert.__text_signature__
-            == "($self, id, text, *, title=None, url=None, k=None, verify=None)")
+            == "($self, id, text, *, title=None, url=None, k=None, verify=None, left_out=None)")
     assert "context manager" in simstore.Store.__doc__
     for name in ("insert", "insert_fingerprint", "check_and_insert", "query", "query_batch", "get", "delete",
                  "stats", "check", "dedup", "close"):

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use rayon::prelude::*;
 use serde_json::{Value, json};
-use simstore::input::reader::{self, Fields};
+use simstore::input::reader::{self, Fields, Record};
 use simstore::{Fingerprint, Match, MatchRule, QueryKey, Rule, Sketch, Store};
 
 use super::input::{self, FieldArgs, Inputs, Place, Raw};
@@ -106,19 +106,18 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     }
     let f = store.fingerprinter();
     // The sketch only when the rule verifies, from the same analysis as the fingerprint.
-    let analyze = |title: Option<&str>, text: &str| -> simstore::Result<_> {
-        match rule.min_similarity {
-            Some(_) => f.analyze(title, text).map(|a| QueryKey::from(&a)),
-            None => Ok(QueryKey::from(f.fingerprint(title, text)?)),
-        }
+    // A page read from a file keeps what its reader left out, as `import` stores it.
+    let analyze = |mut record: Record| -> Result<QueryKey> {
+        record.title = args.title.clone().or(record.title);
+        Ok(match rule.min_similarity {
+            Some(_) => record.query_key(f)?,
+            None => QueryKey::from(record.fingerprint(f)?),
+        })
     };
     let key = match (&args.fp, &args.file, &args.text) {
         (Some(hex), _, _) => QueryKey::from(hex.parse::<Fingerprint>()?),
-        (_, Some(file), _) => {
-            let (title, text) = input::read_document(file)?;
-            analyze(args.title.as_deref().or(title.as_deref()), &text)?
-        }
-        (_, _, Some(text)) => analyze(args.title.as_deref(), text)?,
+        (_, Some(file), _) => analyze(input::read_page(file)?)?,
+        (_, _, Some(text)) => analyze(text_record(text))?,
         _ => unreachable!("clap requires one of text, --file, --fp, --batch"),
     };
     let matches = refine(accepted(&store, &key, &ask)?, key.sketch, &ask, None);
@@ -127,6 +126,19 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         eprintln!("{}", nothing_found(&rule, key.fp, key.sketch.is_some()));
     }
     Ok(if matches.is_empty() { 1 } else { 0 })
+}
+
+/// A query given as a text on the command line, as a record.
+fn text_record(text: &str) -> Record {
+    Record {
+        id: String::new(),
+        title: None,
+        text: Some(text.to_owned()),
+        url: None,
+        left_out: None,
+        fp: None,
+        restore: None,
+    }
 }
 
 /// How every query of a run is answered: the rule, and the options applied after it.

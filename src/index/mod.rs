@@ -8,5 +8,6 @@ pub mod groups;
 pub mod layout;
 pub mod leader;
 pub mod near;
+pub mod page;
 pub mod probing;
 pub mod quality;

@@ -472,7 +472,7 @@ impl MatchRule {
         stored: Option<&Sketch>,
         exact: Option<f64>,
     ) -> bool {
-        if distance > self.reach && !self.shares_band(query, stored) {
+        if !self.in_reach(distance, query, stored) {
             return false;
         }
         match (self.min_similarity, query, stored) {
@@ -495,12 +495,26 @@ impl MatchRule {
         query: Option<&Sketch>,
         stored: Option<&Sketch>,
     ) -> Option<f64> {
-        if distance > self.reach && !self.shares_band(query, stored) {
+        if !self.in_reach(distance, query, stored) {
             return None;
         }
         let (t, a, b) = (self.min_similarity?, query?, stored?);
         let threshold = self.threshold(t, self.verified_at(distance), a, b);
         threshold.is_finite().then(|| a.similarity(b) - threshold)
+    }
+
+    /// Whether a candidate at `distance` may match at all: within the reach, or sharing a
+    /// band — but not by a band alone when either sketch is of a page's whole visible text
+    /// ([`Sketch::whole_text`]). Such a sketch speaks for the whole page, link lists and
+    /// all; that the main texts agree too is the fingerprints' part, which a distance
+    /// within the reach answers for (two short articles on one site's template that show
+    /// the same list of popular links share most of their sketches, not their main texts).
+    fn in_reach(&self, distance: u32, query: Option<&Sketch>, stored: Option<&Sketch>) -> bool {
+        if distance <= self.reach {
+            return true;
+        }
+        let whole = query.is_some_and(Sketch::whole_text) || stored.is_some_and(Sketch::whole_text);
+        !whole && self.shares_band(query, stored)
     }
 
     /// The distance at which a pair at `distance` is verified: its own, but at most
@@ -642,6 +656,28 @@ mod tests {
             "as a high store of 2 bands read"
         );
         assert_eq!(Quality::High.rule_for(3, HIGH_BANDS), Quality::High.rule(3));
+    }
+
+    #[test]
+    fn a_whole_page_sketch_needs_the_reach_not_a_band() {
+        let rule = Quality::Standard.rule(3);
+        let a = sketch(1);
+        let whole = a.of_whole_text();
+        assert!(whole.whole_text() && !a.whole_text());
+        assert_eq!(
+            whole.shingles(),
+            a.shingles(),
+            "the flag leaves the count alone"
+        );
+        assert!((whole.similarity(&a) - 1.0).abs() < 1e-9);
+        // Within the reach, as any pair; beyond it a shared band brings a pair of main-text
+        // sketches, never one with a whole page's, from either side.
+        assert!(rule.accepts(MODE_REACH, Some(&whole), Some(&whole)));
+        assert!(rule.accepts(MODE_REACH + 1, Some(&a), Some(&a)));
+        for (q, s) in [(&whole, &a), (&a, &whole), (&whole, &whole)] {
+            assert!(!rule.accepts(MODE_REACH + 1, Some(q), Some(s)));
+            assert_eq!(rule.margin(MODE_REACH + 1, Some(q), Some(s)), None);
+        }
     }
 
     #[test]

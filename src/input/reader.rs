@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 use own::Slot;
 pub use restore::Restore;
 
+use crate::index::page::analyze_page;
 use crate::input::gzip::GzipError;
 use crate::input::limit::{DEFAULT_MAX_DOC_BYTES, human};
 use crate::text::fingerprint::{Analysis, Fingerprinter};
@@ -435,6 +436,7 @@ impl Record {
             title: self.title.clone(),
             text: self.text.clone().unwrap_or_default(),
             url: self.url.clone(),
+            left_out: self.left_out.clone(),
         }
     }
 
@@ -454,8 +456,16 @@ impl Record {
     pub fn query_key(&self, f: &Fingerprinter) -> Result<QueryKey, RecordError> {
         match self.fp {
             Some(fp) => Ok(QueryKey::from(fp)),
-            None => self.analysis(f).map(|a| QueryKey::from(&a)),
+            None => self.page_analysis(f).map(|a| QueryKey::from(&a)),
         }
+    }
+
+    /// The analysis of the record as a store keeps and queries it: for a web page whose
+    /// reader left out much, by its whole visible text ([`analyze_page`]).
+    fn page_analysis(&self, f: &Fingerprinter) -> Result<Analysis, RecordError> {
+        let text = self.text.as_deref().unwrap_or("");
+        analyze_page(f, self.title.as_deref(), text, self.left_out.as_deref())
+            .map_err(fingerprint_error)
     }
 
     /// The analysis of the record's title and text (whether or not it gives an `fp`).
@@ -467,16 +477,14 @@ impl Record {
     /// The store entry for this record (fingerprinting it unless `fp` was given). A record
     /// fingerprinted from its text also gets its content hash (the exact-duplicate key) and
     /// its shingle sketch (for verified queries); a record with a given `fp` has neither.
-    pub fn into_entry(self, f: &Fingerprinter) -> Result<Entry, RecordError> {
+    pub fn into_entry(mut self, f: &Fingerprinter) -> Result<Entry, RecordError> {
         crate::types::check_stored_fields(&self.id, self.title.as_deref(), self.url.as_deref())
             .map_err(|e| RecordError::FieldTooLong(e.to_string()))?;
-        let restore = self.restore.unwrap_or_default();
+        let restore = self.restore.take().unwrap_or_default();
         let (fp, content_hash, sketch, weak_bits) = match self.fp {
             Some(fp) => (fp, restore.content_hash, restore.sketch, None),
             None => {
-                let a = f
-                    .analyze(self.title.as_deref(), self.text.as_deref().unwrap_or(""))
-                    .map_err(fingerprint_error)?;
+                let a = self.page_analysis(f)?;
                 (a.fingerprint, Some(a.content_hash), a.sketch, a.weak_bits)
             }
         };

@@ -77,9 +77,7 @@ impl Store {
         match query {
             Query::Key(key) => Ok(key),
             Query::Doc(doc) => {
-                let analysis = self
-                    .fingerprinter
-                    .analyze(doc.title.as_deref(), &doc.text)?;
+                let analysis = super::write::doc_analysis(&self.fingerprinter, doc)?;
                 Ok(QueryKey::from(&analysis))
             }
         }
@@ -485,7 +483,7 @@ mod tests {
             id: "a".into(),
             title: Some("Harbour crane".into()),
             text: "The harbour opened a new crane. Workers said it lifts containers faster.".into(),
-            url: None,
+            ..Document::default()
         };
         store.insert(&doc).unwrap();
         let before = body_passes();

@@ -10,6 +10,8 @@ use super::group::{Answer, Ask};
 use super::{BatchOutcome, Counters, InsertOutcome, Store, validate_entry};
 use crate::error::{Error, Result};
 use crate::index::bands::{self, Bands};
+use crate::index::page::analyze_page;
+use crate::text::fingerprint::{Analysis, Fingerprinter};
 use crate::types::{DocMeta, Document, Entry, Fingerprint, StoredDoc};
 
 /// Whether a stored entry needs table keys of its own.
@@ -42,6 +44,12 @@ type RecordKeys = (u64, u64, Bands);
 /// Replaced or deleted documents after which the tables are flushed.
 pub(super) const CHURN_FLUSH: u64 = 5_000;
 
+/// `doc`'s analysis as the store keeps and queries it (a page by its whole visible text
+/// where its reader left out much of it: [`analyze_page`]).
+pub(super) fn doc_analysis(f: &Fingerprinter, doc: &Document) -> Result<Analysis> {
+    analyze_page(f, doc.title.as_deref(), &doc.text, doc.left_out.as_deref())
+}
+
 impl Store {
     /// Fingerprints `doc` and stores it (with its content hash, so that a later
     /// [`Store::check_and_insert`] finds it as an exact duplicate); an existing document
@@ -55,9 +63,7 @@ impl Store {
     pub(super) fn fingerprint_with_meta(&self, doc: &Document) -> Result<(Fingerprint, DocMeta)> {
         // Refused before the work of fingerprinting it.
         crate::types::check_stored_fields(&doc.id, doc.title.as_deref(), doc.url.as_deref())?;
-        let a = self
-            .fingerprinter
-            .analyze(doc.title.as_deref(), &doc.text)?;
+        let a = doc_analysis(&self.fingerprinter, doc)?;
         let mut meta = doc.meta();
         meta.content_hash = Some(a.content_hash);
         meta.sketch = a.sketch;

@@ -1,9 +1,18 @@
 //! A text's shingles as the sketch sees them and as a whole: what a dataset dedup compares
 //! two texts by when it reads them again (`cli/dedup/exact.rs`, Python's `simstore.dedup`).
 
+use xxhash_rust::xxh3::Xxh3;
+
 use crate::text::fingerprint::Fingerprinter;
 use crate::text::sketch::{SketchBuilder, jaccard};
-use crate::text::tokens::for_each_token_of_every_line;
+use crate::text::tokens::{HanChars, for_each_token_of_every_line, for_each_token_with_digits};
+use crate::types::Sketch;
+
+/// The byte a whole text's content hash starts with ([`Fingerprinter::whole_text`]): a main
+/// text's starts with its title tag, 1, so the two never hash the same bytes.
+const WHOLE_TAG: u8 = 3;
+/// The byte after each token a whole text's content hash reads.
+const WHOLE_SEPARATOR: u8 = 0x1f;
 
 /// A text's shingles as the sketch sees them and as a whole ([`Fingerprinter::shingle_sets`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +95,35 @@ impl Fingerprinter {
             cleaned: cleaned.finish_shingles(),
             whole: differ.then(|| whole.finish_shingles()),
         }
+    }
+
+    /// The content hash and the sketch of a web page's whole visible text: the title and
+    /// the main text as the sketch sees them, then every line of `left_out`, what the
+    /// page's reader left out of `text` (its link lists). The sketch is marked
+    /// [`Sketch::whole_text`] (`None` when there is no token); the hash never equals a main
+    /// text's content hash. What a store keeps of a page whose reader left out much of it
+    /// (`crate::index::page`), so that two pages that differ only there stay apart.
+    pub fn whole_text(
+        &self,
+        title: Option<&str>,
+        text: &str,
+        left_out: &str,
+    ) -> (u128, Option<Sketch>) {
+        let mut hasher = Xxh3::with_seed(self.spec().seed);
+        hasher.update(&[WHOLE_TAG]);
+        let mut sketch = SketchBuilder::new();
+        let mut push = |token: &str| {
+            hasher.update(token.as_bytes());
+            hasher.update(&[WHOLE_SEPARATOR]);
+            sketch.push_word(token);
+        };
+        let seed = self.spec().seed;
+        for_each_token_with_digits(seed, title, text, HanChars::Whole, |t, _, _, _| push(t));
+        self.each_whole_token(left_out, &mut push);
+        (
+            hasher.digest128(),
+            sketch.finish().map(Sketch::of_whole_text),
+        )
     }
 
     /// The tokens (words and digit runs) of every line of `text`, URLs included: how

@@ -20,6 +20,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::index::layout::Layout;
+use crate::index::page::analyze_page;
 use crate::index::probing;
 use crate::index::quality::{MatchRule, Quality};
 use crate::input::html;
@@ -110,15 +111,21 @@ pub fn fingerprint_all(
 ) -> HashMap<String, Option<Signature>> {
     docs.par_iter()
         .map(|d| {
-            let (title, text) = match (&d.html, source) {
+            // A page as the store keeps it: what its reader left out counts ([`analyze_page`]).
+            let (title, text, left_out) = match (&d.html, source) {
                 (Some(page), Source::Html) => {
                     let page = html::parse(page);
-                    (page.title, page.text)
+                    (page.title, page.text, Some(page.left_out))
                 }
-                _ => (d.title.clone().filter(|t| !t.is_empty()), d.text.clone()),
+                _ => (
+                    d.title.clone().filter(|t| !t.is_empty()),
+                    d.text.clone(),
+                    None,
+                ),
             };
             let sig = if sketches {
-                f.analyze(title.as_deref(), &text).ok().map(|a| Signature {
+                let a = analyze_page(f, title.as_deref(), &text, left_out.as_deref());
+                a.ok().map(|a| Signature {
                     fp: a.fingerprint,
                     sketch: a.sketch,
                     weak_bits: a.weak_bits,

@@ -28,6 +28,12 @@ pub struct Document {
     /// Where the document came from, if known. Stored (at most [`MAX_URL_BYTES`] bytes),
     /// not fingerprinted.
     pub url: Option<String>,
+    /// For a web page, the visible text its reader left out of `text` (link lists:
+    /// [`crate::input::html::Page::left_out`]); not stored, not fingerprinted. When it is
+    /// more than a tenth of the page, the store compares the page by its whole visible text
+    /// as well as by its fingerprint ([`crate::index::page::analyze_page`]), so that pages
+    /// that differ only there (listing pages of one site) are not duplicates.
+    pub left_out: Option<String>,
 }
 
 /// The longest document id accepted, in bytes.
@@ -104,6 +110,22 @@ impl Document {
     #[must_use]
     pub fn with_url(mut self, url: impl Into<String>) -> Self {
         self.url = Some(url.into());
+        self
+    }
+
+    /// Sets what the page's reader left out of the text ([`Document::left_out`]).
+    ///
+    /// ```
+    /// # #[cfg(feature = "html")] {
+    /// use simstore::Document;
+    /// let page = simstore::read::parse_html("<p>An intro.</p><ul><li><a href=/a>A</a></li></ul>");
+    /// let doc = Document::new("https://example.com/", page.text).with_left_out(page.left_out);
+    /// assert!(doc.left_out.is_some());
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_left_out(mut self, left_out: impl Into<String>) -> Self {
+        self.left_out = Some(left_out.into());
         self
     }
 

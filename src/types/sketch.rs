@@ -11,6 +11,13 @@ pub const MINIMA: usize = SLOTS - 1;
 /// ([`Sketch::han_chars`]); the byte's low six bits count the bins filled.
 pub const HAN_CHARS_FLAG: u8 = 0x80;
 
+/// Bit of the last byte set when the sketch is of a web page's whole visible text, not of
+/// its main text alone ([`Sketch::whole_text`]).
+pub const WHOLE_TEXT_FLAG: u8 = 0x40;
+
+/// The bits of the last byte that count the bins filled ([`Sketch::shingles`]).
+const SHINGLES_MASK: u8 = !(HAN_CHARS_FLAG | WHOLE_TEXT_FLAG);
+
 /// A b-bit MinHash sketch (b = 8, 63 minima) and, in its last byte, how many of the 63
 /// bins the text's shingles filled ([`Sketch::shingles`]) and whether they are mostly Han
 /// character shingles ([`Sketch::han_chars`]).
@@ -36,7 +43,7 @@ impl Sketch {
     /// little content for its sketch (or its fingerprint) to tell it apart from another
     /// short text.
     pub fn shingles(&self) -> u32 {
-        u32::from(self.0[MINIMA] & !HAN_CHARS_FLAG)
+        u32::from(self.0[MINIMA] & SHINGLES_MASK)
     }
 
     /// Whether most of the text's shingles are of Han characters (Chinese text is shingled
@@ -45,6 +52,22 @@ impl Sketch {
     /// of them as the fingerprints' distance grows (`MatchRule::threshold`).
     pub fn han_chars(&self) -> bool {
         self.0[MINIMA] & HAN_CHARS_FLAG != 0
+    }
+
+    /// Whether the sketch is of a page's whole visible text: the main text and what its
+    /// reader left out (link lists), taken for a page whose reader left out much of it
+    /// (`crate::index::page`). A rule takes a pair with such a sketch only within its
+    /// reach, never by a shared band alone (`MatchRule::accepts`): the fingerprint speaks
+    /// for the main texts, the sketch for the whole pages.
+    pub fn whole_text(&self) -> bool {
+        self.0[MINIMA] & WHOLE_TEXT_FLAG != 0
+    }
+
+    /// The sketch marked as one of a whole visible text ([`Sketch::whole_text`]).
+    #[must_use]
+    pub fn of_whole_text(mut self) -> Sketch {
+        self.0[MINIMA] |= WHOLE_TEXT_FLAG;
+        self
     }
 
     /// Estimated Jaccard similarity of the two shingle sets, in [0, 1]: the share of equal

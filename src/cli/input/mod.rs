@@ -71,9 +71,15 @@ pub fn display_name(path: &str) -> &str {
 /// (HTML only) and the text. The file may hold at most
 /// [`simstore::input::limit::DEFAULT_MAX_DOC_BYTES`] (decompressed).
 pub fn read_document(path: &Path) -> Result<(Option<String>, String)> {
-    let (name, bytes, _) = read_whole(path)?;
-    let record = page_record(name, bytes)?;
+    let record = read_page(path)?;
     Ok((record.title, record.text.unwrap_or_default()))
+}
+
+/// [`read_document`] as a record, with what a web page's reader left out of its text
+/// (`Record::left_out`), its id its path.
+pub fn read_page(path: &Path) -> Result<Record> {
+    let (name, bytes, _) = read_whole(path)?;
+    page_record(name, bytes)
 }
 
 /// Reads a whole file as one record, for `explain --files`: a file that `import` reads as

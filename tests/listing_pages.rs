@@ -1,0 +1,243 @@
+//! A crawler's listing pages must not merge: pages of one site that share a heading and an
+//! intro and differ only in their lists of links (which the HTML reader leaves out of the
+//! main text) are each new to a store of the default quality mode, while an article and its
+//! copy on another site, each with a short list of related links, are still one page. Both
+//! through the library (memory and RocksDB stores) and through `import --dedup`.
+
+use simstore::read::parse_html;
+use simstore::{CheckOutcome, Document, Rule, Store, StoreBuilder};
+
+use crate::util::TestCommand;
+
+/// A deterministic stream of English words, a stop word between every two or three others,
+/// so that no two link lists or articles share more than chance.
+struct Words(u64);
+
+/// The words the texts are made of.
+const VOCABULARY: &str = "harbour boat storm river city market council school teacher \
+    doctor garden winter summer island bridge tower village farmer engine train station \
+    letter window mountain forest valley office mayor budget report festival music painter \
+    museum library student village kitchen bakery bread coffee morning evening journey \
+    captain sailor lighthouse fisher net rope anchor island cliff beach wave tide moon \
+    rain snow wind cloud field orchard apple cherry horse cattle meadow fence road \
+    lorry driver factory worker union strike wage price shop street corner square park \
+    bench fountain statue church bell clock tower poet novel chapter reader critic stage \
+    actor theatre ticket crowd player match goal season league coach trophy medal runner \
+    swimmer pool bicycle helmet camera picture film screen radio signal engineer machine \
+    opened closed built found lost carried painted wrote sold bought crossed climbed";
+
+impl Words {
+    fn word(&mut self) -> String {
+        const STOP: [&str; 8] = ["the", "of", "and", "to", "in", "a", "with", "on"];
+        let vocabulary: Vec<&str> = VOCABULARY.split_whitespace().collect();
+        let n = self.next() as usize;
+        match n % 3 {
+            0 => STOP[(n / 3) % STOP.len()].to_owned(),
+            _ => vocabulary[(n / 3) % vocabulary.len()].to_owned(),
+        }
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+
+    fn words(&mut self, n: usize) -> String {
+        (0..n).map(|_| self.word()).collect::<Vec<_>>().join(" ")
+    }
+
+    /// An unmarked list of `n` links of 3-6 words.
+    fn links(&mut self, n: usize) -> String {
+        let items: String = (0..n)
+            .map(|i| {
+                let len = 3 + (self.next() % 4) as usize;
+                format!("<li><a href=\"/p/{i}\">{}</a></li>", self.words(len))
+            })
+            .collect();
+        format!("<ul>{items}</ul>")
+    }
+}
+
+/// A page of site `site`'s template: a menu, the heading, the paragraphs, then `after`.
+fn page(site: usize, heading: &str, paragraphs: &[String], after: &str) -> String {
+    let body: String = paragraphs.iter().map(|p| format!("<p>{p}</p>")).collect();
+    format!(
+        "<!doctype html><html><head><title>{heading}</title></head><body>\
+         <nav><a href=\"/\">Home</a> <a href=\"/news\">News</a> <a href=\"/about\">Site {site}</a></nav>\
+         <h1>{heading}</h1>{body}{after}<footer>Copyright site {site}</footer></body></html>"
+    )
+}
+
+/// A page's document as a crawler gives it: main text, title, and what the reader left out.
+fn document(id: &str, raw: &str, with_left_out: bool) -> Document {
+    let p = parse_html(raw);
+    let doc = Document::new(id, p.text).with_title(p.title.unwrap_or_default());
+    match with_left_out {
+        true => doc.with_left_out(p.left_out),
+        false => doc,
+    }
+}
+
+/// Twelve listing pages of one intro, each with its own 20 links.
+fn listing_pages(w: &mut Words) -> Vec<(String, String)> {
+    let intro = vec![w.words(25)];
+    (0..12)
+        .map(|i| {
+            (
+                format!("list-{i}"),
+                page(1, "All the stories", &intro, &w.links(20)),
+            )
+        })
+        .collect()
+}
+
+/// Four articles of 160 words and their copies on another site, each page with six related
+/// links of its own: (id of the article, its page, the copy's page).
+fn articles(w: &mut Words) -> Vec<(String, String, String)> {
+    (0..4)
+        .map(|i| {
+            let heading = w.words(5);
+            let text: Vec<String> = (0..4).map(|_| w.words(40)).collect();
+            let original = page(1, &heading, &text, &w.links(6));
+            let copy = page(2, &heading, &text, &w.links(6));
+            (format!("article-{i}"), original, copy)
+        })
+        .collect()
+}
+
+/// Checks every listing page and article, then every copy, into `store`: the listing
+/// pages' and articles' outcomes, and per copy the id it was found a duplicate of.
+fn crawl(store: &Store, with_left_out: bool) -> (Vec<CheckOutcome>, Vec<Option<String>>) {
+    let mut w = Words(7);
+    let (lists, arts) = (listing_pages(&mut w), articles(&mut w));
+    let mut firsts = Vec::new();
+    let originals = arts.iter().map(|(id, a, _)| (id.clone(), a.clone()));
+    for (id, raw) in lists.iter().cloned().chain(originals) {
+        let doc = document(&id, &raw, with_left_out);
+        firsts.push(store.check_and_insert(&doc, Rule::Mode).unwrap());
+    }
+    let copies = arts
+        .iter()
+        .map(|(id, _, copy)| {
+            let doc = document(&format!("{id}-copy"), copy, with_left_out);
+            let out = store.check_and_insert(&doc, Rule::Mode).unwrap();
+            out.duplicate_of().map(str::to_owned)
+        })
+        .collect();
+    (firsts, copies)
+}
+
+fn assert_pages_apart(store: &Store) {
+    let (firsts, copies) = crawl(store, true);
+    for (i, out) in firsts.iter().enumerate() {
+        assert!(out.is_new(), "page {i} was taken for a duplicate: {out:?}");
+    }
+    let expected: Vec<Option<String>> = (0..4).map(|i| Some(format!("article-{i}"))).collect();
+    assert_eq!(copies, expected, "each copy is its article's duplicate");
+}
+
+#[test]
+fn listing_pages_stay_apart_and_copies_join_in_memory() {
+    assert_pages_apart(&StoreBuilder::in_memory().open().unwrap());
+}
+
+#[test]
+fn listing_pages_stay_apart_and_copies_join_on_rocksdb() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_pages_apart(&StoreBuilder::new(dir.path().join("db")).open().unwrap());
+}
+
+/// The premise: by their main texts alone the listing pages are one page, so the test
+/// above fails if the store stops reading what the reader left out.
+#[test]
+fn by_their_main_texts_alone_the_listing_pages_are_one() {
+    let store = StoreBuilder::in_memory().open().unwrap();
+    let (firsts, _) = crawl(&store, false);
+    let joined = firsts[..12].iter().filter(|o| !o.is_new()).count();
+    assert_eq!(joined, 11, "{firsts:?}");
+}
+
+/// The same through the command line: `import --dedup` of the pages as JSONL records with
+/// an "html" field reports only the copies.
+#[test]
+fn import_dedup_reports_only_the_copies_of_pages() {
+    let t = TestCommand::new();
+    let mut w = Words(7);
+    let (lists, arts) = (listing_pages(&mut w), articles(&mut w));
+    let mut lines = Vec::new();
+    let mut push = |id: String, raw: &str| {
+        lines.push(serde_json::json!({"id": id, "html": raw}).to_string());
+    };
+    for (id, raw) in &lists {
+        push(id.clone(), raw);
+    }
+    for (id, original, _) in &arts {
+        push(id.clone(), original);
+    }
+    for (id, _, copy) in &arts {
+        push(format!("{id}-copy"), copy);
+    }
+    let input = t.path("pages.jsonl");
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let db = t.path("db");
+    assert!(t.run_on(&db, &["init"]).status.success());
+    let o = t.run_on(&db, &["import", "--dedup", input.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut reported: Vec<(String, String)> = (stdout.lines())
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let field = |f: &str| v[f].as_str().unwrap().to_owned();
+            (field("id"), field("duplicate_of"))
+        })
+        .collect();
+    reported.sort_unstable();
+    let expected: Vec<(String, String)> = (0..4)
+        .map(|i| (format!("article-{i}-copy"), format!("article-{i}")))
+        .collect();
+    assert_eq!(reported, expected, "{stdout}");
+}
+
+/// Eight short articles of one site, each followed by the same long list of popular links
+/// inside its content (so the reader leaves the list out and each page is compared by its
+/// whole text): their whole texts are mostly that list, their main texts are not alike, and
+/// no article is taken for another.
+#[test]
+fn articles_that_show_one_list_of_popular_links_stay_apart() {
+    let mut w = Words(11);
+    let popular = w.links(30);
+    let pages: Vec<String> = (0..8)
+        .map(|_| page(1, &w.words(5), &[w.words(35)], &popular))
+        .collect();
+    let f = simstore::Fingerprinter::new();
+    let sketches: Vec<simstore::Sketch> = (pages.iter())
+        .map(|raw| {
+            let p = parse_html(raw);
+            let a = simstore::index::page::analyze_page(&f, None, &p.text, Some(&p.left_out));
+            a.unwrap().sketch.unwrap()
+        })
+        .collect();
+    // The premise: by their sketches alone the mode's threshold (0.3) would take them.
+    for (i, a) in sketches.iter().enumerate() {
+        for b in &sketches[i + 1..] {
+            assert!(
+                a.whole_text() && a.similarity(b) > 0.4,
+                "{}",
+                a.similarity(b)
+            );
+        }
+    }
+    let store = StoreBuilder::in_memory().open().unwrap();
+    for (i, raw) in pages.iter().enumerate() {
+        let out = store.check_and_insert(&document(&format!("a{i}"), raw, true), Rule::Mode);
+        assert!(out.unwrap().is_new(), "article {i} was taken for another");
+    }
+}
