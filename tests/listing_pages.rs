@@ -7,7 +7,7 @@
 use simstore::read::parse_html;
 use simstore::{CheckOutcome, Document, Rule, Store, StoreBuilder};
 
-use crate::util::TestCommand;
+use crate::util::{TestCommand, answer, http};
 
 /// A deterministic stream of English words, a stop word between every two or three others,
 /// so that no two link lists or articles share more than chance.
@@ -239,5 +239,34 @@ fn articles_that_show_one_list_of_popular_links_stay_apart() {
     for (i, raw) in pages.iter().enumerate() {
         let out = store.check_and_insert(&document(&format!("a{i}"), raw, true), Rule::Mode);
         assert!(out.unwrap().is_new(), "article {i} was taken for another");
+    }
+}
+
+/// Over HTTP: `/check_and_insert` with the pages' `"html"` keeps every listing page and
+/// answers each copy with its article.
+#[test]
+fn the_server_keeps_listing_pages_given_as_html() {
+    let t = TestCommand::new();
+    let s = t.serve(&[]);
+    let h = http();
+    let mut w = Words(7);
+    let (lists, arts) = (listing_pages(&mut w), articles(&mut w));
+    let check = |id: &str, raw: &str| {
+        let body = serde_json::json!({"id": id, "html": raw});
+        let (status, v) = answer(h.post(s.at("/check_and_insert")).send_json(body));
+        assert_eq!(status, 200, "{v}");
+        (
+            v["status"].as_str().unwrap().to_owned(),
+            v["of"].as_str().map(str::to_owned),
+        )
+    };
+    for (id, raw) in &lists {
+        assert_eq!(check(id, raw).0, "new", "{id}");
+    }
+    for (id, original, copy) in &arts {
+        assert_eq!(check(id, original).0, "new", "{id}");
+        let (status, of) = check(&format!("{id}-copy"), copy);
+        assert_ne!(status, "new", "{id}-copy");
+        assert_eq!(of.as_deref(), Some(id.as_str()));
     }
 }

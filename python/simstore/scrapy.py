@@ -37,7 +37,9 @@ creates): every stored page within the tables' k_max, and pages up to 8 bits awa
 ``SIMSTORE_ID_FIELD``             the URL     the field naming the page in the store
 ``SIMSTORE_HTML_FIELD``           "html"      used when the item has no text: the raw
                                               page, reduced to title and main text by
-                                              :func:`simstore.extract_page`
+                                              :func:`simstore.extract_page`; what it
+                                              left out (link lists) is passed too, so
+                                              listing pages of one intro stay apart
 ``SIMSTORE_ON_DUPLICATE``         "drop"      ``drop`` a duplicate's item, or ``tag`` it
                                               and pass it on
 ================================  ==========  ===============================================

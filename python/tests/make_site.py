@@ -11,14 +11,20 @@ Run it after editing an article: ``python python/tests/make_site.py``. The site 
 - ``repost/``: a blog that reposts four articles under edited headlines with an attribution
   line and its own chrome.
 
+- ``sections/``: the publisher's archive pages of one section, six pages under one heading
+  and intro, each listing its own stories (links the HTML reader leaves out of the main
+  text): by their main texts alone they are one page, by what they show six.
+
 ``manifest.json`` says, per page, what it is and what the crawl must find: ``original``
-(kept), ``exact`` or ``near`` (dropped as a duplicate of ``of``).
+(kept), ``exact`` or ``near`` (dropped as a duplicate of ``of``), ``listing`` (a section
+page, kept: crawled on its own).
 """
 
 from __future__ import annotations
 
 import html
 import json
+import random
 from pathlib import Path
 
 SITE = Path(__file__).parent / "site"
@@ -154,8 +160,28 @@ def index(title: str, links: list) -> str:
     return page(title, title, "", f"<h1>{html.escape(title)}</h1>\n<ul>\n{items}\n</ul>", "", og=False)
 
 
+SECTION_INTRO = ("Every story the Harbour Ledger has published about the harbour district: its streets, "
+                 "its ferries and its markets, newest first.")
+STORY_WORDS = ("quay market ferry council tide crane pier lantern warehouse fishers bridge tram harbour "
+               "storm school festival bakery lighthouse orchard museum mayor budget strike sailors "
+               "anchor cliff beach island rain winter summer garden library theatre concert "
+               "station engine cargo customs wharf").split()
+
+
+def section_page(number: int) -> str:
+    """Archive page ``number`` of the harbour section: the heading and intro every page
+    has, then twelve story links of its own."""
+    links, pick = [], random.Random(number)
+    for i in range(12):
+        story = " ".join(pick.sample(STORY_WORDS, 4)).capitalize()
+        links.append(f'<li><a href="/news/story-{number}-{i}.html">{html.escape(story)}</a></li>')
+    body = (f"<main>\n<h1>Harbour district</h1>\n<p>{html.escape(SECTION_INTRO)}</p>\n<ul>\n"
+            + "\n".join(links) + f"\n</ul>\n<p>Page {number} of 6</p>\n</main>")
+    return page("Harbour district", "Harbour district – The Harbour Ledger", NEWS_TOP, body, NEWS_BOTTOM)
+
+
 def main() -> None:
-    for d in ("news", "mirror", "repost"):
+    for d in ("news", "mirror", "repost", "sections"):
         (SITE / d).mkdir(parents=True, exist_ok=True)
     manifest = {}
     news_links, mirror_links, repost_links = [], [], []
@@ -193,6 +219,13 @@ def main() -> None:
     (SITE / "news" / "index.html").write_text(index("The Harbour Ledger — latest", news_links), encoding="utf-8")
     (SITE / "mirror" / "index.html").write_text(index("NewsHub — top stories", mirror_links), encoding="utf-8")
     (SITE / "repost" / "index.html").write_text(index("Ming's Notebook — reposts", repost_links), encoding="utf-8")
+    section_links = []
+    for number in range(1, 7):
+        (SITE / "sections" / f"harbour-{number}.html").write_text(section_page(number), encoding="utf-8")
+        manifest[f"/sections/harbour-{number}.html"] = {"role": "listing"}
+        section_links.append((f"/sections/harbour-{number}.html", f"Harbour district, page {number}"))
+    (SITE / "sections" / "index.html").write_text(index("The Harbour Ledger — sections", section_links),
+                                                  encoding="utf-8")
     (SITE / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
