@@ -449,6 +449,32 @@ fn what_a_dedup_against_a_store_refuses() {
     assert_eq!(code(&o), 2, "{}", stderr(&o));
 }
 
+/// A number is an id with `--add` as in `import`: the records are stored under it, and a
+/// second run drops them as what the store holds.
+#[test]
+fn add_takes_numbers_as_ids() {
+    let t = TestCommand::new();
+    t.write(
+        "n.jsonl",
+        b"{\"id\":7,\"text\":\"the harbour opened a new crane and workers say it lifts containers faster\"}\n\
+          {\"id\":8,\"text\":\"a different page about compilers, register allocation and scheduling\"}\n",
+    );
+    let db = t.db();
+    let db = db.to_str().unwrap();
+    assert_eq!(code(&t.run(&["init"])), 0);
+    // Exit 1: no duplicate found (as grep), no record failed.
+    let o = t.run(&["dedup", "n.jsonl", "--against", db, "--add"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("kept 2 (2 stored)"), "{}", stderr(&o));
+    assert_eq!(store_len_at(&t, db), 2);
+    for id in ["7", "8"] {
+        assert_eq!(code(&t.run(&["get", id])), 0, "{id} is stored");
+    }
+    let o = t.run(&["dedup", "n.jsonl", "--against", db, "--add"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("kept 0"), "{}", stderr(&o));
+}
+
 /// Random texts of `WORDS`, each distinct.
 fn texts(seed: u64, n: usize) -> Vec<String> {
     let mut r = rng(seed);

@@ -619,7 +619,19 @@ fn expected_from_object(obj: &Map<String, Value>) -> Result<Record, RecordError>
             }),
         }
     };
-    let id = string("id")?.ok_or(RecordError::MissingId)?;
+    // An id is a string or a number (as written); another type names the field.
+    let id = match obj.get("id") {
+        None | Some(Value::Null) => return Err(RecordError::MissingId),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        Some(other) => {
+            return Err(RecordError::Field {
+                field: "id".into(),
+                flag: "--id-field",
+                problem: format!("must be a string or a number, found {}", json_kind(other)),
+            });
+        }
+    };
     if id.is_empty() || id.len() > MAX_ID_BYTES {
         return Err(RecordError::InvalidId(String::new()));
     }

@@ -285,10 +285,12 @@ fn check_record(line: &[u8]) {
     let value: serde_json::Value = serde_json::from_slice(line).expect("a record is valid JSON");
     let object = value.as_object().expect("a record is a JSON object");
     // The last of a repeated field counts, as in serde_json's map.
-    assert_eq!(
-        object.get("id").and_then(|v| v.as_str()),
-        Some(record.id.as_str())
-    );
+    // An id is a string, or a number as serde_json writes it.
+    let id = match object.get("id") {
+        Some(serde_json::Value::Number(n)) => Some(n.to_string()),
+        other => other.and_then(|v| v.as_str()).map(str::to_owned),
+    };
+    assert_eq!(id.as_deref(), Some(record.id.as_str()));
     assert!(!record.id.is_empty() && record.id.len() <= MAX_ID_BYTES);
     for (field, got) in [("title", &record.title), ("url", &record.url)] {
         let given = object.get(field).and_then(|v| v.as_str());

@@ -1,7 +1,7 @@
 //! Input records: the "reader" stage of the data flow.
 //!
 //! A JSONL record is one JSON object per line:
-//! `{"id": string, "title"?: string, "text"?: string, "html"?: string, "url"?: string,
+//! `{"id": string or number, "title"?: string, "text"?: string, "html"?: string, "url"?: string,
 //! "fp"?: "16 hex digits"}`. A record with `html` and no `text` stands for the page's main
 //! text and (unless `title` is given) its title, extracted by [`crate::input::html`]. A
 //! record with `fp` may also carry what `simstore export` writes of a stored document
@@ -76,7 +76,7 @@ pub enum RecordError {
     #[error("expected a JSON object like {{\"id\": \"...\", \"text\": \"...\"}}, found {0}")]
     NotAnObject(&'static str),
     /// The `id` field is missing.
-    #[error("missing \"id\": every record needs a unique string id")]
+    #[error("missing \"id\": every record needs a unique id, a string or a number")]
     MissingId,
     /// A field has the wrong type.
     #[error("field \"{field}\" must be {expected}, found {found}")]
@@ -199,8 +199,8 @@ pub struct Fields {
     /// The field holding the id (`"id"` by default).
     pub id: String,
     /// When true, a record without an id (the field missing or `null`) is named by its line
-    /// number (after [`Fields::line_prefix`]), and a number is an id too (as written, e.g.
-    /// `42`); when false (the default), every record needs a string id.
+    /// number (after [`Fields::line_prefix`]); when false (the default), every record needs
+    /// an id. Either way an id is a string or a number (as written, e.g. `42`).
     pub optional_id: bool,
     /// What the id made of a line number starts with: empty (the default), or e.g. the
     /// input's name and `:`, so that records without ids of two inputs are named apart.
@@ -282,7 +282,7 @@ fn own_record_with_others(
     let id = match std::mem::take(&mut own.id) {
         Slot::Missing | Slot::Null if fields.optional_id => fields.line_id(line_no),
         // A number (kept as written) or a refusal: the `Value` path's answer.
-        Slot::Other(_) if fields.optional_id => value_id(text, fields, line_no)?,
+        Slot::Other(_) => value_id(text, fields, line_no)?,
         slot => string_id(slot)?,
     };
     crate::types::document::check_id(&id).map_err(RecordError::InvalidId)?;
@@ -344,16 +344,12 @@ fn invalid_json(e: serde_json::Error) -> RecordError {
     RecordError::InvalidJson(e.to_string())
 }
 
-/// The id of a record that must have a string one.
+/// The id of a record whose id is a string or missing (an error): a number or another type
+/// goes through [`value_id`].
 fn string_id(slot: Slot) -> Result<String, RecordError> {
     match slot {
-        Slot::Missing | Slot::Null => Err(RecordError::MissingId),
         Slot::Str(s) => Ok(s),
-        Slot::Other(found) => Err(RecordError::WrongType {
-            field: "id",
-            expected: "a string",
-            found,
-        }),
+        _ => Err(RecordError::MissingId),
     }
 }
 
@@ -363,12 +359,9 @@ fn record_id(
     fields: &Fields,
     line_no: u64,
 ) -> Result<String, RecordError> {
-    let found = obj.remove(&fields.id);
-    if !fields.optional_id {
-        return string_id(Slot::of(found));
-    }
-    match found {
-        None | Some(Value::Null) => Ok(fields.line_id(line_no)),
+    match obj.remove(&fields.id) {
+        None | Some(Value::Null) if fields.optional_id => Ok(fields.line_id(line_no)),
+        None | Some(Value::Null) => Err(RecordError::MissingId),
         Some(Value::String(s)) => Ok(s),
         Some(Value::Number(n)) => Ok(n.to_string()),
         Some(other) => Err(RecordError::Field {
@@ -777,10 +770,11 @@ mod tests {
         let line = br#"{"id":"e","fp":"00000000000000ff","length":12,"time":5}"#;
         assert!(parse_jsonl(line).unwrap().restore.is_some());
         assert_eq!(parse_jsonl_fields(line, &own, 1), parse_jsonl(line));
-        // The default: a string id is required, as before.
+        // The default: an id is required, and a number is one too (as `import` reads it).
+        assert_eq!(parse_jsonl(br#"{"id":5,"text":"x"}"#).unwrap().id, "5");
         assert!(matches!(
-            parse_jsonl(br#"{"id":5,"text":"x"}"#),
-            Err(RecordError::WrongType { field: "id", .. })
+            parse_jsonl(br#"{"text":"x"}"#),
+            Err(RecordError::MissingId)
         ));
     }
 
@@ -836,8 +830,8 @@ mod tests {
             Err(RecordError::MissingId)
         ));
         assert!(matches!(
-            parse_jsonl(br#"{"id":7}"#),
-            Err(RecordError::WrongType { field: "id", .. })
+            parse_jsonl(br#"{"id":[7]}"#),
+            Err(RecordError::Field { ref field, .. }) if field == "id"
         ));
         assert!(matches!(
             parse_jsonl(br#"{"id":"a","text":["x"]}"#),
