@@ -229,6 +229,7 @@ def _dedup(
     k: Optional[int] = None,
     verify: Optional[float] = None,
     keep_none: bool = False,
+    pages: Optional[list[Optional[str]]] = None,
 ) -> list[int]: ...
 def restore(
     backup: Union[str, os.PathLike[str]], path: Union[str, os.PathLike[str]], *, id: Optional[int] = None

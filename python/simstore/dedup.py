@@ -28,6 +28,7 @@ def dedup(
     data: Any,
     text_field: str = "text",
     *,
+    html_field: Optional[str] = None,
     keep: str = "first",
     quality: str = "standard",
     k: Optional[int] = None,
@@ -56,31 +57,43 @@ def dedup(
     for a page's chrome), whose sketch describes only what is left. A record without text
     is kept.
 
-    Raises ``ValueError`` when no record has a text in ``text_field`` (a misnamed field
+    ``html_field``: the field (column) holding a record's web page, read where the record
+    has no text in ``text_field``, as ``simstore dedup`` reads an ``"html"`` record: its
+    title and main text are compared (``extract_page``), and what the reader left out of
+    the text (link lists) counts as missed, so two listing pages under one intro, each
+    with its own links, are not one page.
+
+    Raises ``ValueError`` when no record has a text in ``text_field`` (or a page in
+    ``html_field``) (a misnamed field
     would keep everything), or for a list of ``str`` that all name JSONL/Parquet files
     (pass ``pathlib.Path`` objects to read files); ``KeyError`` for a dataset without the
     column; ``TypeError`` for a ``DatasetDict`` (pass one split).
     """
+    rule = (keep, quality, k, verify)
     dataset = _as_dataset(data)
     if dataset is not None:
-        if text_field not in dataset.column_names:
-            raise KeyError(f"the dataset has no column {text_field!r} (its columns: {dataset.column_names})")
+        for field in (text_field, html_field):
+            if field is not None and field not in dataset.column_names:
+                raise KeyError(f"the dataset has no column {field!r} (its columns: {dataset.column_names})")
         texts = dataset[text_field]
-        _some_text(texts, text_field)
-        kept = _kept(texts, lambda f: dataset[f], keep, quality, k, verify)
-        return dataset.select(kept)
+        pages = dataset[html_field] if html_field is not None else None
+        _some_text(texts, text_field, pages)
+        return dataset.select(_kept(texts, pages, lambda f: dataset[f], rule))
     records = _records(data, text_field)
+    field = lambda f: [r.get(f) if isinstance(r, dict) else None for r in records]  # noqa: E731
     texts = [r.get(text_field) if isinstance(r, dict) else r for r in records]
+    pages = field(html_field) if html_field is not None else None
     if any(isinstance(r, dict) for r in records):
-        _some_text(texts, text_field)
-    column = lambda f: [r.get(f) if isinstance(r, dict) else None for r in records]  # noqa: E731
-    return _kept(texts, column, keep, quality, k, verify)
+        _some_text(texts, text_field, pages)
+    return _kept(texts, pages, field, rule)
 
 
-def _some_text(texts: Sequence[Any], text_field: str) -> None:
-    """Refuses records none of which has a text in ``text_field``: a misnamed field (or a
-    column of numbers) would otherwise keep every record, silently. Records without text
-    among others with it are kept, as ``simstore dedup --output`` keeps them."""
+def _some_text(texts: Sequence[Any], text_field: str, pages: Optional[Sequence[Any]] = None) -> None:
+    """Refuses records none of which has a text in ``text_field`` (or a page): a misnamed
+    field (or a column of numbers) would otherwise keep every record, silently. Records
+    without text among others with it are kept, as ``simstore dedup --output`` keeps them."""
+    if pages is not None and any(isinstance(p, str) for p in pages):
+        return
     if texts and not any(isinstance(t, str) for t in texts):
         found = sorted({type(t).__name__ for t in texts})
         raise ValueError(
@@ -89,19 +102,24 @@ def _some_text(texts: Sequence[Any], text_field: str) -> None:
         )
 
 
-def _kept(texts, column, keep, quality, k, verify) -> list[int]:
-    order = _order(keep, texts, column)
+def _kept(texts, pages, column, rule) -> list[int]:
+    """The kept indices of the records of ``texts`` (and, where one has none, ``pages``)."""
+    keep, quality, k, verify = rule
     texts = [t if isinstance(t, str) else None for t in texts]
-    return list(_dedup(texts, order, quality, k, verify, keep == "none"))
+    if pages is not None:
+        pages = [p if t is None and isinstance(p, str) else None for t, p in zip(texts, pages)]
+    lengths = [len(t or p or "") for t, p in zip(texts, pages or [None] * len(texts))]
+    order = _order(keep, lengths, column)
+    return list(_dedup(texts, order, quality, k, verify, keep == "none", pages))
 
 
-def _order(keep: str, texts: Sequence[Any], column) -> Optional[list[int]]:
-    """The positions in the policy's order (stable: ties in input order), or None."""
+def _order(keep: str, lengths: Sequence[int], column) -> Optional[list[int]]:
+    """The positions in the policy's order (stable: ties in input order), or None;
+    ``lengths``: each record's text's (or page's)."""
     if keep in ("first", "none"):
         return None
-    n = len(texts)
+    n = len(lengths)
     if keep == "longest":
-        lengths = [len(t) if isinstance(t, str) else 0 for t in texts]
         return sorted(range(n), key=lambda i: -lengths[i])
     policy, _, field = keep.partition(":")
     if policy not in ("newest", "oldest") or not field:

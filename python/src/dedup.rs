@@ -25,9 +25,14 @@ const DEFAULT_K: u32 = 3;
 /// (its tables' spans within its reach, its bands). Pairs near the threshold are decided
 /// by the texts' shingles (`Clusters::checked`, `ShingleSets::similarity`), and so is every
 /// pair the sketches take of a text the cleaner left more than a tenth of out
-/// (`PARTIAL_SHARE`). A text without words is in no cluster (kept).
+/// (`PARTIAL_SHARE`). A text without words is in no cluster (kept). `pages`, when given,
+/// holds for each record without a text its web page (HTML), read as `simstore dedup`
+/// reads an `"html"` record: its title and main text compared, and what the reader left
+/// out of the text counted as missed by the fingerprint (`is_partial`) and compared with
+/// the whole text.
 #[pyfunction]
-#[pyo3(signature = (texts, order = None, quality = "standard", k = None, verify = None, keep_none = false))]
+#[pyo3(signature = (texts, order = None, quality = "standard", k = None, verify = None, keep_none = false, pages = None))]
+#[allow(clippy::too_many_arguments, reason = "the Python signature")]
 pub(crate) fn _dedup(
     py: Python<'_>,
     texts: Vec<Option<String>>,
@@ -36,14 +41,53 @@ pub(crate) fn _dedup(
     k: Option<u32>,
     verify: Option<f64>,
     keep_none: bool,
+    pages: Option<Vec<Option<String>>>,
 ) -> PyResult<Vec<u32>> {
     let (rule, mode) = rule(py, quality, k, verify)?;
     if let Some(o) = &order {
         check_order(py, o, texts.len())?;
     }
-    py.detach(|| kept(&texts, order, rule, mode))
+    if pages.as_ref().is_some_and(|p| p.len() != texts.len()) {
+        return Err(invalid_argument(
+            py,
+            "pages: one per text (None where there is none)",
+        ));
+    }
+    py.detach(|| kept(&records(texts, pages), order, rule, mode))
         .map_err(|e| to_py(py, e))
         .map(|kept| kept_indices(kept, keep_none))
+}
+
+/// A record as the dedup compares it: a text, or a web page's title, main text and what
+/// its reader left out of that.
+struct Doc {
+    title: Option<String>,
+    text: Option<String>,
+    left_out: Option<String>,
+}
+
+/// The records of `texts` and, where a record has no text, of its page (in parallel).
+fn records(texts: Vec<Option<String>>, pages: Option<Vec<Option<String>>>) -> Vec<Doc> {
+    let pages = pages.unwrap_or_else(|| vec![None; texts.len()]);
+    texts
+        .into_par_iter()
+        .zip(pages)
+        .map(|(text, page)| match (text, page) {
+            (None, Some(html)) => {
+                let page = simstore::read::parse_html(&html);
+                Doc {
+                    title: page.title,
+                    text: Some(page.text),
+                    left_out: Some(page.left_out),
+                }
+            }
+            (text, _) => Doc {
+                title: None,
+                text,
+                left_out: None,
+            },
+        })
+        .collect()
 }
 
 /// The rule of the arguments (see [`_dedup`]), and the quality mode whose candidates it
@@ -98,16 +142,18 @@ fn check_order(py: Python<'_>, order: &[u32], n: usize) -> PyResult<()> {
 
 /// For every text, whether the dedup keeps it, and the clusters (for `keep_none`).
 fn kept(
-    texts: &[Option<String>],
+    texts: &[Doc],
     order: Option<Vec<u32>>,
     rule: MatchRule,
     mode: Option<Quality>,
 ) -> simstore::Result<(Vec<bool>, Vec<Vec<u32>>)> {
     let analyses: Vec<Option<(u64, Option<Sketch>, bool)>> = texts
         .par_iter()
-        .map(|t| {
-            let a = FINGERPRINTER.analyze(None, t.as_deref()?).ok()?;
-            let partial = is_partial(&FINGERPRINTER, &a, None);
+        .map(|d| {
+            let a = FINGERPRINTER
+                .analyze(d.title.as_deref(), d.text.as_deref()?)
+                .ok()?;
+            let partial = is_partial(&FINGERPRINTER, &a, d.left_out.as_deref());
             Some((a.fingerprint.0, a.sketch, partial))
         })
         .collect();
@@ -174,21 +220,23 @@ fn kept_indices((mut kept, sets): (Vec<bool>, Vec<Vec<u32>>), keep_none: bool) -
 /// The exact similarities of the shingles of `pairs` (positions among the texts with
 /// words, `with`: their indices among `texts`; the `partial` ones compared whole too).
 fn exact_similarities(
-    (texts, with): (&[Option<String>], &[u32]),
+    (texts, with): (&[Doc], &[u32]),
     partial: &[u32],
     pairs: NearPairs,
 ) -> ExactSimilarities {
     let mut wanted: Vec<u32> = pairs.iter().flat_map(|&(a, b)| [a, b]).collect();
     wanted.sort_unstable();
     wanted.dedup();
-    let text = |j: u32| texts[with[j as usize] as usize].as_deref().unwrap_or("");
     let shingles: HashMap<u32, ShingleSets> = wanted
         .par_iter()
         .map(|&j| {
+            let d = &texts[with[j as usize] as usize];
             let whole = partial.binary_search(&j).is_ok();
+            let left_out = whole.then(|| d.left_out.as_deref().unwrap_or(""));
+            let text = d.text.as_deref().unwrap_or("");
             (
                 j,
-                FINGERPRINTER.shingle_sets(None, text(j), whole.then_some("")),
+                FINGERPRINTER.shingle_sets(d.title.as_deref(), text, left_out),
             )
         })
         .collect();

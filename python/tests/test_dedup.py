@@ -141,6 +141,53 @@ def test_files_the_cleaner_left_much_of_out_are_compared_whole(cli: Path, tmp_pa
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [0, 1]
 
 
+_WORDS = ("harbour ferry storm nets gulls tide crane quay pier lamp rope sail mast hull keel oar market "
+          "council school winter summer island bridge tower village farmer engine train station").split()
+
+
+def _pages() -> list[dict]:
+    """Four groups of five listing pages (one heading and intro a group, links of their
+    own), then three articles and a copy of each under another site's chrome."""
+    r = random.Random(3)
+    phrase = lambda n: " ".join(r.choice(_WORDS) for _ in range(n))  # noqa: E731
+    pages = []
+    for g in range(4):
+        heading = f"Section {phrase(2)}"
+        intro = f"All the stories of the {phrase(3)} section, newest first, as our reporters filed them."
+        for i in range(5):
+            links = "".join(f"<li><a href='/s/{g}/{i}/{j}'>{phrase(5)}</a></li>" for j in range(15))
+            html = f"<html><body><h1>{heading}</h1><p>{intro}</p><ul>{links}</ul></body></html>"
+            pages.append({"id": f"list-{g}-{i}", "html": html})
+    prose = lambda n: " ".join(f"the {r.choice(_WORDS)} of" for _ in range(n))  # noqa: E731
+    for a in range(3):
+        story = "".join(f"<p>{prose(12).capitalize()} a {phrase(3)}.</p>" for _ in range(4))
+        for site in ("ledger", "hub"):
+            html = (f"<html><head><title>Story {a}</title></head><body><nav><a href='/'>{site}</a></nav>"
+                    f"<article><h1>Story {a}</h1>{story}</article><footer>{site} 2026</footer></body></html>")
+            pages.append({"id": f"story-{a}-{site}", "html": html})
+    return pages
+
+
+def test_web_pages_are_compared_by_what_they_show(cli: Path, tmp_path: Path) -> None:
+    pages = _pages()
+    path = tmp_path / "pages.jsonl"
+    path.write_text("".join(json.dumps(p) + "\n" for p in pages), encoding="utf-8")
+    out = tmp_path / "kept.jsonl"
+    run_cli(cli, tmp_path / "unused.db", "dedup", str(path), "-o", str(out))
+    index = {p["id"]: i for i, p in enumerate(pages)}
+    want = [index[json.loads(line)["id"]] for line in out.read_text(encoding="utf-8").splitlines()]
+    # Every listing page and one copy of each story.
+    assert want == list(range(20)) + [20, 22, 24], want
+    assert simstore.dedup(pages, html_field="html") == want
+    assert simstore.dedup(path, html_field="html") == want
+    # A record's text, where it has one, is compared instead of its page.
+    with_text = [dict(p, text="one and the same text for every record here") for p in pages]
+    assert simstore.dedup(with_text, html_field="html") == [0]
+    # The premise: by their main texts alone each group's pages are one.
+    texts = [simstore.extract_page(p["html"])[1] for p in pages]
+    assert simstore.dedup(texts[:20]) == [0, 5, 10, 15]
+
+
 def test_mistakes_are_refused_not_kept_silently(sample: list, tmp_path: Path) -> None:
     records = _records(sample)
     path = tmp_path / "in.jsonl"
