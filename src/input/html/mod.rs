@@ -20,6 +20,10 @@ use scraper::{Html, Node};
 
 use crate::input::charset::{self, Decoded};
 
+mod chrome;
+
+use chrome::{Content, El, SKIP_TAGS, is_chrome, is_main, named_chrome};
+
 /// Error type of [`page_from_bytes`]: only undecodable (binary) input fails.
 pub type Error = charset::Error;
 
@@ -99,72 +103,6 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
-/// Elements whose whole content is page chrome or not text.
-const SKIP_TAGS: &[&str] = &[
-    "script", "style", "noscript", "template", "head", "nav", "header", "footer", "aside", "form",
-    "iframe", "svg", "button", "select", "textarea", "input", "object", "embed", "canvas", "audio",
-    "video", "map", "dialog", "menu", "label",
-];
-
-/// ARIA roles of page chrome.
-const SKIP_ROLES: &[&str] = &[
-    "navigation",
-    "banner",
-    "contentinfo",
-    "complementary",
-    "search",
-    "dialog",
-    "menu",
-    "menubar",
-    "toolbar",
-    "alert",
-];
-
-/// Words in class names and ids that mark page chrome (matched as whole words of the
-/// name split at non-alphanumeric characters and camelCase boundaries).
-const SKIP_WORDS: &[&str] = &[
-    "nav",
-    "navbar",
-    "navigation",
-    "menu",
-    "footer",
-    "sidebar",
-    "share",
-    "sharing",
-    "social",
-    "comment",
-    "comments",
-    "related",
-    "recommend",
-    "recommended",
-    "ad",
-    "ads",
-    "advert",
-    "advertisement",
-    "banner",
-    "breadcrumb",
-    "breadcrumbs",
-    "copyright",
-    "cookie",
-    "cookies",
-    "popup",
-    "modal",
-    "subscribe",
-    "newsletter",
-    "pagination",
-    "pager",
-    "toolbar",
-    "widget",
-    "sponsor",
-    "sponsored",
-    "promo",
-    "hidden",
-    "masthead",
-    "topbar",
-    "login",
-    "signup",
-];
-
 /// Elements that start a new text block.
 const BLOCK_TAGS: &[&str] = &[
     "p",
@@ -201,94 +139,12 @@ const BLOCK_TAGS: &[&str] = &[
     "title",
 ];
 
-/// An element's name and attributes, as the chrome rules see them.
-struct El<'a> {
-    name: &'a str,
-    element: &'a scraper::node::Element,
-}
-
-impl<'a> El<'a> {
-    fn new(element: &'a scraper::node::Element) -> Self {
-        El {
-            name: element.name(),
-            element,
-        }
-    }
-
-    fn attr(&self, name: &str) -> Option<&'a str> {
-        self.element.attr(name)
-    }
-}
-
 /// A node's children in document order, but not a `<template>`'s contents (a fragment the
 /// page does not show).
 fn shown_children<'a>(
     node: NodeRef<'a, Node>,
 ) -> impl DoubleEndedIterator<Item = NodeRef<'a, Node>> {
     node.children().filter(|c| !c.value().is_fragment())
-}
-
-/// Marks of an element holding the main content.
-fn is_main(e: &El<'_>) -> bool {
-    matches!(e.name, "article" | "main")
-        || e.attr("role") == Some("main")
-        || e.attr("itemprop") == Some("articleBody")
-}
-
-fn is_chrome(e: &El<'_>) -> bool {
-    if SKIP_TAGS.contains(&e.name) {
-        return true;
-    }
-    if e.attr("hidden").is_some() || e.attr("aria-hidden") == Some("true") {
-        return true;
-    }
-    if let Some(style) = e.attr("style") {
-        let style: String = style.chars().filter(|c| !c.is_whitespace()).collect();
-        if style.to_ascii_lowercase().contains("display:none") {
-            return true;
-        }
-    }
-    if let Some(role) = e.attr("role")
-        && SKIP_ROLES.contains(&role.trim().to_ascii_lowercase().as_str())
-    {
-        return true;
-    }
-    let names = e
-        .attr("class")
-        .into_iter()
-        .flat_map(str::split_whitespace)
-        .chain(e.attr("id"));
-    for name in names {
-        if name_words(name).any(|w| SKIP_WORDS.contains(&w.as_str())) {
-            return true;
-        }
-    }
-    false
-}
-
-/// The words of a class name or id: split at non-alphanumerics and lower→upper case steps.
-fn name_words(name: &str) -> impl Iterator<Item = String> + '_ {
-    let mut words = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if !c.is_ascii_alphanumeric() {
-            if !cur.is_empty() {
-                words.push(std::mem::take(&mut cur));
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_ascii_uppercase() && prev_lower && !cur.is_empty() {
-            words.push(std::mem::take(&mut cur));
-        }
-        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-        cur.push(c.to_ascii_lowercase());
-    }
-    if !cur.is_empty() {
-        words.push(cur);
-    }
-    words.into_iter()
 }
 
 #[derive(Default)]
@@ -348,6 +204,7 @@ impl Walker {
             Enter(NodeRef<'a, Node>, bool, bool),
             EndBlock,
         }
+        let mut content = Content::default();
         let mut stack = vec![Step::Enter(root, false, false)];
         while let Some(step) = stack.pop() {
             let (node, in_link, in_main) = match step {
@@ -368,7 +225,7 @@ impl Walker {
                     if block {
                         self.end_block();
                     }
-                    if is_chrome(&e) {
+                    if is_chrome(&e) || (named_chrome(&e) && !content.holds(root, node, &e)) {
                         continue;
                     }
                     if block {
@@ -614,6 +471,43 @@ mod tests {
         );
         // Outside the article is chrome, link list or not; within it there is none.
         assert_eq!(page.left_out, "");
+    }
+
+    /// A theme's state words in the class of the element that holds the article (or of
+    /// `<body>`) do not make it chrome: the article stays, the sidebar, the menu and the
+    /// comments beside it go. Each of these classes dropped the whole article once.
+    #[test]
+    fn content_under_a_themes_state_words_stays() {
+        let story = "<p>The harbour council voted on Tuesday to build protected bike lanes \
+            through the district, ending a debate of three years.</p><p>The plan adds eleven \
+            kilometres of lanes along Quay Street and Mill Road.</p>";
+        let text = "The harbour council voted on Tuesday to build protected bike lanes through \
+            the district, ending a debate of three years.\nThe plan adds eleven kilometres of \
+            lanes along Quay Street and Mill Road.";
+        let beside = r#"<div class="sidebar"><h3>Popular</h3><ul><li><a href="/a">A story of the
+            week</a></li><li><a href="/b">Another story</a></li></ul></div>
+            <div class="comments"><p>Great read, thank you!</p></div>
+            <div class="menu-open">Open the menu</div>"#;
+        for (body, div) in [
+            ("single has-sidebar", "post has-comments"),
+            ("menu-closed", "entry share-enabled"),
+            ("home", "content sidebar-left"),
+            ("", "comments-closed story ad-free"),
+        ] {
+            let page = parse(&format!(
+                r#"<html><body class="{body}"><nav><a href="/">Home</a></nav>
+                <div class="{div}">{story}</div>{beside}</body></html>"#
+            ));
+            assert_eq!(page.text, text, "body {body:?}, div {div:?}");
+        }
+        // Named chrome that holds most of the page is kept only when it is not links.
+        let links: String = (0..40)
+            .map(|i| format!(r#"<li><a href="/{i}">Story number {i} of the week</a></li>"#))
+            .collect();
+        let page = parse(&format!(
+            r#"<html><body>{story}<div class="sidebar"><ul>{links}</ul></div></body></html>"#
+        ));
+        assert_eq!((page.text.as_str(), page.left_out.as_str()), (text, ""));
     }
 
     #[test]
