@@ -148,11 +148,12 @@ pub(super) struct Content {
 impl Content {
     /// Whether element `e` (`node`), named chrome by its class or id words, is kept anyway:
     /// the document itself (`html`, `body`), an element the markup declares main content
-    /// ([`is_main`]), or one that holds at least half of the page's shown text (`root`'s),
-    /// less than half of it link text — a page's content under a theme's state words
-    /// (`<body class="has-sidebar">`, `<div class="post has-comments">`), not a sidebar, a
-    /// menu or a comment thread beside an article. Dropping such an element dropped the
-    /// whole article.
+    /// ([`is_main`]), or one that holds at least two thirds of the page's shown text
+    /// (`root`'s), less than half of it link text — a page's content under a theme's state
+    /// words (`<body class="has-sidebar">`, `<div class="post has-comments">`), not a
+    /// sidebar, a menu or a comment thread beside an article (a prose sidebar beside a short
+    /// article, an author's note, may hold half). Dropping such an element dropped the whole
+    /// article.
     pub(super) fn holds(
         &mut self,
         root: NodeRef<'_, Node>,
@@ -164,7 +165,7 @@ impl Content {
         }
         let total = *self.total.get_or_insert_with(|| shown_text(root).0);
         let (text, links) = shown_text(node);
-        text > 0 && text * 2 >= total && links * 2 < text
+        text > 0 && text * 3 >= total * 2 && links * 2 < text
     }
 }
 

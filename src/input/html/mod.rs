@@ -508,6 +508,15 @@ mod tests {
             r#"<html><body>{story}<div class="sidebar"><ul>{links}</ul></div></body></html>"#
         ));
         assert_eq!((page.text.as_str(), page.left_out.as_str()), (text, ""));
+        // A prose sidebar beside a short article, the same on every page of the site, goes
+        // even when it holds half of the page: it is not most of it.
+        let bio = "Mara Quill has covered the harbour for the Ledger since 2009, writing about \
+            its ferries, its markets and the people who work the night shift at the docks. \
+            Before that she reported on the fishing fleets of the north coast for eleven years.";
+        let page = parse(&format!(
+            r#"<html><body>{story}<div class="sidebar"><p>{bio}</p></div></body></html>"#
+        ));
+        assert_eq!(page.text, text);
     }
 
     #[test]
