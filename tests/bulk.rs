@@ -33,6 +33,7 @@ fn entries() -> Vec<Entry> {
                 .then_some(u128::from(i as u64 / 6) << 64),
             sketch: None,
             weak_bits: None,
+            main_sketch: None,
             times: None,
         },
     };

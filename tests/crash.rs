@@ -303,6 +303,7 @@ fn execute(store: &Store, op: &Op, url: &str) {
         content_hash: None,
         sketch: None,
         weak_bits: None,
+        main_sketch: None,
         times: None,
     };
     match op {

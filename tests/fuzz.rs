@@ -1725,6 +1725,7 @@ impl Run {
             content_hash: (!self.step.is_multiple_of(3)).then_some(u128::from(self.step % 4)),
             sketch: None,
             weak_bits: None,
+            main_sketch: None,
             times: None,
         }
     }

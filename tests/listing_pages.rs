@@ -270,3 +270,65 @@ fn the_server_keeps_listing_pages_given_as_html() {
         assert_eq!(of.as_deref(), Some(id.as_str()));
     }
 }
+
+/// Two different match reports of one site, each followed inside its `<article>` by the
+/// same list of most-read links: their whole pages share the list (their sketches would
+/// take them, their fingerprints are within the mode's reach), their reports do not; a
+/// store compares the main text too, and keeps both. `explain --files` says the same.
+#[test]
+fn reports_that_show_one_list_of_most_read_links_stay_apart() {
+    const A: &str = "Newcastle beat Crystal Palace 3-1 at Molineux on Sunday. Goals from \
+        Thompson and Jones settled the match before Johnson pulled one back late on. The \
+        result lifts Newcastle to fourth in the table while Crystal Palace remain mid-table. \
+        Manager reaction and full report to follow.";
+    const B: &str = "Crystal Palace thrashed Newcastle 2-0 at Stamford Bridge on Sunday. Goals \
+        from Robinson and Hughes settled the match before Harris pulled one back late on. The \
+        result lifts Crystal Palace to twelfth in the table while Newcastle remain in the \
+        relegation zone. Manager reaction and full report to follow.";
+    let most_read = format!("<h3>Most read</h3>{}", Words(5).links(40));
+    let report = |text: &str| {
+        format!(
+            "<html><body><article><h1>Match report</h1><p>{text}</p>{most_read}</article>\
+             </body></html>"
+        )
+    };
+    let (a, b) = (report(A), report(B));
+    let f = simstore::Fingerprinter::new();
+    let analyze = |raw: &str| {
+        let p = parse_html(raw);
+        simstore::index::page::analyze_page(&f, p.title.as_deref(), &p.text, Some(&p.left_out))
+            .unwrap()
+    };
+    let (x, y) = (analyze(&a), analyze(&b));
+    let rule = simstore::Quality::Standard.rule(3);
+    let (xs, ys) = (x.sketch.unwrap(), y.sketch.unwrap());
+    assert!(
+        xs.whole_text(),
+        "the pages are compared by their whole texts"
+    );
+    assert!(
+        rule.accepts(x.fingerprint.distance(y.fingerprint), Some(&xs), Some(&ys)),
+        "the premise: by their whole pages' sketches alone the mode takes them"
+    );
+    let store = StoreBuilder::in_memory().open().unwrap();
+    for (id, raw) in [("a", &a), ("b", &b)] {
+        let out = store
+            .check_and_insert(&document(id, raw, true), Rule::Mode)
+            .unwrap();
+        assert!(out.is_new(), "{id}: {out:?}");
+    }
+    let t = TestCommand::new();
+    t.write("a.html", a.as_bytes());
+    t.write("b.html", b.as_bytes());
+    assert!(t.run(&["init"]).status.success());
+    let (pa, pb) = (t.path("a.html"), t.path("b.html"));
+    let o = t.run(&[
+        "explain",
+        "--json",
+        "--files",
+        pa.to_str().unwrap(),
+        pb.to_str().unwrap(),
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["near_duplicates"], false, "{v}");
+}

@@ -40,6 +40,7 @@ impl Doc {
             fp: Fingerprint(self.fp),
             sketch: self.sketch,
             weak_bits: self.weak_bits,
+            main_sketch: None,
         }
     }
 }
@@ -233,6 +234,7 @@ fn a_high_store_finds_copies_by_its_third_and_fourth_bands() {
         fp: Fingerprint(fp ^ 0xFFFF_FFFF_FF00_0000),
         sketch: Some(copy),
         weak_bits: None,
+        main_sketch: None,
     };
     let meta = DocMeta {
         sketch: Some(stored),

@@ -21,6 +21,7 @@ fn meta(title: &str) -> DocMeta {
         content_hash: None,
         sketch: None,
         weak_bits: None,
+        main_sketch: None,
         times: None,
     }
 }

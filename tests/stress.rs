@@ -140,6 +140,7 @@ fn worker(store: &Store, t: usize, ops: usize, seed: u64) -> ThreadLog {
                     content_hash: None,
                     sketch: None,
                     weak_bits: None,
+                    main_sketch: None,
                     times: None,
                 };
                 let want = if log.own.contains_key(&id) {
@@ -175,6 +176,7 @@ fn worker(store: &Store, t: usize, ops: usize, seed: u64) -> ThreadLog {
                         content_hash: None,
                         sketch: None,
                         weak_bits: None,
+                        main_sketch: None,
                         times: None,
                     };
                     if log.own.insert(id.clone(), (fp, meta.clone())).is_some() {
@@ -204,6 +206,7 @@ fn worker(store: &Store, t: usize, ops: usize, seed: u64) -> ThreadLog {
                     content_hash: None,
                     sketch: None,
                     weak_bits: None,
+                    main_sketch: None,
                     times: None,
                 };
                 let out = store

@@ -5,7 +5,9 @@
 
 use crate::error::Result;
 use crate::index::near::PARTIAL_SHARE;
+use crate::index::quality::MatchRule;
 use crate::text::fingerprint::{Analysis, Fingerprinter};
+use crate::types::Sketch;
 
 /// The analysis of a document as a store keeps and queries it: `f.analyze(title, text)`,
 /// and when `left_out` (the visible text its page's reader left out of `text`,
@@ -37,9 +39,26 @@ pub fn analyze_page(
     if let Some(left_out) = left_out
         && left_out_much(f, &a, left_out)
     {
+        a.main_sketch = a.sketch;
         (a.content_hash, a.sketch) = f.whole_text(title, text, left_out);
     }
     Ok(a)
+}
+
+/// Whether `rule` takes a candidate at `distance` whose sketch is `stored`, for a query
+/// whose sketch is `sketch` and, where that is of a web page's whole visible text, whose
+/// main text's is `main` ([`crate::QueryKey::main_sketch`]): both must be taken, so the
+/// whole pages and the main texts agree — two match reports that show one list of
+/// most-read links share the list, not their reports; two copies of one story with lists
+/// of their own agree by their main texts at least as well as by their pages.
+pub fn accepts(
+    rule: &MatchRule,
+    distance: u32,
+    (sketch, main): (Option<&Sketch>, Option<&Sketch>),
+    stored: Option<&Sketch>,
+) -> bool {
+    rule.accepts(distance, sketch, stored)
+        && main.is_none_or(|m| rule.accepts(distance, Some(m), stored))
 }
 
 /// Whether the tokens of `left_out` are more than [`PARTIAL_SHARE`] of the page's: those of

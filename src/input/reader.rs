@@ -474,11 +474,12 @@ impl Record {
         crate::types::check_stored_fields(&self.id, self.title.as_deref(), self.url.as_deref())
             .map_err(|e| RecordError::FieldTooLong(e.to_string()))?;
         let restore = self.restore.take().unwrap_or_default();
-        let (fp, content_hash, sketch, weak_bits) = match self.fp {
-            Some(fp) => (fp, restore.content_hash, restore.sketch, None),
+        let (fp, content_hash, sketch, (weak_bits, main_sketch)) = match self.fp {
+            Some(fp) => (fp, restore.content_hash, restore.sketch, (None, None)),
             None => {
                 let a = self.page_analysis(f)?;
-                (a.fingerprint, Some(a.content_hash), a.sketch, a.weak_bits)
+                let unstored = (a.weak_bits, a.main_sketch);
+                (a.fingerprint, Some(a.content_hash), a.sketch, unstored)
             }
         };
         let length = match self.text.as_deref() {
@@ -495,6 +496,7 @@ impl Record {
                 content_hash,
                 sketch,
                 weak_bits,
+                main_sketch,
                 times: restore.times,
             },
         })

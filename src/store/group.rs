@@ -21,6 +21,7 @@ use super::crawl::CheckOutcome;
 use super::{Counters, InsertOutcome, Store};
 use crate::error::{Error, Result};
 use crate::index::layout::Layout;
+use crate::index::page;
 use crate::index::probing;
 use crate::index::quality::MatchRule;
 use crate::types::Entry;
@@ -403,7 +404,7 @@ fn in_group(written: &[&Entry], e: &Entry, rule: &MatchRule, layout: &Layout) ->
         .map(|w| ((w.fp.0 ^ fp.0).count_ones(), w))
         .filter(|&(d, w)| {
             let stored = w.meta.sketch.as_ref();
-            rule.accepts(d, sketch, stored)
+            page::accepts(rule, d, (sketch, e.meta.main_sketch.as_ref()), stored)
                 && (probing::finds(layout, rule.k, &flips, fp.0, w.fp.0)
                     || rule.shares_band(sketch, stored))
         })

@@ -6,6 +6,7 @@ use super::request::{Query, Rule};
 use super::{CandidateStats, Store, View, codec};
 use crate::error::{Error, Result};
 use crate::index::bands::{self, MAX_BAND_CANDIDATES};
+use crate::index::page;
 use crate::index::probing::{self, Flip};
 use crate::index::quality::MatchRule;
 use crate::types::{Fingerprint, Match, QueryKey, StoredDoc, WeakBits};
@@ -238,7 +239,8 @@ impl Store {
         let keys: Vec<&QueryKey> = queries.iter().collect();
         let mut answers = self.query_batch_reach(&probes, rule, &keys)?;
         for (matches, q) in answers.iter_mut().zip(queries) {
-            matches.retain(|m| rule.accepts(m.distance, q.sketch.as_ref(), m.doc.sketch.as_ref()));
+            let sketches = (q.sketch.as_ref(), q.main_sketch.as_ref());
+            matches.retain(|m| page::accepts(rule, m.distance, sketches, m.doc.sketch.as_ref()));
         }
         Ok(answers)
     }
@@ -354,8 +356,8 @@ impl Store {
         hits.dedup_by_key(|h| h.0);
         let mut out = self.fetch(snap, hits)?;
         with_distances(&mut out, query.fp);
-        let sketch = query.sketch.as_ref();
-        out.retain(|m| rule.accepts(m.distance, sketch, m.doc.sketch.as_ref()));
+        let sketches = (query.sketch.as_ref(), query.main_sketch.as_ref());
+        out.retain(|m| page::accepts(rule, m.distance, sketches, m.doc.sketch.as_ref()));
         Ok(out)
     }
 

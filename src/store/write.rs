@@ -68,6 +68,7 @@ impl Store {
         meta.content_hash = Some(a.content_hash);
         meta.sketch = a.sketch;
         meta.weak_bits = a.weak_bits;
+        meta.main_sketch = a.main_sketch;
         Ok((a.fingerprint, meta))
     }
 

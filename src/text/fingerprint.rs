@@ -84,6 +84,9 @@ pub struct Analysis {
     pub sketch: Option<Sketch>,
     /// The fingerprint's least certain bits, for a quality mode's query-directed probes.
     pub weak_bits: Option<WeakBits>,
+    /// When `sketch` is of a web page's whole visible text ([`Sketch::whole_text`],
+    /// `crate::index::page::analyze_page`), the main text's sketch; `None` otherwise.
+    pub main_sketch: Option<Sketch>,
     /// Tokens (words and digit runs) of every line of the body, URLs included.
     pub body_tokens: usize,
     /// Of those, the tokens the fingerprint, the content hash and the sketch do not see:
@@ -99,6 +102,7 @@ impl From<&Analysis> for QueryKey {
             fp: a.fingerprint,
             sketch: a.sketch,
             weak_bits: a.weak_bits,
+            main_sketch: a.main_sketch,
         }
     }
 }
@@ -437,6 +441,7 @@ impl Fingerprinter {
                 Output::All => sketch.finish(),
                 Output::FingerprintOnly => None,
             },
+            main_sketch: None,
             body_tokens: body.all,
             dropped_tokens: body.unseen,
         })

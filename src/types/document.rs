@@ -138,6 +138,7 @@ impl Document {
             content_hash: None,
             sketch: None,
             weak_bits: None,
+            main_sketch: None,
             times: None,
         }
     }
@@ -164,6 +165,10 @@ pub struct DocMeta {
     /// beyond the tables' spans ([`crate::MatchRule::probes`]); not stored. `None` when only
     /// a fingerprint is known; [`crate::Store::check_and_insert`] fills it in.
     pub weak_bits: Option<WeakBits>,
+    /// When `sketch` is of a web page's whole visible text ([`Sketch::whole_text`]), the
+    /// sketch of its main text, which a check compares too; not stored (a stored page keeps
+    /// the whole text's). `None` otherwise; [`crate::Store::check_and_insert`] fills it in.
+    pub main_sketch: Option<Sketch>,
     /// The stored and last-seen times to keep (seconds since the Unix epoch), as a restore
     /// of an export or a copy has them; `None`: now.
     pub times: Option<(u64, u64)>,
@@ -220,6 +225,7 @@ impl StoredDoc {
                 content_hash: self.content_hash,
                 sketch: self.sketch,
                 weak_bits: None,
+                main_sketch: None,
                 times: Some((self.time, self.seen)),
             },
         }
@@ -269,6 +275,9 @@ pub struct QueryKey {
     pub sketch: Option<Sketch>,
     /// The fingerprint's least certain bits, if known.
     pub weak_bits: Option<WeakBits>,
+    /// When `sketch` is of a web page's whole visible text, its main text's sketch: a
+    /// candidate must agree with both ([`crate::index::page::accepts`]).
+    pub main_sketch: Option<Sketch>,
 }
 
 impl From<Fingerprint> for QueryKey {
@@ -278,6 +287,7 @@ impl From<Fingerprint> for QueryKey {
             fp,
             sketch: None,
             weak_bits: None,
+            main_sketch: None,
         }
     }
 }
@@ -289,6 +299,7 @@ impl From<&Entry> for QueryKey {
             fp: e.fp,
             sketch: e.meta.sketch,
             weak_bits: e.meta.weak_bits,
+            main_sketch: e.meta.main_sketch,
         }
     }
 }

@@ -220,6 +220,7 @@ impl Plan {
                     fp: Fingerprint(q),
                     sketch: Some(synthetic_sketch(q)),
                     weak_bits: Some(synthetic_weak_bits(q)),
+                    main_sketch: None,
                 };
                 store.query(key, rule)
             }

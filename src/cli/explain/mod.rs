@@ -11,6 +11,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use simstore::index::near::is_partial;
+use simstore::index::page::analyze_page;
 use simstore::text::explain::{Explanation, explain};
 use simstore::text::shingles::ShingleSets;
 use simstore::{Fingerprint, Fingerprinter, MatchRule, Rule, Sketch, Store};
@@ -77,9 +78,26 @@ pub struct Args {
 struct Side {
     name: String,
     fp: Fingerprint,
+    /// As a store keeps it: of a web page with much left out, its whole visible text's.
     sketch: Option<Sketch>,
+    /// Then, its main text's, which a store compares too ([`simstore::index::page`]).
+    main_sketch: Option<Sketch>,
     explained: Option<Explanation>,
     shingles: Option<ShingleSets>,
+}
+
+/// The verdict on `b` as a store holding `a` checks it: by their sketches, and where `b`'s
+/// is of a web page's whole visible text, by its main text's too (the first that refuses
+/// decides, as [`simstore::index::page::accepts`]).
+fn decision(judge: &Judge<'_>, a: &Side, b: &Side) -> verdict::Decision {
+    let fps = (a.fp, b.fp);
+    let whole = verdict::decide(judge, fps, (a.sketch.as_ref(), b.sketch.as_ref()));
+    match b.main_sketch {
+        Some(main) if whole.accepted() => {
+            verdict::decide(judge, fps, (a.sketch.as_ref(), Some(&main)))
+        }
+        _ => whole,
+    }
 }
 
 /// Runs the command; see [`Args`].
@@ -92,8 +110,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     let (a, b, store) = sides(db, &args)?;
     let judge = judge(store.as_ref(), &args);
     let distance = a.fp.distance(b.fp);
-    let sketches = (a.sketch.as_ref(), b.sketch.as_ref());
-    let decision = verdict::decide(&judge, (a.fp, b.fp), sketches);
+    let decision = decision(&judge, &a, &b);
     let jaccard = a.sketch.zip(b.sketch).map(|(x, y)| x.similarity(&y));
     let exact = (a.shingles.as_ref().zip(b.shingles.as_ref())).map(|(x, y)| x.similarity(y));
     let mut out = io::stdout().lock();
@@ -158,6 +175,7 @@ fn sides(db: &Path, args: &Args) -> Result<(Side, Side, Option<Store>)> {
             name: d.id.clone(),
             fp: d.fingerprint(),
             sketch: d.sketch,
+            main_sketch: None,
             explained: None,
             shingles: None,
         })
@@ -201,6 +219,7 @@ fn side(f: &Fingerprinter, arg: &str, is_file: bool, title: Option<&str>) -> Res
             name: arg.to_owned(),
             fp,
             sketch: record.restore.and_then(|r| r.sketch),
+            main_sketch: None,
             explained: None,
             shingles: None,
         });
@@ -238,10 +257,12 @@ fn text_side(
 ) -> Result<Side> {
     let explained =
         explain(f, title, text).with_context(|| format!("cannot fingerprint {name}"))?;
+    let page = analyze_page(f, title, text, left_out).ok();
     Ok(Side {
         name,
         fp: explained.fingerprint,
-        sketch: f.sketch(title, text),
+        sketch: page.as_ref().and_then(|a| a.sketch),
+        main_sketch: page.and_then(|a| a.main_sketch),
         explained: Some(explained),
         shingles: Some(shingles_of(f, (title, text), left_out)),
     })
@@ -253,6 +274,7 @@ pub fn print_one(out: &mut impl Write, e: &Explanation, top: usize) -> io::Resul
         name: "(text)".into(),
         fp: e.fingerprint,
         sketch: None,
+        main_sketch: None,
         explained: Some(e.clone()),
         shingles: None,
     };
