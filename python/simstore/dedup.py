@@ -72,20 +72,20 @@ def dedup(
     rule = (keep, quality, k, verify)
     dataset = _as_dataset(data)
     if dataset is not None:
-        for field in (text_field, html_field):
-            if field is not None and field not in dataset.column_names:
-                raise KeyError(f"the dataset has no column {field!r} (its columns: {dataset.column_names})")
+        for name in (text_field, html_field):
+            if name is not None and name not in dataset.column_names:
+                raise KeyError(f"the dataset has no column {name!r} (its columns: {dataset.column_names})")
         texts = dataset[text_field]
         pages = dataset[html_field] if html_field is not None else None
         _some_text(texts, text_field, pages)
         return dataset.select(_kept(texts, pages, lambda f: dataset[f], rule))
     records = _records(data, text_field)
-    field = lambda f: [r.get(f) if isinstance(r, dict) else None for r in records]  # noqa: E731
+    column = lambda f: [r.get(f) if isinstance(r, dict) else None for r in records]  # noqa: E731
     texts = [r.get(text_field) if isinstance(r, dict) else r for r in records]
-    pages = field(html_field) if html_field is not None else None
+    pages = column(html_field) if html_field is not None else None
     if any(isinstance(r, dict) for r in records):
         _some_text(texts, text_field, pages)
-    return _kept(texts, pages, field, rule)
+    return _kept(texts, pages, column, rule)
 
 
 def _some_text(texts: Sequence[Any], text_field: str, pages: Optional[Sequence[Any]] = None) -> None:

@@ -117,7 +117,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
     let key = match (&args.fp, &args.file, &args.text) {
         (Some(hex), _, _) => QueryKey::from(hex.parse::<Fingerprint>()?),
         (_, Some(file), _) => analyze(input::read_page(file)?)?,
-        (_, _, Some(text)) => analyze(text_record(text))?,
+        (_, _, Some(text)) => analyze(Record::of_text("", text.as_str()))?,
         _ => unreachable!("clap requires one of text, --file, --fp, --batch"),
     };
     let matches = refine(accepted(&store, &key, &ask)?, key.sketch, &ask, None);
@@ -126,19 +126,6 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         eprintln!("{}", nothing_found(&rule, key.fp, key.sketch.is_some()));
     }
     Ok(if matches.is_empty() { 1 } else { 0 })
-}
-
-/// A query given as a text on the command line, as a record.
-fn text_record(text: &str) -> Record {
-    Record {
-        id: String::new(),
-        title: None,
-        text: Some(text.to_owned()),
-        url: None,
-        left_out: None,
-        fp: None,
-        restore: None,
-    }
 }
 
 /// How every query of a run is answered: the rule, and the options applied after it.

@@ -231,7 +231,7 @@ impl Rows {
             .as_ref()
             .and_then(|a| a.is_valid(i).then(|| a.value(i).to_owned()));
         let record = match self.texts.is_valid(i) {
-            true => Ok(text_record(
+            true => Ok(Record::of_text(
                 id.unwrap_or_else(|| n.to_string()),
                 self.texts.value(i),
             )),
@@ -416,19 +416,6 @@ pub(super) fn parse_compression(s: &str) -> Result<Compression, String> {
     s.parse::<Compression>().map_err(|e| format!("{e}: {hint}"))
 }
 
-/// A record of a row: its id and text, no title.
-fn text_record(id: String, text: &str) -> Record {
-    Record {
-        id,
-        title: None,
-        text: Some(text.to_owned()),
-        url: None,
-        left_out: None,
-        fp: None,
-        restore: None,
-    }
-}
-
 /// Reads the shards' text column again and calls `on(item, record)` (a record of that
 /// text, no title) with each of the rows numbered `items` (increasing) whose text is not
 /// null, until `on` returns false or no item is left.
@@ -461,7 +448,7 @@ pub(super) fn each_record(
             for i in 0..batch.num_rows() {
                 if wanted.next_if_eq(&&item).is_some()
                     && col.is_valid(i)
-                    && !on(item, text_record(item.to_string(), col.value(i)))
+                    && !on(item, Record::of_text(item.to_string(), col.value(i)))
                 {
                     return Ok(());
                 }
