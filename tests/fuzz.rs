@@ -623,7 +623,15 @@ fn expected_from_object(obj: &Map<String, Value>) -> Result<Record, RecordError>
     let id = match obj.get("id") {
         None | Some(Value::Null) => return Err(RecordError::MissingId),
         Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => n.to_string(),
+        Some(Value::Number(_)) => {
+            return Err(RecordError::Field {
+                field: "id".into(),
+                flag: "--id-field",
+                problem: "must be a string or a whole number, found a fraction or an exponent"
+                    .into(),
+            });
+        }
         Some(other) => {
             return Err(RecordError::Field {
                 field: "id".into(),

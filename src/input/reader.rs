@@ -322,7 +322,13 @@ fn record_id(
         None | Some(Value::Null) if fields.optional_id => Ok(fields.line_id(line_no)),
         None | Some(Value::Null) => Err(RecordError::MissingId),
         Some(Value::String(s)) => Ok(s),
-        Some(Value::Number(n)) => Ok(n.to_string()),
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Ok(n.to_string()),
+        // A fraction or an exponent does not survive parsing as written.
+        Some(Value::Number(_)) => Err(RecordError::Field {
+            field: fields.id.clone(),
+            flag: "--id-field",
+            problem: "must be a string or a whole number, found a fraction or an exponent".into(),
+        }),
         Some(other) => Err(RecordError::Field {
             field: fields.id.clone(),
             flag: "--id-field",
