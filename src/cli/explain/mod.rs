@@ -14,7 +14,7 @@ use simstore::index::near::is_partial;
 use simstore::index::page::analyze_page;
 use simstore::text::explain::{Explanation, explain};
 use simstore::text::shingles::ShingleSets;
-use simstore::{Fingerprint, Fingerprinter, MatchRule, Rule, Sketch, Store};
+use simstore::{Analysis, Fingerprint, Fingerprinter, MatchRule, Rule, Sketch, Store};
 
 use super::input::{self, FieldArgs};
 use super::{Code, open_for_reading, output, rule};
@@ -236,15 +236,14 @@ fn side(f: &Fingerprinter, arg: &str, is_file: bool, title: Option<&str>) -> Res
 
 /// The shingles a dedup of files compares a text by: as the sketch sees them, and its
 /// whole text's too (with what a page's reader `left_out`) when the fingerprint misses
-/// much of it ([`is_partial`]).
+/// much of it ([`is_partial`], by the text's analysis `a`).
 fn shingles_of(
     f: &Fingerprinter,
     (title, text): (Option<&str>, &str),
     left_out: Option<&str>,
+    a: Option<&Analysis>,
 ) -> ShingleSets {
-    let partial = f
-        .analyze(title, text)
-        .is_ok_and(|a| is_partial(f, &a, left_out));
+    let partial = a.is_some_and(|a| is_partial(f, a, left_out));
     f.shingle_sets(title, text, partial.then(|| left_out.unwrap_or("")))
 }
 
@@ -257,14 +256,16 @@ fn text_side(
 ) -> Result<Side> {
     let explained =
         explain(f, title, text).with_context(|| format!("cannot fingerprint {name}"))?;
+    // One analysis for the sketches a store keeps and for whether the text is partial.
     let page = analyze_page(f, title, text, left_out).ok();
+    let shingles = shingles_of(f, (title, text), left_out, page.as_ref());
     Ok(Side {
         name,
         fp: explained.fingerprint,
         sketch: page.as_ref().and_then(|a| a.sketch),
         main_sketch: page.and_then(|a| a.main_sketch),
         explained: Some(explained),
-        shingles: Some(shingles_of(f, (title, text), left_out)),
+        shingles: Some(shingles),
     })
 }
 
