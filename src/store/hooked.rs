@@ -12,6 +12,7 @@ use crate::types::StoredDoc;
 
 type WriteHook = Box<dyn Fn(&ChangeSet) -> Result<()> + Send + Sync>;
 type FlushHook = Box<dyn Fn() + Send + Sync>;
+type DocsHook = Box<dyn Fn(usize) + Send + Sync>;
 type IngestHook = Box<dyn Fn(&dyn BulkIngest, Vec<SortedRun>) -> Result<()> + Send + Sync>;
 
 /// `inner`, with hooks run before its writes and flushes and in place of its ingest.
@@ -26,6 +27,9 @@ pub(super) struct Hooked {
     /// When set, a [`Consistency::Latest`] view reads each as of its call (as RocksDB's
     /// does) and runs this hook after each [`Snapshot::first_exact`].
     pub(super) after_first_exact: Option<FlushHook>,
+    /// When set, a [`Consistency::Latest`] view reads each as of its call and runs this
+    /// hook with the number of records each [`Snapshot::docs`] asks for.
+    pub(super) on_docs: Option<DocsHook>,
 }
 
 impl Hooked {
@@ -37,6 +41,7 @@ impl Hooked {
             on_flush: Box::new(|| ()),
             on_ingest: Box::new(|ingest, runs| ingest.ingest(runs)),
             after_first_exact: None,
+            on_docs: None,
         }
     }
 
@@ -63,11 +68,9 @@ impl Backend for Hooked {
         self.inner.write(changes, durability)
     }
     fn snapshot(&self, consistency: Consistency) -> Box<dyn Snapshot + '_> {
-        match (&self.after_first_exact, consistency) {
-            (Some(hook), Consistency::Latest) => Box::new(LiveView {
-                backend: self,
-                hook,
-            }),
+        let hooked = self.after_first_exact.is_some() || self.on_docs.is_some();
+        match consistency {
+            Consistency::Latest if hooked => Box::new(LiveView { backend: self }),
             _ => self.inner.snapshot(consistency),
         }
     }
@@ -118,7 +121,6 @@ impl BulkIngest for Hooked {
 /// A latest-state view of a [`Hooked`] backend: each read through a snapshot of its own.
 struct LiveView<'a> {
     backend: &'a Hooked,
-    hook: &'a FlushHook,
 }
 
 impl LiveView<'_> {
@@ -135,11 +137,16 @@ impl Snapshot for LiveView<'_> {
         self.now().ids(ids)
     }
     fn docs(&self, seqs: &[u64]) -> Result<Vec<Option<StoredDoc>>> {
+        if let Some(hook) = &self.backend.on_docs {
+            hook(seqs.len());
+        }
         self.now().docs(seqs)
     }
     fn first_exact(&self, hash: u128) -> Result<Option<u64>> {
         let found = self.now().first_exact(hash);
-        (self.hook)();
+        if let Some(hook) = &self.backend.after_first_exact {
+            hook();
+        }
         found
     }
     fn scan_exact(&self, each: &mut dyn FnMut(Result<(u128, u64)>) -> Result<bool>) -> Result<()> {

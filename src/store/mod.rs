@@ -24,6 +24,7 @@ mod request;
 mod retention;
 mod rocks;
 mod salvage;
+mod verify;
 mod write;
 
 use std::path::Path;
@@ -51,6 +52,7 @@ pub use request::{Incoming, Query, Rule};
 pub use retention::{CLOCK_SLACK, ExpireOptions, ExpireReport};
 pub use rocks::RocksOptions;
 pub use salvage::{LogDamage, RepairReport, SalvageReport};
+pub use verify::MAX_REJECTED;
 
 /// What an insert did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

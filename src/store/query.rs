@@ -3,6 +3,7 @@
 
 use super::backend::{Atomicity, Consistency, MetaKey, Near, Snapshot, Span};
 use super::request::{Query, Rule};
+use super::verify::{Candidates, MAX_REJECTED};
 use super::{CandidateStats, Store, View, codec};
 use crate::error::{Error, Result};
 use crate::index::bands::{self, MAX_BAND_CANDIDATES};
@@ -22,7 +23,9 @@ impl Store {
     /// one to use unless there is a reason not to). A rule's verification needs the
     /// query's sketch: a bare fingerprint is matched by distance alone where the rule
     /// allows it ([`MatchRule::unverifiable_within_k`]). [`Rule::Exhaustive`] reads every
-    /// record instead of the tables, for any k.
+    /// record instead of the tables, for any k. A verifying rule reads candidates until
+    /// [`crate::store::MAX_REJECTED`] of them were rejected, the most promising first: a
+    /// crowd of documents under one fingerprint that are not copies costs a bounded read.
     ///
     /// ```
     /// # fn main() -> simstore::Result<()> {
@@ -263,15 +266,16 @@ impl Store {
                 hits.push((seq, q, d));
             }
         })?;
-        self.band_candidates(snap.as_ref(), keys, rule, |q, seq| {
-            hits.push((seq, q, BAND_ONLY))
-        })?;
+        let mut banded = Vec::new();
+        self.band_candidates(snap.as_ref(), keys, rule, |q, seq| banded.push((q, seq)))?;
+        hits.extend(banded.iter().map(|&(q, seq)| (seq, q, BAND_ONLY)));
         hits.sort_unstable();
         hits.dedup_by_key(|h| (h.0, h.1));
+        let mut out = vec![Vec::new(); queries.len()];
+        let hits = self.read_crowded(&snap, hits, (banded, &mut out), keys, rule)?;
         let mut seqs: Vec<u64> = hits.iter().map(|h| h.0).collect();
         seqs.dedup();
         let docs = snap.docs(&seqs)?;
-        let mut out = vec![Vec::new(); queries.len()];
         let mut next = seqs.iter().zip(docs).peekable();
         for (seq, q, distance) in hits {
             while next.peek().is_some_and(|(s, _)| **s < seq) {
@@ -289,6 +293,44 @@ impl Store {
             with_distances(matches, Fingerprint(*fp));
         }
         Ok(out)
+    }
+
+    /// Answers in `out` (by [`Store::accepted`], its reads bounded) the queries of `keys`
+    /// with more than [`MAX_REJECTED`] candidates among `hits` (`(seq, query, distance)`,
+    /// sorted), given the `(query, seq)` pairs that share a band; returns the others' hits.
+    fn read_crowded(
+        &self,
+        snap: &View,
+        hits: Vec<(u64, usize, u32)>,
+        (mut banded, out): (Vec<(usize, u64)>, &mut [Vec<Match>]),
+        keys: &[&QueryKey],
+        rule: &MatchRule,
+    ) -> Result<Vec<(u64, usize, u32)>> {
+        let mut count = vec![0usize; keys.len()];
+        hits.iter().for_each(|h| count[h.1] += 1);
+        if count.iter().all(|&n| n <= MAX_REJECTED) {
+            return Ok(hits);
+        }
+        let (crowded, rest): (Vec<_>, Vec<_>) =
+            hits.into_iter().partition(|h| count[h.1] > MAX_REJECTED);
+        banded.sort_unstable();
+        banded.dedup();
+        let mut by_query = vec![Vec::new(); keys.len()];
+        crowded
+            .into_iter()
+            .for_each(|(seq, q, d)| by_query[q].push((seq, d)));
+        for (q, hits) in by_query.into_iter().enumerate() {
+            if hits.is_empty() {
+                continue;
+            }
+            let (lo, hi) = (
+                banded.partition_point(|b| b.0 < q),
+                banded.partition_point(|b| b.0 <= q),
+            );
+            let banded = banded[lo..hi].iter().map(|b| b.1).collect();
+            out[q] = self.accepted(snap, Candidates { hits, banded }, keys[q], rule)?;
+        }
+        Ok(rest)
     }
 
     /// Candidates a k_max query scans, observed on `samples` stored fingerprints spread over
@@ -347,18 +389,16 @@ impl Store {
         rule: &MatchRule,
     ) -> Result<Vec<Match>> {
         let mut hits: Vec<(u64, u32)> = Vec::new();
+        let mut banded = Vec::new();
         self.probe_within(snap.as_ref(), query, rule, |seq, d| hits.push((seq, d)))?;
-        self.band_candidates(snap.as_ref(), &[query], rule, |_, seq| {
-            hits.push((seq, BAND_ONLY))
-        })?;
+        self.band_candidates(snap.as_ref(), &[query], rule, |_, seq| banded.push(seq))?;
+        banded.sort_unstable();
+        banded.dedup();
+        hits.extend(banded.iter().map(|&seq| (seq, BAND_ONLY)));
         // A table's hit sorts before the same document's band hit, and is kept.
         hits.sort_unstable();
         hits.dedup_by_key(|h| h.0);
-        let mut out = self.fetch(snap, hits)?;
-        with_distances(&mut out, query.fp);
-        let sketches = (query.sketch.as_ref(), query.main_sketch.as_ref());
-        out.retain(|m| page::accepts(rule, m.distance, sketches, m.doc.sketch.as_ref()));
-        Ok(out)
+        self.accepted(snap, Candidates { hits, banded }, query, rule)
     }
 
     /// Calls `f` with every stored document, in insertion order, from one consistent snapshot.
@@ -454,11 +494,11 @@ impl Store {
 }
 
 /// The distance of a hit found by a band alone, until its record is read.
-const BAND_ONLY: u32 = u32::MAX;
+pub(super) const BAND_ONLY: u32 = u32::MAX;
 
 /// Sets the distance of the matches found by a band alone, then sorts them all by
 /// distance, then id.
-fn with_distances(matches: &mut [Match], fp: Fingerprint) {
+pub(super) fn with_distances(matches: &mut [Match], fp: Fingerprint) {
     for m in matches.iter_mut().filter(|m| m.distance == BAND_ONLY) {
         m.distance = m.doc.fingerprint().distance(fp);
     }

@@ -16,6 +16,12 @@ pub(super) const DOCS: &str = "docs";
 pub(super) const IDS: &str = "ids";
 pub(super) const EXACT: &str = "exact";
 
+/// The most merge records of one bucket a table's memtable holds: the next write folds
+/// them into the bucket's value. A read of a bucket walks its merge records in the memtable,
+/// so a bucket that many documents share (one fingerprint, stored again and again) would
+/// otherwise cost every probe of it a walk as long as the writes since the last flush.
+const MAX_SUCCESSIVE_MERGES: usize = 16;
+
 /// The share of a memtable's write buffer given to its bloom (`ids`, `exact`).
 const MEMTABLE_BLOOM_RATIO: f64 = 0.02;
 
@@ -91,6 +97,7 @@ pub(super) fn cf_options(name: &str, cache: &Cache) -> Options {
         // compacted: a write never reads a bucket. A failed merge (a damaged bucket) is a
         // corruption error of the read or compaction that met it.
         opts.set_merge_operator(BUCKET_MERGE, full_merge, partial_merge);
+        opts.set_max_successive_merges(MAX_SUCCESSIVE_MERGES);
     }
     opts
 }
