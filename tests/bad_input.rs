@@ -660,7 +660,7 @@ fn truncated_warc_is_reported_and_broken_html_is_extracted() {
     // A page of markup only has no text: nothing to fingerprint.
     assert_line(
         &err,
-        "error: markup.html: nothing to fingerprint: give \"text\" (or \"title\") with words in it, or a precomputed \"fp\"; file skipped",
+        "error: markup.html: nothing to fingerprint: the page's reader kept no main text (what the page shows, if anything, is links, menus or other page chrome); give its text as \"text\" in a JSONL record, or a precomputed \"fp\"; file skipped",
     );
     assert_summary(&err, 2, 1, 0, 1, 1);
     // The broken page is extracted (simstore::input::html): its fingerprint is that of its title and

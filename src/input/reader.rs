@@ -109,6 +109,12 @@ pub enum RecordError {
         "nothing to fingerprint: give \"text\" (or \"title\") with words in it, or a precomputed \"fp\""
     )]
     Empty,
+    /// A web page (`"html"`) whose reader kept no main text: what it shows is links,
+    /// menus or other page chrome.
+    #[error(
+        "nothing to fingerprint: the page's reader kept no main text (what the page shows, if anything, is links, menus or other page chrome); give its text as \"text\" in a JSONL record, or a precomputed \"fp\""
+    )]
+    EmptyPage,
     /// The id is empty or too long.
     #[error("invalid id: {0}")]
     InvalidId(String),
@@ -400,6 +406,15 @@ impl Record {
         }
     }
 
+    /// The record error for a fingerprinting error of this record: a web page with
+    /// nothing to fingerprint is [`RecordError::EmptyPage`].
+    fn fingerprint_error(&self, e: crate::Error) -> RecordError {
+        match fingerprint_error(e) {
+            RecordError::Empty if self.left_out.is_some() => RecordError::EmptyPage,
+            other => other,
+        }
+    }
+
     /// The record as a document (text defaults to empty).
     pub fn to_document(&self) -> Document {
         Document {
@@ -417,7 +432,7 @@ impl Record {
             Some(fp) => Ok(fp),
             None => f
                 .fingerprint(self.title.as_deref(), self.text.as_deref().unwrap_or(""))
-                .map_err(fingerprint_error),
+                .map_err(|e| self.fingerprint_error(e)),
         }
     }
 
@@ -436,13 +451,13 @@ impl Record {
     fn page_analysis(&self, f: &Fingerprinter) -> Result<Analysis, RecordError> {
         let text = self.text.as_deref().unwrap_or("");
         analyze_page(f, self.title.as_deref(), text, self.left_out.as_deref())
-            .map_err(fingerprint_error)
+            .map_err(|e| self.fingerprint_error(e))
     }
 
     /// The analysis of the record's title and text (whether or not it gives an `fp`).
     pub fn analysis(&self, f: &Fingerprinter) -> Result<Analysis, RecordError> {
         f.analyze(self.title.as_deref(), self.text.as_deref().unwrap_or(""))
-            .map_err(fingerprint_error)
+            .map_err(|e| self.fingerprint_error(e))
     }
 
     /// The store entry for this record (fingerprinting it unless `fp` was given). A record
@@ -846,6 +861,22 @@ mod tests {
             r.into_entry(&Fingerprinter::new()),
             Err(RecordError::Empty)
         ));
+    }
+
+    #[cfg(feature = "html")]
+    #[test]
+    fn a_page_of_links_only_says_its_page_has_no_main_text() {
+        let line = br#"{"id":"a","html":"<html><body><ul><li><a href='/x'>One story</a></li><li><a href='/y'>Another</a></li></ul></body></html>"}"#;
+        let err = parse_jsonl(line)
+            .unwrap()
+            .into_entry(&Fingerprinter::new())
+            .unwrap_err();
+        assert_eq!(err, RecordError::EmptyPage);
+        assert!(
+            err.to_string()
+                .contains("the page's reader kept no main text")
+        );
+        assert!(err.is_a_record());
     }
 
     /// Only a document with nothing to fingerprint is "empty"; another fingerprinting

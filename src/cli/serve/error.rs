@@ -79,7 +79,9 @@ impl From<Error> for ApiError {
 impl From<RecordError> for ApiError {
     fn from(e: RecordError) -> Self {
         let status = match e {
-            RecordError::Empty | RecordError::FieldTooLong(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            RecordError::Empty | RecordError::EmptyPage | RecordError::FieldTooLong(_) => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
             _ => StatusCode::BAD_REQUEST,
         };
         Self::new(status, e.to_string())
