@@ -408,7 +408,7 @@ impl Record {
 
     /// The record error for a fingerprinting error of this record: a web page with
     /// nothing to fingerprint is [`RecordError::EmptyPage`].
-    fn fingerprint_error(&self, e: crate::Error) -> RecordError {
+    fn error_of(&self, e: crate::Error) -> RecordError {
         match fingerprint_error(e) {
             RecordError::Empty if self.left_out.is_some() => RecordError::EmptyPage,
             other => other,
@@ -432,7 +432,7 @@ impl Record {
             Some(fp) => Ok(fp),
             None => f
                 .fingerprint(self.title.as_deref(), self.text.as_deref().unwrap_or(""))
-                .map_err(|e| self.fingerprint_error(e)),
+                .map_err(|e| self.error_of(e)),
         }
     }
 
@@ -451,13 +451,13 @@ impl Record {
     fn page_analysis(&self, f: &Fingerprinter) -> Result<Analysis, RecordError> {
         let text = self.text.as_deref().unwrap_or("");
         analyze_page(f, self.title.as_deref(), text, self.left_out.as_deref())
-            .map_err(|e| self.fingerprint_error(e))
+            .map_err(|e| self.error_of(e))
     }
 
     /// The analysis of the record's title and text (whether or not it gives an `fp`).
     pub fn analysis(&self, f: &Fingerprinter) -> Result<Analysis, RecordError> {
         f.analyze(self.title.as_deref(), self.text.as_deref().unwrap_or(""))
-            .map_err(|e| self.fingerprint_error(e))
+            .map_err(|e| self.error_of(e))
     }
 
     /// The store entry for this record (fingerprinting it unless `fp` was given). A record

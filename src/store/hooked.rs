@@ -45,6 +45,11 @@ impl Hooked {
         }
     }
 
+    /// Whether a latest-state view is a [`LiveView`] (a hook of one is set).
+    fn live(&self) -> bool {
+        self.after_first_exact.is_some() || self.on_docs.is_some()
+    }
+
     fn inner_ingest(&self) -> &dyn BulkIngest {
         self.inner
             .bulk_ingest()
@@ -56,7 +61,7 @@ impl Backend for Hooked {
     fn properties(&self) -> Properties {
         let inner = self.inner.properties();
         Properties {
-            latest_is_consistent: self.after_first_exact.is_none() && inner.latest_is_consistent,
+            latest_is_consistent: !self.live() && inner.latest_is_consistent,
             ..inner
         }
     }
@@ -68,9 +73,8 @@ impl Backend for Hooked {
         self.inner.write(changes, durability)
     }
     fn snapshot(&self, consistency: Consistency) -> Box<dyn Snapshot + '_> {
-        let hooked = self.after_first_exact.is_some() || self.on_docs.is_some();
         match consistency {
-            Consistency::Latest if hooked => Box::new(LiveView { backend: self }),
+            Consistency::Latest if self.live() => Box::new(LiveView { backend: self }),
             _ => self.inner.snapshot(consistency),
         }
     }

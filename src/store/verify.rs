@@ -43,16 +43,13 @@ impl Store {
         let Candidates { mut hits, banded } = candidates;
         let sketches = (query.sketch.as_ref(), query.main_sketch.as_ref());
         let keep = |m: &Match| page::accepts(rule, m.distance, sketches, m.doc.sketch.as_ref());
-        if hits.len() <= MAX_REJECTED {
-            let mut out = self.fetch(snap, hits)?;
-            with_distances(&mut out, query.fp);
-            out.retain(keep);
-            return Ok(out);
+        // At most one chunk reads every candidate: the order matters only beyond it.
+        if hits.len() > MAX_REJECTED {
+            hits.sort_unstable_by_key(|&(seq, d)| {
+                let shares = banded.binary_search(&seq).is_ok();
+                (d == BAND_ONLY, !shares, d, std::cmp::Reverse(seq))
+            });
         }
-        hits.sort_unstable_by_key(|&(seq, d)| {
-            let shares = banded.binary_search(&seq).is_ok();
-            (d == BAND_ONLY, !shares, d, std::cmp::Reverse(seq))
-        });
         let (mut out, mut rejected) = (Vec::new(), 0);
         for chunk in hits.chunks(MAX_REJECTED) {
             let mut chunk = chunk.to_vec();

@@ -14,8 +14,9 @@ pub struct Fields {
     /// input's name and `:`, so that records without ids of two inputs are named apart.
     pub line_prefix: String,
     /// The one field holding the text; `None` (the default): the record's own fields
-    /// (`title`, `text`, `html`, `url`, `fp`, as [`crate::input::reader::parse_jsonl`] reads them). With a text
-    /// field, no other field is read (they are data to carry, not to compare).
+    /// (`title`, `text`, `html`, `url`, `fp`, as [`crate::input::reader::parse_jsonl`]
+    /// reads them). With a text field, no other field is read (they are data to carry,
+    /// not to compare).
     pub text: Option<String>,
 }
 

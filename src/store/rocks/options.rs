@@ -94,7 +94,8 @@ pub(super) fn cf_options(name: &str, cache: &Cache) -> Options {
     }
     if is_table_cf(name) {
         // Inserts and deletes are merge records of a bucket, folded in when it is read or
-        // compacted: a write never reads a bucket. A failed merge (a damaged bucket) is a
+        // compacted, or by the write that finds MAX_SUCCESSIVE_MERGES of them in the
+        // memtable: only such a write reads its bucket. A failed merge (a damaged bucket) is a
         // corruption error of the read or compaction that met it.
         opts.set_merge_operator(BUCKET_MERGE, full_merge, partial_merge);
         opts.set_max_successive_merges(MAX_SUCCESSIVE_MERGES);
