@@ -263,8 +263,22 @@ fn the_server_keeps_listing_pages_given_as_html() {
     for (id, raw) in &lists {
         assert_eq!(check(id, raw).0, "new", "{id}");
     }
+    // A page queried as html is compared as it was stored: never as its group.
+    let query = |body: serde_json::Value| {
+        let (status, v) = answer(h.post(s.at("/query")).send_json(body));
+        assert_eq!(status, 200, "{v}");
+        let ids = v["matches"].as_array().unwrap().iter();
+        ids.map(|m| m["id"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    for (id, raw) in &lists {
+        let found = query(serde_json::json!({"html": raw}));
+        assert!(found.iter().all(|f| f == id), "{id}: {found:?}");
+    }
     for (id, original, copy) in &arts {
         assert_eq!(check(id, original).0, "new", "{id}");
+        let found = query(serde_json::json!({"html": copy}));
+        assert_eq!(found, [id.clone()], "{id}-copy queried as html");
         let (status, of) = check(&format!("{id}-copy"), copy);
         assert_ne!(status, "new", "{id}-copy");
         assert_eq!(of.as_deref(), Some(id.as_str()));

@@ -102,7 +102,9 @@ fn each_endpoint_lists_the_fields_it_takes() {
     let text =
         "The rivers of the north run cold and clear in spring, and the mountains keep their snow.";
     let doc = ["id", "title", "text", "html", "url", "fp"];
-    let query = ["url", "id", "text", "title", "fp", "k", "limit", "verify"];
+    let query = [
+        "url", "id", "text", "title", "html", "fp", "k", "limit", "verify",
+    ];
     let cases: [(&str, Vec<&str>, Value); 4] = [
         (
             "/insert",

@@ -156,6 +156,7 @@ class Store:
         k: Optional[int] = None,
         limit: Optional[int] = None,
         verify: Optional[float] = None,
+        left_out: Optional[str] = None,
     ) -> list[Match]: ...
     def query_batch(
         self, queries: Iterable[_Query], *, k: Optional[int] = None, limit: Optional[int] = None

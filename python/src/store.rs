@@ -246,9 +246,10 @@ impl Store {
     /// every stored document within Hamming distance `k`, exact for k <= k_max
     /// (`KTooLargeError` above). `verify` (0..1, with a text only) keeps only the matches
     /// within `k` (default k_max) whose shingle sketch is at least that similar (e.g. k=8,
-    /// verify=0.4 on a store made with k_max=8: the two-stage query). Returns a list of
-    /// `Match`.
-    #[pyo3(signature = (text = None, *, fp = None, title = None, k = None, limit = None, verify = None))]
+    /// verify=0.4 on a store made with k_max=8: the two-stage query). `left_out`: for a web
+    /// page, what its reader left out (`extract_page(html, left_out=True)`), so the page is
+    /// compared as `check_and_insert` stored it. Returns a list of `Match`.
+    #[pyo3(signature = (text = None, *, fp = None, title = None, k = None, limit = None, verify = None, left_out = None))]
     #[allow(clippy::too_many_arguments, reason = "the Python signature")]
     fn query(
         &self,
@@ -259,6 +260,7 @@ impl Store {
         k: Option<u32>,
         limit: Option<usize>,
         verify: Option<f64>,
+        left_out: Option<String>,
     ) -> PyResult<Vec<Match>> {
         check_similarity(py, verify)?;
         let by_text = text.is_some() || title.is_some();
@@ -286,7 +288,12 @@ impl Store {
                 self.call(py, move |s| s.query(fp, Rule::options(k, None)))?
             }
             (None, true, verify) => {
-                let doc = document(String::new(), text.unwrap_or_default(), (title, None), None);
+                let doc = document(
+                    String::new(),
+                    text.unwrap_or_default(),
+                    (title, None),
+                    left_out,
+                );
                 self.call(py, move |s| s.query(&doc, Rule::options(k, verify)))?
             }
         };

@@ -212,6 +212,10 @@ def test_listing_pages_stay_apart_with_what_the_reader_left_out(tmp_path: Path) 
         for i, page in enumerate(pages):
             title, text, left_out = simstore.extract_page(page, left_out=True)
             assert store.check_and_insert(f"p{i}", text, title=title, left_out=left_out).status == "new", i
+        # A query of a page compares it as it was stored: never as its group.
+        for i, page in enumerate(pages):
+            title, text, left_out = simstore.extract_page(page, left_out=True)
+            assert all(m.id == f"p{i}" for m in store.query(text, title=title, left_out=left_out)), i
     # By their main texts alone they are one page: the test above has teeth.
     with simstore.Store(tmp_path / "joined.db") as store:
         statuses = []

@@ -361,17 +361,13 @@ fn own_fields(own: own::OwnFields, id: String) -> Result<Record, RecordError> {
     let mut title = opt_string(own.title, "title")?;
     let mut text = opt_string(own.text, "text")?;
     let mut left_out = None;
-    if let Some(html) = opt_string(own.html, "html")? {
-        // A web page: its main text stands for "text" unless that is given, its title for
-        // "title" unless that is given.
-        if text.is_none() {
-            let (main, page_title, dropped) = main_text(&html)?;
-            text = Some(main);
-            left_out = Some(dropped);
-            if title.is_none() {
-                title = page_title;
-            }
-        }
+    if let Some(html) = opt_string(own.html, "html")?
+        && text.is_none()
+    {
+        // A web page: its main text stands for "text", its title for "title" unless that
+        // is given.
+        let page = Record::of_page(id.clone(), &html, title.take())?;
+        (title, text, left_out) = (page.title, page.text, page.left_out);
     }
     let url = opt_string(own.url, "url")?;
     let fp = match opt_string(own.fp, "fp")? {
@@ -404,6 +400,21 @@ impl Record {
             fp: None,
             restore: None,
         }
+    }
+
+    /// A record of a web page (`html`): its main text, its title unless `title` is given,
+    /// and the visible text its reader left out (how a record with `"html"` reads).
+    pub fn of_page(
+        id: impl Into<String>,
+        html: &str,
+        title: Option<String>,
+    ) -> Result<Record, RecordError> {
+        let (main, page_title, left_out) = main_text(html)?;
+        Ok(Record {
+            title: title.or(page_title),
+            left_out: Some(left_out),
+            ..Record::of_text(id, main)
+        })
     }
 
     /// The record error for a fingerprinting error of this record: a web page with

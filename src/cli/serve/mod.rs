@@ -52,9 +52,9 @@ mod state;
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Endpoints (JSON in and out; errors {\"error\": ...} with 400/404/408/413/422/500/503):\n  \
-                  POST /insert {\"id\", \"title\"?, \"text\"?, \"url\"?, \"fp\"?}\n  \
+                  POST /insert {\"id\", \"title\"?, \"text\"?, \"html\"?, \"url\"?, \"fp\"?} (\"html\": a page, read as `import` reads one)\n  \
                   POST /check_and_insert (the same, and \"k\"?, \"verify\"?) -> {\"status\": \"new\"|\"exact_duplicate\"|\"near_duplicate\", \"of\"?, \"distance\"?}\n  \
-                  POST /query {\"text\"?|\"title\"?|\"fp\"?, \"k\"?, \"verify\"?, \"limit\"?} -> {\"matches\": [...]}\n  \
+                  POST /query {\"text\"?|\"title\"?|\"html\"?|\"fp\"?, \"k\"?, \"verify\"?, \"limit\"?} -> {\"matches\": [...]}\n  \
                   POST /query/batch [query, ...] -> {\"results\": [...]}\n  \
                   Without \"k\" and \"verify\", the store's quality mode decides what is a near duplicate\n  \
                   (see `simstore init --quality`); \"k\" alone: within k; \"verify\": as `query --verify`.\n  \

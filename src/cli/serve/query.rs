@@ -9,7 +9,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use simstore::input::reader;
+use simstore::input::reader::{self, Record};
 use simstore::{Fingerprint, QueryKey, Rule, Store};
 
 use super::error::{ApiError, ApiResult};
@@ -17,8 +17,8 @@ use super::handlers::body;
 use super::state::{self, Shared};
 use crate::cli::{output, rule};
 
-/// A query: a text (with an optional title) or a fingerprint, and how far to look. Any
-/// other field is refused (400 naming it), never silently ignored.
+/// A query: a text (with an optional title), a web page or a fingerprint, and how far to
+/// look. Any other field is refused (400 naming it), never silently ignored.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct QueryRequest {
@@ -34,6 +34,10 @@ struct QueryRequest {
     text: Option<String>,
     #[serde(default)]
     title: Option<String>,
+    /// A web page: its main text and title (unless `title` is given), and what its reader
+    /// left out, as /insert reads a page (`text`, when given, is queried instead).
+    #[serde(default)]
+    html: Option<String>,
     #[serde(default)]
     fp: Option<String>,
     /// Neither `k` nor `verify`: the store's quality mode (see [`simstore::Store::rule`]).
@@ -135,21 +139,24 @@ fn run_query(store: &Store, q: &QueryRequest, budget: &mut MatchBudget) -> Resul
         ));
     }
     let rule = store.rule(Rule::options(q.k, q.verify));
-    let key = match (&q.fp, &q.text, &q.title) {
-        (Some(_), _, _) if q.verify.is_some() => {
+    let key = match (&q.fp, &q.text, &q.title, &q.html) {
+        (Some(_), ..) if q.verify.is_some() => {
             return Err(ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
-                "\"verify\" compares texts: give \"text\" (or \"title\"), not \"fp\"",
+                "\"verify\" compares texts: give \"text\" (or \"title\", \"html\"), not \"fp\"",
             ));
         }
-        (Some(hex), _, _) => QueryKey::from(hex.parse::<Fingerprint>()?),
-        (None, None, None) => {
+        (Some(hex), ..) => QueryKey::from(hex.parse::<Fingerprint>()?),
+        (None, None, None, None) => {
             return Err(ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
-                "nothing to query with: give \"text\" (or \"title\") or \"fp\"",
+                "nothing to query with: give \"text\" (or \"title\"), \"html\" or \"fp\"",
             ));
         }
-        (None, text, title) => {
+        (None, None, title, Some(html)) => {
+            Record::of_page("", html, title.clone())?.query_key(store.fingerprinter())?
+        }
+        (None, text, title, _) => {
             let (title, text) = (title.as_deref(), text.as_deref().unwrap_or(""));
             match rule.min_similarity {
                 Some(_) => QueryKey::from(&store.fingerprinter().analyze(title, text)?),
