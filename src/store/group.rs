@@ -398,7 +398,8 @@ fn in_group(written: &[&Entry], e: &Entry, rule: &MatchRule, layout: &Layout) ->
         })
     });
     let sketch = e.meta.sketch.as_ref();
-    let flips = probing::query_flips(layout, rule.k, rule.probes, e.meta.weak_bits.as_ref());
+    let probes = rule.probes_for(sketch);
+    let flips = probing::query_flips(layout, rule.k, probes, e.meta.weak_bits.as_ref());
     let near = written
         .iter()
         .map(|w| ((w.fp.0 ^ fp.0).count_ones(), w))

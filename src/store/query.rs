@@ -132,7 +132,11 @@ impl Store {
         rule: &MatchRule,
         mut each: impl FnMut(u64, u32),
     ) -> Result<()> {
-        let flips = self.flips(query.weak_bits.as_ref(), rule)?;
+        let flips = self.flips(
+            query.weak_bits.as_ref(),
+            rule.probes_for(query.sketch.as_ref()),
+            rule,
+        )?;
         let reach = rule.reach.max(rule.k);
         self.probe_many(
             snap,
@@ -148,10 +152,10 @@ impl Store {
     }
 
     /// The query-directed probes of a query with `weak` bits under `rule` (none without).
-    fn flips(&self, weak: Option<&WeakBits>, rule: &MatchRule) -> Result<Vec<Flip>> {
+    fn flips(&self, weak: Option<&WeakBits>, probes: u32, rule: &MatchRule) -> Result<Vec<Flip>> {
         let layout = &self.manifest.layout;
         layout.tables_for_k(rule.k)?;
-        Ok(probing::query_flips(layout, rule.k, rule.probes, weak))
+        Ok(probing::query_flips(layout, rule.k, probes, weak))
     }
 
     /// [`Store::probe`] for many fingerprints, each with its query-directed probes, every
@@ -237,7 +241,16 @@ impl Store {
     fn query_keys(&self, queries: &[QueryKey], rule: &MatchRule) -> Result<Vec<Vec<Match>>> {
         let probes = queries
             .iter()
-            .map(|q| Ok((q.fp.0, self.flips(q.weak_bits.as_ref(), rule)?)))
+            .map(|q| {
+                Ok((
+                    q.fp.0,
+                    self.flips(
+                        q.weak_bits.as_ref(),
+                        rule.probes_for(q.sketch.as_ref()),
+                        rule,
+                    )?,
+                ))
+            })
             .collect::<Result<Vec<_>>>()?;
         let keys: Vec<&QueryKey> = queries.iter().collect();
         let mut answers = self.query_batch_reach(&probes, rule, &keys)?;

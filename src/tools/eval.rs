@@ -324,7 +324,8 @@ impl Predictor {
                     return None;
                 }
                 // `b` queries a store holding `a` (with its weak bits, when known).
-                let flips = probing::query_flips(layout, rule.k, rule.probes, b.weak_bits.as_ref());
+                let probes = rule.probes_for(y);
+                let flips = probing::query_flips(layout, rule.k, probes, b.weak_bits.as_ref());
                 let found = (banded || probing::finds(layout, rule.k, &flips, b.fp.0, a.fp.0))
                     && rule.accepts(distance, x, y);
                 found.then_some(0)

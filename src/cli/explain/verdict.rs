@@ -87,10 +87,11 @@ pub fn decide(
     let rule = &judge.rule;
     let d = a.distance(b);
     let in_span = d <= rule.k || judge.layout.is_some_and(|l| l.finds(rule.k, a.0, b.0));
-    // A band alone never brings a page compared by its whole visible text (`in_reach`).
+    // A band alone never brings a page compared by its whole visible text from beyond the
+    // reach (`in_reach`).
     if let (Some(t), (Some(x), Some(y))) = (rule.min_similarity, sketches)
         && rule.shares_band(Some(x), Some(y))
-        && !(x.whole_text() || y.whole_text())
+        && (!(x.whole_text() || y.whole_text()) || d <= rule.reach)
         && (d > rule.reach.max(rule.k) || !in_span)
     {
         let (s, t) = (

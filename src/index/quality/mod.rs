@@ -519,6 +519,22 @@ impl MatchRule {
         distance.min(BAND_DISTANCE_CAP.max(self.reach))
     }
 
+    /// The query-directed probes ([`MatchRule::probes`]) of a query whose sketch is
+    /// `sketch`: the rule's; for a page compared by its whole visible text
+    /// ([`Sketch::whole_text`]) under a rule that reads bands, those of the same rule on a
+    /// store without band tables ([`Quality::rule_for`]): a whole page's bands speak for
+    /// its link lists too, which its copies on other templates do not share, so they rarely
+    /// bring those copies, and its fingerprint (its main text's) is probed instead.
+    pub fn probes_for(&self, sketch: Option<&Sketch>) -> u32 {
+        let whole = sketch.is_some_and(Sketch::whole_text);
+        match whole && self.bands > 0 && self.min_similarity.is_some() {
+            true => {
+                (self.probes + PROBES_PER_MISSING_BAND * self.bands).max(MODE_PROBES_WITHOUT_BANDS)
+            }
+            false => self.probes,
+        }
+    }
+
     /// Whether the rule reads bands and the two sketches share one of them: the pair is a
     /// candidate however far apart its fingerprints are.
     pub fn shares_band(&self, query: Option<&Sketch>, stored: Option<&Sketch>) -> bool {
@@ -617,6 +633,24 @@ mod tests {
             "as a high store of 2 bands read"
         );
         assert_eq!(Quality::High.rule_for(3, HIGH_BANDS), Quality::High.rule(3));
+    }
+
+    /// A page compared whole is probed as a store without band tables probes, in either
+    /// mode; a main text's sketch, or a rule without bands or sketches, keeps its probes.
+    #[test]
+    fn a_whole_page_is_probed_as_without_bands() {
+        let (a, whole) = (sketch(1), sketch(1).of_whole_text());
+        for quality in Quality::ALL {
+            let rule = quality.rule(3);
+            assert_eq!(rule.probes_for(Some(&a)), rule.probes);
+            assert_eq!(rule.probes_for(None), rule.probes);
+            let without = quality.rule_for(3, 0).probes;
+            assert!(without > rule.probes, "{quality}");
+            assert_eq!(rule.probes_for(Some(&whole)), without, "{quality}");
+            let no_bands = quality.rule_for(3, 0);
+            assert_eq!(no_bands.probes_for(Some(&whole)), no_bands.probes);
+        }
+        assert_eq!(MatchRule::within(3).probes_for(Some(&whole)), 0);
     }
 
     #[test]
