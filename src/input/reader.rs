@@ -358,17 +358,11 @@ fn main_text(_: &str) -> Result<(String, Option<String>, String), RecordError> {
 
 /// A record from its own fields (`title`, `text`, `html`, `url`, `fp`).
 fn own_fields(own: own::OwnFields, id: String) -> Result<Record, RecordError> {
-    let mut title = opt_string(own.title, "title")?;
-    let mut text = opt_string(own.text, "text")?;
-    let mut left_out = None;
-    if let Some(html) = opt_string(own.html, "html")?
-        && text.is_none()
-    {
-        // A web page: its main text stands for "text", its title for "title" unless that
-        // is given.
-        let page = Record::of_page(id.clone(), &html, title.take())?;
-        (title, text, left_out) = (page.title, page.text, page.left_out);
-    }
+    let (title, text) = (
+        opt_string(own.title, "title")?,
+        opt_string(own.text, "text")?,
+    );
+    let html = opt_string(own.html, "html")?;
     let url = opt_string(own.url, "url")?;
     let fp = match opt_string(own.fp, "fp")? {
         None => None,
@@ -377,15 +371,16 @@ fn own_fields(own: own::OwnFields, id: String) -> Result<Record, RecordError> {
                 .map_err(|_| RecordError::InvalidFingerprint(s))?,
         ),
     };
-    Ok(Record {
-        id,
-        title,
-        text,
-        url,
-        left_out,
-        fp,
-        restore: None,
-    })
+    // A web page: its main text stands for "text", its title for "title" unless given.
+    let record = match (html, text) {
+        (Some(html), None) => Record::of_page(id, &html, title)?,
+        (_, text) => Record {
+            title,
+            text,
+            ..Record::of_text(id, "")
+        },
+    };
+    Ok(Record { url, fp, ..record })
 }
 
 impl Record {
