@@ -278,7 +278,7 @@ fn the_server_keeps_listing_pages_given_as_html() {
     for (id, original, copy) in &arts {
         assert_eq!(check(id, original).0, "new", "{id}");
         let found = query(serde_json::json!({"html": copy}));
-        assert_eq!(found, [id.clone()], "{id}-copy queried as html");
+        assert_eq!(found, [id.as_str()], "{id}-copy queried as html");
         let (status, of) = check(&format!("{id}-copy"), copy);
         assert_ne!(status, "new", "{id}-copy");
         assert_eq!(of.as_deref(), Some(id.as_str()));
