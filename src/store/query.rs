@@ -10,7 +10,7 @@ use crate::index::bands::{self, MAX_BAND_CANDIDATES};
 use crate::index::page;
 use crate::index::probing::{self, Flip};
 use crate::index::quality::MatchRule;
-use crate::types::{Fingerprint, Match, QueryKey, StoredDoc, WeakBits};
+use crate::types::{Fingerprint, Match, QueryKey, StoredDoc};
 
 impl Store {
     /// The stored documents that `rule` counts as near duplicates of `query`, sorted by
@@ -132,11 +132,7 @@ impl Store {
         rule: &MatchRule,
         mut each: impl FnMut(u64, u32),
     ) -> Result<()> {
-        let flips = self.flips(
-            query.weak_bits.as_ref(),
-            rule.probes_for(query.sketch.as_ref()),
-            rule,
-        )?;
+        let flips = self.flips(query, rule)?;
         let reach = rule.reach.max(rule.k);
         self.probe_many(
             snap,
@@ -151,11 +147,18 @@ impl Store {
         )
     }
 
-    /// The query-directed probes of a query with `weak` bits under `rule` (none without).
-    fn flips(&self, weak: Option<&WeakBits>, probes: u32, rule: &MatchRule) -> Result<Vec<Flip>> {
+    /// The query-directed probes of `query` under `rule` (none without its weak bits; as
+    /// many as [`MatchRule::probes_for`] its sketch).
+    fn flips(&self, query: &QueryKey, rule: &MatchRule) -> Result<Vec<Flip>> {
         let layout = &self.manifest.layout;
         layout.tables_for_k(rule.k)?;
-        Ok(probing::query_flips(layout, rule.k, probes, weak))
+        let probes = rule.probes_for(query.sketch.as_ref());
+        Ok(probing::query_flips(
+            layout,
+            rule.k,
+            probes,
+            query.weak_bits.as_ref(),
+        ))
     }
 
     /// [`Store::probe`] for many fingerprints, each with its query-directed probes, every
@@ -241,16 +244,7 @@ impl Store {
     fn query_keys(&self, queries: &[QueryKey], rule: &MatchRule) -> Result<Vec<Vec<Match>>> {
         let probes = queries
             .iter()
-            .map(|q| {
-                Ok((
-                    q.fp.0,
-                    self.flips(
-                        q.weak_bits.as_ref(),
-                        rule.probes_for(q.sketch.as_ref()),
-                        rule,
-                    )?,
-                ))
-            })
+            .map(|q| Ok((q.fp.0, self.flips(q, rule)?)))
             .collect::<Result<Vec<_>>>()?;
         let keys: Vec<&QueryKey> = queries.iter().collect();
         let mut answers = self.query_batch_reach(&probes, rule, &keys)?;
