@@ -150,6 +150,138 @@ fn listing_pages_stay_apart_and_copies_join_on_rocksdb() {
     assert_pages_apart(&StoreBuilder::new(dir.path().join("db")).open().unwrap());
 }
 
+/// Each listing page, stored, finds itself when queried with its page, and its re-crawl
+/// with a story added to its list is its duplicate — never another listing page of its
+/// intro's (the rest of the pages decides, `index::page::rest_agrees`).
+fn assert_listing_pages_find_themselves(store: &Store) {
+    let lists = listing_pages(&mut Words(7));
+    for (id, raw) in &lists {
+        let out = store.check_and_insert(&document(id, raw, true), Rule::Mode);
+        assert!(out.unwrap().is_new(), "{id}");
+    }
+    for (id, raw) in &lists {
+        let doc = document(id, raw, true);
+        let found: Vec<String> = (store.query(&doc, Rule::Mode).unwrap().into_iter())
+            .map(|m| m.doc.id)
+            .collect();
+        assert_eq!(found, [id.as_str()], "{id} queried with its own page");
+        let story = "<li><a href=\"/p/new\">The night the lighthouse went dark</a></li>";
+        let recrawl = raw.replacen("<ul>", &format!("<ul>{story}"), 1);
+        let again = document(&format!("{id}-again"), &recrawl, true);
+        let out = store.check_and_insert(&again, Rule::Mode).unwrap();
+        assert_eq!(
+            out.duplicate_of(),
+            Some(id.as_str()),
+            "{id} re-crawled: {out:?}"
+        );
+    }
+}
+
+#[test]
+fn a_listing_page_finds_itself_and_its_recrawl_in_memory() {
+    assert_listing_pages_find_themselves(&StoreBuilder::in_memory().open().unwrap());
+}
+
+#[test]
+fn a_listing_page_finds_itself_and_its_recrawl_on_rocksdb() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_listing_pages_find_themselves(&StoreBuilder::new(dir.path().join("db")).open().unwrap());
+}
+
+/// `explain --files` of a listing page and its re-crawl decides as the store does: near
+/// duplicates; of two listing pages of one intro: not.
+#[test]
+fn explain_takes_a_listing_page_and_its_recrawl_not_a_sibling() {
+    let lists = listing_pages(&mut Words(7));
+    let t = TestCommand::new();
+    let story = "<li><a href=\"/p/new\">The night the lighthouse went dark</a></li>";
+    t.write("a.html", lists[0].1.as_bytes());
+    t.write(
+        "again.html",
+        lists[0]
+            .1
+            .replacen("<ul>", &format!("<ul>{story}"), 1)
+            .as_bytes(),
+    );
+    t.write("b.html", lists[1].1.as_bytes());
+    assert!(t.run(&["init"]).status.success());
+    let near = |other: &str| {
+        let (a, b) = (t.path("a.html"), t.path(other));
+        let o = t.run(&[
+            "explain",
+            "--json",
+            "--files",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+        ]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["near_duplicates"].as_bool().unwrap()
+    };
+    assert!(near("again.html"), "the re-crawl");
+    assert!(!near("b.html"), "another listing page");
+}
+
+/// Two reports of one template, the same teams the other way round, each with one list of
+/// most-read links in its `<article>`: their fingerprints are within `k` and their whole
+/// pages agree, but the one's report is not in the other's page (`index::page::main_in_page`),
+/// so both are new (`scripts/page_trials.py reports article 2`, records r15 and r50).
+#[test]
+fn reports_of_one_template_near_by_their_fingerprints_stay_apart() {
+    const A: &str = "Fulham edged Liverpool 2-0 at Vicarage Road on Sunday. Goals from Robinson \
+        and Wright settled the match before Wood pulled one back late on. The result lifts \
+        Fulham to second in the table while Liverpool remain mid-table. Manager reaction and \
+        full report to follow.";
+    const B: &str = "Liverpool edged Fulham 3-1 at Anfield on Sunday. Goals from Walker and \
+        Robinson settled the match before Clarke pulled one back late on. The result lifts \
+        Liverpool to third in the table while Fulham remain mid-table. Manager reaction and \
+        full report to follow.";
+    const READ: [&str; 10] = [
+        "Transfer deadline day live: every deal as it happens",
+        "Manager sacked after run of five defeats",
+        "Fans protest outside the ground over ticket prices",
+        "Injury blow as striker ruled out for season",
+        "Academy graduate signs first professional contract",
+        "Stadium expansion plans approved by council",
+        "Referee chief admits error in weekend decision",
+        "Women's team reach cup final for first time",
+        "Club confirms record profits for last season",
+        "Former captain named new assistant coach",
+    ];
+    let links: String = (0..40)
+        .map(|i| format!("<li><a href=\"/news/{i}\">{}</a></li>", READ[i % 10]))
+        .collect();
+    let report = |n: u32, text: &str| {
+        format!(
+            "<html><head><title>Match report {n}</title></head><body><nav><a href='/'>Home</a>\
+             </nav><article><h1>Match report</h1><p>{text}</p><h3>Most read</h3><ul>{links}</ul>\
+             </article></body></html>"
+        )
+    };
+    let (a, b) = (report(15, A), report(50, B));
+    let f = simstore::Fingerprinter::new();
+    let analyze = |raw: &str| {
+        let p = parse_html(raw);
+        simstore::index::page::analyze_page(&f, p.title.as_deref(), &p.text, Some(&p.left_out))
+            .unwrap()
+    };
+    let (x, y) = (analyze(&a), analyze(&b));
+    let rule = simstore::Quality::Standard.rule(3);
+    let d = x.fingerprint.distance(y.fingerprint);
+    assert!(
+        d <= rule.k,
+        "the premise: the fingerprints are within k ({d})"
+    );
+    assert!(
+        rule.accepts(d, x.sketch.as_ref(), y.sketch.as_ref()),
+        "the premise: the pages agree"
+    );
+    let store = StoreBuilder::in_memory().open().unwrap();
+    for (id, raw) in [("r15", &a), ("r50", &b)] {
+        let out = store.check_and_insert(&document(id, raw, true), Rule::Mode);
+        assert!(out.unwrap().is_new(), "{id}");
+    }
+}
+
 /// The premise: by their main texts alone the listing pages are one page, so the test
 /// above fails if the store stops reading what the reader left out.
 #[test]

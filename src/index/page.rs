@@ -8,6 +8,7 @@ use crate::index::near::PARTIAL_SHARE;
 use crate::index::quality::MatchRule;
 use crate::text::fingerprint::{Analysis, Fingerprinter};
 use crate::types::Sketch;
+use crate::types::sketch::MINIMA;
 
 /// The analysis of a document as a store keeps and queries it: `f.analyze(title, text)`,
 /// and when `left_out` (the visible text its page's reader left out of `text`,
@@ -50,7 +51,11 @@ pub fn analyze_page(
 /// main text's is `main` ([`crate::QueryKey::main_sketch`]): both must be taken, so the
 /// whole pages and the main texts agree — two match reports that show one list of
 /// most-read links share the list, not their reports; two copies of one story with lists
-/// of their own agree by their main texts at least as well as by their pages.
+/// of their own agree by their main texts at least as well as by their pages. A stored
+/// page compared whole whose fingerprint is within the rule's `k` of the query's has the
+/// query's main text by its fingerprint, and its sketch holds the rest of its page too:
+/// then the main text may agree by the rest of the pages instead ([`rest_agrees`]), so a
+/// listing page finds itself and its re-crawl with a few links changed.
 pub fn accepts(
     rule: &MatchRule,
     distance: u32,
@@ -58,7 +63,83 @@ pub fn accepts(
     stored: Option<&Sketch>,
 ) -> bool {
     rule.accepts(distance, sketch, stored)
-        && main.is_none_or(|m| rule.accepts(distance, Some(m), stored))
+        && main.is_none_or(|m| {
+            rule.accepts(distance, Some(m), stored)
+                || rest_agrees(rule, distance, (sketch, m), stored)
+        })
+}
+
+/// Whether a query page compared whole (its sketch `whole`, its main text's `main`) and a
+/// stored page compared whole (`stored`) have one main text and agree beyond it: their
+/// fingerprints within the rule's `k`; the query's main text found in the stored page
+/// ([`main_in_page`]); and the pages' similarity with the main text taken out of both
+/// (pages of about one size) at least the rule's threshold. A listing page and its
+/// re-crawl with a few links changed agree; two listing pages of one intro with lists of
+/// their own do not, nor two reports of one template and one list of most-read links whose
+/// fingerprints are near (the same teams the other way round).
+pub fn rest_agrees(
+    rule: &MatchRule,
+    distance: u32,
+    (whole, main): (Option<&Sketch>, &Sketch),
+    stored: Option<&Sketch>,
+) -> bool {
+    let (Some(whole), Some(stored)) = (whole, stored) else {
+        return false;
+    };
+    if distance > rule.k || !whole.whole_text() || !stored.whole_text() {
+        return false;
+    }
+    if !main_in_page((whole, main), stored) {
+        return false;
+    }
+    let rest = rest_similarity(whole.similarity(stored), main.similarity(whole));
+    rule.accepts_exact(distance, Some(whole), Some(stored), Some(rest))
+}
+
+/// Whether a page `stored` holds the main text `main` of a page `whole`: of the sketch's
+/// slots whose minimum the main text gives its page, `stored` has the same minimum in so
+/// many that a text holding half of the main text's shingles (more than a template's
+/// share: the rule asks 0.3 of two main texts' similarity, about 0.46 of either in the
+/// other) would have them less often than [`MAIN_IN_PAGE_CHANCE`]. A main text of fewer
+/// than 7 slots never passes; of 7 or 8 it needs them all, of 12 11, of 20 16.
+pub fn main_in_page((whole, main): (&Sketch, &Sketch), stored: &Sketch) -> bool {
+    let slots = (whole.0.iter().zip(main.0.iter()).zip(stored.0.iter())).take(MINIMA);
+    let (mut own, mut found) = (0u32, 0u32);
+    for ((w, m), s) in slots {
+        if w == m {
+            own += 1;
+            found += u32::from(s == w);
+        }
+    }
+    at_least_of_half(found, own) < MAIN_IN_PAGE_CHANCE
+}
+
+/// How rarely [`main_in_page`] lets a text holding half of the main text's shingles pass.
+pub const MAIN_IN_PAGE_CHANCE: f64 = 0.01;
+
+/// The chance of at least `k` heads in `n` tosses of a fair coin.
+fn at_least_of_half(k: u32, n: u32) -> f64 {
+    let (mut term, mut sum) = (0.5f64.powi(n as i32), 0.0);
+    for i in 0..=n {
+        if i >= k {
+            sum += term;
+        }
+        term *= f64::from(n - i) / f64::from(i + 1);
+    }
+    sum
+}
+
+/// The Jaccard similarity of two pages' texts with a text common to both taken out, given
+/// the pages' similarity `pages` and the common text's share `share` of a page (its
+/// similarity to the page, which holds it), for pages of one size: of a union of
+/// `2 / (1 + pages)` pages and an intersection of `2 pages / (1 + pages)`, `share` goes.
+fn rest_similarity(pages: f64, share: f64) -> f64 {
+    let common = share * (1.0 + pages);
+    let union = 2.0 - common;
+    if union <= f64::EPSILON {
+        return pages;
+    }
+    ((2.0 * pages - common) / union).clamp(0.0, 1.0)
 }
 
 /// Whether the tokens of `left_out` are more than [`PARTIAL_SHARE`] of the page's: those of
@@ -83,6 +164,60 @@ mod tests {
             assert_eq!(page.sketch, text.sketch, "{left_out:?}");
             assert_eq!(page.content_hash, text.content_hash, "{left_out:?}");
         }
+    }
+
+    #[test]
+    fn the_rest_of_two_pages_is_their_similarity_without_the_common_text() {
+        // Pages of 10 shingles sharing 4 of main text: 6 more each, 2 of them common.
+        let pages = 6.0 / 14.0;
+        let share = 4.0 / 10.0;
+        assert!((rest_similarity(pages, share) - 2.0 / 10.0).abs() < 1e-9);
+        assert_eq!(rest_similarity(1.0, 0.3), 1.0, "one page");
+        assert_eq!(
+            rest_similarity(share / (2.0 - share), share),
+            0.0,
+            "nothing else shared"
+        );
+        assert_eq!(rest_similarity(1.0, 1.0), 1.0, "all main text");
+    }
+
+    #[test]
+    fn a_main_text_of_few_slots_must_be_found_in_all() {
+        assert_eq!(at_least_of_half(0, 4), 1.0);
+        assert!((at_least_of_half(7, 8) - 9.0 / 256.0).abs() < 1e-12);
+        // The fewest slots found, of 5, 8, 12, 20 slots the main text gives its page.
+        let least = |n| (0..=n).find(|&k| at_least_of_half(k, n) < MAIN_IN_PAGE_CHANCE);
+        assert_eq!(
+            [5, 8, 12, 20].map(least),
+            [None, Some(8), Some(11), Some(16)]
+        );
+    }
+
+    #[test]
+    fn a_listing_page_agrees_with_itself_not_with_another_of_its_intro() {
+        let f = Fingerprinter::new();
+        let intro = "Every story of the week about the harbour and the boats that left it, \
+            the storms that kept them in and the fish they brought back to the market.";
+        let links = |from: usize| -> String {
+            (from..from + 30)
+                .map(|i| format!("Story {i} of {}\n", i * 7919))
+                .collect()
+        };
+        let page = |from: usize| analyze_page(&f, None, intro, Some(&links(from))).unwrap();
+        let (a, recrawl, other) = (page(0), page(3), page(1000));
+        let rule = crate::Quality::Standard.rule(3);
+        let takes = |x: &Analysis, y: &Analysis| {
+            let d = x.fingerprint.distance(y.fingerprint);
+            accepts(
+                &rule,
+                d,
+                (x.sketch.as_ref(), x.main_sketch.as_ref()),
+                y.sketch.as_ref(),
+            )
+        };
+        assert!(takes(&a, &a), "itself");
+        assert!(takes(&recrawl, &a), "its re-crawl, 3 of 30 links new");
+        assert!(!takes(&other, &a), "another list under the intro");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use simstore::index::near::is_partial;
-use simstore::index::page::analyze_page;
+use simstore::index::page::{self, analyze_page};
 use simstore::text::explain::{Explanation, explain};
 use simstore::text::shingles::ShingleSets;
 use simstore::{Analysis, Fingerprint, Fingerprinter, MatchRule, Rule, Sketch, Store};
@@ -88,15 +88,29 @@ struct Side {
 
 /// The verdict on `b` as a store holding `a` checks it: by their sketches, and where `b`'s
 /// is of a web page's whole visible text, by its main text's too (the first that refuses
-/// decides, as [`simstore::index::page::accepts`]).
+/// decides, as [`simstore::index::page::accepts`]) — unless both pages are compared whole,
+/// within `k`, and agree beyond their main texts ([`page::rest_agrees`]): then their whole
+/// pages decide.
 fn decision(judge: &Judge<'_>, a: &Side, b: &Side) -> verdict::Decision {
     let fps = (a.fp, b.fp);
     let whole = verdict::decide(judge, fps, (a.sketch.as_ref(), b.sketch.as_ref()));
-    match b.main_sketch {
-        Some(main) if whole.accepted() => {
-            verdict::decide(judge, fps, (a.sketch.as_ref(), Some(&main)))
+    let Some(main) = b.main_sketch.filter(|_| whole.accepted()) else {
+        return whole;
+    };
+    let by_main = verdict::decide(judge, fps, (a.sketch.as_ref(), Some(&main)));
+    let d = a.fp.distance(b.fp);
+    match by_main.accepted() {
+        false
+            if page::rest_agrees(
+                &judge.rule,
+                d,
+                (b.sketch.as_ref(), &main),
+                a.sketch.as_ref(),
+            ) =>
+        {
+            whole
         }
-        _ => whole,
+        _ => by_main,
     }
 }
 
