@@ -70,10 +70,13 @@ pub fn accepts(
 }
 
 /// Whether a query page compared whole (its sketch `whole`, its main text's `main`) and a
-/// stored page compared whole (`stored`) have one main text and agree beyond it: their
-/// fingerprints within the rule's `k`; the query's main text found in the stored page
-/// ([`main_in_page`]); and the pages' similarity with the main text taken out of both
-/// (pages of about one size) at least the rule's threshold. A listing page and its
+/// stored page compared whole (`stored`) have one main text and agree beyond it: one
+/// fingerprint and one sketch (the same page, by all a store keeps of it); or, of text
+/// other than Chinese (whose templates share more of their shingles than a handful of
+/// slots can tell apart), their fingerprints within the rule's `k`, the query's main text
+/// found in the stored page ([`main_in_page`]), and the pages' similarity with the main
+/// text taken out of both (pages of about one size) at least [`MIN_REST`] and the rule's
+/// threshold. A listing page and its
 /// re-crawl with a few links changed agree; two listing pages of one intro with lists of
 /// their own do not, nor two reports of one template and one list of most-read links whose
 /// fingerprints are near (the same teams the other way round).
@@ -89,12 +92,19 @@ pub fn rest_agrees(
     if distance > rule.k || !whole.whole_text() || !stored.whole_text() {
         return false;
     }
-    if !main_in_page((whole, main), stored) {
+    if distance == 0 && whole == stored {
+        return true;
+    }
+    if whole.han_chars() || stored.han_chars() || !main_in_page((whole, main), stored) {
         return false;
     }
     let rest = rest_similarity(whole.similarity(stored), main.similarity(whole));
-    rule.accepts_exact(distance, Some(whole), Some(stored), Some(rest))
+    rest >= MIN_REST && rule.accepts_exact(distance, Some(whole), Some(stored), Some(rest))
 }
+
+/// The least similarity of two pages beyond their main text for [`rest_agrees`]: a re-crawl
+/// keeps most of its list; a page of one intro with a list of its own shares a few links.
+pub const MIN_REST: f64 = 0.5;
 
 /// Whether a page `stored` holds the main text `main` of a page `whole`: of the sketch's
 /// slots whose minimum the main text gives its page, `stored` has the same minimum in so
@@ -218,6 +228,44 @@ mod tests {
         assert!(takes(&a, &a), "itself");
         assert!(takes(&recrawl, &a), "its re-crawl, 3 of 30 links new");
         assert!(!takes(&other, &a), "another list under the intro");
+    }
+
+    #[test]
+    fn a_page_of_a_short_intro_and_chinese_pages_agree_by_the_rest_only_with_themselves() {
+        let f = Fingerprinter::new();
+        let rule = crate::Quality::Standard.rule(3);
+        let links = |from: usize| -> String {
+            (from..from + 40)
+                .map(|i| format!("Story {i} of {}\n", i * 7919))
+                .collect()
+        };
+        let zh = |from: usize| -> String {
+            (from..from + 20)
+                .map(|i| {
+                    format!(
+                        "第{i}条新闻：港口的渔船在风暴之后回来了，编号{}\n",
+                        i * 7919
+                    )
+                })
+                .collect()
+        };
+        let pages = [
+            ("All the news.", links(0), links(3)),
+            ("本周港口和渔船的全部新闻。", zh(0), zh(1)),
+        ];
+        for (intro, list, changed) in pages {
+            let a = analyze_page(&f, None, intro, Some(&list)).unwrap();
+            let b = analyze_page(&f, None, intro, Some(&changed)).unwrap();
+            let whole = (a.sketch.as_ref(), a.main_sketch.as_ref().unwrap());
+            assert!(
+                rest_agrees(&rule, 0, whole, a.sketch.as_ref()),
+                "{intro} itself"
+            );
+            assert!(
+                !rest_agrees(&rule, 0, whole, b.sketch.as_ref()),
+                "{intro} changed"
+            );
+        }
     }
 
     #[test]
