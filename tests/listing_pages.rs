@@ -139,15 +139,22 @@ fn assert_pages_apart(store: &Store) {
     assert_eq!(copies, expected, "each copy is its article's duplicate");
 }
 
-#[test]
-fn listing_pages_stay_apart_and_copies_join_in_memory() {
-    assert_pages_apart(&StoreBuilder::in_memory().open().unwrap());
+/// A page's analysis as a store keeps it: title, main text and what the reader left out.
+fn analyze(raw: &str) -> simstore::Analysis {
+    let (f, p) = (simstore::Fingerprinter::new(), parse_html(raw));
+    simstore::index::page::analyze_page(&f, p.title.as_deref(), &p.text, Some(&p.left_out)).unwrap()
+}
+
+/// Runs `check` on a store in memory and on one on RocksDB.
+fn on_each_backend(check: fn(&Store)) {
+    check(&StoreBuilder::in_memory().open().unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    check(&StoreBuilder::new(dir.path().join("db")).open().unwrap());
 }
 
 #[test]
-fn listing_pages_stay_apart_and_copies_join_on_rocksdb() {
-    let dir = tempfile::tempdir().unwrap();
-    assert_pages_apart(&StoreBuilder::new(dir.path().join("db")).open().unwrap());
+fn listing_pages_stay_apart_and_copies_join() {
+    on_each_backend(assert_pages_apart);
 }
 
 /// Each listing page, stored, finds itself when queried with its page, and its re-crawl
@@ -178,14 +185,8 @@ fn assert_listing_pages_find_themselves(store: &Store) {
 }
 
 #[test]
-fn a_listing_page_finds_itself_and_its_recrawl_in_memory() {
-    assert_listing_pages_find_themselves(&StoreBuilder::in_memory().open().unwrap());
-}
-
-#[test]
-fn a_listing_page_finds_itself_and_its_recrawl_on_rocksdb() {
-    let dir = tempfile::tempdir().unwrap();
-    assert_listing_pages_find_themselves(&StoreBuilder::new(dir.path().join("db")).open().unwrap());
+fn a_listing_page_finds_itself_and_its_recrawl() {
+    on_each_backend(assert_listing_pages_find_themselves);
 }
 
 /// `explain --files` of a listing page and its re-crawl decides as the store does: near
@@ -205,20 +206,11 @@ fn explain_takes_a_listing_page_and_its_recrawl_not_a_sibling() {
     );
     t.write("b.html", lists[1].1.as_bytes());
     assert!(t.run(&["init"]).status.success());
-    let near = |other: &str| {
-        let (a, b) = (t.path("a.html"), t.path(other));
-        let o = t.run(&[
-            "explain",
-            "--json",
-            "--files",
-            a.to_str().unwrap(),
-            b.to_str().unwrap(),
-        ]);
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        v["near_duplicates"].as_bool().unwrap()
-    };
-    assert!(near("again.html"), "the re-crawl");
-    assert!(!near("b.html"), "another listing page");
+    assert!(explained_near(&t, "a.html", "again.html"), "the re-crawl");
+    assert!(
+        !explained_near(&t, "a.html", "b.html"),
+        "another listing page"
+    );
 }
 
 /// Two reports of one template, the same teams the other way round, each with one list of
@@ -258,12 +250,6 @@ fn reports_of_one_template_near_by_their_fingerprints_stay_apart() {
         )
     };
     let (a, b) = (report(15, A), report(50, B));
-    let f = simstore::Fingerprinter::new();
-    let analyze = |raw: &str| {
-        let p = parse_html(raw);
-        simstore::index::page::analyze_page(&f, p.title.as_deref(), &p.text, Some(&p.left_out))
-            .unwrap()
-    };
     let (x, y) = (analyze(&a), analyze(&b));
     let rule = simstore::Quality::Standard.rule(3);
     let d = x.fingerprint.distance(y.fingerprint);
@@ -439,12 +425,6 @@ fn reports_that_show_one_list_of_most_read_links_stay_apart() {
         )
     };
     let (a, b) = (report(A), report(B));
-    let f = simstore::Fingerprinter::new();
-    let analyze = |raw: &str| {
-        let p = parse_html(raw);
-        simstore::index::page::analyze_page(&f, p.title.as_deref(), &p.text, Some(&p.left_out))
-            .unwrap()
-    };
     let (x, y) = (analyze(&a), analyze(&b));
     let rule = simstore::Quality::Standard.rule(3);
     let (xs, ys) = (x.sketch.unwrap(), y.sketch.unwrap());
@@ -467,14 +447,16 @@ fn reports_that_show_one_list_of_most_read_links_stay_apart() {
     t.write("a.html", a.as_bytes());
     t.write("b.html", b.as_bytes());
     assert!(t.run(&["init"]).status.success());
-    let (pa, pb) = (t.path("a.html"), t.path("b.html"));
-    let o = t.run(&[
-        "explain",
-        "--json",
-        "--files",
-        pa.to_str().unwrap(),
-        pb.to_str().unwrap(),
-    ]);
+    assert!(!explained_near(&t, "a.html", "b.html"));
+}
+
+/// Whether `explain --json --files a b` in `t`'s store calls the two files near duplicates.
+fn explained_near(t: &TestCommand, a: &str, b: &str) -> bool {
+    let (a, b) = (t.path(a), t.path(b));
+    let files = [a.to_str().unwrap(), b.to_str().unwrap()];
+    let o = t.run(&["explain", "--json", "--files", files[0], files[1]]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["near_duplicates"], false, "{v}");
+    v["near_duplicates"]
+        .as_bool()
+        .unwrap_or_else(|| panic!("{v}"))
 }
