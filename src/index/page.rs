@@ -52,9 +52,8 @@ pub fn analyze_page(
 /// whole pages and the main texts agree — two match reports that show one list of
 /// most-read links share the list, not their reports; two copies of one story with lists
 /// of their own agree by their main texts at least as well as by their pages. A stored
-/// page compared whole whose fingerprint is within the rule's `k` of the query's has the
-/// query's main text by its fingerprint, and its sketch holds the rest of its page too:
-/// then the main text may agree by the rest of the pages instead ([`rest_agrees`]), so a
+/// page compared whole keeps no sketch of its main text, only of its whole page: against
+/// it the main text may agree by the rest of the pages instead ([`rest_agrees`]), so a
 /// listing page finds itself and its re-crawl with a few links changed.
 pub fn accepts(
     rule: &MatchRule,
@@ -76,10 +75,10 @@ pub fn accepts(
 /// slots can tell apart), their fingerprints within the rule's `k`, the query's main text
 /// found in the stored page ([`main_in_page`]), and the pages' similarity with the main
 /// text taken out of both (pages of about one size) at least [`MIN_REST`] and the rule's
-/// threshold. A listing page and its
-/// re-crawl with a few links changed agree; two listing pages of one intro with lists of
-/// their own do not, nor two reports of one template and one list of most-read links whose
-/// fingerprints are near (the same teams the other way round).
+/// threshold. A listing page and its re-crawl with a few links changed agree; two listing
+/// pages of one intro with lists of their own do not, nor two reports of one template and
+/// one list of most-read links whose fingerprints are near (the same teams the other way
+/// round).
 pub fn rest_agrees(
     rule: &MatchRule,
     distance: u32,

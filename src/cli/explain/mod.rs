@@ -88,9 +88,9 @@ struct Side {
 
 /// The verdict on `b` as a store holding `a` checks it: by their sketches, and where `b`'s
 /// is of a web page's whole visible text, by its main text's too (the first that refuses
-/// decides, as [`simstore::index::page::accepts`]) — unless both pages are compared whole,
-/// within `k`, and agree beyond their main texts ([`page::rest_agrees`]): then their whole
-/// pages decide.
+/// decides, as [`simstore::index::page::accepts`]) — unless both pages are compared whole
+/// and agree by the rest of the pages ([`page::rest_agrees`]): then their whole pages
+/// decide.
 fn decision(judge: &Judge<'_>, a: &Side, b: &Side) -> verdict::Decision {
     let fps = (a.fp, b.fp);
     let whole = verdict::decide(judge, fps, (a.sketch.as_ref(), b.sketch.as_ref()));
