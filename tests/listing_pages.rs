@@ -7,7 +7,7 @@
 use simstore::read::parse_html;
 use simstore::{CheckOutcome, Document, Rule, Store, StoreBuilder};
 
-use crate::util::{TestCommand, answer, http};
+use crate::util::{BACKENDS, TestCommand, answer, http, store_builder};
 
 /// A deterministic stream of English words, a stop word between every two or three others,
 /// so that no two link lists or articles share more than chance.
@@ -145,11 +145,12 @@ fn analyze(raw: &str) -> simstore::Analysis {
     simstore::index::page::analyze_page(&f, p.title.as_deref(), &p.text, Some(&p.left_out)).unwrap()
 }
 
-/// Runs `check` on a store in memory and on one on RocksDB.
+/// Runs `check` on a new store of the default layout on each backend.
 fn on_each_backend(check: fn(&Store)) {
-    check(&StoreBuilder::in_memory().open().unwrap());
-    let dir = tempfile::tempdir().unwrap();
-    check(&StoreBuilder::new(dir.path().join("db")).open().unwrap());
+    for backend in BACKENDS {
+        let dir = tempfile::tempdir().unwrap();
+        check(&store_builder(backend, dir.path()).open().unwrap());
+    }
 }
 
 #[test]

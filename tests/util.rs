@@ -364,12 +364,17 @@ pub enum Backend {
 /// Every backend.
 pub const BACKENDS: [Backend; 2] = [Backend::Rocks, Backend::Memory];
 
-/// A new store with `k_max` and `blocks` on `backend` (RocksDB under `dir`).
-pub fn new_store(backend: Backend, dir: &Path, k_max: u32, blocks: u32) -> simstore::Store {
-    let builder = match backend {
+/// The builder of a new store on `backend` (RocksDB under `dir`), with the defaults.
+pub fn store_builder(backend: Backend, dir: &Path) -> simstore::StoreBuilder {
+    match backend {
         Backend::Rocks => simstore::StoreBuilder::new(dir.join("db")),
         Backend::Memory => simstore::StoreBuilder::in_memory(),
-    };
+    }
+}
+
+/// A new store with `k_max` and `blocks` on `backend` (RocksDB under `dir`).
+pub fn new_store(backend: Backend, dir: &Path, k_max: u32, blocks: u32) -> simstore::Store {
+    let builder = store_builder(backend, dir);
     builder.k_max(k_max).blocks(blocks).open().unwrap()
 }
 
