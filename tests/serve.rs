@@ -581,7 +581,12 @@ fn foreign_hosts_and_non_json_bodies_are_refused_before_any_work() {
         if !content_type.is_empty() {
             req = req.header("content-type", content_type);
         }
-        let (st, v) = answer(req.send(doc));
+        let r = req.send(doc).unwrap();
+        // The body is unread: the connection is closed, and the client is told so that it
+        // does not send its next request on it.
+        let connection = r.headers().get("connection").map(|v| v.to_str().unwrap());
+        assert_eq!(connection, Some("close"), "{content_type}");
+        let (st, v) = answer(Ok(r));
         assert_eq!(st, 415, "{content_type}: {v}");
         assert!(v["error"].as_str().unwrap().contains("application/json"));
     }

@@ -19,6 +19,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
+use super::error::closing;
+
 /// The access rules of one server.
 #[derive(Debug)]
 pub(super) struct Access {
@@ -86,7 +88,8 @@ impl Access {
     }
 }
 
-/// Middleware: refuses a request that breaks the rules, before any work is done.
+/// Middleware: refuses a request that breaks the rules, before any work is done (its body
+/// unread, so the connection is closed).
 pub(super) async fn check(State(access): State<Arc<Access>>, req: Request, next: Next) -> Response {
     match access.refusal(req.method(), req.uri(), req.headers()) {
         Some((status, message)) => {
@@ -95,7 +98,7 @@ pub(super) async fn check(State(access): State<Arc<Access>>, req: Request, next:
                 r.headers_mut()
                     .insert(header::WWW_AUTHENTICATE, "Bearer".parse().expect("valid"));
             }
-            r
+            closing(r)
         }
         None => next.run(req).await,
     }

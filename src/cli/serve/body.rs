@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::error::ApiError;
+use super::error::{ApiError, closing};
 
 /// How request bodies are read.
 #[derive(Debug, Clone, Copy)]
@@ -51,10 +51,7 @@ pub(super) async fn read_within(
                  nothing was done",
                 timeout.as_secs()
             );
-            let mut r = ApiError::new(StatusCode::REQUEST_TIMEOUT, message).into_response();
-            r.headers_mut()
-                .insert(header::CONNECTION, HeaderValue::from_static("close"));
-            r
+            closing(ApiError::new(StatusCode::REQUEST_TIMEOUT, message).into_response())
         }
     }
 }
@@ -76,8 +73,5 @@ fn too_large(length: u64, max: usize) -> Response {
         "the request body is {length} bytes (Content-Length); the server takes at most {max} \
          (simstore serve --max-body-bytes); nothing was done"
     );
-    let mut r = ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, message).into_response();
-    r.headers_mut()
-        .insert(header::CONNECTION, HeaderValue::from_static("close"));
-    r
+    closing(ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, message).into_response())
 }

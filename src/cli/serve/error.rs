@@ -2,7 +2,7 @@
 //! which status.
 
 use axum::extract::rejection::BytesRejection;
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use simstore::Error;
@@ -55,6 +55,17 @@ impl IntoResponse for ApiError {
         };
         (self.status, axum::Json(body)).into_response()
     }
+}
+
+/// `response` with `Connection: close`, for an answer given before the request's body was
+/// read: hyper then closes the connection, and the client, told so, does not send its next
+/// request on a connection that is going away (where an unread body is still in flight,
+/// hyper cannot keep the connection).
+pub(super) fn closing(mut response: Response) -> Response {
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 /// The status of a library error when nothing can have been written: 4xx for what the

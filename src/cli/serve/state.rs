@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use simstore::{Error, Store};
 use tokio::sync::Semaphore;
 
-use super::error::{ApiError, status_of};
+use super::error::{ApiError, closing, status_of};
 use super::metrics::Metrics;
 
 /// What every handler shares.
@@ -144,11 +144,13 @@ pub(super) async fn refuse_when_shutting_down(
     next: Next,
 ) -> Response {
     if app.shutting_down.load(Ordering::SeqCst) {
-        return ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the server is shutting down; retry against the next instance",
-        )
-        .into_response();
+        return closing(
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server is shutting down; retry against the next instance",
+            )
+            .into_response(),
+        );
     }
     next.run(req).await
 }
