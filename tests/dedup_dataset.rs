@@ -1067,3 +1067,82 @@ fn records_that_cannot_be_fingerprinted_are_kept_as_they_are() {
     );
     assert!(!t.path("none.jsonl").exists());
 }
+
+/// The ids, in order, of the JSONL records in `path`.
+fn kept_ids(t: &TestCommand, path: &str) -> Vec<String> {
+    std::fs::read_to_string(t.path(path))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].to_string())
+        .map(|id| id.trim_matches('"').to_owned())
+        .collect()
+}
+
+/// A record's short text (fewer shingles than a sketch can tell apart from another's)
+/// repeated is a copy: dropped by a dataset dedup, from JSONL and from Parquet, and against
+/// a store, read only or with `--add`. A short text that differs by a word is kept.
+#[test]
+fn short_texts_repeated_are_copies() {
+    let t = TestCommand::new();
+    let records = [
+        ("a", "Click here"),
+        ("b", "Read more"),
+        ("c", "Click here"),
+        ("d", "Click there"),
+        ("e", "Read more about it"),
+        ("f", "点击这里"),
+        ("g", "Read more"),
+        ("h", "点击这里"),
+        ("i", "Click here"),
+    ];
+    let want = ["a", "b", "d", "e", "f"];
+    let lines: String = (records.iter())
+        .map(|(id, text)| format!("{}\n", serde_json::json!({"id": id, "text": text})))
+        .collect();
+    t.write("short.jsonl", lines.as_bytes());
+    let o = t.run(&["dedup", "short.jsonl", "-o", "kept.jsonl"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(kept_ids(&t, "kept.jsonl"), want, "{}", stderr(&o));
+    let column = |i: usize| records.iter().map(move |r| [r.0, r.1][i]);
+    crate::dedup_parquet::write_columns(
+        &t.path("short.parquet"),
+        vec![
+            (
+                "id",
+                std::sync::Arc::new(arrow_array::StringArray::from_iter_values(column(0))),
+            ),
+            (
+                "text",
+                std::sync::Arc::new(arrow_array::StringArray::from_iter_values(column(1))),
+            ),
+        ],
+    );
+    let o = t.run(&["dedup", "short.parquet", "-o", "kept.ndjson"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(kept_ids(&t, "kept.ndjson"), want, "{}", stderr(&o));
+    assert_eq!(code(&t.run(&["init"])), 0);
+    let db = t.db().to_str().unwrap().to_owned();
+    for add in [false, true] {
+        let mut args = vec!["dedup", "short.jsonl", "--against", &db, "-o", "kept.jsonl"];
+        args.extend(add.then_some("--add"));
+        let o = t.run(&args);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert_eq!(
+            kept_ids(&t, "kept.jsonl"),
+            want,
+            "--add {add}: {}",
+            stderr(&o)
+        );
+    }
+    // The next dump against what was added: every record is a copy of a stored one.
+    let o = t.run(&[
+        "dedup",
+        "short.jsonl",
+        "--against",
+        &db,
+        "-o",
+        "again.jsonl",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(kept_ids(&t, "again.jsonl").is_empty(), "{}", stderr(&o));
+}

@@ -68,6 +68,11 @@ def test_rules_and_bad_arguments(sample: list) -> None:
         simstore.dedup(texts, quality="best")
 
 
+def test_a_short_text_repeated_is_a_copy() -> None:
+    texts = ["Click here", "Read more", "Click here", "Click there", "Read more about it", "Read more"]
+    assert simstore.dedup(texts) == [0, 1, 3, 4]
+
+
 def test_a_hugging_face_dataset_and_parquet_paths(cli: Path, sample: list, tmp_path: Path) -> None:
     datasets = pytest.importorskip("datasets", reason="datasets is installed by scripts/python-env")
     records = _records(sample)

@@ -259,6 +259,7 @@ impl Quality {
             probes,
             min_shingles: MIN_SHINGLES,
             bands: self.bands(),
+            equal_short_texts: false,
         }
     }
 
@@ -403,16 +404,25 @@ pub struct MatchRule {
     /// whose sketches share one is a candidate at any distance, and is verified at its
     /// distance capped at `BAND_DISTANCE_CAP`. 0: none (the tables' candidates only).
     pub bands: u32,
+    /// With the guard: a pair where either sketch filled fewer than `MIN_CONTENT_SHINGLES`
+    /// bins (at least one) matches when the two sketches are equal (the same few shingles:
+    /// a short text repeated), instead of never. A dataset's rule sets it
+    /// ([`MatchRule::for_datasets`]): a record's short text repeated is a copy. A store's
+    /// rule does not: a page's short main text may be its reader's failure, and two
+    /// articles whose reader failed alike are not copies of each other.
+    pub equal_short_texts: bool,
 }
 
 impl MatchRule {
     /// The rule as a dedup of a dataset applies it: a verifying rule's threshold raised to
     /// at least [`DATASET_MIN_SIMILARITY`] (two sketches of Han characters': that less
     /// [`HAN_DISCOUNT`]), and its bands, if any, all the sketch's ([`bands::SKETCH_BANDS`]:
-    /// in memory, a band costs a sort); a rule that does not verify is unchanged.
+    /// in memory, a band costs a sort), and equal short texts taken
+    /// ([`MatchRule::equal_short_texts`]); a rule that does not verify is unchanged.
     pub fn for_datasets(self) -> Self {
         let every_band = self.min_similarity.is_some() && self.bands > 0;
         MatchRule {
+            equal_short_texts: self.min_similarity.is_some(),
             min_similarity: self.min_similarity.map(|t| t.max(DATASET_MIN_SIMILARITY)),
             bands: if every_band {
                 bands::SKETCH_BANDS
@@ -433,6 +443,7 @@ impl MatchRule {
             probes: 0,
             min_shingles: 0,
             bands: 0,
+            equal_short_texts: false,
         }
     }
 
@@ -447,6 +458,7 @@ impl MatchRule {
             probes: 0,
             min_shingles: 0,
             bands: 0,
+            equal_short_texts: false,
         }
     }
 
@@ -548,7 +560,8 @@ impl MatchRule {
 
     /// The similarity two sketches at `distance` must reach under threshold `t`. With the
     /// guard ([`MatchRule::min_shingles`] > 0): more than 1 (never) when either filled fewer
-    /// than `MIN_CONTENT_SHINGLES` bins; for two sketches of Han characters,
+    /// than `MIN_CONTENT_SHINGLES` bins (1, equal sketches, under
+    /// [`MatchRule::equal_short_texts`]); for two sketches of Han characters,
     /// `HAN_MIN_SIMILARITY` plus `HAN_SIMILARITY_PER_BIT` a bit instead of `t`, but at
     /// least `t − HAN_DISCOUNT` (the higher of that and `t` when only one is);
     /// `FEW_SHINGLES_SIMILARITY` at least when either
@@ -560,7 +573,10 @@ impl MatchRule {
             return t;
         }
         if content < MIN_CONTENT_SHINGLES {
-            return f64::INFINITY;
+            return match self.equal_short_texts && content > 0 {
+                true => 1.0,
+                false => f64::INFINITY,
+            };
         }
         let han = HAN_MIN_SIMILARITY + HAN_SIMILARITY_PER_BIT * f64::from(distance);
         let (t, min_shingles) = match (a.han_chars(), b.han_chars()) {
@@ -737,6 +753,28 @@ mod tests {
             "too short to tell apart"
         );
         assert!(MatchRule::within(0).accepts(0, Some(&a), Some(&b)));
+    }
+
+    /// A dataset's rule takes two short texts when their sketches are equal (the same few
+    /// shingles), and no other pair of them; a store's never does.
+    #[test]
+    fn a_datasets_rule_takes_equal_short_texts() {
+        for mode in Quality::ALL {
+            let (store, dataset) = (mode.rule(3), mode.rule(3).for_datasets());
+            for bins in 1..MIN_CONTENT_SHINGLES as u8 {
+                let (a, b) = sketches(63, bins);
+                assert!(dataset.accepts(0, Some(&a), Some(&b)), "{bins} bins, equal");
+                assert!(!store.accepts(0, Some(&a), Some(&b)), "a store's rule");
+                let (a, b) = sketches(62, bins);
+                assert!(
+                    !dataset.accepts(0, Some(&a), Some(&b)),
+                    "{bins} bins, 62 equal"
+                );
+            }
+            // No content at all: nothing to tell, never taken.
+            let (a, b) = sketches(63, 0);
+            assert!(!dataset.accepts(0, Some(&a), Some(&b)));
+        }
     }
 
     /// Two sketches of Han characters need more agreement the farther apart their

@@ -2,7 +2,8 @@
 //! store already holds, and among itself, in one pass in input order.
 //!
 //! Each record is checked as `check_and_insert` checks it, by the store's rule (its quality
-//! mode's, or `--k`/`--verify`): a record whose content, or a near duplicate of it, is in
+//! mode's, or `--k`/`--verify`; a short text repeated is a copy, as in a dataset dedup:
+//! `MatchRule::equal_short_texts`): a record whose content, or a near duplicate of it, is in
 //! the store, or among the records of the run kept before it, is dropped; the others are
 //! kept. With `--add` the kept records are stored (so dump N+1 is deduplicated against
 //! dumps 1..N); without, the store is only read and the records kept so far are held in a
@@ -123,7 +124,10 @@ pub(super) fn run(args: &Args, reference: &Path, start: Instant) -> Result<Code>
         None => args.files.clone(),
     };
     let store = open(reference, args.add)?;
-    let rule = store.rule(Rule::options(args.k_arg, args.verify));
+    let rule = MatchRule {
+        equal_short_texts: true,
+        ..store.rule(Rule::options(args.k_arg, args.verify))
+    };
     store.layout().tables_for_k(rule.k).context("--k")?;
     let (scratch, unstored) = match args.add {
         true => (None, Some(scratch_store(&store)?)),
