@@ -791,3 +791,75 @@ fn parquet_shards_are_deduplicated_against_the_store() {
     assert_eq!(ids, want, "{}", stderr(&o));
     assert_eq!(store_len(&t), (stored.len() + want.len()) as u64);
 }
+
+/// Product listings of one template, other figures in each: the store's own rule (a
+/// sketch threshold of 0.3) takes them for one another.
+fn listings() -> Vec<(String, String)> {
+    let colors = ["silver", "black", "blue", "red"];
+    (0..12)
+        .map(|i| {
+            let text = format!(
+                "Laptop Model X{}. Screen size: {} inches. RAM: {} GB. Storage: {} GB SSD. \
+                 Battery life up to {} hours. Color: {}. Free shipping on orders over 50 \
+                 dollars. 30-day return policy. Add to cart. Compare with similar products.",
+                i * 7,
+                13 + i % 5,
+                4 * (1 + i % 4),
+                128 * (1 + i % 3),
+                8 + i % 6,
+                colors[i % 4]
+            );
+            (format!("prod{i}"), text)
+        })
+        .collect()
+}
+
+/// Records checked against a store are judged as a dataset's: records that differ only
+/// in their numbers are no exact duplicates, and records of one template with other
+/// figures, which the store's own 0.3 takes for one another (its queries find them), are
+/// kept — by `dedup --against`, read only or with `--add`, and by `import --dedup`. Their
+/// exact copies are dropped.
+#[test]
+fn records_of_other_numbers_or_one_template_are_no_copies_of_each_other() {
+    let t = TestCommand::new();
+    let mut records = listings();
+    records.push(("code-a".into(), "Your verification code is 482913".into()));
+    records.push(("code-b".into(), "Your verification code is 100277".into()));
+    records.push(("prod0-copy".into(), records[0].1.clone()));
+    records.push((
+        "code-a-copy".into(),
+        "Your verification code is 482913".into(),
+    ));
+    let line = |(id, text): &(String, String)| serde_json::json!({"id": id, "text": text});
+    let jsonl: String = records.iter().map(|r| format!("{}\n", line(r))).collect();
+    t.write("new.jsonl", jsonl.as_bytes());
+    let want: Vec<String> = records[..14].iter().map(|r| r.0.clone()).collect();
+    let kept = |file: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(t.path(file)).unwrap();
+        let ids = text.lines().map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["id"].as_str().unwrap().to_owned()
+        });
+        ids.collect()
+    };
+    assert_eq!(code(&t.run(&["init"])), 0);
+    let db = t.db().to_str().unwrap().to_owned();
+    for add in [false, true] {
+        let mut args = vec!["dedup", "new.jsonl", "--against", &db, "-o", "kept.jsonl"];
+        args.extend(add.then_some("--add"));
+        let o = t.run(&args);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert_eq!(kept("kept.jsonl"), want, "--add {add}: {}", stderr(&o));
+    }
+    // The store's own queries take the listings for one another.
+    let o = t.run(&["query", "--batch", "new.jsonl", "--exclude-self", "--json"]);
+    let found = String::from_utf8_lossy(&o.stdout);
+    let prod0 = found.lines().next().unwrap();
+    assert!(prod0.contains("\"id\":\"prod"), "{prod0}");
+    let fresh = t.path("fresh.db");
+    let args = ["import", "--dedup", "new.jsonl", "-o", "imported.jsonl"];
+    let o = t.run_on(&fresh, &args);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(kept("imported.jsonl"), want, "{}", stderr(&o));
+    assert!(stderr(&o).contains("2 exact duplicates"), "{}", stderr(&o));
+}

@@ -1145,4 +1145,10 @@ fn short_texts_repeated_are_copies() {
     ]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(kept_ids(&t, "again.jsonl").is_empty(), "{}", stderr(&o));
+    // `import --dedup` into a new store stores and writes what `--against --add` keeps.
+    let fresh = t.path("fresh.db");
+    let args = ["import", "--dedup", "short.jsonl", "-o", "imported.jsonl"];
+    let o = t.run_on(&fresh, &args);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(kept_ids(&t, "imported.jsonl"), want, "{}", stderr(&o));
 }

@@ -207,7 +207,7 @@ fn dedup_prints_readable_groups_with_titles() {
         // fingerprints only, so within k_max).
         let within = match args.len() {
             3 => {
-                "in the standard mode's rule (candidates within 3, and within 12 in the tables' spans, any distance sharing one of 15 bands of the sketch; kept at sketch similarity 0.6, Chinese 0.25 + 0.025 a bit, at least 0.55 (0.8 below 16 shingles, 24 in Chinese; none below 4))"
+                "in the standard mode's rule (candidates within 3, and within 12 in the tables' spans, any distance sharing one of 15 bands of the sketch; kept at sketch similarity 0.6, Chinese 0.25 + 0.025 a bit, at least 0.55 (0.8 below 16 shingles, 24 in Chinese; only equal sketches below 4))"
             }
             _ => {
                 "in the store's standard mode (candidates within 3, and within 12 in the tables' spans; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8 below 16 shingles, 24 in Chinese; none below 4))"

@@ -3,11 +3,13 @@
 //! request's `"k"` and `"verify"`): the threshold check, the similarity shown, the rule in
 //! words and in JSON.
 
+#[cfg(doc)]
+use simstore::Fingerprinter;
 use simstore::index::quality::{
-    FEW_SHINGLES_SIMILARITY, HAN_DISCOUNT, HAN_MIN_SHINGLES, HAN_MIN_SIMILARITY,
-    HAN_SIMILARITY_PER_BIT, MIN_CONTENT_SHINGLES, RuleValue,
+    DATASET_MIN_SIMILARITY, FEW_SHINGLES_SIMILARITY, HAN_DISCOUNT, HAN_MIN_SHINGLES,
+    HAN_MIN_SIMILARITY, HAN_SIMILARITY_PER_BIT, MIN_CONTENT_SHINGLES, RuleValue,
 };
-use simstore::{MatchRule, Sketch};
+use simstore::{MatchRule, Rule, Sketch, Store};
 
 /// Whether `t` is a similarity threshold (0 to 1).
 pub fn is_similarity(t: f64) -> bool {
@@ -41,10 +43,31 @@ fn han_floor(t: f64) -> String {
     }
 }
 
+/// The rule of a dedup of records against `store` (`dedup --against`, `import --dedup`):
+/// `k` and `verify` (`--k`, `--verify`) as given; given neither, the store's quality mode's
+/// rule at a dataset's threshold (at least [`DATASET_MIN_SIMILARITY`]: a store's 0.3 also
+/// joins records that share only a passage, or a template with other figures). Either way
+/// a record's short text repeated is a copy ([`MatchRule::equal_short_texts`]), as in a
+/// dedup of files. The records' content hashes count their digits
+/// ([`Fingerprinter::counting_digits`]).
+pub fn for_records(store: &Store, k: Option<u32>, verify: Option<f64>) -> MatchRule {
+    let rule = store.rule(Rule::options(k, verify));
+    let min_similarity = match (k, verify) {
+        (None, None) => rule.min_similarity.map(|t| t.max(DATASET_MIN_SIMILARITY)),
+        _ => rule.min_similarity,
+    };
+    MatchRule {
+        min_similarity,
+        equal_short_texts: true,
+        ..rule
+    }
+}
+
 /// The rule in words: "within k = 3", "within k = 8, verified at 0.4", or for a mode's rule
 /// "candidates within 3, and within 12 in the tables' spans, any distance sharing one of 2
 /// bands of the sketch; kept at sketch similarity 0.3, Chinese 0.25 + 0.025 a bit (0.8
-/// below 16 shingles, 24 in Chinese; none below 4)".
+/// below 16 shingles, 24 in Chinese; none below 4)" — a dataset's rule: "only equal
+/// sketches below 4" ([`MatchRule::equal_short_texts`]).
 pub fn describe(rule: &MatchRule) -> String {
     let mut probes = match rule.probes {
         0 => String::new(),
@@ -62,12 +85,16 @@ pub fn describe(rule: &MatchRule) -> String {
             format!("within k = {}, verified at {t}{probes}", rule.k)
         }
         Some(t) => {
+            let short = match rule.equal_short_texts {
+                true => "only equal sketches",
+                false => "none",
+            };
             let guard = match rule.min_shingles {
                 0 => String::new(),
                 n => format!(
                     ", Chinese {HAN_MIN_SIMILARITY} + {HAN_SIMILARITY_PER_BIT} a bit{} \
-                     ({FEW_SHINGLES_SIMILARITY} below {n} shingles, {} in Chinese; none below \
-                     {MIN_CONTENT_SHINGLES})",
+                     ({FEW_SHINGLES_SIMILARITY} below {n} shingles, {} in Chinese; {short} \
+                     below {MIN_CONTENT_SHINGLES})",
                     han_floor(t),
                     n.max(HAN_MIN_SHINGLES)
                 ),

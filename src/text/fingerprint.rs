@@ -347,6 +347,8 @@ impl<'a> ContentStream<'a> {
 #[derive(Debug, Clone)]
 pub struct Fingerprinter {
     spec: FingerprintSpec,
+    /// Whether the content hash counts digit runs ([`Fingerprinter::counting_digits`]).
+    digits_in_content_hash: bool,
 }
 
 impl Default for Fingerprinter {
@@ -360,7 +362,29 @@ impl Fingerprinter {
     pub fn new() -> Self {
         Self {
             spec: FingerprintSpec::current(),
+            digits_in_content_hash: false,
         }
+    }
+
+    /// This fingerprinter with digit runs in the content hash
+    /// ([`Fingerprinter::content_hash`]), for a dataset's records: two records that differ
+    /// only in their numbers (a verification code, a report's figures, a sum's answer) are
+    /// no exact duplicates. A web page's content hash leaves them out, so that its counters
+    /// and timestamps do not make a page new. Fingerprints and sketches are the same.
+    ///
+    /// ```
+    /// use simstore::Fingerprinter;
+    /// let (page, record) = (Fingerprinter::new(), Fingerprinter::new().counting_digits());
+    /// let (a, b) = ("Your code is 482913", "Your code is 100277");
+    /// assert_eq!(page.content_hash(None, a)?, page.content_hash(None, b)?);
+    /// assert_ne!(record.content_hash(None, a)?, record.content_hash(None, b)?);
+    /// assert_eq!(page.fingerprint(None, a)?, record.fingerprint(None, a)?);
+    /// # Ok::<(), simstore::Error>(())
+    /// ```
+    #[must_use]
+    pub fn counting_digits(mut self) -> Self {
+        self.digits_in_content_hash = true;
+        self
     }
 
     /// The spec this fingerprinter computes.
@@ -412,7 +436,9 @@ impl Fingerprinter {
         let mut sketch = SketchBuilder::new();
         let body = self.tally_tokens(tally, title, text, |token, part, kind| {
             if output == Output::All {
-                if kind == TokenKind::Word {
+                if kind == TokenKind::Word
+                    || (kind == TokenKind::DigitRun && self.digits_in_content_hash)
+                {
                     content.push(token, part);
                 }
                 sketch.push_word(token);
@@ -518,17 +544,16 @@ impl Fingerprinter {
         let mut tokens = 0usize;
         for (tag, title, text) in [(TITLE_TAG, title, ""), (BODY_TAG, None, text)] {
             hasher.update(&[tag]);
-            for_each_token(
-                self.spec.seed,
-                title,
-                text,
-                HanChars::Whole,
-                |token, _, _, _| {
-                    tokens += 1;
-                    hasher.update(token.as_bytes());
-                    hasher.update(&[TOKEN_SEPARATOR]);
-                },
-            );
+            let seed = self.spec.seed;
+            for_each_token_with_digits(seed, title, text, HanChars::Whole, |token, _, _, kind| {
+                match kind {
+                    TokenKind::DigitRun if !self.digits_in_content_hash => return,
+                    TokenKind::DigitRun => {}
+                    _ => tokens += 1,
+                }
+                hasher.update(token.as_bytes());
+                hasher.update(&[TOKEN_SEPARATOR]);
+            });
         }
         if tokens == 0 {
             return Err(Error::EmptyDocument);
@@ -610,7 +635,23 @@ mod tests {
 
     #[test]
     fn analyze_is_the_three_in_one_pass() {
-        let f = Fingerprinter::new();
+        for f in [Fingerprinter::new(), Fingerprinter::new().counting_digits()] {
+            analyze_agrees(&f);
+        }
+        // Counting digits changes the content hash of a text with digits alone.
+        let (page, record) = (Fingerprinter::new(), Fingerprinter::new().counting_digits());
+        let hashes = |f: &Fingerprinter, t: &str| f.analyze(Some("Q3"), t).unwrap().content_hash;
+        let words = "revenue rose to 12 million in the quarter";
+        assert_ne!(hashes(&page, words), hashes(&record, words));
+        let other = "revenue rose to 15 million in the quarter";
+        assert_eq!(hashes(&page, words), hashes(&page, other));
+        assert_ne!(hashes(&record, words), hashes(&record, other));
+        let plain = "revenue rose in the quarter";
+        assert_eq!(hashes(&page, plain), hashes(&record, plain));
+    }
+
+    /// `analyze` gives what `fingerprint`, `content_hash` and `sketch` give one by one.
+    fn analyze_agrees(f: &Fingerprinter) {
         for (title, text) in [
             (
                 Some("北京天气 - 某某网"),
@@ -624,6 +665,11 @@ mod tests {
             (None, "的 了 the of"),
             (Some("ab"), "c"),
             (Some("a"), "bc"),
+            (
+                Some("Q3 2026"),
+                "revenue rose to 12 million, up 4 % on 2025",
+            ),
+            (None, "订单 20261203 已发货，验证码 482913"),
         ] {
             let a = f.analyze(title, text).unwrap();
             assert_eq!(a.fingerprint, f.fingerprint(title, text).unwrap());
@@ -639,6 +685,10 @@ mod tests {
             f.analyze(Some("a"), "bc").unwrap().content_hash
         );
         assert!(matches!(f.analyze(None, "。！"), Err(Error::EmptyDocument)));
+        assert!(matches!(
+            f.content_hash(None, "2026 12"),
+            Err(Error::EmptyDocument)
+        ));
     }
 
     #[test]

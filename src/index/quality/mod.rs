@@ -407,9 +407,10 @@ pub struct MatchRule {
     /// With the guard: a pair where either sketch filled fewer than `MIN_CONTENT_SHINGLES`
     /// bins (at least one) matches when the two sketches are equal (the same few shingles:
     /// a short text repeated), instead of never. A dataset's rule sets it
-    /// ([`MatchRule::for_datasets`]): a record's short text repeated is a copy. A store's
-    /// rule does not: a page's short main text may be its reader's failure, and two
-    /// articles whose reader failed alike are not copies of each other.
+    /// ([`MatchRule::for_datasets`], and the binary's dedups of records against a store):
+    /// a record's short text repeated is a copy. A store's own rule does not: it finds
+    /// exact copies by their content hash, and a page's short main text may be its
+    /// reader's failure, two articles whose reader failed alike being no copies.
     pub equal_short_texts: bool,
 }
 

@@ -3,7 +3,7 @@
 //!
 //! Each record is checked as `check_and_insert` checks it, by the store's rule (its quality
 //! mode's, or `--k`/`--verify`; a short text repeated is a copy, as in a dataset dedup:
-//! `MatchRule::equal_short_texts`): a record whose content, or a near duplicate of it, is in
+//! `rule::for_records`): a record whose content, or a near duplicate of it, is in
 //! the store, or among the records of the run kept before it, is dropped; the others are
 //! kept. With `--add` the kept records are stored (so dump N+1 is deduplicated against
 //! dumps 1..N); without, the store is only read and the records kept so far are held in a
@@ -23,7 +23,7 @@ use indicatif::ProgressBar;
 use rayon::prelude::*;
 use simstore::input::reader::Fields;
 use simstore::store::RedisUrl;
-use simstore::{CheckOutcome, Entry, MatchRule, QueryKey, Rule, Store, StoreBuilder};
+use simstore::{CheckOutcome, Entry, Fingerprinter, MatchRule, QueryKey, Store, StoreBuilder};
 
 use super::Args;
 use super::keep::{Keep, Rank};
@@ -84,6 +84,10 @@ struct Against<'a> {
     store: &'a Store,
     scratch: Option<Store>,
     rule: MatchRule,
+    /// The store's fingerprinter, counting digits in the content hash
+    /// ([`simstore::Fingerprinter::counting_digits`]): records that differ in their
+    /// numbers are no exact duplicates.
+    fingerprinter: Fingerprinter,
     fields: Fields,
     /// The ids of the records in the scratch store (`scratch` or `unstored`), by the item
     /// number it names them by.
@@ -124,10 +128,7 @@ pub(super) fn run(args: &Args, reference: &Path, start: Instant) -> Result<Code>
         None => args.files.clone(),
     };
     let store = open(reference, args.add)?;
-    let rule = MatchRule {
-        equal_short_texts: true,
-        ..store.rule(Rule::options(args.k_arg, args.verify))
-    };
+    let rule = crate::cli::rule::for_records(&store, args.k_arg, args.verify);
     store.layout().tables_for_k(rule.k).context("--k")?;
     let (scratch, unstored) = match args.add {
         true => (None, Some(scratch_store(&store)?)),
@@ -137,6 +138,7 @@ pub(super) fn run(args: &Args, reference: &Path, start: Instant) -> Result<Code>
         store: &store,
         scratch,
         rule,
+        fingerprinter: store.fingerprinter().clone().counting_digits(),
         fields: fields(args),
         ids: HashMap::new(),
         keeps_unjudged: args.output.is_some(),
@@ -290,15 +292,15 @@ impl Against<'_> {
         Ok(found)
     }
 
-    /// Parses and fingerprints a chunk (item numbers from `first`) in parallel (by the
-    /// store's fingerprinter), each with its rank by `keep`.
+    /// Parses and fingerprints a chunk (item numbers from `first`) in parallel (by
+    /// [`Against::fingerprinter`]), each with its rank by `keep`.
     fn entries(
         &self,
         first: u64,
         chunk: Vec<input::Item>,
         (jsonl_only, keep): (bool, &Keep),
     ) -> Vec<(Read, Rank)> {
-        let f = self.store.fingerprinter();
+        let f = &self.fingerprinter;
         chunk
             .into_par_iter()
             .enumerate()
