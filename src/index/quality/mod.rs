@@ -405,12 +405,8 @@ pub struct MatchRule {
     /// distance capped at `BAND_DISTANCE_CAP`. 0: none (the tables' candidates only).
     pub bands: u32,
     /// With the guard: a pair where either sketch filled fewer than `MIN_CONTENT_SHINGLES`
-    /// bins (at least one) matches when the two sketches are equal (the same few shingles:
-    /// a short text repeated), instead of never. A dataset's rule sets it
-    /// ([`MatchRule::for_datasets`], and the binary's dedups of records against a store):
-    /// a record's short text repeated is a copy. A store's own rule does not: it finds
-    /// exact copies by their content hash, and a page's short main text may be its
-    /// reader's failure, two articles whose reader failed alike being no copies.
+    /// bins (at least one) matches when the sketches are equal, instead of never: a
+    /// dataset's short record repeated ([`MatchRule::for_datasets`]; docs/design.md §3a).
     pub equal_short_texts: bool,
 }
 
@@ -452,14 +448,9 @@ impl MatchRule {
     /// side without a sketch never matches.
     pub fn verified(k: u32, min_similarity: f64) -> Self {
         MatchRule {
-            k,
-            reach: k,
             min_similarity: Some(min_similarity),
             unverifiable_within_k: false,
-            probes: 0,
-            min_shingles: 0,
-            bands: 0,
-            equal_short_texts: false,
+            ..Self::within(k)
         }
     }
 
@@ -560,9 +551,9 @@ impl MatchRule {
     }
 
     /// The similarity two sketches at `distance` must reach under threshold `t`. With the
-    /// guard ([`MatchRule::min_shingles`] > 0): more than 1 (never) when either filled fewer
-    /// than `MIN_CONTENT_SHINGLES` bins (1, equal sketches, under
-    /// [`MatchRule::equal_short_texts`]); for two sketches of Han characters,
+    /// guard ([`MatchRule::min_shingles`] > 0): more than 1 (never; 1 under
+    /// [`MatchRule::equal_short_texts`]) when either filled fewer than
+    /// `MIN_CONTENT_SHINGLES` bins; for two sketches of Han characters,
     /// `HAN_MIN_SIMILARITY` plus `HAN_SIMILARITY_PER_BIT` a bit instead of `t`, but at
     /// least `t − HAN_DISCOUNT` (the higher of that and `t` when only one is);
     /// `FEW_SHINGLES_SIMILARITY` at least when either
@@ -574,10 +565,8 @@ impl MatchRule {
             return t;
         }
         if content < MIN_CONTENT_SHINGLES {
-            return match self.equal_short_texts && content > 0 {
-                true => 1.0,
-                false => f64::INFINITY,
-            };
+            let equal = self.equal_short_texts && content > 0;
+            return if equal { 1.0 } else { f64::INFINITY };
         }
         let han = HAN_MIN_SIMILARITY + HAN_SIMILARITY_PER_BIT * f64::from(distance);
         let (t, min_shingles) = match (a.han_chars(), b.han_chars()) {
