@@ -1065,6 +1065,16 @@ fn records_that_cannot_be_fingerprinted_are_kept_as_they_are() {
         "{}",
         stderr(&o)
     );
+    // Every id unusable: the message names the id field as well as the text field.
+    let bad_ids = (0..3).map(|i| format!("{{\"id\":{i}.5,\"text\":\"a b c d e f\"}}\n"));
+    t.write("ids.jsonl", bad_ids.collect::<String>().as_bytes());
+    let o = t.run(&["dedup", "ids.jsonl", "-o", "none.jsonl"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("found a fraction") && err.contains("--id-field (each"),
+        "{err}"
+    );
     assert!(!t.path("none.jsonl").exists());
 }
 

@@ -175,7 +175,9 @@ fn some_fingerprinted(counts: &records::Counts) -> Result<()> {
     if unjudged > 0 && unjudged == counts.records {
         anyhow::bail!(
             "none of the {unjudged} records could be fingerprinted (see above): nothing \
-             written; check --text-field (the field holding each record's text)"
+             written; check --text-field (the field holding each record's text) or \
+             --id-field (each record's id: a string or a whole number), as the messages above \
+             say"
         );
     }
     Ok(())
