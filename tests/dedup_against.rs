@@ -817,8 +817,7 @@ fn listings() -> Vec<(String, String)> {
 /// Records checked against a store are judged as a dataset's: records that differ only
 /// in their numbers are no exact duplicates, and records of one template with other
 /// figures, which the store's own 0.3 takes for one another (its queries find them), are
-/// kept — by `dedup --against`, read only or with `--add`, and by `import --dedup`. Their
-/// exact copies are dropped.
+/// kept by `dedup --against`, read only or with `--add`. Their exact copies are dropped.
 #[test]
 fn records_of_other_numbers_or_one_template_are_no_copies_of_each_other() {
     let t = TestCommand::new();
@@ -856,10 +855,4 @@ fn records_of_other_numbers_or_one_template_are_no_copies_of_each_other() {
     let found = String::from_utf8_lossy(&o.stdout);
     let prod0 = found.lines().next().unwrap();
     assert!(prod0.contains("\"id\":\"prod"), "{prod0}");
-    let fresh = t.path("fresh.db");
-    let args = ["import", "--dedup", "new.jsonl", "-o", "imported.jsonl"];
-    let o = t.run_on(&fresh, &args);
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    assert_eq!(kept("imported.jsonl"), want, "{}", stderr(&o));
-    assert!(stderr(&o).contains("2 exact duplicates"), "{}", stderr(&o));
 }

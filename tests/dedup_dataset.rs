@@ -1155,7 +1155,8 @@ fn short_texts_repeated_are_copies() {
     ]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(kept_ids(&t, "again.jsonl").is_empty(), "{}", stderr(&o));
-    // `import --dedup` into a new store stores and writes what `--against --add` keeps.
+    // `import --dedup` into a new store, by the store's own check: the same records, its
+    // exact copies found by their content hash.
     let fresh = t.path("fresh.db");
     let args = ["import", "--dedup", "short.jsonl", "-o", "imported.jsonl"];
     let o = t.run_on(&fresh, &args);

@@ -11,7 +11,7 @@ use indicatif::ProgressBar;
 use rayon::prelude::*;
 use simstore::input::limit::DEFAULT_MAX_DOC_BYTES;
 use simstore::input::reader::Fields;
-use simstore::{BatchOutcome, BulkLoader, CheckOutcome, Entry, MatchRule, Store};
+use simstore::{BatchOutcome, BulkLoader, CheckOutcome, Entry, MatchRule, Rule, Store};
 
 use super::input::{self, FieldArgs, Format, Inputs, Place};
 use super::{Code, output, rule};
@@ -44,11 +44,10 @@ pub struct Args {
           value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
     bulk_memory: u32,
     /// Store only documents that are new: a record whose content equals a stored
-    /// document's (digits too), or that is a near duplicate of one, is not stored and is
-    /// reported on stdout. Near duplicate: by the store's quality mode at a dataset's
-    /// threshold (see `simstore init --quality`: within its k_max, or farther, with
-    /// shingle sketches at least 0.6 similar, not the 0.3 of the store's own queries), or
-    /// within --k, or with --verify. Records are checked in input order (earlier ones win).
+    /// document's, or that is a near duplicate of one, is not stored and is reported on
+    /// stdout. Near duplicate: by the store's quality mode (see `simstore init --quality`:
+    /// within its k_max, or farther with agreeing shingle sketches), or within --k, or with
+    /// --verify. Records are checked in input order (earlier ones win).
     #[arg(long)]
     dedup: bool,
     /// Largest document read, in bytes (decompressed): a JSONL line, a WARC record, a
@@ -284,7 +283,7 @@ fn dedup_rule(store: &Store, args: &Args) -> Result<MatchRule> {
     {
         anyhow::bail!("--verify {t}: the threshold is a similarity between 0 and 1");
     }
-    let rule = rule::for_records(store, args.k, args.verify);
+    let rule = store.rule(Rule::options(args.k, args.verify));
     store.layout().tables_for_k(rule.k).context("--k")?;
     Ok(rule)
 }
@@ -297,12 +296,7 @@ fn import_all(
     bar: &ProgressBar,
     summary: &mut Summary<'_>,
 ) -> Result<()> {
-    // Records checked as a dataset's are no exact duplicates when their numbers differ
-    // (`rule::for_records`).
-    let fingerprinter = match args.dedup {
-        true => store.fingerprinter().clone().counting_digits(),
-        false => store.fingerprinter().clone(),
-    };
+    let fingerprinter = store.fingerprinter();
     let fields = args.fields.fields();
     let mut inputs =
         Inputs::new(&args.files, args.format, Some(bar.clone())).max_doc_bytes(args.max_doc_bytes);
@@ -325,7 +319,7 @@ fn import_all(
                         .and_then(|raw| jsonl_only(raw, lines_only))
                         .and_then(|raw| input::to_record_with(raw, fields, place.number()))
                         .and_then(|record| {
-                            record.into_entry(&fingerprinter).map_err(|e| e.to_string())
+                            record.into_entry(fingerprinter).map_err(|e| e.to_string())
                         });
                     (place, entry)
                 })

@@ -43,7 +43,8 @@ fn han_floor(t: f64) -> String {
     }
 }
 
-/// The rule of a dedup of records against `store` (`dedup --against`, `import --dedup`):
+/// The rule of a dedup of records against `store` (`dedup --against`; `import --dedup`
+/// checks as the store's own checks do):
 /// `k` and `verify` (`--k`, `--verify`) as given; given neither, the store's quality mode's
 /// rule at a dataset's threshold (at least [`DATASET_MIN_SIMILARITY`]: a store's 0.3 also
 /// joins records that share only a passage, or a template with other figures). Either way
