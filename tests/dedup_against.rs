@@ -4,6 +4,7 @@
 
 use rand::Rng;
 
+use crate::dedup_dataset::against_both_ways;
 use crate::util::{TestCommand, clustered, code, flip, rng, stderr};
 
 /// Stored fingerprints and a new dump: copies of stored ones, near copies among the new
@@ -833,23 +834,7 @@ fn records_of_other_numbers_or_one_template_are_no_copies_of_each_other() {
     let jsonl: String = records.iter().map(|r| format!("{}\n", line(r))).collect();
     t.write("new.jsonl", jsonl.as_bytes());
     let want: Vec<String> = records[..14].iter().map(|r| r.0.clone()).collect();
-    let kept = |file: &str| -> Vec<String> {
-        let text = std::fs::read_to_string(t.path(file)).unwrap();
-        let ids = text.lines().map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            v["id"].as_str().unwrap().to_owned()
-        });
-        ids.collect()
-    };
-    assert_eq!(code(&t.run(&["init"])), 0);
-    let db = t.db().to_str().unwrap().to_owned();
-    for add in [false, true] {
-        let mut args = vec!["dedup", "new.jsonl", "--against", &db, "-o", "kept.jsonl"];
-        args.extend(add.then_some("--add"));
-        let o = t.run(&args);
-        assert_eq!(code(&o), 0, "{}", stderr(&o));
-        assert_eq!(kept("kept.jsonl"), want, "--add {add}: {}", stderr(&o));
-    }
+    against_both_ways(&t, "new.jsonl", &want);
     // The store's own queries take the listings for one another.
     let o = t.run(&["query", "--batch", "new.jsonl", "--exclude-self", "--json"]);
     let found = String::from_utf8_lossy(&o.stdout);

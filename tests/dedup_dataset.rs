@@ -1078,8 +1078,28 @@ fn records_that_cannot_be_fingerprinted_are_kept_as_they_are() {
     assert!(!t.path("none.jsonl").exists());
 }
 
+/// `dedup FILE --against` a new store (`init`), read only and then with `--add`: each run
+/// keeps the records `want` (ids, in order).
+pub(crate) fn against_both_ways(t: &TestCommand, file: &str, want: &[impl AsRef<str>]) {
+    assert_eq!(code(&t.run(&["init"])), 0);
+    let db = t.db().to_str().unwrap().to_owned();
+    let want: Vec<&str> = want.iter().map(AsRef::as_ref).collect();
+    for add in [false, true] {
+        let mut args = vec!["dedup", file, "--against", &db, "-o", "kept.jsonl"];
+        args.extend(add.then_some("--add"));
+        let o = t.run(&args);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert_eq!(
+            kept_ids(t, "kept.jsonl"),
+            want,
+            "--add {add}: {}",
+            stderr(&o)
+        );
+    }
+}
+
 /// The ids, in order, of the JSONL records in `path`.
-fn kept_ids(t: &TestCommand, path: &str) -> Vec<String> {
+pub(crate) fn kept_ids(t: &TestCommand, path: &str) -> Vec<String> {
     std::fs::read_to_string(t.path(path))
         .unwrap()
         .lines()
@@ -1130,20 +1150,8 @@ fn short_texts_repeated_are_copies() {
     let o = t.run(&["dedup", "short.parquet", "-o", "kept.ndjson"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(kept_ids(&t, "kept.ndjson"), want, "{}", stderr(&o));
-    assert_eq!(code(&t.run(&["init"])), 0);
+    against_both_ways(&t, "short.jsonl", &want);
     let db = t.db().to_str().unwrap().to_owned();
-    for add in [false, true] {
-        let mut args = vec!["dedup", "short.jsonl", "--against", &db, "-o", "kept.jsonl"];
-        args.extend(add.then_some("--add"));
-        let o = t.run(&args);
-        assert_eq!(code(&o), 0, "{}", stderr(&o));
-        assert_eq!(
-            kept_ids(&t, "kept.jsonl"),
-            want,
-            "--add {add}: {}",
-            stderr(&o)
-        );
-    }
     // The next dump against what was added: every record is a copy of a stored one.
     let o = t.run(&[
         "dedup",
@@ -1162,4 +1170,28 @@ fn short_texts_repeated_are_copies() {
     let o = t.run_on(&fresh, &args);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(kept_ids(&t, "imported.jsonl"), want, "{}", stderr(&o));
+}
+
+/// A lone surrogate escape (`"\ud800"`, which Python's `json.dumps` writes for broken text)
+/// does not lose its record: it is read with U+FFFD in its place, deduplicated like any
+/// other, and written back as it was.
+#[test]
+fn a_lone_surrogate_escape_keeps_its_record() {
+    let t = TestCommand::new();
+    let text = "the river market opened early today and the students went to see the lanterns";
+    let lines = [
+        format!(r#"{{"id":"a","text":"{text} \ud800"}}"#),
+        format!(r#"{{"id":"b","text":"{text} \ud800"}}"#),
+        r#"{"id":"c","text":"\udc01 a new record about the mountains and the weather"}"#.to_owned(),
+    ];
+    t.write("s.jsonl", (lines.join("\n") + "\n").as_bytes());
+    let o = t.run(&["dedup", "s.jsonl", "-o", "kept.jsonl"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let kept = std::fs::read_to_string(t.path("kept.jsonl")).unwrap();
+    assert_eq!(
+        kept,
+        format!("{}\n{}\n", lines[0], lines[2]),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -406,7 +406,7 @@ pub struct MatchRule {
     pub bands: u32,
     /// With the guard: a pair where either sketch filled fewer than `MIN_CONTENT_SHINGLES`
     /// bins (at least one) matches when the sketches are equal, instead of never: a
-    /// dataset's short record repeated ([`MatchRule::for_datasets`]; docs/design.md §3a).
+    /// dataset's short record repeated ([`MatchRule::for_datasets`]; docs/design.md §6).
     pub equal_short_texts: bool,
 }
 

@@ -1,9 +1,10 @@
 //! `simstore dedup NEW... --against STORE [--add]`: a new dump deduplicated against what a
 //! store already holds, and among itself, in one pass in input order.
 //!
-//! Each record is checked as `check_and_insert` checks it, by the store's rule (its quality
-//! mode's, or `--k`/`--verify`; a short text repeated is a copy, as in a dataset dedup:
-//! `rule::for_records`): a record whose content, or a near duplicate of it, is in
+//! Each record is checked as `check_and_insert` checks it, but as a dataset's record
+//! (`rule::for_records`: the quality mode's rule at a dataset's threshold, or
+//! `--k`/`--verify`; a short text repeated is a copy; digits count in the content hash): a
+//! record whose content, or a near duplicate of it, is in
 //! the store, or among the records of the run kept before it, is dropped; the others are
 //! kept. With `--add` the kept records are stored (so dump N+1 is deduplicated against
 //! dumps 1..N); without, the store is only read and the records kept so far are held in a
