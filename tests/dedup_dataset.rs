@@ -1171,27 +1171,3 @@ fn short_texts_repeated_are_copies() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(kept_ids(&t, "imported.jsonl"), want, "{}", stderr(&o));
 }
-
-/// A lone surrogate escape (`"\ud800"`, which Python's `json.dumps` writes for broken text)
-/// does not lose its record: it is read with U+FFFD in its place, deduplicated like any
-/// other, and written back as it was.
-#[test]
-fn a_lone_surrogate_escape_keeps_its_record() {
-    let t = TestCommand::new();
-    let text = "the river market opened early today and the students went to see the lanterns";
-    let lines = [
-        format!(r#"{{"id":"a","text":"{text} \ud800"}}"#),
-        format!(r#"{{"id":"b","text":"{text} \ud800"}}"#),
-        r#"{"id":"c","text":"\udc01 a new record about the mountains and the weather"}"#.to_owned(),
-    ];
-    t.write("s.jsonl", (lines.join("\n") + "\n").as_bytes());
-    let o = t.run(&["dedup", "s.jsonl", "-o", "kept.jsonl"]);
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let kept = std::fs::read_to_string(t.path("kept.jsonl")).unwrap();
-    assert_eq!(
-        kept,
-        format!("{}\n{}\n", lines[0], lines[2]),
-        "{}",
-        stderr(&o)
-    );
-}

@@ -12,7 +12,6 @@
 mod fields;
 mod own;
 mod restore;
-mod surrogates;
 
 use std::io::{self, BufRead, Read};
 
@@ -217,17 +216,17 @@ pub fn parse_jsonl_with_others(line: &[u8]) -> Result<(Record, bool), RecordErro
 /// Parses one JSONL line (without its newline), line `line_no` of its input, into a
 /// record, reading the fields `fields` names. Records in simstore's own shape (ids in `id`,
 /// optional or not, and no text field) are read in one pass (`reader::own`), with what an
-/// exported record carries ([`Restore`]); other shapes through a `Value`; lone surrogate
-/// escapes as U+FFFD (`reader::surrogates`).
+/// exported record carries ([`Restore`]); other shapes through a `Value`.
 pub fn parse_jsonl_fields(
     line: &[u8],
     fields: &Fields,
     line_no: u64,
 ) -> Result<Record, RecordError> {
-    surrogates::read(as_text(line)?, |text| match fields.is_own() {
+    let text = as_text(line)?;
+    match fields.is_own() {
         true => own_record(text, fields, line_no),
         false => value_record(text, fields, line_no),
-    })
+    }
 }
 
 /// A record in simstore's own shape (line `line_no`), read in one pass.
