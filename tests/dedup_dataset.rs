@@ -15,6 +15,7 @@ use simstore::Fingerprinter;
 use simstore::index::cluster::UnionFind;
 use simstore::index::near::{EXACT_MARGIN, is_partial};
 
+use crate::dedup_parquet::jsonl_ids;
 use crate::util::{TestCommand, brute_leaders, clustered, code, flip, gen_text, rng, stderr};
 
 /// The brute-force leader clustering: the indices of the records kept, given the distance
@@ -1090,22 +1091,12 @@ pub(crate) fn against_both_ways(t: &TestCommand, file: &str, want: &[impl AsRef<
         let o = t.run(&args);
         assert_eq!(code(&o), 0, "{}", stderr(&o));
         assert_eq!(
-            kept_ids(t, "kept.jsonl"),
+            jsonl_ids(&t.path("kept.jsonl")),
             want,
             "--add {add}: {}",
             stderr(&o)
         );
     }
-}
-
-/// The ids, in order, of the JSONL records in `path`.
-pub(crate) fn kept_ids(t: &TestCommand, path: &str) -> Vec<String> {
-    std::fs::read_to_string(t.path(path))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].to_string())
-        .map(|id| id.trim_matches('"').to_owned())
-        .collect()
 }
 
 /// A record's short text (fewer shingles than a sketch can tell apart from another's)
@@ -1132,7 +1123,7 @@ fn short_texts_repeated_are_copies() {
     t.write("short.jsonl", lines.as_bytes());
     let o = t.run(&["dedup", "short.jsonl", "-o", "kept.jsonl"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    assert_eq!(kept_ids(&t, "kept.jsonl"), want, "{}", stderr(&o));
+    assert_eq!(jsonl_ids(&t.path("kept.jsonl")), want, "{}", stderr(&o));
     let column = |i: usize| records.iter().map(move |r| [r.0, r.1][i]);
     crate::dedup_parquet::write_columns(
         &t.path("short.parquet"),
@@ -1149,7 +1140,7 @@ fn short_texts_repeated_are_copies() {
     );
     let o = t.run(&["dedup", "short.parquet", "-o", "kept.ndjson"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    assert_eq!(kept_ids(&t, "kept.ndjson"), want, "{}", stderr(&o));
+    assert_eq!(jsonl_ids(&t.path("kept.ndjson")), want, "{}", stderr(&o));
     against_both_ways(&t, "short.jsonl", &want);
     let db = t.db().to_str().unwrap().to_owned();
     // The next dump against what was added: every record is a copy of a stored one.
@@ -1162,12 +1153,16 @@ fn short_texts_repeated_are_copies() {
         "again.jsonl",
     ]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    assert!(kept_ids(&t, "again.jsonl").is_empty(), "{}", stderr(&o));
+    assert!(
+        jsonl_ids(&t.path("again.jsonl")).is_empty(),
+        "{}",
+        stderr(&o)
+    );
     // `import --dedup` into a new store, by the store's own check: the same records, its
     // exact copies found by their content hash.
     let fresh = t.path("fresh.db");
     let args = ["import", "--dedup", "short.jsonl", "-o", "imported.jsonl"];
     let o = t.run_on(&fresh, &args);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    assert_eq!(kept_ids(&t, "imported.jsonl"), want, "{}", stderr(&o));
+    assert_eq!(jsonl_ids(&t.path("imported.jsonl")), want, "{}", stderr(&o));
 }

@@ -158,7 +158,8 @@ fn ids(batches: &[RecordBatch]) -> Vec<String> {
         .collect()
 }
 
-fn jsonl_ids(path: &Path) -> Vec<String> {
+/// The ids, in order, of the JSONL records in the file at `path` (string ids).
+pub(crate) fn jsonl_ids(path: &Path) -> Vec<String> {
     json_lines(path)
         .iter()
         .map(|v| v["id"].as_str().unwrap().to_owned())
