@@ -366,11 +366,10 @@ impl Fingerprinter {
         }
     }
 
-    /// This fingerprinter with digit runs in the content hash
-    /// ([`Fingerprinter::content_hash`]), for a dataset's records: two records that differ
-    /// only in their numbers (a verification code, a report's figures, a sum's answer) are
-    /// no exact duplicates. A web page's content hash leaves them out, so that its counters
-    /// and timestamps do not make a page new. Fingerprints and sketches are the same.
+    /// This fingerprinter with digit runs in the content hash ([`Self::content_hash`]), for
+    /// a dataset's records: two that differ only in their numbers (a verification code, a
+    /// report's figures) are no exact duplicates. A web page's hash leaves them out, so that
+    /// its counters and timestamps do not make it new. Fingerprints and sketches are alike.
     ///
     /// ```
     /// use simstore::Fingerprinter;
@@ -385,6 +384,12 @@ impl Fingerprinter {
     pub fn counting_digits(mut self) -> Self {
         self.digits_in_content_hash = true;
         self
+    }
+
+    /// Whether a token of `kind` goes into the content hash: words, and digit runs when
+    /// counting them (which alone are no content, as to the fingerprint).
+    fn in_content_hash(&self, kind: TokenKind) -> bool {
+        kind == TokenKind::Word || (kind == TokenKind::DigitRun && self.digits_in_content_hash)
     }
 
     /// The spec this fingerprinter computes.
@@ -436,9 +441,7 @@ impl Fingerprinter {
         let mut sketch = SketchBuilder::new();
         let body = self.tally_tokens(tally, title, text, |token, part, kind| {
             if output == Output::All {
-                if kind == TokenKind::Word
-                    || (kind == TokenKind::DigitRun && self.digits_in_content_hash)
-                {
+                if self.in_content_hash(kind) {
                     content.push(token, part);
                 }
                 sketch.push_word(token);
@@ -546,11 +549,10 @@ impl Fingerprinter {
             hasher.update(&[tag]);
             let seed = self.spec.seed;
             for_each_token_with_digits(seed, title, text, HanChars::Whole, |token, _, _, kind| {
-                match kind {
-                    TokenKind::DigitRun if !self.digits_in_content_hash => return,
-                    TokenKind::DigitRun => {}
-                    _ => tokens += 1,
+                if !self.in_content_hash(kind) {
+                    return;
                 }
+                tokens += usize::from(kind != TokenKind::DigitRun);
                 hasher.update(token.as_bytes());
                 hasher.update(&[TOKEN_SEPARATOR]);
             });
