@@ -178,13 +178,38 @@ fn invalid_utf8_in_a_jsonl_line() {
                 "not valid UTF-8 (byte 21): convert the input to UTF-8",
             ),
             (
-                // Valid UTF-8, but a lone surrogate escape is not valid JSON.
-                b"{\"id\":\"lone\",\"text\":\"lone \\ud800 surrogate\"}",
-                "invalid JSON: unexpected end of hex escape at line 1 column 33",
+                // Valid UTF-8 and read (as U+FFFD) in a text, but an id must be whole.
+                b"{\"id\":\"lone\\ud800\",\"text\":\"lone surrogate\"}",
+                "invalid id: it holds an unpaired UTF-16 surrogate escape (such as \\ud800 without a \\udc00..\\udfff after it): ids must be whole Unicode characters",
             ),
         ],
     );
     assert!(get(&t, "latin1").is_none());
+}
+
+// 1b. A lone surrogate escape in a text or title (a scraper cut an emoji in half), which
+// serde_json alone refuses: read as U+FFFD, so the record is stored and judged; a dataset's
+// kept line is the input's, byte for byte.
+#[test]
+fn a_lone_surrogate_escape_reads_as_a_replacement_character() {
+    let t = TestCommand::new();
+    let cut = r#"{"id":"cut","title":"cut \ud83d","text":"an emoji cut in half \ud83d, then the words around it \udc00 and a whole one \ud83d\ude00"}"#;
+    let same = cut
+        .replace(r#""cut""#, r#""same""#)
+        .replace(r"\ud83d\ude00", "\u{1f600}")
+        .replace(r"\ud83d", "\u{fffd}")
+        .replace(r"\udc00", "\u{fffd}");
+    let input = format!("{cut}\n{same}\n");
+    t.write("in.jsonl", input.as_bytes());
+    let o = t.run(&["import", "in.jsonl"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let (cut, same) = (get(&t, "cut").expect("stored"), get(&t, "same").unwrap());
+    assert_eq!(cut["title"], "cut \u{fffd}");
+    assert_eq!(cut["fp"], same["fp"]);
+    let o = t.run(&["dedup", "in.jsonl", "--k", "0", "--output", "kept.jsonl"]);
+    assert!(stderr(&o).contains("dropped 1"), "{}", stderr(&o));
+    let kept = std::fs::read_to_string(t.path("kept.jsonl")).unwrap();
+    assert_eq!(kept, input.lines().next().unwrap().to_owned() + "\n");
 }
 
 // 2a. A raw NUL byte in a JSONL line.

@@ -7,7 +7,7 @@ use std::fs;
 use std::path::Path;
 
 #[path = "../fuzz/src/lib.rs"]
-mod checks;
+pub(crate) mod checks;
 
 /// Runs every file of `tests/data/fuzz/<name>/` through `check`; the corpus may not be
 /// empty, or the test would pass without testing anything.

@@ -282,7 +282,12 @@ fn check_record(line: &[u8]) {
     let with_others = parse_jsonl_with_others(line).map(|(r, _)| r);
     assert_eq!(record, with_others, "the two entry points disagree");
     let Ok(record) = record else { return };
-    let value: serde_json::Value = serde_json::from_slice(line).expect("a record is valid JSON");
+    // serde_json's reading, or (a line it refuses) of the line with each unpaired surrogate
+    // escape as U+FFFD, as the reader reads it.
+    let line = std::str::from_utf8(line).expect("a record is UTF-8");
+    let value: serde_json::Value = serde_json::from_str(line)
+        .or_else(|_| serde_json::from_str(&escapes_decoded(line, '\u{fffd}')))
+        .expect("a record is valid JSON");
     let object = value.as_object().expect("a record is a JSON object");
     // The last of a repeated field counts, as in serde_json's map.
     // An id is a string, or a number as serde_json writes it.
@@ -360,4 +365,37 @@ fn document(bytes: &[u8], charset_hint: Option<&str>, is_html: bool) {
             "text without a NUL byte refused: {refused:?}"
         );
     }
+}
+
+/// The oracle of how the reader takes unpaired UTF-16 surrogate escapes: `text` with each
+/// run of `\uXXXX` escapes decoded by the standard library's UTF-16 decoder (an unpaired
+/// half as `replacement`) and written again as escapes. Other escapes are copied as they are.
+pub fn escapes_decoded(text: &str, replacement: char) -> String {
+    let hex4 = |s: &str| {
+        let hex = s.strip_prefix("\\u")?.get(..4)?;
+        let digits = hex.bytes().all(|b| b.is_ascii_hexdigit());
+        digits.then(|| u16::from_str_radix(hex, 16).ok()).flatten()
+    };
+    let (mut out, mut rest) = (String::new(), text);
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let mut units = Vec::new();
+        while let Some(unit) = hex4(rest) {
+            units.push(unit);
+            rest = &rest[6..];
+        }
+        if units.is_empty() {
+            let n = rest[1..].chars().next().map_or(1, |c| 1 + c.len_utf8());
+            out.push_str(&rest[..n]);
+            rest = &rest[n..];
+        }
+        for c in char::decode_utf16(units).map(|c| c.unwrap_or(replacement)) {
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }

@@ -12,6 +12,7 @@
 mod fields;
 mod own;
 mod restore;
+mod surrogates;
 
 use std::io::{self, BufRead, Read};
 
@@ -210,23 +211,24 @@ pub fn parse_jsonl(line: &[u8]) -> Result<Record, RecordError> {
 /// those twice (the record has the last): a caller that gives other fields a meaning, or
 /// refuses them or repeated ones, reads the line again only then.
 pub fn parse_jsonl_with_others(line: &[u8]) -> Result<(Record, bool), RecordError> {
-    own_record_with_others(as_text(line)?, &Fields::default(), 0)
+    let parse = |text: &str| own_record_with_others(text, &Fields::default(), 0);
+    surrogates::or_repaired(as_text(line)?, parse, |(record, _)| &record.id)
 }
 
 /// Parses one JSONL line (without its newline), line `line_no` of its input, into a
-/// record, reading the fields `fields` names. Records in simstore's own shape (ids in `id`,
-/// optional or not, and no text field) are read in one pass (`reader::own`), with what an
-/// exported record carries ([`Restore`]); other shapes through a `Value`.
+/// record, reading the fields `fields` names: simstore's own shape (ids in `id`, no text
+/// field) in one pass (`reader::own`, with an exported record's [`Restore`]), others through
+/// a `Value`. An unpaired surrogate escape reads as U+FFFD (`reader::surrogates`).
 pub fn parse_jsonl_fields(
     line: &[u8],
     fields: &Fields,
     line_no: u64,
 ) -> Result<Record, RecordError> {
-    let text = as_text(line)?;
-    match fields.is_own() {
+    let parse = |text: &str| match fields.is_own() {
         true => own_record(text, fields, line_no),
         false => value_record(text, fields, line_no),
-    }
+    };
+    surrogates::or_repaired(as_text(line)?, parse, |record| &record.id)
 }
 
 /// A record in simstore's own shape (line `line_no`), read in one pass.
@@ -358,10 +360,8 @@ fn main_text(_: &str) -> Result<(String, Option<String>, String), RecordError> {
 
 /// A record from its own fields (`title`, `text`, `html`, `url`, `fp`).
 fn own_fields(own: own::OwnFields, id: String) -> Result<Record, RecordError> {
-    let (title, text) = (
-        opt_string(own.title, "title")?,
-        opt_string(own.text, "text")?,
-    );
+    let title = opt_string(own.title, "title")?;
+    let text = opt_string(own.text, "text")?;
     let html = opt_string(own.html, "html")?;
     let url = opt_string(own.url, "url")?;
     let fp = match opt_string(own.fp, "fp")? {

@@ -22,10 +22,14 @@ pub struct Restore {
 }
 
 impl Restore {
-    /// The stored fields of a JSON object (`None` when it has none of them).
+    /// The stored fields of a JSON object (`None` when it has none of them). A line the
+    /// one pass read but serde_json's `Value` refuses (an unpaired surrogate escape in a
+    /// field the pass skipped) is invalid JSON, to be read again repaired.
     pub(super) fn of(text: &str) -> Result<Option<Restore>, RecordError> {
-        let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(text) else {
-            return Ok(None);
+        let obj = match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(obj)) => obj,
+            Ok(_) => return Ok(None),
+            Err(e) => return Err(RecordError::InvalidJson(e.to_string())),
         };
         let r = Restore {
             length: number(obj.get("length"), "length")?,
