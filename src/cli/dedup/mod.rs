@@ -76,7 +76,9 @@ use super::{Code, open_for_reading, output};
                   Against a store: `dedup dump2.jsonl --against corpus.db --add --output kept.jsonl` \
                   drops the records a stored document (or an earlier record) duplicates, by the \
                   store's rule, and stores the rest.\n\
-                  Exit status: 0 some pair found, 1 none (or some input records failed), 2 error."
+                  Exit status: 0 some pair found, 1 none (or some input records failed), 2 error; \
+                  with --output or --add, 0 the kept records written or stored, 1 some input \
+                  records failed."
 )]
 pub struct Args {
     /// Largest Hamming distance of a pair, and with no --verify the whole rule: distance

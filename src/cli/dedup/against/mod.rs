@@ -171,11 +171,11 @@ pub(super) fn run(args: &Args, reference: &Path, start: Instant) -> Result<Code>
         report::write_dropped(path, &found.dropped)?;
     }
     report::summary((args, &against.rule), &store, &found, &written, start);
-    Ok(if found.failed > 0 || found.dropped.is_empty() {
-        1
-    } else {
-        0
-    })
+    // Writing or storing the kept records, finding no duplicate is no failure.
+    let job = args.output.is_some() || args.add;
+    Ok(u8::from(
+        found.failed > 0 || (!job && found.dropped.is_empty()),
+    ))
 }
 
 /// Refuses what a dedup against a store does not do.
