@@ -1067,16 +1067,45 @@ fn records_that_cannot_be_fingerprinted_are_kept_as_they_are() {
         stderr(&o)
     );
     // Every id unusable: the message names the id field as well as the text field.
-    let bad_ids = (0..3).map(|i| format!("{{\"id\":{i}.5,\"text\":\"a b c d e f\"}}\n"));
+    let bad_ids = (0..3).map(|i| format!("{{\"id\":[{i}],\"text\":\"a b c d e f\"}}\n"));
     t.write("ids.jsonl", bad_ids.collect::<String>().as_bytes());
     let o = t.run(&["dedup", "ids.jsonl", "-o", "none.jsonl"]);
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
-        err.contains("found a fraction") && err.contains("--id-field (each"),
+        err.contains("found an array") && err.contains("--id-field (each"),
         "{err}"
     );
     assert!(!t.path("none.jsonl").exists());
+}
+
+/// A dataset's ids name records beside their file and line, so a fraction or an exponent
+/// is one too (pandas writes an integer column with gaps as `1.0`) and its records are
+/// compared; where an id is a key (`import`), it must read as written and is refused.
+#[test]
+fn fractional_ids_of_a_dataset_name_their_records() {
+    let t = TestCommand::new();
+    let text = "the river market opened early today and the students went to see the lanterns";
+    let line = |id: &str| format!("{{\"id\":{id},\"text\":\"{text}\"}}\n");
+    let lines: String = ["1.0", "2.0", "null", "2.5e3"].map(line).concat();
+    t.write("p.jsonl", lines.as_bytes());
+    let o = t.run(&[
+        "dedup",
+        "p.jsonl",
+        "-o",
+        "kept.jsonl",
+        "--clusters",
+        "c.jsonl",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+    let kept = std::fs::read_to_string(t.path("kept.jsonl")).unwrap();
+    assert_eq!(kept, line("1.0"));
+    assert_eq!(jsonl_ids(&t.path("c.jsonl")), ["1.0", "2.0", "3", "2500.0"]);
+    let o = t.run(&["import", "p.jsonl"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let says = "p.jsonl:1: field \"id\" (--id-field) must be a string or a whole number, found a fraction or an exponent";
+    assert!(stderr(&o).contains(says), "{}", stderr(&o));
 }
 
 /// `dedup FILE --against` a new store (`init`), read only and then with `--add`: each run

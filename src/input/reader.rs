@@ -16,7 +16,7 @@ mod surrogates;
 
 use std::io::{self, BufRead, Read};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 pub use fields::Fields;
 use own::Slot;
@@ -167,7 +167,7 @@ fn fingerprint_error(e: crate::Error) -> RecordError {
     }
 }
 
-fn type_name(v: &Value) -> &'static str {
+pub(super) fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -264,10 +264,10 @@ fn own_record_with_others(
 }
 
 /// The id of a record whose id is not a string, read again through a `Value` (rare: the
-/// one pass keeps no number's text): as [`record_id`] reads it.
+/// one pass keeps no number's text): as [`Fields::id_of`] reads it.
 fn value_id(text: &str, fields: &Fields, line_no: u64) -> Result<String, RecordError> {
     match serde_json::from_str(text).map_err(invalid_json)? {
-        Value::Object(mut obj) => record_id(&mut obj, fields, line_no),
+        Value::Object(mut obj) => fields.id_of(&mut obj, line_no),
         other => Err(RecordError::NotAnObject(type_name(&other))),
     }
 }
@@ -279,7 +279,7 @@ fn value_record(text: &str, fields: &Fields, line_no: u64) -> Result<Record, Rec
         Value::Object(o) => o,
         other => return Err(RecordError::NotAnObject(type_name(&other))),
     };
-    let id = record_id(&mut obj, fields, line_no)?;
+    let id = fields.id_of(&mut obj, line_no)?;
     crate::types::document::check_id(&id).map_err(RecordError::InvalidId)?;
     match &fields.text {
         None => own_fields(own::OwnFields::of(obj), id),
@@ -317,31 +317,6 @@ fn string_id(slot: Slot) -> Result<String, RecordError> {
     match slot {
         Slot::Str(s) => Ok(s),
         _ => Err(RecordError::MissingId),
-    }
-}
-
-/// The id of a record, as [`Fields`] says.
-fn record_id(
-    obj: &mut Map<String, Value>,
-    fields: &Fields,
-    line_no: u64,
-) -> Result<String, RecordError> {
-    match obj.remove(&fields.id) {
-        None | Some(Value::Null) if fields.optional_id => Ok(fields.line_id(line_no)),
-        None | Some(Value::Null) => Err(RecordError::MissingId),
-        Some(Value::String(s)) => Ok(s),
-        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Ok(n.to_string()),
-        // A fraction or an exponent does not survive parsing as written.
-        Some(Value::Number(_)) => Err(RecordError::Field {
-            field: fields.id.clone(),
-            flag: "--id-field",
-            problem: "must be a string or a whole number, found a fraction or an exponent".into(),
-        }),
-        Some(other) => Err(RecordError::Field {
-            field: fields.id.clone(),
-            flag: "--id-field",
-            problem: format!("must be a string or a number, found {}", type_name(&other)),
-        }),
     }
 }
 
@@ -610,6 +585,8 @@ mod tests {
             r#"{"text":"no id"}"#,
             r#"{"id":null,"text":"null id"}"#,
             r#"{"id":7,"text":"numeric id"}"#,
+            r#"{"id":1.0,"text":"fraction id"}"#,
+            r#"{"id":-2.5e3,"text":"exponent id"}"#,
             r#"{"id":["a"],"text":"array id"}"#,
             r#"{"id":"a","title":3}"#,
             r#"{"id":"a","text":{"x":1}}"#,
@@ -637,8 +614,12 @@ mod tests {
             optional_id: true,
             ..Fields::default()
         };
+        let names = Fields {
+            names_only: true,
+            ..optional.clone()
+        };
         for line in lines {
-            for fields in [&Fields::default(), &optional] {
+            for fields in [&Fields::default(), &optional, &names] {
                 let one_pass = own_record(line, fields, 7);
                 let via_value = value_record(line, fields, 7);
                 assert_eq!(one_pass, via_value, "{line} {fields:?}");
@@ -647,6 +628,12 @@ mod tests {
         // And the default fields take the one-pass read, ids optional or not.
         assert!(Fields::default().is_own());
         assert!(optional.is_own());
+        let fraction = br#"{"id":-2.5e3,"text":"x"}"#;
+        assert_eq!(
+            parse_jsonl_fields(fraction, &names, 1).unwrap().id,
+            "-2500.0"
+        );
+        assert!(parse_jsonl_fields(fraction, &optional, 1).is_err());
         assert!(
             !Fields {
                 id: "url".into(),

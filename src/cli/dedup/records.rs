@@ -80,6 +80,7 @@ impl ReadOptions {
             fields: Fields {
                 id: args.fields.id_field.clone(),
                 optional_id: true,
+                names_only: true,
                 text: args.fields.text_field.clone(),
                 line_prefix: String::new(),
             },

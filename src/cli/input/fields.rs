@@ -34,6 +34,7 @@ impl FieldArgs {
         Fields {
             id: self.id_field.clone(),
             optional_id: true,
+            names_only: false,
             text: self.text_field.clone(),
             line_prefix: String::new(),
         }

@@ -238,6 +238,7 @@ fn fields(args: &Args) -> Fields {
     Fields {
         id: args.fields.id_field.clone(),
         optional_id: !args.add,
+        names_only: !args.add,
         text: args.fields.text_field.clone(),
         line_prefix: String::new(),
     }
