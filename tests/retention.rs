@@ -319,6 +319,46 @@ fn expire_from_the_command_line() {
     assert_eq!(crate::util::code(&t.run(&["expire"])), 2);
 }
 
+/// A record imported with a stored time ahead of the clock (from a machine whose clock ran
+/// ahead, or a mistake) keeps it, but later documents are stamped by the clock — in this
+/// process and after a reopen — and expire by it; times past the year 9999 print as seconds.
+#[test]
+fn a_time_ahead_of_the_clock_does_not_stamp_later_documents() {
+    let t = TestCommand::new();
+    let far = 253_402_300_800u64; // 10000-01-01
+    let future = format!(
+        "{{\"id\":\"future\",\"fp\":\"0123456789abcdef\",\"time\":{far}}}\n\
+         {{\"id\":\"now1\",\"fp\":\"00000000000000f0\"}}\n"
+    );
+    checked(t.run(&[
+        "import",
+        t.write("a.jsonl", future.as_bytes()).to_str().unwrap(),
+    ]));
+    let later = b"{\"id\":\"now2\",\"fp\":\"0000000000000f00\"}\n";
+    checked(t.run(&["import", t.write("b.jsonl", later).to_str().unwrap()]));
+    let time = |id: &str| {
+        let o = checked(t.run(&["get", "--json", id]));
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        doc["time"].as_u64().unwrap()
+    };
+    assert_eq!(time("future"), far);
+    for id in ["now1", "now2"] {
+        assert!(time(id) <= now() + 1, "{id} stamped {}", time(id));
+    }
+    let o = checked(t.run(&["get", "future"]));
+    let shown = format!("{far} (Unix seconds, after 9999-12-31T23:59:59Z)");
+    assert!(String::from_utf8_lossy(&o.stdout).contains(&shown));
+    let before = (now() + 100).to_string();
+    let o = checked(t.run(&["expire", "--before", &before]));
+    assert!(stderr(&o).contains("expired 2 documents"), "{}", stderr(&o));
+    let o = checked(t.run(&["expire", "--before", &u64::MAX.to_string(), "--dry-run"]));
+    assert!(
+        stderr(&o).contains("would expire 1 document"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn expiry_and_the_policy_over_http() {
     use crate::util::{answer, http};

@@ -144,12 +144,15 @@ impl Store {
         // The latest time among the last records (one that cannot be read, e.g. in a
         // damaged store opened for repair, counts as none).
         let seqs: Vec<u64> = (counters.next_seq.saturating_sub(64)..counters.next_seq).collect();
+        // A time ahead of the clock was written out of order ([`Store::note_time`]).
+        let ahead = super::now().saturating_add(CLOCK_SLACK);
         counters.last_time = snap
             .docs(&seqs)
             .unwrap_or_default()
             .into_iter()
             .flatten()
             .map(|d| d.time)
+            .filter(|&t| t <= ahead)
             .max()
             .unwrap_or(0);
         Ok(())
@@ -376,7 +379,10 @@ impl Store {
         if counters.ordered_from == u64::MAX {
             return false;
         }
-        if appended && t >= counters.last_time {
+        // A time ahead of the clock (a record from a machine whose clock ran ahead, or a
+        // mistake) would stamp every later write with it: it counts as out of order.
+        let ahead = t > super::now().saturating_add(CLOCK_SLACK);
+        if appended && t >= counters.last_time && !ahead {
             counters.last_time = t;
             return false;
         }

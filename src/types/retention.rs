@@ -119,8 +119,16 @@ pub fn parse_time(s: &str) -> Result<u64, String> {
 
 /// A time in seconds since the Unix epoch as RFC 3339 in UTC (`2026-01-01T00:00:00Z`).
 pub fn format_time(secs: u64) -> String {
-    humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
-        .to_string()
+    // RFC 3339 ends with the year 9999 (and humantime with it); a later time, a mistake or a
+    // far cutoff, is written as its seconds.
+    const LAST: u64 = 253_402_300_799;
+    match secs {
+        0..=LAST => {
+            let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+            humantime::format_rfc3339_seconds(t).to_string()
+        }
+        _ => format!("{secs} (Unix seconds, after 9999-12-31T23:59:59Z)"),
+    }
 }
 
 #[cfg(test)]
@@ -140,6 +148,17 @@ mod tests {
         assert_eq!(Duration(14 * 86_400).to_string(), "2w");
         assert_eq!(Duration(61).to_string(), "61s");
         assert_eq!(Duration(0).to_string(), "0s");
+    }
+
+    #[test]
+    fn times_after_the_year_9999_print_as_seconds() {
+        assert_eq!(format_time(253_402_300_799), "9999-12-31T23:59:59Z");
+        for secs in [253_402_300_800, u64::MAX] {
+            assert_eq!(
+                format_time(secs),
+                format!("{secs} (Unix seconds, after 9999-12-31T23:59:59Z)")
+            );
+        }
     }
 
     #[test]
