@@ -79,6 +79,51 @@ fn a_backup_during_writes_holds_every_acknowledged_write() {
     }
 }
 
+/// Backups of two stores into one directory at once, in threads that also list it: each
+/// gets its own id and every backup said to be taken is listed and restores its store's
+/// documents (they used to take each other's files for a dead backup's and give out one
+/// id twice).
+#[test]
+fn concurrent_backups_into_one_directory_all_survive() {
+    let t = TestCommand::new();
+    let dest = t.path("backups");
+    let stores: Vec<Store> = (0..2u64)
+        .map(|s| {
+            let store = Store::open(t.path(&format!("s{s}.db"))).unwrap();
+            let n = 2_000 + s * 1_000;
+            store.insert_batch((0..n).map(entry)).unwrap();
+            store
+        })
+        .collect();
+    let taken = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for (i, store) in stores.iter().enumerate() {
+            let (taken, dest) = (&taken, &dest);
+            s.spawn(move || {
+                for _ in 0..4 {
+                    let info = store.backup(dest, None).unwrap();
+                    taken.lock().unwrap().push((info.id, 2_000 + i * 1_000));
+                    simstore::list_backups(dest).unwrap();
+                }
+            });
+        }
+    });
+    let taken = taken.into_inner().unwrap();
+    let listed: Vec<u32> = simstore::list_backups(&dest)
+        .unwrap()
+        .iter()
+        .map(|b| b.id)
+        .collect();
+    let mut ids: Vec<u32> = taken.iter().map(|&(id, _)| id).collect();
+    ids.sort();
+    assert_eq!(ids, listed, "every backup taken is listed, each id once");
+    for (id, n) in taken {
+        let path = t.path(&format!("restored-{id}"));
+        simstore::restore(&dest, Some(id), &path).unwrap();
+        assert_eq!(restored_ids(&path).len(), n, "backup {id}");
+    }
+}
+
 #[test]
 fn backups_are_incremental_kept_and_a_damaged_one_is_refused() {
     let t = TestCommand::new();
@@ -176,6 +221,33 @@ fn kill_9_during_a_backup_leaves_no_backup_that_looks_complete() {
     }
     eprintln!("backup kill test: {killed} of 4 runs killed; a whole run took {took:.1?}");
     assert!(killed >= 1);
+}
+
+/// A restore removes the staging directories that restores killed mid-way left beside its
+/// path (their processes gone), not a live one's; into a missing directory it says so
+/// rather than call the backup damaged.
+#[test]
+fn a_restore_clears_what_killed_restores_left_and_names_a_missing_directory() {
+    let t = TestCommand::new();
+    let store = Store::open(t.db()).unwrap();
+    store.insert_batch((0..100).map(entry)).unwrap();
+    let dest = t.path("backups");
+    store.backup(&dest, None).unwrap();
+    // pid_max is at most 2^22: no process has this pid; process 1 is always alive.
+    let (dead, alive) = (
+        t.path(".r.db.restoring-4294967295"),
+        t.path(".r.db.restoring-1"),
+    );
+    for dir in [&dead, &alive] {
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+    }
+    simstore::restore(&dest, None, t.path("r.db")).unwrap();
+    assert_eq!(restored_ids(&t.path("r.db")).len(), 100);
+    assert!(!dead.exists(), "a dead restore's staging is removed");
+    assert!(alive.exists(), "a live process's staging is left alone");
+    let err = simstore::restore(&dest, None, t.path("none/sub/r.db")).unwrap_err();
+    assert!(err.to_string().contains("is not a directory"), "{err}");
+    assert!(!err.to_string().contains("damaged"), "{err}");
 }
 
 #[test]

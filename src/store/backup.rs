@@ -68,6 +68,13 @@ pub fn restore(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        return Err(Error::InvalidArgument(format!(
+            "{} is not a directory: make the directory to restore into first",
+            parent.display()
+        )));
+    }
+    remove_dead_staging(parent, &name);
     let staging = parent.join(format!(".{name}.restoring-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
     // Opened once as its writer: a backup taken while a bulk load, relayout or repair was
@@ -88,6 +95,27 @@ pub fn restore(
         Err(e) => {
             let _ = std::fs::remove_dir_all(&staging);
             Err(e)
+        }
+    }
+}
+
+/// Removes what restores into `name` killed mid-way left in `parent`: the staging
+/// directories `.NAME.restoring-PID` of processes that are gone (known where `/proc` lists
+/// the processes; elsewhere they stay).
+fn remove_dead_staging(parent: &Path, name: &str) {
+    let prefix = format!(".{name}.restoring-");
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let pid = file.to_str().and_then(|f| f.strip_prefix(&prefix));
+        let Some(pid) = pid.and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        let gone = Path::new("/proc/self").exists() && !Path::new(&format!("/proc/{pid}")).exists();
+        if gone {
+            let _ = std::fs::remove_dir_all(entry.path());
         }
     }
 }

@@ -12,13 +12,25 @@ use super::{RocksBackend, storage};
 use crate::error::{Error, Result};
 use crate::store::backend::BackupInfo;
 
-/// The backup engine of directory `dest` (created when missing). Opening it drops what a
-/// backup killed mid-way left behind: such a backup is never listed nor restored.
-fn engine(dest: &Path) -> Result<BackupEngine> {
+/// The file in a backup directory that one backup engine at a time holds locked.
+const LOCK: &str = ".simstore-backup.lock";
+
+/// The backup engine of directory `dest` (which exists), with the directory's lock, held
+/// until both are dropped: opening an engine drops what a backup killed mid-way left behind
+/// (such a backup is never listed nor restored), and two backups into one directory would
+/// take each other's files for that and give out one id twice. So a second backup, list or
+/// restore of the directory, in this process or another, waits for the first.
+fn engine(dest: &Path) -> Result<(std::fs::File, BackupEngine)> {
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dest.join(LOCK))?;
+    lock.lock()?;
     let mut opts = BackupEngineOptions::new(dest).map_err(storage)?;
     opts.set_sync(true);
     let env = Env::new().map_err(storage)?;
-    BackupEngine::open(&opts, &env).map_err(|e| {
+    let engine = BackupEngine::open(&opts, &env).map_err(|e| {
         Error::storage(
             "rocksdb",
             format!(
@@ -27,7 +39,8 @@ fn engine(dest: &Path) -> Result<BackupEngine> {
                 e.into_string()
             ),
         )
-    })
+    })?;
+    Ok((lock, engine))
 }
 
 /// The backups in `dest`, oldest first.
@@ -62,7 +75,7 @@ impl RocksBackend {
             )));
         }
         std::fs::create_dir_all(dest)?;
-        let mut engine = engine(dest)?;
+        let (_lock, mut engine) = engine(dest)?;
         engine
             .create_new_backup_flush(&self.db, true)
             .map_err(storage)?;
@@ -104,11 +117,11 @@ fn within(path: &Path, dir: &Path) -> bool {
 
 /// The complete backups in `dest`, oldest first.
 pub(crate) fn list(dest: &Path) -> Result<Vec<BackupInfo>> {
-    Ok(infos(&existing(dest)?))
+    Ok(infos(&existing(dest)?.1))
 }
 
-/// The backup engine of an existing directory `dest` (never created here).
-fn existing(dest: &Path) -> Result<BackupEngine> {
+/// The backup engine of an existing directory `dest` (never created here), and its lock.
+fn existing(dest: &Path) -> Result<(std::fs::File, BackupEngine)> {
     if !dest.is_dir() {
         return Err(Error::Unsupported(format!(
             "{} is not a backup directory (Store::backup makes one)",
@@ -121,7 +134,7 @@ fn existing(dest: &Path) -> Result<BackupEngine> {
 /// Restores backup `id` (the newest when `None`) of `dest` into the directory `into`,
 /// which must not exist, after verifying it (every file there, at its size).
 pub(crate) fn restore(dest: &Path, id: Option<u32>, into: &Path) -> Result<BackupInfo> {
-    let mut engine = existing(dest)?;
+    let (_lock, mut engine) = existing(dest)?;
     let all = infos(&engine);
     let info = match id {
         None => all.last(),
@@ -145,10 +158,23 @@ pub(crate) fn restore(dest: &Path, id: Option<u32>, into: &Path) -> Result<Backu
         ))
     };
     engine.verify_backup(info.id).map_err(damaged)?;
-    // The restore checks every file's checksum as it copies it.
+    // The restore checks every file's checksum as it copies it: a mismatch is damage, an
+    // error writing the copy (a full disk, a missing directory) is not the backup's.
     let opts = RestoreOptions::default();
     engine
         .restore_from_backup(into, into, &opts, info.id)
-        .map_err(damaged)?;
+        .map_err(|e| match e.kind() {
+            rocksdb::ErrorKind::Corruption => damaged(e),
+            _ => Error::storage(
+                "rocksdb",
+                format!(
+                    "cannot restore backup {} of {} into {}: {} (the backup itself was verified)",
+                    info.id,
+                    dest.display(),
+                    into.display(),
+                    e.into_string()
+                ),
+            ),
+        })?;
     Ok(info)
 }
