@@ -440,3 +440,66 @@ fn a_large_parquet_export_spans_batches_and_resumes() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(parquet_as_jsonl(&t.path("rest.parquet")).0, rows[65_000..]);
 }
+
+/// A Parquet export imports back as its JSONL does: the store it makes exports the same
+/// lines, every stored field (the binary `sketch` column reads as its hex digits).
+#[test]
+fn a_parquet_export_imports_back() {
+    let t = store();
+    let jsonl = lines(&t, &["export"]);
+    assert!(jsonl.iter().any(|l| json(l).get("sketch").is_some()));
+    let o = t.run(&["export", "--format", "parquet", "-o", "docs.parquet"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let copy = t.path("copy.db");
+    let o = t.run_on(&copy, &["import", t.path("docs.parquet").to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = t.run_on(&copy, &["export"]);
+    assert_eq!(
+        String::from_utf8(o.stdout)
+            .unwrap()
+            .lines()
+            .collect::<Vec<_>>(),
+        jsonl
+    );
+}
+
+/// An export says what it does not hold, the store's settings, with the `init` that makes
+/// a store like it: a store made so and given the export has the same settings and
+/// documents.
+#[test]
+fn an_export_names_the_init_that_makes_a_store_like_its_own() {
+    let t = TestCommand::new();
+    let init = [
+        "init",
+        "--quality",
+        "high",
+        "--k-max",
+        "4",
+        "--retain",
+        "30d",
+        "--track-seen",
+    ];
+    assert_eq!(code(&t.run(&init)), 0);
+    t.write("in.jsonl", INPUT.as_bytes());
+    assert_eq!(code(&t.run(&["import", "in.jsonl"])), 0);
+    let o = t.run(&["export", "-o", "docs.jsonl"]);
+    let err = stderr(&o);
+    let (_, init) = err.split_once("simstore --db NEW init ").expect("the note");
+    let init: Vec<&str> = init.trim_end().trim_end_matches('`').split(' ').collect();
+    let copy = t.path("copy.db");
+    assert_eq!(code(&t.run_on(&copy, &[&["init"][..], &init].concat())), 0);
+    let o = t.run_on(&copy, &["import", t.path("docs.jsonl").to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let settings = |o: std::process::Output| {
+        let mut v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        for own in ["path", "disk_bytes"] {
+            v.as_object_mut().unwrap().remove(own);
+        }
+        v
+    };
+    let stats = ["stats", "--json"];
+    assert_eq!(settings(t.run(&stats)), settings(t.run_on(&copy, &stats)));
+    for args in [&["retention"][..], &["export"]] {
+        assert_eq!(t.run(args).stdout, t.run_on(&copy, args).stdout, "{args:?}");
+    }
+}

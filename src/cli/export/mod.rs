@@ -114,6 +114,7 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         let n = export_parquet(&store, order, &args, path)
             .with_context(|| format!("cannot export to {}", path.display()))?;
         eprintln!("exported {}", output::count(n, "document"));
+        eprintln!("{}", settings_note(&store));
         return Ok(0);
     }
     let mut file = args.output.as_deref().map(OutFile::create).transpose()?;
@@ -148,7 +149,34 @@ pub fn run(db: &Path, args: Args) -> Result<Code> {
         file.finish()?;
         eprintln!("exported {}", output::count(n, "document"));
     }
+    if !args.ids_only {
+        eprintln!("{}", settings_note(&store));
+    }
     Ok(0)
+}
+
+/// What an export does not hold — the store's settings — and the `init` that gives a new
+/// store the same ones, to run before importing the export into it.
+fn settings_note(store: &Store) -> String {
+    let (layout, quality) = (store.layout(), store.quality());
+    let mut init = format!("--quality {}", quality.name());
+    if layout.k_max() != quality.k_max() {
+        init += &format!(" --k-max {}", layout.k_max());
+    }
+    let blocks = layout.widths().len();
+    init += &format!(" --blocks {blocks} --lead {}", layout.lead());
+    let policy = store.retention();
+    if let Some(secs) = policy.retain_secs {
+        let age = simstore::types::retention::Duration(secs);
+        init += &format!(" --retain {age} --retain-by {}", policy.by.name());
+    }
+    if policy.track_seen {
+        init += " --track-seen";
+    }
+    format!(
+        "the export holds the documents, not the store's settings: to import it into a store \
+         like this one, make that store first with `simstore --db NEW init {init}`"
+    )
 }
 
 /// Calls `write` with every document `args` asks for, in `order`.

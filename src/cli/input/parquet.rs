@@ -4,7 +4,8 @@
 //! Parquet file as it takes JSONL, with the same `--text-field`/`--id-field` mapping.
 //!
 //! Strings stay strings, integers, floats and booleans numbers and booleans; binary values
-//! are read as UTF-8 text (bad bytes replaced); a column of another type (a timestamp, a
+//! are read as UTF-8 text (bad bytes replaced), but for a binary `sketch` column (what
+//! `export --format parquet` writes), read as the hex digits a JSONL export holds; a column of another type (a timestamp, a
 //! date, a decimal) reads as its text (`arrow_cast`); a null
 //! is left out; a column that has no text form (a list, a struct) is left out too.
 
@@ -102,13 +103,18 @@ enum Column {
     Unsigned(ArrayRef),
     Float(ArrayRef),
     Bool(ArrayRef),
+    /// Binary values as hex digits.
+    Hex(ArrayRef),
 }
 
 impl Column {
     /// `array` cast to the type its JSON values come from; `None` when it has no text form.
-    fn of(array: &ArrayRef) -> Option<Self> {
+    fn of(name: &str, array: &ArrayRef) -> Option<Self> {
         let cast = |to: &DataType| arrow_cast::cast(array, to).ok();
         Some(match array.data_type() {
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView if name == "sketch" => {
+                Column::Hex(cast(&DataType::LargeBinary)?)
+            }
             DataType::Boolean => Column::Bool(array.clone()),
             DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => {
                 Column::Signed(cast(&DataType::Int64)?)
@@ -130,7 +136,7 @@ impl Column {
     fn value(&self, i: usize) -> Option<Value> {
         let array = match self {
             Column::Text(a) | Column::Signed(a) | Column::Unsigned(a) => a,
-            Column::Float(a) | Column::Bool(a) => a,
+            Column::Float(a) | Column::Bool(a) | Column::Hex(a) => a,
         };
         if array.is_null(i) {
             return None;
@@ -141,8 +147,18 @@ impl Column {
             Column::Unsigned(a) => Value::from(a.as_primitive::<UInt64Type>().value(i)),
             Column::Float(a) => Value::from(a.as_primitive::<Float64Type>().value(i)),
             Column::Bool(a) => Value::from(a.as_boolean().value(i)),
+            Column::Hex(a) => Value::from(hex(a.as_binary::<i64>().value(i))),
         })
     }
+}
+
+/// `bytes` as lower-case hex digits.
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
 }
 
 /// A binary column's values as text, bytes that are not UTF-8 replaced by U+FFFD (a cast
@@ -166,7 +182,7 @@ fn json_lines(batch: &RecordBatch) -> Vec<Vec<u8>> {
         .fields()
         .iter()
         .zip(batch.columns())
-        .filter_map(|(f, a)| Some((Arc::from(f.name().as_str()), Column::of(a)?)))
+        .filter_map(|(f, a)| Some((Arc::from(f.name().as_str()), Column::of(f.name(), a)?)))
         .collect();
     (0..batch.num_rows())
         .map(|i| {
