@@ -678,3 +678,22 @@ fn parquet_rows_read_as_jsonl_lines_of_the_same_fields() {
         stderr(&o)
     );
 }
+
+/// A file's format is its name's: records in a file not named .jsonl are one text
+/// document, and `import` says they look like records and how to read them so.
+#[test]
+fn records_in_a_file_not_named_jsonl_are_one_document_with_a_warning() {
+    let t = TestCommand::new();
+    let lines = "{\"id\":\"a\",\"text\":\"the first record about rivers\"}\n\
+                 {\"id\":\"b\",\"text\":\"the second record about mountains\"}\n";
+    t.write("docs.exp", lines.as_bytes());
+    let o = t.run(&["import", "docs.exp"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let says = "warning: docs.exp: read as one text document, as its name says; it starts like JSONL records: name it .jsonl, or give --format jsonl, to read them";
+    assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    assert!(get(&t, "docs.exp").is_some() && get(&t, "a").is_none());
+    let o = t.run(&["import", "--format", "jsonl", "docs.exp"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+    assert!(get(&t, "a").is_some() && get(&t, "b").is_some());
+}

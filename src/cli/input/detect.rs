@@ -167,6 +167,13 @@ pub(super) fn resolve(
         || std::fs::metadata(path).is_ok_and(|m| !m.is_file())
         || crate::cli::outfile::names_a_descriptor(Path::new(path));
     if !stream && !gz && !decompressed {
+        if head.starts_with(b"{\"") && ext != "txt" {
+            // An export written to a name without .jsonl, say: one document, not records.
+            eprintln!(
+                "warning: {path}: read as one text document, as its name says; it starts like \
+                 JSONL records: name it .jsonl, or give --format jsonl, to read them"
+            );
+        }
         return Ok(Format::Text);
     }
     let lower_head = head[..head.len().min(16)].to_ascii_lowercase();
