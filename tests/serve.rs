@@ -64,6 +64,29 @@ fn every_endpoint_answers() {
             .unwrap()
             .contains("no document with id \"nope\"")
     );
+    // An id that is not UTF-8 once decoded: a 400 in JSON, as every refusal.
+    for path in ["/docs/%ff", "/docs/a%C3"] {
+        let (st, v) = answer(h.get(s.at(path)).call());
+        assert_eq!(st, 400, "{path}: {v}");
+        let error = v["error"].as_str().unwrap_or_default();
+        assert!(
+            error.contains("percent-encode its UTF-8 bytes"),
+            "{path}: {v}"
+        );
+    }
+    // A body after a UTF-8 byte-order mark reads as `import` reads a file after one.
+    let bom = [
+        &b"\xEF\xBB\xBF"[..],
+        br#"{"id": "bom", "fp": "00000000000000f1"}"#,
+    ]
+    .concat();
+    let posted = h
+        .post(s.at("/insert"))
+        .header("content-type", "application/json");
+    let (st, v) = answer(posted.send(&bom[..]));
+    assert_eq!((st, v["status"].as_str()), (200, Some("inserted")), "{v}");
+    let (st, v) = answer(h.delete(s.at("/docs/bom")).call());
+    assert_eq!((st, v["deleted"].as_bool()), (200, Some(true)), "{v}");
 
     // POST /query: a near-duplicate text finds the page; a fingerprint finds its neighbours.
     let (st, v) = answer(

@@ -1,7 +1,7 @@
 //! Error answers: a status code and `{"error": message}`, and which library errors map to
 //! which status.
 
-use axum::extract::rejection::BytesRejection;
+use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
@@ -109,6 +109,16 @@ impl From<BytesRejection> for ApiError {
             format!("cannot read the request body: {}", r.body_text())
         };
         Self::new(status, message)
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(r: PathRejection) -> Self {
+        let message = format!(
+            "the document id in the path cannot be read: {} (percent-encode its UTF-8 bytes)",
+            r.body_text()
+        );
+        Self::new(r.status(), message)
     }
 }
 

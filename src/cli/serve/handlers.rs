@@ -2,7 +2,7 @@
 //! `query.rs`.
 
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
+use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::extract::{Path as UrlPath, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -16,8 +16,14 @@ use super::error::{ApiError, ApiResult};
 use super::state::{self, Shared};
 use crate::cli::{output, rule};
 
+/// A request's body, a UTF-8 byte-order mark (as some Windows tools write) left out, as
+/// `import` leaves it out of a file.
 pub(super) fn body(bytes: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
-    bytes.map_err(ApiError::from)
+    let bytes = bytes.map_err(ApiError::from)?;
+    Ok(match bytes.starts_with(b"\xEF\xBB\xBF") {
+        true => bytes.slice(3..),
+        false => bytes,
+    })
 }
 
 pub(super) async fn insert(
@@ -166,11 +172,18 @@ pub(super) async fn check_and_insert(
     .await
 }
 
+/// The id of `/docs/{id}`: a rejection (the id not UTF-8 once decoded) answers in JSON.
+type DocId = UrlPath<String>;
+
 fn no_such_doc(id: &str) -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, format!("no document with id {id:?}"))
 }
 
-pub(super) async fn get_doc(State(app): State<Shared>, UrlPath(id): UrlPath<String>) -> ApiResult {
+pub(super) async fn get_doc(
+    State(app): State<Shared>,
+    id: Result<DocId, PathRejection>,
+) -> ApiResult {
+    let UrlPath(id) = id?;
     state::read(&app, move |app| match app.store.get(&id)? {
         Some(doc) => Ok(axum::Json(output::doc_json(&doc))),
         None => Err(no_such_doc(&id)),
@@ -180,8 +193,9 @@ pub(super) async fn get_doc(State(app): State<Shared>, UrlPath(id): UrlPath<Stri
 
 pub(super) async fn delete_doc(
     State(app): State<Shared>,
-    UrlPath(id): UrlPath<String>,
+    id: Result<DocId, PathRejection>,
 ) -> ApiResult {
+    let UrlPath(id) = id?;
     state::write(&app, move |app| {
         if app.store.delete(&id).map_err(|e| app.write_failed(e))? {
             Ok(axum::Json(json!({ "id": id, "deleted": true })))
