@@ -307,6 +307,13 @@ fn backup_and_restore_from_the_cli_and_over_http() {
     let (st, v) = answer(h.post(s.at("/compact")).send_json(serde_json::json!({})));
     assert_eq!(st, 200, "{v}");
     assert!(v["disk_bytes"].as_u64().is_some(), "{v}");
+    // A field /compact does not take is refused, not ignored.
+    let (st, v) = answer(
+        h.post(s.at("/compact"))
+            .send_json(serde_json::json!({"x": 1})),
+    );
+    assert_eq!(st, 400, "{v}");
+    assert!(v["error"].as_str().unwrap_or_default().contains("x"), "{v}");
     assert_eq!(simstore::list_backups(&dest).unwrap().len(), 1);
 }
 

@@ -168,7 +168,20 @@ pub(super) async fn backup(
 
 /// `POST /compact` (no body, or `{}`): gives back the space deletes, replacements and
 /// expiries left; answers the disk bytes before and after.
-pub(super) async fn compact(State(app): State<Shared>) -> ApiResult {
+/// `/compact`'s body: none, or an object without fields (any field is refused, as on
+/// every endpoint, rather than ignored).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CompactBody {}
+
+pub(super) async fn compact(
+    State(app): State<Shared>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> ApiResult {
+    let bytes = body(bytes)?;
+    if !bytes.trim_ascii().is_empty() {
+        let CompactBody {} = parse(&bytes)?;
+    }
     state::write(&app, move |app| {
         let before = app.store.stats()?.disk_bytes;
         app.store.compact().map_err(|e| app.write_failed(e))?;
