@@ -5,9 +5,10 @@
 //!
 //! Strings stay strings, integers, floats and booleans numbers and booleans; binary values
 //! are read as UTF-8 text (bad bytes replaced), but for a binary `sketch` column (what
-//! `export --format parquet` writes), read as the hex digits a JSONL export holds; a column of another type (a timestamp, a
-//! date, a decimal) reads as its text (`arrow_cast`); a null
-//! is left out; a column that has no text form (a list, a struct) is left out too.
+//! `export --format parquet` writes), read as the hex digits a JSONL export holds; a
+//! column of another type (a timestamp, a date, a decimal) reads as its text
+//! (`arrow_cast`); a null is left out; a column that has no text form (a list, a struct)
+//! is left out too.
 
 use std::fs::File;
 use std::path::Path;
