@@ -292,17 +292,21 @@ fn backup_and_restore_from_the_cli_and_over_http() {
     );
     assert_eq!(st, 400);
     // Refused, nothing deleted nor written: keeping 0 (once kept the newest alone), an
-    // empty destination (once the file system's root), one inside the store.
+    // empty destination (once the file system's root), one inside the store, another
+    // store's directory (once mixed with its files).
     let inside = t.db().join("bk");
+    let other = t.path("other.db");
+    drop(Store::open(&other).unwrap());
     for bad in [
         serde_json::json!({"dest": dest_s, "keep": 0}),
         serde_json::json!({"dest": ""}),
         serde_json::json!({"dest": inside}),
+        serde_json::json!({"dest": other}),
     ] {
         let (st, v) = answer(h.post(s.at("/backup")).send_json(&bad));
         assert_eq!(st, 400, "{bad} -> {v}");
     }
-    assert!(!inside.exists());
+    assert!(!inside.exists() && !other.join("meta").exists());
     assert_eq!(simstore::list_backups(&dest).unwrap().len(), 1);
     let (st, v) = answer(h.post(s.at("/compact")).send_json(serde_json::json!({})));
     assert_eq!(st, 200, "{v}");

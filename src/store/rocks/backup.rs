@@ -74,6 +74,13 @@ impl RocksBackend {
                 self.path.display()
             )));
         }
+        if dest.join("CURRENT").is_file() {
+            return Err(Error::InvalidArgument(format!(
+                "{} is a database's directory (it holds CURRENT): a backup there mixes with its \
+                 files; back up into an empty or backup directory",
+                dest.display()
+            )));
+        }
         std::fs::create_dir_all(dest)?;
         let (_lock, mut engine) = engine(dest)?;
         engine
