@@ -87,6 +87,31 @@ fn every_endpoint_answers() {
     assert_eq!((st, v["status"].as_str()), (200, Some("inserted")), "{v}");
     let (st, v) = answer(h.delete(s.at("/docs/bom")).call());
     assert_eq!((st, v["deleted"].as_bool()), (200, Some(true)), "{v}");
+    // An unpaired surrogate escape (an emoji cut in half) reads as U+FFFD, in a query as in
+    // a document: the query finds the document.
+    let text = r"a page whose emoji was cut in half \ud83d by the scraper that fetched it";
+    let json = |body: String| {
+        let posted = h.post(s.at(if body.contains("\"id\"") {
+            "/insert"
+        } else {
+            "/query"
+        }));
+        answer(
+            posted
+                .header("content-type", "application/json")
+                .send(body.as_bytes()),
+        )
+    };
+    let (st, v) = json(format!(r#"{{"id": "cut", "text": "{text}"}}"#));
+    assert_eq!(st, 200, "{v}");
+    let (st, v) = json(format!(r#"{{"text": "{text}", "k": 0}}"#));
+    assert_eq!(
+        (st, v["matches"][0]["id"].as_str()),
+        (200, Some("cut")),
+        "{v}"
+    );
+    let (st, v) = answer(h.delete(s.at("/docs/cut")).call());
+    assert_eq!((st, v["deleted"].as_bool()), (200, Some(true)), "{v}");
 
     // POST /query: a near-duplicate text finds the page; a fingerprint finds its neighbours.
     let (st, v) = answer(

@@ -21,6 +21,7 @@ use serde_json::Value;
 pub use fields::Fields;
 use own::Slot;
 pub use restore::Restore;
+pub use surrogates::unpaired_replaced;
 
 use crate::index::page::analyze_page;
 use crate::input::gzip::GzipError;

@@ -202,9 +202,17 @@ fn json_len(v: &Value) -> usize {
     count.0
 }
 
+/// A query body as JSON; one serde_json refuses for an unpaired surrogate escape is read
+/// with U+FFFD there, as a record is ([`reader::unpaired_replaced`]).
 fn parse_json(bytes: &[u8]) -> Result<Value, ApiError> {
     let text = reader::as_text(bytes)?;
-    serde_json::from_str(text).map_err(|e| ApiError::bad_request(format!("invalid JSON: {e}")))
+    let repaired = |e| match reader::unpaired_replaced(text) {
+        Some(t) => serde_json::from_str(&t).map_err(|_| e),
+        None => Err(e),
+    };
+    serde_json::from_str(text)
+        .or_else(repaired)
+        .map_err(|e| ApiError::bad_request(format!("invalid JSON: {e}")))
 }
 
 pub(super) async fn query(

@@ -40,6 +40,12 @@ pub(super) fn or_repaired<T>(
     Ok(record)
 }
 
+/// JSON text `text` with each unpaired surrogate escape read as U+FFFD (`\ufffd`), or
+/// `None` when it has none: for a JSON body serde_json refused, read again as a record is.
+pub fn unpaired_replaced(text: &str) -> Option<String> {
+    replaced(text, "fffd")
+}
+
 /// `text` with each unpaired surrogate escape replaced by `\u` and `hex`, or `None` when it
 /// has none. Escapes are found as a JSON reader finds them: a backslash escapes the next
 /// character, so `\\ud800` is a backslash and the letters `ud800`.
