@@ -21,6 +21,18 @@ pub fn count(n: u64, noun: &str) -> String {
     }
 }
 
+/// `bytes` as lower-case hex digits: how a sketch is written in JSON (`export`, `eval`)
+/// and how Parquet input reads a binary `sketch` column back.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes
+        .iter()
+        .fold(String::with_capacity(2 * bytes.len()), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
 /// A stored document as a JSON object.
 pub fn doc_json(d: &StoredDoc) -> Value {
     let mut v = json!({ "id": d.id, "fp": d.fingerprint().to_string(), "length": d.length, "time": d.time });

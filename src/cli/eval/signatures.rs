@@ -20,9 +20,7 @@ pub(super) fn write(path: &Path, fps: &HashMap<String, Option<Signature>>) -> Re
     let mut out = BufWriter::new(OutFile::create(path)?);
     for id in ids {
         let Some(sig) = &fps[id] else { continue };
-        let sketch = sig
-            .sketch
-            .map(|s| s.0.iter().map(|b| format!("{b:02x}")).collect::<String>());
+        let sketch = sig.sketch.map(|s| crate::cli::output::hex(&s.0));
         let weak: Vec<[u32; 2]> = sig
             .weak_bits
             .map(|w| w.iter().map(|(b, m)| [b, u32::from(m)]).collect())

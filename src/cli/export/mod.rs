@@ -248,7 +248,7 @@ fn write_doc(
                 v["content_hash"] = json!(h);
             }
             if let Some(s) = &d.sketch {
-                v["sketch"] = json!(s.0.iter().map(|b| format!("{b:02x}")).collect::<String>());
+                v["sketch"] = json!(output::hex(&s.0));
             }
             writeln!(out, "{v}")
         }

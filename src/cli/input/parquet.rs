@@ -148,18 +148,9 @@ impl Column {
             Column::Unsigned(a) => Value::from(a.as_primitive::<UInt64Type>().value(i)),
             Column::Float(a) => Value::from(a.as_primitive::<Float64Type>().value(i)),
             Column::Bool(a) => Value::from(a.as_boolean().value(i)),
-            Column::Hex(a) => Value::from(hex(a.as_binary::<i64>().value(i))),
+            Column::Hex(a) => Value::from(crate::cli::output::hex(a.as_binary::<i64>().value(i))),
         })
     }
-}
-
-/// `bytes` as lower-case hex digits.
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
 }
 
 /// A binary column's values as text, bytes that are not UTF-8 replaced by U+FFFD (a cast

@@ -166,14 +166,14 @@ pub(super) async fn backup(
     .await
 }
 
-/// `POST /compact` (no body, or `{}`): gives back the space deletes, replacements and
-/// expiries left; answers the disk bytes before and after.
 /// `/compact`'s body: none, or an object without fields (any field is refused, as on
 /// every endpoint, rather than ignored).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CompactBody {}
 
+/// `POST /compact` (no body, or `{}`): gives back the space deletes, replacements and
+/// expiries left; answers the disk bytes before and after.
 pub(super) async fn compact(
     State(app): State<Shared>,
     bytes: Result<Bytes, BytesRejection>,

@@ -23,7 +23,7 @@ pub(super) fn or_repaired<T>(
     let Err(RecordError::InvalidJson(_)) = &first else {
         return first;
     };
-    let Some(repaired) = replaced(text, "fffd") else {
+    let Some(repaired) = unpaired_replaced(text) else {
         return first;
     };
     let record = parse(&repaired)?;
