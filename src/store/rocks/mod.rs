@@ -293,24 +293,51 @@ impl RocksBackend {
     }
 
     /// [`Maintenance::Compact`]: manual compactions of `docs` over `seqs`, and with
-    /// `derived` of the whole of `ids`, `exact` and the tables.
+    /// `derived` of the whole of `ids`, `exact` and the tables, then a wait for the files
+    /// they made obsolete to be deleted.
+    ///
+    /// The bottommost level is rewritten too (`ForceOptimized`): a flush of deletes that
+    /// lands there by a trivial move would otherwise keep its tombstones, and the space,
+    /// until some later compaction happened to read it. The kept iterators are dropped, as
+    /// they pin the files compacted away.
     fn compact(&self, seqs: std::ops::Range<u64>, derived: bool) -> Result<()> {
         self.flush(true)?;
+        let mut opts = rocksdb::CompactOptions::default();
+        opts.set_bottommost_level_compaction(rocksdb::BottommostLevelCompaction::ForceOptimized);
         let (lo, hi) = (codec::doc_key(seqs.start), codec::doc_key(seqs.end));
         let docs = self.cf(options::DOCS)?;
-        self.db.compact_range_cf(docs, Some(&lo[..]), Some(&hi[..]));
+        self.db
+            .compact_range_cf_opt(docs, Some(&lo[..]), Some(&hi[..]), &opts);
         if derived {
             for name in [options::IDS, options::EXACT]
                 .into_iter()
                 .chain(self.table_cfs.iter().map(String::as_str))
             {
                 self.db
-                    .compact_range_cf(self.cf(name)?, None::<&[u8]>, None::<&[u8]>);
+                    .compact_range_cf_opt(self.cf(name)?, None::<&[u8]>, None::<&[u8]>, &opts);
             }
         }
-        Ok(())
+        self.iters.clear();
+        self.await_purge()
+    }
+
+    /// Waits (at most [`PURGE_WAIT`]) for the background jobs, which delete the files and
+    /// logs that flushes and compactions made obsolete as they end. Past the wait, or with
+    /// background work paused (`repair`), the space comes back when they end: no error.
+    fn await_purge(&self) -> Result<()> {
+        use rocksdb::ErrorKind::{Aborted, TimedOut};
+        let mut opts = rocksdb::WaitForCompactOptions::default();
+        opts.set_timeout(PURGE_WAIT.as_micros() as u64);
+        opts.set_abort_on_pause(true);
+        match self.db.wait_for_compact(&opts) {
+            Err(e) if matches!(e.kind(), TimedOut | Aborted) => Ok(()),
+            other => other.map_err(storage),
+        }
     }
 }
+
+/// How long a compaction waits for RocksDB's background jobs to delete obsolete files.
+const PURGE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 #[cfg(test)]
 impl RocksBackend {
