@@ -94,7 +94,7 @@ fn eval_counts_a_small_labelled_set() {
         report.to_str().unwrap(),
     ]));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.starts_with("spec v9\n"), "{stdout}");
+    assert!(stdout.starts_with("spec v10\n"), "{stdout}");
     assert!(
         stdout.contains("unlabelled: pairs of the 2 base documents"),
         "{stdout}"
@@ -104,7 +104,7 @@ fn eval_counts_a_small_labelled_set() {
         "{stdout}"
     );
     let r: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
-    assert_eq!(r["spec_version"], 9);
+    assert_eq!(r["spec_version"], 10);
     // The base documents (the two articles: the copies are variants) are unrelated and far
     // apart.
     assert_eq!(r["base_collisions"]["documents"], 2);

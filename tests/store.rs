@@ -215,7 +215,7 @@ fn another_spec_is_refused_with_what_to_do() {
             .into(),
         ..FingerprintSpec::current()
     };
-    // Spec v8: v9's fingerprints, with Chinese sketched by jieba's words.
+    // Spec v8: v9's, with Chinese sketched by jieba's words.
     let v8 = FingerprintSpec {
         version: 8,
         features: "token unigrams; Han words of 2+ characters weigh 0.5 and also count their \
@@ -224,8 +224,19 @@ fn another_spec_is_refused_with_what_to_do() {
             .into(),
         ..FingerprintSpec::current()
     };
+    // Spec v9: v10 with the cleaner's prose test in English stop words alone.
+    let v9 = FingerprintSpec {
+        version: 9,
+        normalizer: "unicode NFKC + lowercase; lines weighted by simstore::clean v3 \
+                     (boilerplate 0, short 0.25, content 1; v3 fallbacks; short lines outside the \
+                     content span 0; two-item navigation; function-word density only without clause \
+                     marks); URLs, digit runs and stop words dropped; site names cut from titles"
+            .into(),
+        ..FingerprintSpec::current()
+    };
     for (spec, name) in [
         (v99, "v99"),
+        (v9, "v9 ("),
         (v8, "v8 ("),
         (v6, "v6 ("),
         (v5, "v5 ("),
@@ -245,7 +256,7 @@ fn another_spec_is_refused_with_what_to_do() {
         assert!(matches!(err, Error::SpecMismatch { .. }), "{err:?}");
         let msg = err.to_string();
         assert!(
-            msg.contains(name) && msg.contains("v9 (") && msg.contains("re-import"),
+            msg.contains(name) && msg.contains("v10 (") && msg.contains("re-import"),
             "{msg}"
         );
     }

@@ -30,6 +30,7 @@ mod fuzz_corpus;
 mod golden;
 mod http_examples;
 mod inputs;
+mod languages;
 mod listing_pages;
 mod metrics;
 mod mode_cli;

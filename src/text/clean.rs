@@ -121,6 +121,8 @@ const SEPARATORS: &[char] = &['|', '·', '•', '»', '›', '>', '┃', '¦'];
 /// Punctuation that separates clauses of prose (after normalization: full-width forms are
 /// ASCII, the ideographic full stop stays).
 const CLAUSE_MARKS: &[char] = &[',', '。', ';', '!', '?'];
+/// Characters that end a sentence of prose (after closing quotes: [`ends_as_prose`]).
+const PROSE_END: &[char] = &['.', '!', '?', '…'];
 /// Characters that end a sentence (or close a quotation or parenthesis that ends one).
 const SENTENCE_END: &[char] = &[
     '。', '！', '？', '.', '!', '?', ';', '；', '…', '”', '"', '」', '』', ')', '）',
@@ -177,7 +179,10 @@ fn is_metadata(n: &LineCounts) -> bool {
 ///
 /// Han lines count only when they are not written in clauses: a link list or tag strip has
 /// no commas or full stops; prose that happens to use few function characters ("电池无问题。",
-/// an app's feature list) has them. Other lines count their English [`STOP_WORDS`].
+/// an app's feature list) has them. Other lines count their function words, English
+/// [`STOP_WORDS`] and those of 16 other languages (`resources/function-words.txt`), and only
+/// when they do not end as a sentence does: prose of a language with few separate function
+/// words (Turkish, Finnish) still ends in a full stop, and a menu or tag list does not.
 fn lacks_function_words(line: &str, n: &LineCounts) -> bool {
     if n.han >= FUNCTION_WORDS_MIN_HAN
         && n.clause_marks == 0
@@ -185,7 +190,7 @@ fn lacks_function_words(line: &str, n: &LineCounts) -> bool {
     {
         return true;
     }
-    if n.han == 0 && n.alnum >= FUNCTION_WORDS_MIN_HAN {
+    if n.han == 0 && n.alnum >= FUNCTION_WORDS_MIN_HAN && !ends_as_prose(line) {
         let all = n.alnum_words;
         // `function < MIN_FUNCTION_WORDS × all` for a whole number `function` is
         // `function < needed`: the stop words are counted up to `needed`.
@@ -193,6 +198,13 @@ fn lacks_function_words(line: &str, n: &LineCounts) -> bool {
         return all >= 8 && counts::function_words(line, needed) < needed;
     }
     false
+}
+
+/// True when `line` ends as a sentence of prose: a full stop, question or exclamation mark
+/// or an ellipsis, maybe inside closing quotes or a parenthesis.
+fn ends_as_prose(line: &str) -> bool {
+    line.trim_end_matches(['"', '\'', '”', '’', '»', ')', '）'])
+        .ends_with(PROSE_END)
 }
 
 /// A marker makes a line boilerplate when the line is short (at most 60 characters), or
@@ -239,7 +251,7 @@ const FUNCTION_WORDS_MIN_HAN: usize = 10;
 /// function characters is still written in clauses);
 const MIN_FUNCTION_HAN: f32 = 0.05;
 /// other lines of at least 8 words are boilerplate when fewer than this share of their words
-/// are English [`STOP_WORDS`].
+/// are function words and they do not end as prose.
 const MIN_FUNCTION_WORDS: f32 = 0.1;
 
 /// The commonest Chinese function characters (particles, pronouns, prepositions, copulas,
@@ -417,8 +429,9 @@ mod tests {
         classify(&normalize(line))
     }
 
-    /// The counting before `LineCounts` did it: (English [`STOP_WORDS`], all alphanumeric words) of a line.
-    fn english_function_words_by_split(line: &str) -> (usize, usize) {
+    /// The counting before `LineCounts` did it: (function words — English [`STOP_WORDS`] and
+    /// other languages' —, all alphanumeric words) of a line.
+    fn function_words_by_split(line: &str) -> (usize, usize) {
         static EN: LazyLock<std::collections::HashSet<&'static str>> = LazyLock::new(|| {
             STOP_WORDS
                 .iter()
@@ -432,7 +445,8 @@ mod tests {
             .filter(|w| !w.is_empty())
         {
             all += 1;
-            function += usize::from(EN.contains(w));
+            function +=
+                usize::from(EN.contains(w) || crate::text::stop_words::is_foreign_function_word(w));
         }
         (function, all)
     }
@@ -492,10 +506,10 @@ mod tests {
     }
 
     #[test]
-    fn counts_words_and_english_function_words_as_splitting_does() {
+    fn counts_words_and_function_words_as_splitting_does() {
         for line in &mixed_lines() {
             let n = LineCounts::of(line);
-            let (function, all) = english_function_words_by_split(line);
+            let (function, all) = function_words_by_split(line);
             assert_eq!(n.alnum_words, all, "{line:?}");
             // Stop words are counted only in lines without Han characters.
             if n.han == 0 {
@@ -625,6 +639,31 @@ mod tests {
             "发布时间：2026年11月23日 10:35",
             "【广告】限时特惠！全场低至5折，点击立即抢购>>",
             "分享到：微",
+        ] {
+            assert_eq!(kind(line), LineKind::Boilerplate, "{line}");
+        }
+    }
+
+    /// Prose in languages with other function words than English's is content, written
+    /// in one sentence or several, hard-wrapped or not; a menu or tag list of their
+    /// words is not.
+    #[test]
+    fn prose_of_other_languages_is_content() {
+        for line in [
+            "Der Stadtrat hat am Montag beschlossen, die alte Brücke über den Fluss bis zum Herbst zu sanieren.",
+            "die Kosten werden auf drei Millionen Euro geschätzt und die Arbeiten sollen im Mai beginnen",
+            "Le conseil municipal a voté mardi un plan pour planter des arbres dans toutes les écoles",
+            "El ayuntamiento anunció ayer que las bibliotecas abrirán también los domingos",
+            "Rada miasta zdecydowała w poniedziałek, że nowy most zostanie zbudowany do końca roku",
+            "Belediye meclisi pazartesi günü eski köprünün sonbahara kadar onarılmasına karar verdi.",
+            "Kaupunginvaltuusto päätti maanantaina korjata vanhan sillan joen yli syksyyn mennessä.",
+        ] {
+            assert_eq!(kind(line), LineKind::Content, "{line}");
+        }
+        for line in [
+            "Startseite Politik Wirtschaft Sport Kultur Reisen Wetter Kontakt Impressum",
+            "Home News Sport Weather Culture Travel Contact Login Register",
+            "Tags: Politik, Wirtschaft, Berlin, Europa, Wahlen, Bundestag, Haushalt, Steuern",
         ] {
             assert_eq!(kind(line), LineKind::Boilerplate, "{line}");
         }

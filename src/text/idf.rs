@@ -9,7 +9,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 use crate::text::analyze;
 use crate::text::ascii::{cjk_unified_offset, cjk_unified_prefix};
 use crate::text::spec::SPEC_V1_SEED;
-use crate::text::stop_words::STOP_WORDS;
+use crate::text::stop_words::{STOP_WORDS, foreign_function_words};
 
 /// IDF of tokens not in the tables: Han words (about the median of jieba's table).
 const DEFAULT_IDF_ZH: f32 = 11.95;
@@ -79,7 +79,7 @@ static IDF: LazyLock<IdfTable> = LazyLock::new(|| {
             }
         }
     }
-    for word in STOP_WORDS {
+    for word in STOP_WORDS.iter().copied().chain(foreign_function_words()) {
         table.insert(xxh3_64_with_seed(word.as_bytes(), SPEC_V1_SEED), 0.0);
     }
     table

@@ -338,6 +338,25 @@ pub(crate) fn is_english_stop_word(word: &[u8]) -> bool {
     pack(word).is_some_and(|key| SET.contains(key))
 }
 
+/// The function words of the other languages the cleaner knows
+/// (`resources/function-words.txt`: German, French, Spanish, Polish, Turkish... from
+/// Universal Dependencies treebanks, none of them common in English). Like the
+/// [`STOP_WORDS`], they count as function words in the cleaner's prose test and weigh
+/// nothing in a fingerprint.
+pub(crate) fn foreign_function_words() -> impl Iterator<Item = &'static str> {
+    include_str!("../../resources/function-words.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+}
+
+/// True when `word` (a run of letters and digits, normalized) is one of the
+/// [`foreign_function_words`].
+pub(crate) fn is_foreign_function_word(word: &str) -> bool {
+    static SET: std::sync::LazyLock<std::collections::HashSet<&'static str>> =
+        std::sync::LazyLock::new(|| foreign_function_words().collect());
+    SET.contains(word)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

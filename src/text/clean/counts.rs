@@ -12,7 +12,12 @@ use crate::text::ascii::{
     ALNUM, ASCII_CLASS, AsciiMasks, CLAUSE, DIGIT, SEPARATOR, SPACE, cjk_unified_offset,
     cjk_unified_prefix, low_bits,
 };
-use crate::text::stop_words::is_english_stop_word;
+use crate::text::stop_words::{is_english_stop_word, is_foreign_function_word};
+
+/// An English stop word or another language's function word.
+fn is_function_word(run: &str) -> bool {
+    is_english_stop_word(run.as_bytes()) || is_foreign_function_word(run)
+}
 
 /// What [`super::classify`] counts of a (trimmed) line, in one pass.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -292,14 +297,15 @@ impl LineCounts {
 }
 
 /// How many runs of letters and digits of `line` (a line without Han characters, so every
-/// run [`try_for_each_run`] finds is one) are English
-/// [`STOP_WORDS`](crate::text::stop_words::STOP_WORDS), counted up to `enough`: a rule that
-/// needs a few of them stops looking there (prose has them in its first words).
+/// run [`try_for_each_run`] finds is one) are function words — English
+/// [`STOP_WORDS`](crate::text::stop_words::STOP_WORDS) or another language's
+/// ([`is_foreign_function_word`]) —, counted up to `enough`: a rule that needs a few of them
+/// stops looking there (prose has them in its first words).
 pub(super) fn function_words(line: &str, enough: usize) -> usize {
     let mut count = 0;
     if enough > 0 {
         let _ = try_for_each_run(line, |run, _| {
-            count += usize::from(is_english_stop_word(run.as_bytes()));
+            count += usize::from(is_function_word(run));
             if count < enough {
                 ControlFlow::Continue(())
             } else {
@@ -334,7 +340,7 @@ pub(super) mod tests {
     /// character), up to `enough`.
     fn function_words_by_split(line: &str, enough: usize) -> usize {
         line.split(|c: char| !crate::text::analyze::is_word_char(c))
-            .filter(|w| w.is_ascii() && is_english_stop_word(w.as_bytes()))
+            .filter(|w| !w.is_empty() && is_function_word(w))
             .count()
             .min(enough)
     }
@@ -366,6 +372,9 @@ pub(super) mod tests {
             "\u{a0}",
             "»",
             "thethethe",
+            "und",
+            "für",
+            "się",
         ];
         let mut capped = 0;
         for line in texts(&pieces, 0x0DDB_1A5E_5BAD_5EED, 20_000) {
