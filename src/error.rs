@@ -73,7 +73,7 @@ pub enum Error {
 
     /// Another process (or another `Store` in this process) holds the store open for writing.
     #[error(
-        "the store at {path} is locked by another writer (only one process may write a store at a time): {detail}"
+        "the store at {path} is locked by another writer (one writer at a time: another process, or another open handle of the store in this process): {detail}"
     )]
     Locked {
         /// The store path.

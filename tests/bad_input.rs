@@ -855,7 +855,8 @@ fn store_locked_by_another_writer() {
             err.trim_end(),
             format!(
                 "error: {context} {db}: the store at {db} is locked by another writer \
-                 (only one process may write a store at a time): \
+                 (one writer at a time: another process, or another open handle of the \
+                 store in this process): \
                  IO error: While lock file: {db}/LOCK: Resource temporarily unavailable"
             ),
             "{args:?}"

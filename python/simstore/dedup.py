@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import os
+import re
 from typing import Any, Iterable, Optional, Sequence, Union
 
 from ._simstore import _dedup
@@ -66,8 +68,12 @@ def dedup(
     Raises ``ValueError`` when no record has a text in ``text_field`` (or a page in
     ``html_field``) (a misnamed field
     would keep everything), or for a list of ``str`` that all name JSONL/Parquet files
-    (pass ``pathlib.Path`` objects to read files); ``KeyError`` for a dataset without the
-    column; ``TypeError`` for a ``DatasetDict`` (pass one split).
+    (pass ``pathlib.Path`` objects to read files), for a list of neither texts nor dicts
+    (``bytes``: decode them), for a ``newest:``/``oldest:`` field no record has, and for a
+    JSONL line that is not a JSON object (naming the file and line); ``KeyError`` for a
+    dataset without the column; ``TypeError`` for a ``DatasetDict`` (pass one split) or a
+    list mixing ``Path`` objects with other items. A NaN in the ``keep`` field is no value;
+    a lone surrogate in a text is read as U+FFFD.
     """
     rule = (keep, quality, k, verify)
     dataset = _as_dataset(data)
@@ -83,21 +89,26 @@ def dedup(
     column = lambda f: [r.get(f) if isinstance(r, dict) else None for r in records]  # noqa: E731
     texts = [r.get(text_field) if isinstance(r, dict) else r for r in records]
     pages = column(html_field) if html_field is not None else None
-    if any(isinstance(r, dict) for r in records):
-        _some_text(texts, text_field, pages)
+    _some_text(texts, text_field if any(isinstance(r, dict) for r in records) else None, pages)
     return _kept(texts, pages, column, rule)
 
 
-def _some_text(texts: Sequence[Any], text_field: str, pages: Optional[Sequence[Any]] = None) -> None:
-    """Refuses records none of which has a text in ``text_field`` (or a page): a misnamed
-    field (or a column of numbers) would otherwise keep every record, silently. Records
+def _some_text(texts: Sequence[Any], text_field: Optional[str], pages: Optional[Sequence[Any]] = None) -> None:
+    """Refuses records none of which has a text in ``text_field`` (or a page), or a list
+    none of whose items is a text (``text_field`` None): a misnamed field, a column of
+    numbers or a list of ``bytes`` would otherwise keep every record, silently. Records
     without text among others with it are kept, as ``simstore dedup --output`` keeps them."""
     if pages is not None and any(isinstance(p, str) for p in pages):
         return
     if texts and not any(isinstance(t, str) for t in texts):
-        found = sorted({type(t).__name__ for t in texts})
+        found = ", ".join(sorted({type(t).__name__ for t in texts}))
+        if text_field is None:
+            raise ValueError(
+                f"none of the {len(texts)} items is a text (str) or a record (dict) (found: {found}): "
+                "pass texts, records, or the paths of record files (decode bytes first)"
+            )
         raise ValueError(
-            f"none of the {len(texts)} records has a text in {text_field!r} (found: {', '.join(found)}): "
+            f"none of the {len(texts)} records has a text in {text_field!r} (found: {found}): "
             "name the field that holds each record's text"
         )
 
@@ -105,12 +116,22 @@ def _some_text(texts: Sequence[Any], text_field: str, pages: Optional[Sequence[A
 def _kept(texts, pages, column, rule) -> list[int]:
     """The kept indices of the records of ``texts`` (and, where one has none, ``pages``)."""
     keep, quality, k, verify = rule
-    texts = [t if isinstance(t, str) else None for t in texts]
+    texts = [_repaired(t) if isinstance(t, str) else None for t in texts]
     if pages is not None:
-        pages = [p if t is None and isinstance(p, str) else None for t, p in zip(texts, pages)]
+        pages = [_repaired(p) if t is None and isinstance(p, str) else None for t, p in zip(texts, pages)]
     lengths = [len(t or p or "") for t, p in zip(texts, pages or [None] * len(texts))]
     order = _order(keep, lengths, column)
     return list(_dedup(texts, order, quality, k, verify, keep == "none", pages))
+
+
+def _repaired(text: str) -> str:
+    """``text`` with each lone surrogate (an emoji cut in half, as ``json.loads`` reads
+    ``"\\ud83d"``) as U+FFFD, as the command line reads one; the text itself otherwise."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return re.sub("[\ud800-\udfff]", "\ufffd", text)
 
 
 def _order(keep: str, lengths: Sequence[int], column) -> Optional[list[int]]:
@@ -126,12 +147,19 @@ def _order(keep: str, lengths: Sequence[int], column) -> Optional[list[int]]:
         raise ValueError(
             f"keep={keep!r}: expected first, longest, newest:FIELD, oldest:FIELD or none"
         )
-    values = list(column(field))
+    values = [None if _is_nan(v) else v for v in column(field)]
     present = [i for i in range(n) if values[i] is not None]
     missing = [i for i in range(n) if values[i] is None]
+    if n > 0 and not present:
+        raise ValueError(f"keep={keep!r}: no record has a value in {field!r} (a misnamed field would keep the first)")
     # A reversed sort keeps ties in input order too.
     present.sort(key=lambda i: _sort_key(values[i]), reverse=policy == "newest")
     return present + missing
+
+
+def _is_nan(v: Any) -> bool:
+    """A float NaN (pandas' and pyarrow's missing value): no value."""
+    return isinstance(v, float) and math.isnan(v)
 
 
 def _sort_key(v: Any) -> tuple:
@@ -160,6 +188,11 @@ def _records(data: Any, text_field: str) -> list[Any]:
         return [r for p in _files(os.fspath(data)) for r in _read(p, text_field)]
     if isinstance(data, (list, tuple)) and data and all(isinstance(p, os.PathLike) for p in data):
         return [r for d in data for p in _files(os.fspath(d)) for r in _read(p, text_field)]
+    if isinstance(data, (list, tuple)) and any(isinstance(p, os.PathLike) for p in data):
+        raise TypeError(
+            "the list mixes paths (pathlib.Path) with other items: pass only Paths to read files, "
+            "or only texts / records"
+        )
     if isinstance(data, (list, tuple)) and len(data) > 0 and all(_names_a_file(t) for t in data):
         raise ValueError(
             "every text of the list names a JSONL or Parquet file: to read the files, pass "
@@ -196,6 +229,16 @@ def _read(path: str, text_field: str) -> Iterable[dict]:
         return
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                yield json.loads(line)
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}:{number}: invalid JSON ({e}): a JSONL file holds one JSON object a line") from None
+            if not isinstance(record, dict):
+                raise ValueError(
+                    f"{path}:{number}: expected a JSON object (a record), found {type(record).__name__}: "
+                    "a JSONL file holds one record a line"
+                )
+            yield record

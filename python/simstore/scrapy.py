@@ -15,8 +15,8 @@ shingle sketches, 0 to 1; None for a page stored as a fingerprint), for later pi
 decide (a ``scrapy.Item`` class must declare them; a dict item takes them as they are). A
 tagged duplicate is still not stored. What counts as a near duplicate is, by default, the store's
 quality mode (``simstore init --quality``, or ``SIMSTORE_QUALITY`` for a store the pipeline
-creates): every stored page within the tables' k_max, and pages up to 8 bits away (high:
-12) whose texts' shingle sketches agree — the answer ``simstore query`` and ``simstore serve`` give.
+creates): every stored page within the tables' k_max, and pages up to 12 bits away (high:
+14) whose texts' shingle sketches agree — the answer ``simstore query`` and ``simstore serve`` give.
 ``SIMSTORE_K`` and ``SIMSTORE_VERIFY`` override it, as ``k`` and ``verify`` of
 ``check_and_insert`` do. Settings:
 
@@ -35,7 +35,8 @@ creates): every stored page within the tables' k_max, and pages up to 8 bits awa
 ``SIMSTORE_TITLE_FIELD``          "title"     the field with its title (optional)
 ``SIMSTORE_URL_FIELD``            "url"       the field with its URL (stored with it)
 ``SIMSTORE_ID_FIELD``             the URL     the field naming the page in the store
-``SIMSTORE_HTML_FIELD``           "html"      used when the item has no text: the raw
+``SIMSTORE_HTML_FIELD``           "html"      used when the item has no text (none, or only
+                                              whitespace): the raw
                                               page, reduced to title and main text by
                                               :func:`simstore.extract_page`; what it
                                               left out (link lists) is passed too, so
@@ -53,8 +54,14 @@ set): set it to ``"INFO"``, as the example project does, so that a crawl of many
 does not print a warning for each.
 
 Counters in the crawl's stats: ``simstore/new``, ``simstore/exact``, ``simstore/near``, and
-``simstore/no_text`` / ``simstore/no_id`` for items passed on unchecked (nothing to
-fingerprint, or no id).
+``simstore/no_text`` / ``simstore/no_id`` for items passed on unchecked, each with a
+warning the first time: an item with neither a text in ``SIMSTORE_TEXT_FIELD`` nor a page
+in ``SIMSTORE_HTML_FIELD`` (a title alone is never compared: one site-wide title would make
+every page a duplicate of the first), or without an id (``SIMSTORE_ID_FIELD``, else
+``SIMSTORE_URL_FIELD``).
+
+Several pipelines of one process (two spiders of one ``CrawlerProcess``) naming the same
+``SIMSTORE_DB`` share one open store, closed when the last of them closes.
 
 Concurrency: Scrapy calls pipelines in its reactor thread. The check runs in the reactor's
 thread pool (``deferToThread``), and the engine releases the GIL, so fingerprinting and the
@@ -66,6 +73,7 @@ stored, and every check sees every page stored before it.
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any, Callable, Literal, Optional, cast
 
 try:
@@ -116,6 +124,9 @@ class SimstorePipeline:
             raise InvalidArgumentError(f"SIMSTORE_ON_DUPLICATE = {on_duplicate!r}: use drop or tag")
         if quality is not None and quality not in QUALITY_K_MAX:
             raise InvalidArgumentError(f"SIMSTORE_QUALITY = {quality!r}: use standard or high")
+        for name, value in (("SIMSTORE_K", k), ("SIMSTORE_K_MAX", k_max), ("SIMSTORE_EXPECTED_DOCS", expected_docs)):
+            if value is not None and value < 0:
+                raise InvalidArgumentError(f"{name} = {value}: expected a whole number >= 0")
         if verify is not None and not 0.0 <= verify <= 1.0:
             raise InvalidArgumentError(f"SIMSTORE_VERIFY = {verify}: a sketch similarity between 0 and 1")
         self.db = db
@@ -132,6 +143,7 @@ class SimstorePipeline:
         self.on_duplicate = on_duplicate
         self.stats = stats
         self.store: Optional[Store] = None
+        self._warned: set[str] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "SimstorePipeline":
@@ -157,10 +169,10 @@ class SimstorePipeline:
         )
 
     def open_spider(self, spider: Any = None) -> None:
-        store = Store(self.db, k_max=self.k_max, quality=self.quality, expected_docs=self.expected_docs)
+        store = _open_shared(self.db, k_max=self.k_max, quality=self.quality, expected_docs=self.expected_docs)
         k_max = store.k_max
         if self.k is not None and self.k > k_max:
-            store.close()
+            _close_shared(self.db)
             raise KTooLargeError(
                 f"SIMSTORE_K = {self.k} is above the k_max of {self.db} ({k_max}): use a smaller "
                 "SIMSTORE_K, or leave it unset for the store's quality mode"
@@ -179,7 +191,7 @@ class SimstorePipeline:
 
     def close_spider(self, spider: Any = None) -> None:
         if self.store is not None:
-            self.store.close()
+            _close_shared(self.db)
             self.store = None
 
     async def process_item(self, item: Any, spider: Any = None) -> Any:
@@ -203,25 +215,39 @@ class SimstorePipeline:
         return item
 
     def _page(self, item: ItemAdapter) -> Optional[tuple]:
-        """(id, text, title, url, left_out) of an item, or None (counted) when it cannot be
-        checked; ``left_out`` is what the HTML reader left out of the text of an item given
-        as HTML (None for one given as text)."""
+        """(id, text, title, url, left_out) of an item, or None (counted, and said once)
+        when it cannot be checked; ``left_out`` is what the HTML reader left out of the
+        text of an item given as HTML (None for one given as text). A text of whitespace
+        alone is no text; a title alone is not compared."""
         url = _str(item.get(self.url_field))
         page_id = _str(item.get(self.id_field))
         text = _str(item.get(self.text_field))
         title = _str(item.get(self.title_field))
         html = item.get(self.html_field)
         left_out = None
-        if text is None and html is not None:
-            extracted_title, text, left_out = extract_page(html, left_out=True)
-            title = title or extracted_title
+        if not (text or "").strip():
+            text = None
+            if html is not None and len(html) > 0:
+                extracted_title, text, left_out = extract_page(html, left_out=True)
+                title = title or extracted_title
         if not page_id:
-            self._inc("simstore/no_id")
+            self._unchecked("simstore/no_id", f"items without an id (no {self.id_field!r} field) are passed on unchecked")
             return None
-        if not (text or "").strip() and not (title or "").strip():
-            self._inc("simstore/no_text")
+        if not (text or "").strip():
+            self._unchecked(
+                "simstore/no_text",
+                f"items without a text in {self.text_field!r} or a page in {self.html_field!r} are passed on "
+                "unchecked (set SIMSTORE_TEXT_FIELD / SIMSTORE_HTML_FIELD to the item's fields)",
+            )
             return None
-        return page_id, text or "", title, url, left_out
+        return page_id, text, title, url, left_out
+
+    def _unchecked(self, key: str, why: str) -> None:
+        """Counts an item passed on unchecked; warns the first time for each reason."""
+        self._inc(key)
+        if key not in self._warned:
+            self._warned.add(key)
+            logger.warning("simstore: %s (counted in %s)", why, key)
 
     def _check(
         self, page_id: str, text: str, title: Optional[str], url: Optional[str], left_out: Optional[str] = None
@@ -248,16 +274,45 @@ class SimstorePipeline:
             self.stats.inc_value(key)
 
 
+_SHARED: dict[str, list[Any]] = {}  # path: [the Store, how many pipelines hold it]
+_SHARED_LOCK = threading.Lock()
+
+
+def _open_shared(db: str, **options: Any) -> Store:
+    """The store ``db`` opened once per process for every pipeline that names it (a store
+    has one writer: a second ``Store`` of one path would be refused as locked)."""
+    with _SHARED_LOCK:
+        entry = _SHARED.get(db)
+        if entry is None:
+            entry = _SHARED[db] = [Store(db, **options), 0]
+        entry[1] += 1
+        return cast(Store, entry[0])
+
+
+def _close_shared(db: str) -> None:
+    """Closes ``db``'s store when the last pipeline that opened it lets go."""
+    with _SHARED_LOCK:
+        entry = _SHARED.get(db)
+        if entry is None:
+            return
+        entry[1] -= 1
+        if entry[1] == 0:
+            del _SHARED[db]
+            entry[0].close()
+
+
 def _tag(item: Any, values: tuple) -> None:
     """Sets the :data:`TAG_FIELDS` of a duplicate's item; a clear error when its class does
     not declare them."""
     adapter = ItemAdapter(item)
+    name = TAG_FIELDS[0]
     try:
         for name, value in zip(TAG_FIELDS, values):
             adapter[name] = value
-    except KeyError as e:
+    except KeyError:
         raise InvalidArgumentError(
-            f"SIMSTORE_ON_DUPLICATE = 'tag': the item class {type(item).__name__} has no field {e}; "
+            f"SIMSTORE_ON_DUPLICATE = 'tag': the item class {type(item).__name__} does not declare "
+            f"the field {name!r}; "
             f"declare {', '.join(TAG_FIELDS)} (or yield dicts)"
         ) from None
 

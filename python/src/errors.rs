@@ -12,7 +12,9 @@ fn class_name(e: &Error) -> &'static str {
         Error::NoStore { .. } => "NoStoreError",
         Error::NotAStore { .. } => "NotAStoreError",
         Error::FormatVersion { .. } | Error::SpecMismatch { .. } => "IncompatibleStoreError",
-        Error::Corrupt(_) | Error::Stale(_) => "CorruptStoreError",
+        Error::Corrupt(_) | Error::Stale(_) | Error::Damaged { .. } | Error::DamagedLog { .. } => {
+            "CorruptStoreError"
+        }
         Error::ReadOnly => "ReadOnlyError",
         Error::InvalidFingerprint { .. } => "InvalidFingerprintError",
         Error::KTooLarge { .. } => "KTooLargeError",

@@ -223,3 +223,34 @@ def test_mistakes_are_refused_not_kept_silently(sample: list, tmp_path: Path) ->
     numbers = datasets.Dataset.from_dict({"body": list(range(10))})
     with pytest.raises(ValueError, match="found: int"):
         simstore.dedup(numbers, "body")
+
+
+def test_more_mistakes_are_refused_and_odd_values_read(tmp_path: Path) -> None:
+    """Input forms a trial found kept everything silently, and values it found refused."""
+    a = "the same article, reposted on another site today, word for word, with nothing changed in it"
+    b = "a different text about the weather in the mountains this week, with snow on the passes"
+    # A misnamed --keep field chose by input order; NaN (pandas' missing value) was a value.
+    with pytest.raises(ValueError, match="no record has a value in 'timestamp'"):
+        simstore.dedup([{"text": a, "ts": 1}, {"text": a, "ts": 2}], keep="newest:timestamp")
+    nan = float("nan")
+    assert simstore.dedup([{"text": a, "ts": nan}, {"text": a, "ts": 1.0}, {"text": a, "ts": 2.0}],
+                          keep="newest:ts") == [2]
+    # bytes, or Paths mixed with str, were texts.
+    with pytest.raises(ValueError, match="found: bytes"):
+        simstore.dedup([a.encode(), a.encode(), b.encode()])
+    with pytest.raises(TypeError, match="mixes paths"):
+        simstore.dedup([tmp_path / "x.jsonl", "y.jsonl"])
+    # A JSON array on a line was one record; a broken line a bare JSONDecodeError.
+    array = tmp_path / "array.jsonl"
+    array.write_text(json.dumps([{"text": a}, {"text": a}]) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"array.jsonl:1: expected a JSON object"):
+        simstore.dedup(array)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(json.dumps({"text": a}) + "\n{\"text\": \n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"broken.jsonl:2: invalid JSON"):
+        simstore.dedup(broken)
+    # A lone surrogate escape (half an emoji) aborted the whole dedup; read as U+FFFD.
+    halves = tmp_path / "halves.jsonl"
+    halves.write_text("".join(json.dumps({"text": t}) + "\n" for t in [a + " \ud83d", a + " \ud83d", b]),
+                      encoding="utf-8")
+    assert simstore.dedup(halves) == [0, 2]

@@ -280,3 +280,85 @@ def test_a_k_above_an_existing_stores_k_max_stops_the_crawl(tmp_path: Path) -> N
     assert p.store is None
     with simstore.Store(db) as store:  # closed again: not locked
         assert store.k_max == 3
+
+
+def _items(pipe: SimstorePipeline, items: list) -> list:
+    """The items ``pipe`` passes on (a dropped one is left out), in order; the checks run
+    inline instead of in the reactor's pool, as there is no crawl."""
+    import asyncio
+
+    from scrapy.exceptions import DropItem
+    from twisted.internet import defer
+
+    import simstore.scrapy as module
+
+    passed = []
+
+    async def run_all() -> None:
+        for item in items:
+            try:
+                passed.append(await pipe.process_item(item))
+            except DropItem:
+                pass
+
+    original = module.deferToThread
+    module.deferToThread = lambda f, *a: defer.succeed(f(*a))  # type: ignore[assignment]
+    try:
+        asyncio.run(run_all())
+    finally:
+        module.deferToThread = original  # type: ignore[assignment]
+    return passed
+
+
+ARTICLES = [
+    "The city council approved a new budget on Tuesday, adding funds for parks and libraries across the districts.",
+    "A research ship returned to the harbour after two years of measuring the ice of the Arctic ocean and its storms.",
+    "The museum opens an exhibition of last century's painters on Saturday, with works lent by private collectors.",
+]
+
+
+def test_items_without_text_are_passed_unchecked_never_compared_by_title(tmp_path: Path) -> None:
+    """Items whose text is in a field the pipeline does not read (and no page) were compared
+    by their site-wide title alone: every article after the first dropped as an exact
+    duplicate. They pass unchecked now, counted and said once."""
+    p = pipeline(SIMSTORE_DB=str(tmp_path / "a.db"))
+    p.open_spider()
+    try:
+        items = [{"url": f"http://127.0.0.1/{i}", "title": "Example News", "content": t} for i, t in enumerate(ARTICLES)]
+        assert _items(p, items) == items
+        assert p.store is not None and len(p.store) == 0
+    finally:
+        p.close_spider()
+
+
+def test_an_empty_text_reads_the_page(tmp_path: Path) -> None:
+    """An empty text (an empty selector result) kept the HTML unread: copies passed."""
+    page = ("<html><head><title>Budget</title></head><body><article><p>" + ARTICLES[0] + " " + ARTICLES[1]
+            + "</p></article></body></html>")
+    p = pipeline(SIMSTORE_DB=str(tmp_path / "b.db"))
+    p.open_spider()
+    try:
+        items = [{"url": f"http://127.0.0.1/{i}", "text": empty, "html": page} for i, empty in enumerate(["", [], "  \n"])]
+        assert _items(p, items) == items[:1]
+    finally:
+        p.close_spider()
+
+
+def test_pipelines_of_one_process_share_a_store(tmp_path: Path) -> None:
+    """Two spiders of one process naming one SIMSTORE_DB: the second was refused as locked."""
+    db = str(tmp_path / "shared.db")
+    first, second = pipeline(SIMSTORE_DB=db), pipeline(SIMSTORE_DB=db)
+    first.open_spider()
+    second.open_spider()
+    try:
+        item = {"url": "http://127.0.0.1/a", "text": ARTICLES[2]}
+        assert _items(first, [item]) == [item]
+        assert _items(second, [{"url": "http://127.0.0.1/b", "text": ARTICLES[2]}]) == []
+    finally:
+        first.close_spider()
+    assert second.store is not None and len(second.store) == 1  # still open for the other
+    second.close_spider()
+    with simstore.Store(db) as store:  # closed by the last: not locked
+        assert len(store) == 1
+    with pytest.raises(simstore.InvalidArgumentError, match="SIMSTORE_K = -1"):
+        pipeline(SIMSTORE_K=-1)
