@@ -134,6 +134,33 @@ impl Cluster {
         self.wait_until("the cluster to be whole again", |c| c.formed());
     }
 
+    /// Waits (up to 30 s, then panics with the logs' tails) until every live master's
+    /// replicas have all it wrote (`INFO replication`: each replica's `offset` at the
+    /// master's `master_repl_offset`). Replication is asynchronous: a test that kills a
+    /// master right after a write must wait for this, or the write may be lost by design.
+    pub fn wait_until_replicated(&self) {
+        self.wait_until("every replica to catch up with its master", |c| {
+            c.masters().into_iter().all(|m| {
+                let info = node_cli(m, &["info", "replication"]);
+                let sent = info.lines().find_map(|l| {
+                    l.trim()
+                        .strip_prefix("master_repl_offset:")?
+                        .parse::<u64>()
+                        .ok()
+                });
+                // `slave0:ip=127.0.0.1,port=7004,state=online,offset=12345,lag=0`
+                let acked: Vec<u64> = (info.lines())
+                    .filter(|l| l.starts_with("slave"))
+                    .filter_map(|l| {
+                        l.split(',')
+                            .find_map(|kv| kv.strip_prefix("offset=")?.parse().ok())
+                    })
+                    .collect();
+                sent.is_some_and(|sent| !acked.is_empty() && acked.iter().all(|&a| a >= sent))
+            })
+        });
+    }
+
     /// Sets `appendfsync always` on every live node until it restarts: a write is in its
     /// node's AOF, fsynced, before it is answered, so a `kill -9` of every node loses
     /// nothing answered (with `everysec`, up to 2 s of writes).
