@@ -162,11 +162,48 @@ def _is_nan(v: Any) -> bool:
     return isinstance(v, float) and math.isnan(v)
 
 
-def _sort_key(v: Any) -> tuple:
-    """Numbers before strings, as the command line sorts them."""
+def _sort_key(v: Any) -> tuple[int, float, str]:
+    """Numbers and ISO 8601 timestamps (as Unix seconds: instants, whatever their zone or
+    precision; ``datetime``/``date`` values by their ISO form) before other strings, as
+    the command line sorts them."""
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return (0, float(v), "")
-    return (1, 0.0, v if isinstance(v, str) else str(v))
+    text = v if isinstance(v, str) else str(v)
+    seconds = _timestamp_seconds(text)
+    if seconds is not None:
+        return (0, seconds, "")
+    return (1, 0.0, text)
+
+
+_TIMESTAMP = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})([.,]\d+)?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?)?"
+)
+
+
+def _timestamp_seconds(s: str) -> Optional[float]:
+    """The instant an ISO 8601 timestamp names, in Unix seconds, as the command line reads
+    one (a date, maybe a time, maybe a zone; none is UTC); None for any other string."""
+    m = _TIMESTAMP.fullmatch(s.strip())
+    if m is None:
+        return None
+    y, mo, d, h, mi, sec, frac, _z, sign, oh, om = m.groups()
+    y, mo, d = int(y), int(mo), int(d)
+    hours, minutes, seconds = int(h or 0), int(mi or 0), int(sec or 0)
+    if not (1 <= mo <= 12 and 1 <= d <= 31 and hours <= 23 and minutes <= 59 and seconds <= 60):
+        return None
+    # Days since 1970-01-01 (Howard Hinnant's days_from_civil, as the command line counts).
+    yy = y - 1 if mo <= 2 else y
+    era = yy // 400
+    yoe = yy - era * 400
+    doy = (153 * (mo - 3 if mo > 2 else mo + 9) + 2) // 5 + d - 1
+    days = era * 146_097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719_468
+    total = days * 86_400.0 + hours * 3600 + minutes * 60 + seconds
+    if frac:
+        total += float("0" + frac.replace(",", "."))
+    if sign:
+        offset = int(oh) * 3600 + int(om or 0) * 60
+        total += -offset if sign == "+" else offset
+    return total
 
 
 def _as_dataset(data: Any) -> Any:

@@ -254,3 +254,17 @@ def test_more_mistakes_are_refused_and_odd_values_read(tmp_path: Path) -> None:
     halves.write_text("".join(json.dumps({"text": t}) + "\n" for t in [a + " \ud83d", a + " \ud83d", b]),
                       encoding="utf-8")
     assert simstore.dedup(halves) == [0, 2]
+
+
+def test_timestamps_are_kept_by_their_instants(cli: Path, tmp_path: Path) -> None:
+    """ISO 8601 timestamps of other zones and precisions: ordered as instants, by the
+    command line and by Python alike (as text, "…00Z" sorted after "…00.500Z")."""
+    text = "the same article, reposted on another site today, word for word, with nothing changed in it"
+    stamps = ["2024-01-01T00:00:00Z", "2024-01-01T00:00:00.500Z", "2024-01-01T10:00:00+05:00",
+              "2024-01-01T06:00:00Z", "2024-01-01 13:00:00", "2024-01-01T12:00:00Z"]
+    records = [{"id": f"r{i}", "body": text, "ts": s} for i, s in enumerate(stamps)]
+    for keep, want in [("newest:ts", [4]), ("oldest:ts", [0])]:
+        assert _cli_kept(cli, tmp_path, records, keep) == want, keep
+        assert simstore.dedup(records, "body", keep=keep) == want, keep
+    records = records[:2]  # half a second apart
+    assert simstore.dedup(records, "body", keep="newest:ts") == _cli_kept(cli, tmp_path, records, "newest:ts") == [1]

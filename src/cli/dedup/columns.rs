@@ -42,14 +42,44 @@ pub(super) fn strings(batch: &RecordBatch, name: &str) -> Result<Option<StringAr
     Ok(utf8.as_any().downcast_ref::<StringArray>().cloned())
 }
 
-/// A keep-policy column's values as ranks: strings as [`Rank::Str`], numbers, dates and
-/// timestamps as [`Rank::Num`], nulls as [`Rank::Missing`].
+/// Seconds in one unit of a date or timestamp column's integers (whatever its zone: the
+/// integers count from the Unix epoch in UTC), or `None` for other columns.
+fn seconds_per_unit(t: &DataType) -> Option<f64> {
+    use arrow_schema::TimeUnit;
+    Some(match t {
+        DataType::Timestamp(TimeUnit::Second, _) => 1.0,
+        DataType::Timestamp(TimeUnit::Millisecond, _) | DataType::Date64 => 1e-3,
+        DataType::Timestamp(TimeUnit::Microsecond, _) => 1e-6,
+        DataType::Timestamp(TimeUnit::Nanosecond, _) => 1e-9,
+        DataType::Date32 => 86_400.0,
+        _ => return None,
+    })
+}
+
+/// A keep-policy column's values as ranks: numbers as [`Rank::Num`]; dates and timestamps
+/// as their instants in Unix seconds (a JSONL record's ISO 8601 strings are read so too; a
+/// timestamp without a zone counts as UTC); other strings by [`Rank::of_text`]; nulls as
+/// [`Rank::Missing`].
 pub(super) fn ranks(col: &ArrayRef) -> Result<Vec<Rank>> {
     let text = matches!(
         col.data_type(),
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
     );
     let as_num = |to: &DataType| arrow_cast::cast(col, to).ok();
+    if let Some(scale) = seconds_per_unit(col.data_type())
+        && let Some(ints) = as_num(&DataType::Int64)
+    {
+        let ints = ints
+            .as_any()
+            .downcast_ref::<arrow_array::Int64Array>()
+            .context("an instant column")?;
+        return Ok((0..ints.len())
+            .map(|i| match ints.is_valid(i) {
+                true => Rank::Num(ints.value(i) as f64 * scale),
+                false => Rank::Missing,
+            })
+            .collect());
+    }
     if !text
         && let Some(nums) = as_num(&DataType::Float64).or_else(|| {
             let ints = as_num(&DataType::Int64)?;
@@ -75,7 +105,7 @@ pub(super) fn ranks(col: &ArrayRef) -> Result<Vec<Rank>> {
         .context("strings")?;
     Ok((0..strs.len())
         .map(|i| match strs.is_valid(i) {
-            true => Rank::Str(strs.value(i).to_owned()),
+            true => Rank::of_text(strs.value(i).to_owned()),
             false => Rank::Missing,
         })
         .collect())

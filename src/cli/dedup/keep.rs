@@ -8,6 +8,7 @@ use std::fmt;
 
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
+use super::timestamp;
 use crate::cli::input::Raw;
 
 /// Which record of a cluster a dedup keeps.
@@ -17,7 +18,8 @@ pub enum Keep {
     First,
     /// The one with the longest text (in characters).
     Longest,
-    /// The one whose FIELD sorts last (numbers, or strings such as ISO 8601 timestamps).
+    /// The one whose FIELD sorts last (numbers, ISO 8601 timestamps as instants, other
+    /// strings after them as text).
     Newest(String),
     /// The one whose FIELD sorts first.
     Oldest(String),
@@ -97,15 +99,21 @@ pub enum Rank {
     Unranked,
     /// Characters of the text.
     Len(u64),
-    /// A number.
+    /// A number, or an ISO 8601 timestamp as Unix seconds.
     Num(f64),
-    /// A string (or another JSON value, as written).
+    /// A string that is no timestamp (or another JSON value, as written).
     Str(String),
     /// The field is missing or null.
     Missing,
 }
 
 impl Rank {
+    /// The rank of a string value: an ISO 8601 timestamp as its instant
+    /// ([`timestamp::seconds`]), any other string as itself.
+    pub fn of_text(s: String) -> Rank {
+        timestamp::seconds(&s).map_or(Rank::Str(s), Rank::Num)
+    }
+
     /// Values in ascending order: numbers before strings; [`Rank::Missing`] is placed by
     /// [`order`], never compared here.
     fn cmp_value(&self, other: &Rank) -> Ordering {
@@ -177,7 +185,7 @@ impl<'de> Visitor<'de> for FieldSeed<'_> {
                 rank = match map.next_value::<serde_json::Value>()? {
                     serde_json::Value::Null => Rank::Missing,
                     serde_json::Value::Number(n) => n.as_f64().map_or(Rank::Missing, Rank::Num),
-                    serde_json::Value::String(s) => Rank::Str(s),
+                    serde_json::Value::String(s) => Rank::of_text(s),
                     other => Rank::Str(other.to_string()),
                 };
             } else {
@@ -213,12 +221,30 @@ mod tests {
     #[test]
     fn a_field_is_read_from_its_line() {
         let line = br#"{"text":"a \"b\"","nested":{"ts":1},"ts":"2024-05-01","n":3}"#;
-        assert_eq!(field_rank(line, "ts"), Rank::Str("2024-05-01".into()));
+        assert_eq!(field_rank(line, "ts"), Rank::Num(1_714_521_600.0));
         assert_eq!(field_rank(line, "n"), Rank::Num(3.0));
         assert_eq!(field_rank(line, "none"), Rank::Missing);
         assert_eq!(field_rank(br#"{"ts":null}"#, "ts"), Rank::Missing);
         assert_eq!(field_rank(b"[1,2]", "ts"), Rank::Missing);
         assert_eq!(field_rank(b"not json", "ts"), Rank::Missing);
+    }
+
+    /// Timestamps of other zones and precisions are ordered by their instants, as a
+    /// trial found they were not (as text, "…00Z" sorted after "…00.500Z").
+    #[test]
+    fn timestamps_are_ordered_by_their_instants() {
+        let ranks: Vec<Rank> = [
+            "2024-01-01T00:00:00Z",
+            "2024-01-01T00:00:00.500Z",
+            "2024-01-01T10:00:00+05:00",
+            "2024-01-01T06:00:00Z",
+            "2024-01-01 13:00:00",
+            "2024-01-01T12:00:00Z",
+        ]
+        .map(|s| Rank::of_text(s.into()))
+        .into();
+        let newest = Keep::Newest("ts".into());
+        assert_eq!(order(&newest, &ranks).unwrap(), [4, 5, 3, 2, 1, 0]);
     }
 
     #[test]

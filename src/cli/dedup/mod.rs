@@ -18,6 +18,7 @@ mod records;
 mod report;
 mod rows;
 mod shards;
+mod timestamp;
 
 pub use dataset::copy_kept_as_lines;
 
@@ -139,8 +140,9 @@ pub struct Args {
     #[arg(long, value_name = "MODE", value_parser = crate::cli::init::quality_parser(), conflicts_with_all = ["k_arg", "verify"])]
     quality: Option<Quality>,
     /// Which record of a cluster is kept: first (in input order), longest (text),
-    /// newest:FIELD or oldest:FIELD (the JSONL field's value, numbers or strings such as ISO
-    /// 8601 timestamps; a record without it comes last), or none (every member of a
+    /// newest:FIELD or oldest:FIELD (the field's value: numbers, ISO 8601 timestamps as
+    /// instants (a zone-less one as UTC; as seconds beside numbers), then other strings as
+    /// text; a record without it comes last), or none (every member of a
     /// cluster of two or more is dropped). Ties go to the earlier record. A record joins
     /// the nearest record it duplicates among those the policy prefers to it.
     #[arg(long, value_name = "POLICY", default_value = "first", value_parser = keep::Keep::parse)]
