@@ -841,3 +841,41 @@ fn records_of_other_numbers_or_one_template_are_no_copies_of_each_other() {
     let prod0 = found.lines().next().unwrap();
     assert!(prod0.contains("\"id\":\"prod"), "{prod0}");
 }
+
+/// `import --dedup --output` never stores a record over a stored id: a record reusing an
+/// earlier record's id replaced it, so the store forgot that text and kept its next copy
+/// too (a trial's x(A), x(B), y(A) wrote A twice). Now it writes what `dedup --against
+/// --add` writes: y(A) dropped as x's copy, x(B) written out but not stored.
+#[test]
+fn import_dedup_output_never_stores_over_a_stored_id() {
+    let t = TestCommand::new();
+    let [a, b] = [0, 1].map(|seed| texts(40 + seed, 1).remove(0));
+    let line =
+        |id: &str, text: &str| serde_json::json!({"id": id, "text": text}).to_string() + "\n";
+    let input = [line("x", &a), line("x", &b), line("y", &a)].concat();
+    t.write("in.jsonl", input.as_bytes());
+    let (imported, deduped) = (t.path("i.db"), t.path("d.db"));
+    let o = t.run_on(
+        &imported,
+        &["import", "--dedup", "in.jsonl", "-o", "i.jsonl"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("id is stored already"),
+        "{}",
+        stderr(&o)
+    );
+    let o = t.run(&add_args("in.jsonl", deduped.to_str().unwrap(), "d.jsonl"));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let want = [line("x", &a), line("x", &b)].concat();
+    assert_eq!(std::fs::read_to_string(t.path("i.jsonl")).unwrap(), want);
+    assert_eq!(std::fs::read_to_string(t.path("d.jsonl")).unwrap(), want);
+    // The store still holds x as A: A again under a new id is a duplicate of it.
+    t.write("again.jsonl", line("z", &a).as_bytes());
+    let o = t.run_on(&imported, &["import", "--dedup", "again.jsonl"]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("\"duplicate_of\":\"x\""),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -11,7 +11,7 @@ use indicatif::ProgressBar;
 use rayon::prelude::*;
 use simstore::input::limit::DEFAULT_MAX_DOC_BYTES;
 use simstore::input::reader::Fields;
-use simstore::{BatchOutcome, BulkLoader, CheckOutcome, Entry, MatchRule, Rule, Store};
+use simstore::{BatchOutcome, BulkLoader, CheckOutcome, Entry, MatchRule, QueryKey, Rule, Store};
 
 use super::input::{self, FieldArgs, Format, Inputs, Place};
 use super::{Code, output, rule};
@@ -65,7 +65,8 @@ pub struct Args {
     verify: Option<f64>,
     /// With --dedup: write the records stored (the new ones) to FILE, each JSONL line
     /// unchanged, in input order (gzip'd if FILE ends in .gz), as `dedup --against DB --add
-    /// --output FILE` does. The inputs are read twice (JSONL files, not stdin).
+    /// --output FILE` does; a record whose id is stored already is written out when new,
+    /// never stored over that document. The inputs are read twice (JSONL files, not stdin).
     #[arg(long, short = 'o', value_name = "FILE", requires = "dedup")]
     output: Option<std::path::PathBuf>,
     #[command(flatten)]
@@ -108,6 +109,8 @@ struct Summary<'a> {
     /// With --output: the items (by their index among the items read) stored, in order,
     /// and the inputs' stamps.
     kept: Option<Vec<u64>>,
+    /// With --output: records written out but not stored, their ids being stored already.
+    unstored: u64,
     stamps: Vec<super::input::Stamp>,
 }
 
@@ -147,6 +150,10 @@ impl Summary<'_> {
     ) -> Result<()> {
         let mut out = io::stdout().lock();
         for (item, e) in entries {
+            if self.kept.is_some() && stored_already(store, &e.id)? {
+                self.check_stored_id(store, &mut out, (item, &e), rule)?;
+                continue;
+            }
             let outcome = store
                 .check_and_insert(&e, rule)
                 .with_context(|| format!("cannot store records of {name}"))?;
@@ -159,14 +166,8 @@ impl Summary<'_> {
                 CheckOutcome::ExactDuplicate { .. } => self.exact += 1,
                 _ => self.near += 1,
             }
-            if let (Some(of), Some(distance), false) = (
-                outcome.duplicate_of(),
-                outcome.distance(),
-                self.stdout_closed,
-            ) {
-                let line =
-                    serde_json::json!({"id": e.id, "duplicate_of": of, "distance": distance});
-                self.stdout_closed = closed(writeln!(out, "{line}"))?;
+            if let (Some(of), Some(distance)) = (outcome.duplicate_of(), outcome.distance()) {
+                self.print_duplicate(&mut out, &e.id, of, distance)?;
             }
         }
         if !self.stdout_closed {
@@ -174,6 +175,53 @@ impl Summary<'_> {
         }
         Ok(())
     }
+
+    /// With `--output`, a record whose id is stored already (an earlier record's, or an
+    /// earlier import's): checked, never stored over that document (which would make the
+    /// store forget it, so that a later copy of it were kept too). A duplicate of a stored
+    /// document is dropped; any other is written out and not stored, with a warning, as
+    /// `dedup --against --add` does.
+    fn check_stored_id(
+        &mut self,
+        store: &Store,
+        out: &mut impl Write,
+        (item, e): (u64, &Entry),
+        rule: &MatchRule,
+    ) -> Result<()> {
+        let found = (store.query(QueryKey::from(e), *rule)).context("cannot read the store")?;
+        if let Some(m) = found.first() {
+            self.near += 1;
+            return self.print_duplicate(out, &e.id, &m.doc.id, m.distance);
+        }
+        eprintln!(
+            "warning: record {}: its id is stored already, as another document: written out, \
+             not stored over it (give each record an id of its own)",
+            e.id
+        );
+        self.kept.get_or_insert_default().push(item);
+        self.unstored += 1;
+        Ok(())
+    }
+
+    /// Prints the line of a duplicate not stored (unless stdout was closed).
+    fn print_duplicate(
+        &mut self,
+        out: &mut impl Write,
+        id: &str,
+        of: &str,
+        distance: u32,
+    ) -> Result<()> {
+        if !self.stdout_closed {
+            let line = serde_json::json!({"id": id, "duplicate_of": of, "distance": distance});
+            self.stdout_closed = closed(writeln!(out, "{line}"))?;
+        }
+        Ok(())
+    }
+}
+
+/// True when the store holds a document under `id`.
+fn stored_already(store: &Store, id: &str) -> Result<bool> {
+    Ok(store.contains(&[id]).context("cannot read the store")?[0])
 }
 
 /// True when `r` failed because stdout is a closed pipe (the reader went away: the import
@@ -431,8 +479,12 @@ fn write_kept(args: &Args, summary: &Summary<'_>, bar: &ProgressBar) -> Result<S
     let stamps = (summary.read, &summary.stamps[..]);
     let n = super::dedup::copy_kept_as_lines(inputs, kept, stamps, out, bar)?;
     bar.finish_and_clear();
+    let unstored = match summary.unstored {
+        0 => String::new(),
+        u => format!(" ({u} of them not stored: their ids were stored already)"),
+    };
     Ok(format!(
-        ", {} written to {}",
+        ", {} written to {}{unstored}",
         output::count(n, "record"),
         out.display()
     ))
