@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fingerprints of articles in 16 languages besides English, from Universal Dependencies
+"""Fingerprints of articles in 29 languages besides English, from Universal Dependencies
 treebanks' test splits (held apart from the dev splits resources/gen_function_words.py
 reads): are different articles told apart?
 
@@ -27,6 +27,10 @@ TREEBANKS = {
     "fi": "UD_Finnish-TDT", "fr": "UD_French-GSD", "hu": "UD_Hungarian-Szeged", "id": "UD_Indonesian-GSD",
     "it": "UD_Italian-ISDT", "nl": "UD_Dutch-Alpino", "pl": "UD_Polish-PDB", "pt": "UD_Portuguese-GSD",
     "ro": "UD_Romanian-RRT", "sv": "UD_Swedish-Talbanken", "tr": "UD_Turkish-IMST", "vi": "UD_Vietnamese-VTB",
+    "af": "UD_Afrikaans-AfriBooms", "eu": "UD_Basque-BDT", "hr": "UD_Croatian-SET", "et": "UD_Estonian-EDT",
+    "gl": "UD_Galician-CTG", "ga": "UD_Irish-IDT", "lv": "UD_Latvian-LVTB", "lt": "UD_Lithuanian-ALKSNIS",
+    "mt": "UD_Maltese-MUDT", "no": "UD_Norwegian-Bokmaal", "sk": "UD_Slovak-SNK", "sl": "UD_Slovenian-SSJ",
+    "cy": "UD_Welsh-CCG",
     "en": "UD_English-EWT",
 }
 PER = 6

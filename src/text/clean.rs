@@ -57,6 +57,13 @@ pub const MARKERS: &[&str] = &[
     "copyright",
     "©",
     "all rights reserved",
+    "alle rechte vorbehalten",
+    "tous droits réservés",
+    "todos los derechos reservados",
+    "tutti i diritti riservati",
+    "todos os direitos reservados",
+    "alle rechten voorbehouden",
+    "wszelkie prawa zastrzeżone",
     "版权所有",
     "版权声明",
     "icp备",
@@ -111,6 +118,17 @@ pub const MARKERS: &[&str] = &[
     "read more",
     "click here",
     "privacy policy",
+    "we use cookies",
+    "wir verwenden cookies",
+    "nous utilisons des cookies",
+    "utilizamos cookies",
+    "utilizziamo i cookie",
+    "usamos cookies",
+    "wij gebruiken cookies",
+    "używamy plików cookie",
+    "datenschutzerklärung",
+    "politique de confidentialité",
+    "política de privacidad",
     "terms of use",
     "terms of service",
     "cookie policy",
@@ -122,7 +140,7 @@ const SEPARATORS: &[char] = &['|', '·', '•', '»', '›', '>', '┃', '¦'];
 /// ASCII, the ideographic full stop stays).
 const CLAUSE_MARKS: &[char] = &[',', '。', ';', '!', '?'];
 /// Characters that end a sentence of prose (after closing quotes: [`ends_as_prose`]).
-const PROSE_END: &[char] = &['.', '!', '?', '…'];
+const PROSE_END: &[char] = &['.', '!', '?'];
 /// Characters that end a sentence (or close a quotation or parenthesis that ends one).
 const SENTENCE_END: &[char] = &[
     '。', '！', '？', '.', '!', '?', ';', '；', '…', '”', '"', '」', '』', ')', '）',
@@ -179,10 +197,13 @@ fn is_metadata(n: &LineCounts) -> bool {
 ///
 /// Han lines count only when they are not written in clauses: a link list or tag strip has
 /// no commas or full stops; prose that happens to use few function characters ("电池无问题。",
-/// an app's feature list) has them. Other lines count their function words, English
-/// [`STOP_WORDS`] and those of 16 other languages (`resources/function-words.txt`), and only
-/// when they do not end as a sentence does: prose of a language with few separate function
-/// words (Turkish, Finnish) still ends in a full stop, and a menu or tag list does not.
+/// an app's feature list) has them. Lines of Latin script count their function words,
+/// English [`STOP_WORDS`] and those of 29 other languages (`resources/function-words.txt`),
+/// and only when they do not end as a sentence does: prose of a language with few separate
+/// function words (Turkish, Finnish) still ends in a full stop, and a menu or tag list does
+/// not (nor in an ellipsis, as a teaser or a "More..." does). Lines mostly of other
+/// scripts (Cyrillic, Greek, Arabic, Devanagari, Thai...) are not judged by function
+/// words: the cleaner knows none of theirs.
 fn lacks_function_words(line: &str, n: &LineCounts) -> bool {
     if n.han >= FUNCTION_WORDS_MIN_HAN
         && n.clause_marks == 0
@@ -190,7 +211,11 @@ fn lacks_function_words(line: &str, n: &LineCounts) -> bool {
     {
         return true;
     }
-    if n.han == 0 && n.alnum >= FUNCTION_WORDS_MIN_HAN && !ends_as_prose(line) {
+    if n.han == 0
+        && n.alnum >= FUNCTION_WORDS_MIN_HAN
+        && n.non_latin * 2 < n.alnum
+        && !ends_as_prose(line)
+    {
         let all = n.alnum_words;
         // `function < MIN_FUNCTION_WORDS × all` for a whole number `function` is
         // `function < needed`: the stop words are counted up to `needed`.
@@ -200,11 +225,12 @@ fn lacks_function_words(line: &str, n: &LineCounts) -> bool {
     false
 }
 
-/// True when `line` ends as a sentence of prose: a full stop, question or exclamation mark
-/// or an ellipsis, maybe inside closing quotes or a parenthesis.
+/// True when `line` ends as a sentence of prose: a full stop, question or exclamation mark,
+/// maybe inside closing quotes or a parenthesis; not an ellipsis (NFKC writes "…" as
+/// "...").
 fn ends_as_prose(line: &str) -> bool {
-    line.trim_end_matches(['"', '\'', '”', '’', '»', ')', '）'])
-        .ends_with(PROSE_END)
+    let end = line.trim_end_matches(['"', '\'', '”', '’', '»', ')', '）']);
+    end.ends_with(PROSE_END) && !end.ends_with("..")
 }
 
 /// A marker makes a line boilerplate when the line is short (at most 60 characters), or
@@ -657,6 +683,9 @@ mod tests {
             "Rada miasta zdecydowała w poniedziałek, że nowy most zostanie zbudowany do końca roku",
             "Belediye meclisi pazartesi günü eski köprünün sonbahara kadar onarılmasına karar verdi.",
             "Kaupunginvaltuusto päätti maanantaina korjata vanhan sillan joen yli syksyyn mennessä.",
+            // Scripts whose function words the cleaner does not know: not judged by them.
+            "नगर परिषद ने सोमवार को नदी पर बने पुराने पुल की मरम्मत शरद ऋतु तक करने का निर्णय लिया।",
+            "Городской совет в понедельник решил отремонтировать старый мост через реку до осени",
         ] {
             assert_eq!(kind(line), LineKind::Content, "{line}");
         }
@@ -664,6 +693,10 @@ mod tests {
             "Startseite Politik Wirtschaft Sport Kultur Reisen Wetter Kontakt Impressum",
             "Home News Sport Weather Culture Travel Contact Login Register",
             "Tags: Politik, Wirtschaft, Berlin, Europa, Wahlen, Bundestag, Haushalt, Steuern",
+            // An ellipsis ends a teaser or a menu, not prose.
+            "Football Tennis Cricket Rugby Golf Cycling Boxing Athletics More...",
+            "Wir verwenden Cookies, um Ihnen ein optimales Erlebnis zu bieten. Mehr erfahren.",
+            "© 2026 Beispiel Verlag GmbH. Alle Rechte vorbehalten.",
         ] {
             assert_eq!(kind(line), LineKind::Boilerplate, "{line}");
         }

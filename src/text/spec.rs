@@ -50,7 +50,7 @@ pub(crate) const TITLE_CAP: f32 = 0.2;
 
 impl FingerprintSpec {
     /// The spec this build computes (v10: v9 whose line cleaning knows the function words
-    /// of 16 languages besides English and keeps a line that ends as prose, so a German or
+    /// of 29 languages besides English and keeps a line that ends as prose, so a German or
     /// Turkish article is no longer taken for chrome, and whose fingerprints give those
     /// function words no weight).
     pub fn current() -> Self {

@@ -338,9 +338,9 @@ pub(crate) fn is_english_stop_word(word: &[u8]) -> bool {
     pack(word).is_some_and(|key| SET.contains(key))
 }
 
-/// The function words of the other languages the cleaner knows
-/// (`resources/function-words.txt`: German, French, Spanish, Polish, Turkish... from
-/// Universal Dependencies treebanks, none of them common in English). Like the
+/// The function words of the 29 other languages the cleaner knows
+/// (`resources/function-words.txt`: German, French, Spanish, Polish, Turkish..., from
+/// Universal Dependencies treebanks, without English content words). Like the
 /// [`STOP_WORDS`], they count as function words in the cleaner's prose test and weigh
 /// nothing in a fingerprint.
 pub(crate) fn foreign_function_words() -> impl Iterator<Item = &'static str> {

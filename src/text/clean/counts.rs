@@ -14,6 +14,12 @@ use crate::text::ascii::{
 };
 use crate::text::stop_words::{is_english_stop_word, is_foreign_function_word};
 
+/// True for a letter of the Latin script (ASCII, Latin-1, Latin Extended A to E and
+/// Additional: Vietnamese), after NFKC.
+fn is_latin(c: char) -> bool {
+    matches!(c, '\0'..='\u{024F}' | '\u{1E00}'..='\u{1EFF}' | '\u{2C60}'..='\u{2C7F}' | '\u{A720}'..='\u{A7FF}' | '\u{AB30}'..='\u{AB6F}')
+}
+
 /// An English stop word or another language's function word.
 fn is_function_word(run: &str) -> bool {
     is_english_stop_word(run.as_bytes()) || is_foreign_function_word(run)
@@ -40,6 +46,9 @@ pub(super) struct LineCounts {
     pub(super) items: usize,
     /// [`CLAUSE_MARKS`].
     pub(super) clause_marks: usize,
+    /// Letters of scripts other than Latin and Han (Cyrillic, Greek, Arabic, Devanagari,
+    /// Thai...), whose function words the cleaner does not know.
+    pub(super) non_latin: usize,
     /// Runs of letters and digits ([`crate::text::analyze::is_word_char`]); how many of
     /// them are English stop words is counted only where a rule needs it
     /// ([`function_words`]).
@@ -221,6 +230,7 @@ impl LineScan {
             self.n.han += 1;
             self.alnum_other();
         } else if crate::text::analyze::is_word_char(c) {
+            self.n.non_latin += usize::from(c.is_alphabetic() && !is_latin(c));
             self.alnum_other();
         } else {
             self.end_alnum();
