@@ -4,6 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyMapping, PyString, PyType};
+use pyo3::{Borrowed, FromPyObject};
 use simstore::Fingerprint;
 
 use crate::errors::{invalid_argument, invalid_fingerprint, to_py};
@@ -97,4 +98,49 @@ pub(crate) fn query_arg(py: Python<'_>, i: usize, item: &Bound<'_, PyAny>) -> Py
         title,
         text: text.unwrap_or_default(),
     })
+}
+
+/// A text argument (a text, title, URL, or what a reader left out): a `str`, each lone
+/// surrogate in it (half an emoji, as `json.loads` reads `"\ud83d"`) read as U+FFFD, as
+/// the command line and the server read one; a plain `String` would raise a bare
+/// `UnicodeEncodeError`.
+pub(crate) struct Text(pub(crate) String);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Text {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let s = obj.cast::<PyString>().map_err(PyErr::from)?;
+        Ok(Text(s.to_string_lossy().into_owned()))
+    }
+}
+
+/// A whole-number argument (`k`, `limit`, `k_max`, `expected_docs`): a negative one, or one
+/// too large for it, is an `InvalidArgumentError` (a `ValueError`) saying so, not a bare
+/// `OverflowError`.
+pub(crate) struct Whole<T>(pub(crate) T);
+
+impl<'a, 'py, T: TryFrom<i64>> FromPyObject<'a, 'py> for Whole<T> {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let n: i64 = obj.extract()?;
+        match T::try_from(n) {
+            Ok(v) if n >= 0 => Ok(Whole(v)),
+            _ => Err(invalid_argument(
+                obj.py(),
+                format!("{n} is out of range: expected a whole number >= 0 (None for the default)"),
+            )),
+        }
+    }
+}
+
+/// `Some(w.0)` of an optional [`Whole`].
+pub(crate) fn whole<T>(w: Option<Whole<T>>) -> Option<T> {
+    w.map(|w| w.0)
+}
+
+/// `Some(t.0)` of an optional [`Text`].
+pub(crate) fn text(t: Option<Text>) -> Option<String> {
+    t.map(|t| t.0)
 }

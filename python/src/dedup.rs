@@ -11,6 +11,7 @@ use simstore::text::shingles::ShingleSets;
 use simstore::{MatchRule, Quality, Sketch};
 
 use crate::FINGERPRINTER;
+use crate::convert::Whole;
 use crate::errors::{invalid_argument, to_py};
 
 /// The k of a rule given `verify` and no `k`, as `simstore dedup FILE --verify T`.
@@ -38,11 +39,12 @@ pub(crate) fn _dedup(
     texts: Vec<Option<String>>,
     order: Option<Vec<u32>>,
     quality: &str,
-    k: Option<u32>,
+    k: Option<Whole<u32>>,
     verify: Option<f64>,
     keep_none: bool,
     pages: Option<Vec<Option<String>>>,
 ) -> PyResult<Vec<u32>> {
+    let k = k.map(|k| k.0);
     let (rule, mode) = rule(py, quality, k, verify)?;
     if let Some(o) = &order {
         check_order(py, o, texts.len())?;

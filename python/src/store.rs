@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use simstore::index::quality::RuleValue;
 use simstore::{DocMeta, Document, InsertOutcome, Quality, QueryKey, Rule};
 
-use crate::convert::{Query, fingerprint_arg, query_arg};
+use crate::convert::{Query, Text, Whole, fingerprint_arg, query_arg, text, whole};
 use crate::errors::{invalid_argument, to_py};
 use crate::handle::{Handle, InCall};
 use crate::results::{CheckResult, Match, StoredDocument};
@@ -21,7 +21,7 @@ pub(crate) mod lifecycle;
 ///
 /// `quality` ("standard", the default, or "high") is the store's quality mode: what
 /// `check_and_insert` and `query` count as a near duplicate when given no `k` or `verify`
-/// (candidates up to 8 bits away — high: 12, and spans of the text's weak bits besides the
+/// (candidates up to 12 bits away — high: 14, and spans of the text's weak bits besides the
 /// tables' — whose texts' shingle sketches agree, besides every stored document within
 /// k_max). `k_max` (default: the mode's, 3) is the largest Hamming
 /// distance the tables answer exactly and `expected_docs` (default 1,000,000) picks the
@@ -68,16 +68,16 @@ impl Store {
 /// reader left out of the text (`extract_page(html, left_out=True)`).
 fn document(
     id: String,
-    text: String,
-    (title, url): (Option<String>, Option<String>),
-    left_out: Option<String>,
+    body: Text,
+    (title, url): (Option<Text>, Option<Text>),
+    left_out: Option<Text>,
 ) -> Document {
     Document {
         id,
-        title,
-        text,
-        url,
-        left_out,
+        title: text(title),
+        text: body.0,
+        url: text(url),
+        left_out: text(left_out),
     }
 }
 
@@ -89,12 +89,13 @@ impl Store {
     fn new(
         py: Python<'_>,
         path_or_url: PathBuf,
-        k_max: Option<u32>,
+        k_max: Option<Whole<u32>>,
         quality: Option<&str>,
-        expected_docs: Option<u64>,
+        expected_docs: Option<Whole<u64>>,
         read_only: bool,
         sync_writes: bool,
     ) -> PyResult<Self> {
+        let (k_max, expected_docs) = (whole(k_max), whole(expected_docs));
         let quality = match quality {
             Some(q) => q.parse::<Quality>().map_err(|e| invalid_argument(py, e))?,
             None => Quality::default(),
@@ -175,10 +176,10 @@ impl Store {
         &self,
         py: Python<'_>,
         id: String,
-        text: String,
-        title: Option<String>,
-        url: Option<String>,
-        left_out: Option<String>,
+        text: Text,
+        title: Option<Text>,
+        url: Option<Text>,
+        left_out: Option<Text>,
     ) -> PyResult<&'static str> {
         let doc = document(id, text, (title, url), left_out);
         self.call(py, move |s| s.insert(&doc)).map(insert_status)
@@ -224,14 +225,15 @@ impl Store {
         &self,
         py: Python<'_>,
         id: String,
-        text: String,
-        title: Option<String>,
-        url: Option<String>,
-        k: Option<u32>,
+        text: Text,
+        title: Option<Text>,
+        url: Option<Text>,
+        k: Option<Whole<u32>>,
         verify: Option<f64>,
-        left_out: Option<String>,
+        left_out: Option<Text>,
     ) -> PyResult<CheckResult> {
         check_similarity(py, verify)?;
+        let k = whole(k);
         let doc = document(id, text, (title, url), left_out);
         let outcome = self.call(py, move |s| {
             s.check_and_insert(&doc, Rule::options(k, verify))
@@ -241,8 +243,8 @@ impl Store {
 
     /// The near duplicates of a text (with its title) or of a fingerprint `fp`, nearest
     /// first (ties: by id), at most `limit`. Given neither `k` nor `verify`: by the store's
-    /// quality mode (a text: every stored document within k_max, and those up to 8 bits away
-    /// — high: 12 — whose shingle sketch agrees; `fp`, which has no sketch: within k_max). `k` alone:
+    /// quality mode (a text: every stored document within k_max, and those up to 12 bits away
+    /// — high: 14 — whose shingle sketch agrees; `fp`, which has no sketch: within k_max). `k` alone:
     /// every stored document within Hamming distance `k`, exact for k <= k_max
     /// (`KTooLargeError` above). `verify` (0..1, with a text only) keeps only the matches
     /// within `k` (default k_max) whose shingle sketch is at least that similar (e.g. k=8,
@@ -254,15 +256,16 @@ impl Store {
     fn query(
         &self,
         py: Python<'_>,
-        text: Option<String>,
+        text: Option<Text>,
         fp: Option<&Bound<'_, PyAny>>,
-        title: Option<String>,
-        k: Option<u32>,
-        limit: Option<usize>,
+        title: Option<Text>,
+        k: Option<Whole<u32>>,
+        limit: Option<Whole<usize>>,
         verify: Option<f64>,
-        left_out: Option<String>,
+        left_out: Option<Text>,
     ) -> PyResult<Vec<Match>> {
         check_similarity(py, verify)?;
+        let (k, limit) = (whole(k), whole(limit));
         let by_text = text.is_some() || title.is_some();
         let matches = match (fp, by_text, verify) {
             (Some(_), true, _) => {
@@ -288,12 +291,8 @@ impl Store {
                 self.call(py, move |s| s.query(fp, Rule::options(k, None)))?
             }
             (None, true, verify) => {
-                let doc = document(
-                    String::new(),
-                    text.unwrap_or_default(),
-                    (title, None),
-                    left_out,
-                );
+                let body = text.unwrap_or(Text(String::new()));
+                let doc = document(String::new(), body, (title, None), left_out);
                 self.call(py, move |s| s.query(&doc, Rule::options(k, verify)))?
             }
         };
@@ -309,9 +308,10 @@ impl Store {
         &self,
         py: Python<'_>,
         queries: &Bound<'_, PyAny>,
-        k: Option<u32>,
-        limit: Option<usize>,
+        k: Option<Whole<u32>>,
+        limit: Option<Whole<usize>>,
     ) -> PyResult<Vec<Vec<Match>>> {
+        let (k, limit) = (whole(k), whole(limit));
         let queries = queries
             .try_iter()?
             .enumerate()
@@ -370,10 +370,10 @@ impl Store {
         &self,
         py: Python<'_>,
         id: String,
-        text: String,
-        title: Option<String>,
+        text: Text,
+        title: Option<Text>,
     ) -> PyResult<Option<f64>> {
-        docs::similarity(self, py, (id, text, title))
+        docs::similarity(self, py, (id, text.0, self::text(title)))
     }
 
     /// Figures about the store, as a dict with the keys of `simstore stats --json` (docs,
@@ -441,8 +441,8 @@ impl Store {
     /// each document joins the nearest earlier kept document it duplicates, or is kept (no
     /// chains). A list of clusters, each a sorted list of ids, ordered by their first id.
     #[pyo3(signature = (k = None))]
-    fn dedup(&self, py: Python<'_>, k: Option<u32>) -> PyResult<Vec<Vec<String>>> {
-        self.call(py, move |s| match k {
+    fn dedup(&self, py: Python<'_>, k: Option<Whole<u32>>) -> PyResult<Vec<Vec<String>>> {
+        self.call(py, move |s| match whole(k) {
             Some(k) => s.dedup(k),
             None => s.dedup(Rule::Mode),
         })

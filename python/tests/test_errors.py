@@ -101,3 +101,22 @@ def test_errors_are_simstore_errors() -> None:
         assert issubclass(getattr(simstore, name), simstore.Error)
     assert issubclass(simstore.StorageError, OSError)
     assert issubclass(simstore.KTooLargeError, ValueError)
+
+
+def test_negative_numbers_and_lone_surrogates(tmp_path: Path) -> None:
+    """A trial found a negative k, limit or k_max raised a bare OverflowError, and half an
+    emoji in a text (a lone surrogate, as json.loads reads "\\ud83d") a bare
+    UnicodeEncodeError: now an InvalidArgumentError, and U+FFFD as the CLI reads it."""
+    text = "the council approved the harbour budget on Tuesday after a long debate \ud83d"
+    with simstore.Store(tmp_path / "s.db") as store:
+        for call in (lambda: store.query(text, k=-1), lambda: store.query(text, limit=-1),
+                     lambda: store.query_batch([text], k=-1), lambda: store.dedup(k=-1),
+                     lambda: store.check_and_insert("x", text, k=-3),
+                     lambda: simstore.Store(tmp_path / "t.db", k_max=-1),
+                     lambda: simstore.dedup([text, text], k=-1)):
+            with pytest.raises(simstore.InvalidArgumentError, match="expected a whole number >= 0"):
+                call()
+        assert store.check_and_insert("a", text, title="Budget \ud83d").status == "new"
+        again = store.check_and_insert("b", text.replace("\ud83d", "\ufffd"), title="Budget \ufffd")
+        assert (again.status, again.of) == ("exact_duplicate", "a")
+        assert [m.id for m in store.query(text)] == ["a"]
