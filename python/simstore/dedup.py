@@ -116,22 +116,12 @@ def _some_text(texts: Sequence[Any], text_field: Optional[str], pages: Optional[
 def _kept(texts, pages, column, rule) -> list[int]:
     """The kept indices of the records of ``texts`` (and, where one has none, ``pages``)."""
     keep, quality, k, verify = rule
-    texts = [_repaired(t) if isinstance(t, str) else None for t in texts]
+    texts = [t if isinstance(t, str) else None for t in texts]
     if pages is not None:
-        pages = [_repaired(p) if t is None and isinstance(p, str) else None for t, p in zip(texts, pages)]
+        pages = [p if t is None and isinstance(p, str) else None for t, p in zip(texts, pages)]
     lengths = [len(t or p or "") for t, p in zip(texts, pages or [None] * len(texts))]
     order = _order(keep, lengths, column)
     return list(_dedup(texts, order, quality, k, verify, keep == "none", pages))
-
-
-def _repaired(text: str) -> str:
-    """``text`` with each lone surrogate (an emoji cut in half, as ``json.loads`` reads
-    ``"\\ud83d"``) as U+FFFD, as the command line reads one; the text itself otherwise."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return re.sub("[\ud800-\udfff]", "\ufffd", text)
 
 
 def _order(keep: str, lengths: Sequence[int], column) -> Optional[list[int]]:

@@ -141,6 +141,6 @@ pub(crate) fn whole<T>(w: Option<Whole<T>>) -> Option<T> {
 }
 
 /// `Some(t.0)` of an optional [`Text`].
-pub(crate) fn text(t: Option<Text>) -> Option<String> {
+pub(crate) fn text_of(t: Option<Text>) -> Option<String> {
     t.map(|t| t.0)
 }

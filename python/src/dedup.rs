@@ -11,7 +11,7 @@ use simstore::text::shingles::ShingleSets;
 use simstore::{MatchRule, Quality, Sketch};
 
 use crate::FINGERPRINTER;
-use crate::convert::Whole;
+use crate::convert::{Text, Whole, text_of};
 use crate::errors::{invalid_argument, to_py};
 
 /// The k of a rule given `verify` and no `k`, as `simstore dedup FILE --verify T`.
@@ -36,15 +36,18 @@ const DEFAULT_K: u32 = 3;
 #[allow(clippy::too_many_arguments, reason = "the Python signature")]
 pub(crate) fn _dedup(
     py: Python<'_>,
-    texts: Vec<Option<String>>,
+    texts: Vec<Option<Text>>,
     order: Option<Vec<u32>>,
     quality: &str,
     k: Option<Whole<u32>>,
     verify: Option<f64>,
     keep_none: bool,
-    pages: Option<Vec<Option<String>>>,
+    pages: Option<Vec<Option<Text>>>,
 ) -> PyResult<Vec<u32>> {
     let k = k.map(|k| k.0);
+    // A lone surrogate (half an emoji) reads as U+FFFD ([`Text`]), as the CLI reads one.
+    let texts: Vec<Option<String>> = texts.into_iter().map(text_of).collect();
+    let pages = pages.map(|p| p.into_iter().map(text_of).collect::<Vec<_>>());
     let (rule, mode) = rule(py, quality, k, verify)?;
     if let Some(o) = &order {
         check_order(py, o, texts.len())?;

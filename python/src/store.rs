@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use simstore::index::quality::RuleValue;
 use simstore::{DocMeta, Document, InsertOutcome, Quality, QueryKey, Rule};
 
-use crate::convert::{Query, Text, Whole, fingerprint_arg, query_arg, text, whole};
+use crate::convert::{Query, Text, Whole, fingerprint_arg, query_arg, text_of, whole};
 use crate::errors::{invalid_argument, to_py};
 use crate::handle::{Handle, InCall};
 use crate::results::{CheckResult, Match, StoredDocument};
@@ -74,10 +74,10 @@ fn document(
 ) -> Document {
     Document {
         id,
-        title: text(title),
+        title: text_of(title),
         text: body.0,
-        url: text(url),
-        left_out: text(left_out),
+        url: text_of(url),
+        left_out: text_of(left_out),
     }
 }
 
@@ -373,7 +373,7 @@ impl Store {
         text: Text,
         title: Option<Text>,
     ) -> PyResult<Option<f64>> {
-        docs::similarity(self, py, (id, text.0, self::text(title)))
+        docs::similarity(self, py, (id, text.0, text_of(title)))
     }
 
     /// Figures about the store, as a dict with the keys of `simstore stats --json` (docs,

@@ -107,14 +107,16 @@ fn remove_dead_staging(parent: &Path, name: &str) {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;
     };
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
     for entry in entries.flatten() {
         let file = entry.file_name();
         let pid = file.to_str().and_then(|f| f.strip_prefix(&prefix));
         let Some(pid) = pid.and_then(|p| p.parse::<u32>().ok()) else {
             continue;
         };
-        let gone = Path::new("/proc/self").exists() && !Path::new(&format!("/proc/{pid}")).exists();
-        if gone {
+        if !Path::new(&format!("/proc/{pid}")).exists() {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }
