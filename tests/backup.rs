@@ -227,7 +227,10 @@ fn kill_9_during_a_backup_leaves_no_backup_that_looks_complete() {
         round += 1;
     }
     eprintln!("backup kill test: {killed} of {round} runs killed; a whole run took {took:.1?}");
-    assert!(killed >= 1, "no run of {round} was killed before it finished");
+    assert!(
+        killed >= 1,
+        "no run of {round} was killed before it finished"
+    );
 }
 
 /// A restore removes the staging directories that restores killed mid-way left beside its

@@ -58,7 +58,7 @@ pub(crate) enum Query {
 /// Query `i` of `Store.query_batch`: a str (always a text), an int (a fingerprint), or a
 /// mapping with `"text"` (and `"title"`) or `"fp"`.
 pub(crate) fn query_arg(py: Python<'_>, i: usize, item: &Bound<'_, PyAny>) -> PyResult<Query> {
-    if let Ok(s) = item.extract::<String>() {
+    if let Ok(Text(s)) = item.extract::<Text>() {
         return Ok(Query::Text {
             title: None,
             text: s,
@@ -83,11 +83,18 @@ pub(crate) fn query_arg(py: Python<'_>, i: usize, item: &Bound<'_, PyAny>) -> Py
             _ => Ok(None),
         }
     };
+    let text: Option<Text> = field("text")?.map(|v| v.extract()).transpose()?;
+    let title: Option<Text> = field("title")?.map(|v| v.extract()).transpose()?;
     if let Some(fp) = field("fp")? {
+        if text.is_some() || title.is_some() {
+            return Err(invalid_argument(
+                py,
+                format!("query {i}: give \"fp\" or \"text\" (and \"title\"), not both"),
+            ));
+        }
         return fingerprint_arg(py, &fp).map(Query::Fp);
     }
-    let text: Option<String> = field("text")?.map(|v| v.extract()).transpose()?;
-    let title: Option<String> = field("title")?.map(|v| v.extract()).transpose()?;
+    let (text, title) = (text_of(text), text_of(title));
     if text.is_none() && title.is_none() {
         return Err(invalid_argument(
             py,
@@ -112,6 +119,30 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Text {
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
         let s = obj.cast::<PyString>().map_err(PyErr::from)?;
         Ok(Text(s.to_string_lossy().into_owned()))
+    }
+}
+
+/// An id argument: a `str` of whole Unicode characters. One with a lone surrogate (half an
+/// emoji) is an `InvalidArgumentError` naming it, as the command line refuses such an id:
+/// read as U+FFFD, two different ids would become one and replace each other.
+pub(crate) struct Id(pub(crate) String);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Id {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let s = obj.cast::<PyString>().map_err(PyErr::from)?;
+        match s.to_cow() {
+            Ok(id) => Ok(Id(id.into_owned())),
+            Err(_) => Err(invalid_argument(
+                obj.py(),
+                format!(
+                    "id {}: it holds a lone surrogate (half a UTF-16 pair, such as '\\ud83d'): \
+                     ids must be whole Unicode characters",
+                    s.repr()?
+                ),
+            )),
+        }
     }
 }
 

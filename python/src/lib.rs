@@ -54,7 +54,7 @@ fn extract_page<'py>(
     charset: Option<String>,
     left_out: bool,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    let page = if let Ok(s) = html.extract::<String>() {
+    let page = if let Ok(convert::Text(s)) = html.extract::<convert::Text>() {
         py.detach(|| html::parse(&s))
     } else if let Ok(b) = html.extract::<Vec<u8>>() {
         py.detach(|| html::page_from_bytes(&b, charset.as_deref()))

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use simstore::index::quality::RuleValue;
 use simstore::{DocMeta, Document, InsertOutcome, Quality, QueryKey, Rule};
 
-use crate::convert::{Query, Text, Whole, fingerprint_arg, query_arg, text_of, whole};
+use crate::convert::{Id, Query, Text, Whole, fingerprint_arg, query_arg, text_of, whole};
 use crate::errors::{invalid_argument, to_py};
 use crate::handle::{Handle, InCall};
 use crate::results::{CheckResult, Match, StoredDocument};
@@ -175,13 +175,13 @@ impl Store {
     fn insert(
         &self,
         py: Python<'_>,
-        id: String,
+        id: Id,
         text: Text,
         title: Option<Text>,
         url: Option<Text>,
         left_out: Option<Text>,
     ) -> PyResult<&'static str> {
-        let doc = document(id, text, (title, url), left_out);
+        let doc = document(id.0, text, (title, url), left_out);
         self.call(py, move |s| s.insert(&doc)).map(insert_status)
     }
 
@@ -192,18 +192,18 @@ impl Store {
     fn insert_fingerprint(
         &self,
         py: Python<'_>,
-        id: String,
+        id: Id,
         fp: &Bound<'_, PyAny>,
-        title: Option<String>,
-        url: Option<String>,
+        title: Option<Text>,
+        url: Option<Text>,
     ) -> PyResult<&'static str> {
         let fp = fingerprint_arg(py, fp)?;
         let meta = DocMeta {
-            title,
-            url,
+            title: text_of(title),
+            url: text_of(url),
             ..DocMeta::default()
         };
-        self.call(py, move |s| s.insert_fingerprint(&id, fp, meta))
+        self.call(py, move |s| s.insert_fingerprint(&id.0, fp, meta))
             .map(insert_status)
     }
 
@@ -224,7 +224,7 @@ impl Store {
     fn check_and_insert(
         &self,
         py: Python<'_>,
-        id: String,
+        id: Id,
         text: Text,
         title: Option<Text>,
         url: Option<Text>,
@@ -234,7 +234,7 @@ impl Store {
     ) -> PyResult<CheckResult> {
         check_similarity(py, verify)?;
         let k = whole(k);
-        let doc = document(id, text, (title, url), left_out);
+        let doc = document(id.0, text, (title, url), left_out);
         let outcome = self.call(py, move |s| {
             s.check_and_insert(&doc, Rule::options(k, verify))
         })?;
@@ -336,20 +336,21 @@ impl Store {
     }
 
     /// The stored document `id` as a `StoredDocument`, or None.
-    fn get(&self, py: Python<'_>, id: String) -> PyResult<Option<StoredDocument>> {
-        match self.call(py, move |s| s.get(&id))? {
+    fn get(&self, py: Python<'_>, id: Id) -> PyResult<Option<StoredDocument>> {
+        match self.call(py, move |s| s.get(&id.0))? {
             Some(d) => Ok(Some(StoredDocument::new(py, d)?)),
             None => Ok(None),
         }
     }
 
     /// Deletes the document `id`; returns whether it existed.
-    fn delete(&self, py: Python<'_>, id: String) -> PyResult<bool> {
-        self.call(py, move |s| s.delete(&id))
+    fn delete(&self, py: Python<'_>, id: Id) -> PyResult<bool> {
+        self.call(py, move |s| s.delete(&id.0))
     }
 
     /// Deletes `ids` in one change set (atomic on RocksDB): for each, whether it was stored.
-    fn delete_many(&self, py: Python<'_>, ids: Vec<String>) -> PyResult<Vec<bool>> {
+    fn delete_many(&self, py: Python<'_>, ids: Vec<Id>) -> PyResult<Vec<bool>> {
+        let ids: Vec<String> = ids.into_iter().map(|i| i.0).collect();
         self.call(py, move |s| s.delete_many(&docs::refs(&ids)))
     }
 
@@ -369,11 +370,11 @@ impl Store {
     fn similarity(
         &self,
         py: Python<'_>,
-        id: String,
+        id: Id,
         text: Text,
         title: Option<Text>,
     ) -> PyResult<Option<f64>> {
-        docs::similarity(self, py, (id, text.0, text_of(title)))
+        docs::similarity(self, py, (id.0, text.0, text_of(title)))
     }
 
     /// Figures about the store, as a dict with the keys of `simstore stats --json` (docs,
@@ -519,8 +520,8 @@ impl Store {
         Ok(self.call(py, |s| Ok(s.len()))? as usize)
     }
 
-    fn __contains__(&self, py: Python<'_>, id: String) -> PyResult<bool> {
-        self.call(py, move |s| s.get(&id)).map(|d| d.is_some())
+    fn __contains__(&self, py: Python<'_>, id: Id) -> PyResult<bool> {
+        self.call(py, move |s| s.get(&id.0)).map(|d| d.is_some())
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {

@@ -120,3 +120,34 @@ def test_negative_numbers_and_lone_surrogates(tmp_path: Path) -> None:
         again = store.check_and_insert("b", text.replace("\ud83d", "\ufffd"), title="Budget \ufffd")
         assert (again.status, again.of) == ("exact_duplicate", "a")
         assert [m.id for m in store.query(text)] == ["a"]
+
+
+def test_a_lone_surrogate_in_an_id_is_refused_by_name(tmp_path: Path) -> None:
+    """A trial found a lone surrogate in an id raised a bare UnicodeEncodeError. Read as
+    U+FFFD, "a\\ud83d" and "a\\ud83e" would be one id and replace each other, so it is an
+    InvalidArgumentError naming the id, as the command line refuses such a record; texts of
+    a query batch and of extract_page are read as U+FFFD like every other text."""
+    text = "the council approved the harbour budget on Tuesday after a long debate"
+    with simstore.Store(tmp_path / "s.db") as store:
+        for call in (lambda: store.insert("a\ud83d", text),
+                     lambda: store.check_and_insert("a\ud83d", text),
+                     lambda: store.insert_fingerprint("a\ud83d", 1),
+                     lambda: store.get("a\ud83d"), lambda: store.delete("a\ud83d"),
+                     lambda: store.delete_many(["b", "a\ud83d"]),
+                     lambda: "a\ud83d" in store):
+            with pytest.raises(simstore.InvalidArgumentError, match="lone surrogate") as e:
+                call()
+            assert "'a\\ud83d'" in str(e.value)
+        assert len(store) == 0
+        store.insert("a", text + " \ud83d")
+        assert [m[0].id for m in store.query_batch([text + " \ud83d", {"text": text + " \ud83d"}])] == ["a", "a"]
+        assert simstore.extract_page("<p>" + text + " \ud83d</p>")[1].endswith("\ufffd")
+
+
+def test_a_query_of_a_text_and_a_fingerprint_is_refused(tmp_path: Path) -> None:
+    """A dict with both "text" and "fp" was queried by the fingerprint, the text ignored."""
+    with simstore.Store(tmp_path / "s.db") as store:
+        with pytest.raises(simstore.InvalidArgumentError, match="not both"):
+            store.query_batch([{"text": "a page", "fp": 1}])
+        with pytest.raises(simstore.InvalidArgumentError, match="not both"):
+            store.query_batch([{"title": "a page", "fp": 1}])

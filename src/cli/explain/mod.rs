@@ -14,7 +14,7 @@ use simstore::index::near::is_partial;
 use simstore::index::page::{self, analyze_page};
 use simstore::text::explain::{Explanation, explain};
 use simstore::text::shingles::ShingleSets;
-use simstore::{Analysis, Fingerprint, Fingerprinter, MatchRule, Rule, Sketch, Store};
+use simstore::{Analysis, Fingerprint, Fingerprinter, MatchRule, Rule, Sketch, Store, WeakBits};
 
 use super::input::{self, FieldArgs};
 use super::{Code, open_for_reading, output, rule};
@@ -34,7 +34,8 @@ The verdict is the store's, given no --k or --verify: its quality mode's rule (s
 `simstore init --quality`), with the part of it that decided — within k_max, or within 12
 bits in a span of the store's tables, with sketches at least 0.3 similar (Chinese: 0.25 +
 0.025 a bit of distance; 0.8 for texts of fewer than 16 shingles, 24 in Chinese); or rejected:
-beyond the reach, in no common span (a query of one never sees the other), sketches that
+beyond the reach, in no common span (neither the tables nor B's probes, when B is a
+text, bring one to a check of the other), sketches that
 differ, a side without a sketch. Without a store (--files, --text and no store at --db):
 within k = 3.
 
@@ -84,6 +85,8 @@ struct Side {
     main_sketch: Option<Sketch>,
     explained: Option<Explanation>,
     shingles: Option<ShingleSets>,
+    /// The fingerprint's least certain bits, which a check of a text probes (not stored).
+    weak_bits: Option<WeakBits>,
 }
 
 /// The verdict on `b` as a store holding `a` checks it: by their sketches, and where `b`'s
@@ -93,11 +96,16 @@ struct Side {
 /// decide.
 fn decision(judge: &Judge<'_>, a: &Side, b: &Side) -> verdict::Decision {
     let fps = (a.fp, b.fp);
-    let whole = verdict::decide(judge, fps, (a.sketch.as_ref(), b.sketch.as_ref()));
+    // A check probes as many of its weak bits as the rule does for its (whole page's) sketch.
+    let weak = b
+        .weak_bits
+        .as_ref()
+        .map(|w| (w, judge.rule.probes_for(b.sketch.as_ref())));
+    let whole = verdict::decide_probed(judge, fps, (a.sketch.as_ref(), b.sketch.as_ref()), weak);
     let Some(main) = b.main_sketch.filter(|_| whole.accepted()) else {
         return whole;
     };
-    let by_main = verdict::decide(judge, fps, (a.sketch.as_ref(), Some(&main)));
+    let by_main = verdict::decide_probed(judge, fps, (a.sketch.as_ref(), Some(&main)), weak);
     let d = a.fp.distance(b.fp);
     match by_main.accepted() {
         false
@@ -192,6 +200,7 @@ fn sides(db: &Path, args: &Args) -> Result<(Side, Side, Option<Store>)> {
             main_sketch: None,
             explained: None,
             shingles: None,
+            weak_bits: None,
         })
     };
     Ok((get(&args.a)?, get(&args.b)?, Some(store)))
@@ -236,6 +245,7 @@ fn side(f: &Fingerprinter, arg: &str, is_file: bool, title: Option<&str>) -> Res
             main_sketch: None,
             explained: None,
             shingles: None,
+            weak_bits: None,
         });
     }
     let title = title.map(str::to_owned).or(record.title);
@@ -277,7 +287,8 @@ fn text_side(
         name,
         fp: explained.fingerprint,
         sketch: page.as_ref().and_then(|a| a.sketch),
-        main_sketch: page.and_then(|a| a.main_sketch),
+        main_sketch: page.as_ref().and_then(|a| a.main_sketch),
+        weak_bits: page.and_then(|a| a.weak_bits),
         explained: Some(explained),
         shingles: Some(shingles),
     })
@@ -292,6 +303,7 @@ pub fn print_one(out: &mut impl Write, e: &Explanation, top: usize) -> io::Resul
         main_sketch: None,
         explained: Some(e.clone()),
         shingles: None,
+        weak_bits: None,
     };
     write_side(out, "fingerprint", &s, top)
 }

@@ -4,8 +4,9 @@
 //! one span, `Layout::finds`).
 
 use serde_json::{Value, json};
+use simstore::index::probing::query_flips;
 use simstore::index::quality::{FEW_SHINGLES_SIMILARITY, MIN_CONTENT_SHINGLES};
-use simstore::{Fingerprint, Layout, MatchRule, Quality, Sketch};
+use simstore::{Fingerprint, Layout, MatchRule, Quality, Sketch, WeakBits};
 
 use crate::cli::rule::{describe, han_threshold, rule_json};
 
@@ -79,14 +80,36 @@ impl Decision {
 }
 
 /// Which part of `judge`'s rule decides the pair of fingerprints `a`, `b` with sketches.
+#[cfg(test)]
 pub fn decide(
     judge: &Judge<'_>,
     (a, b): (Fingerprint, Fingerprint),
     sketches: (Option<&Sketch>, Option<&Sketch>),
 ) -> Decision {
+    decide_probed(judge, (a, b), sketches, None)
+}
+
+/// [`decide`] for `b` checked as a query with the fingerprint's weak bits, of which it
+/// probes the given number (`MatchRule::probes_for` its sketch): a pair in no common span
+/// of the tables is still a candidate when one of those probes reads `a`'s span, as a
+/// store's check finds it.
+pub fn decide_probed(
+    judge: &Judge<'_>,
+    (a, b): (Fingerprint, Fingerprint),
+    sketches: (Option<&Sketch>, Option<&Sketch>),
+    weak: Option<(&WeakBits, u32)>,
+) -> Decision {
     let rule = &judge.rule;
     let d = a.distance(b);
-    let in_span = d <= rule.k || judge.layout.is_some_and(|l| l.finds(rule.k, a.0, b.0));
+    let probed = |l: &Layout| {
+        weak.is_some_and(|(w, probes)| {
+            l.probes_find(&query_flips(l, rule.k, probes, Some(w)), b.0, a.0)
+        })
+    };
+    let in_span = d <= rule.k
+        || judge
+            .layout
+            .is_some_and(|l| l.finds(rule.k, a.0, b.0) || probed(l));
     // A band alone never brings a page compared by its whole visible text from beyond the
     // reach (`in_reach`).
     if let (Some(t), (Some(x), Some(y))) = (rule.min_similarity, sketches)
@@ -180,7 +203,7 @@ pub fn reason(judge: &Judge<'_>, decision: Decision, distance: u32) -> String {
         Decision::NoSketch => format!("{span}; a side has no sketch to verify"),
         Decision::BeyondReach => format!("distance {distance} > reach {reach}"),
         Decision::NotInASpan => format!(
-            "distance {distance} > k = {k}, and the store's tables put the two in no common span: a query of one never sees the other"
+            "distance {distance} > k = {k}, and neither the store's tables nor the checked text's probes put the two in one span: a check of one never sees the other"
         ),
     }
 }
@@ -317,6 +340,15 @@ mod tests {
         );
         let no_band = (Some(&same), Some(&unbanded));
         assert_eq!(decide(&judge, (a, apart), no_band), Decision::NotInASpan);
+        // A check of `apart` whose weakest bit is 63 probes it flipped, which puts the two
+        // in one span: the store's check finds the pair, and so does the verdict (it said
+        // "never sees the other" of 30 of 264 pairs a trial's store had matched).
+        let bits = std::array::from_fn(|i| 63 - i as u8);
+        let weak = simstore::WeakBits::from_parts(bits, std::array::from_fn(|i| i as u16)).unwrap();
+        let probed = decide_probed(&judge, (a, apart), no_band, Some((&weak, 4)));
+        assert!(matches!(probed, Decision::SketchesAgree(..)), "{probed:?}");
+        let unprobed = decide_probed(&judge, (a, apart), no_band, Some((&weak, 0)));
+        assert_eq!(unprobed, Decision::NotInASpan);
         assert_eq!(
             decide(&judge, (a, Fingerprint(0x1FFF)), no_band),
             Decision::BeyondReach
