@@ -243,7 +243,7 @@ fn own_record_with_others(
     fields: &Fields,
     line_no: u64,
 ) -> Result<(Record, bool), RecordError> {
-    let mut own = match serde_json::from_str(text).map_err(invalid_json)? {
+    let mut own = match serde_json::from_str(text).map_err(|e| invalid_json(text, e))? {
         own::Parsed::Object(own) => own,
         own::Parsed::NotAnObject(found) => return Err(RecordError::NotAnObject(found)),
     };
@@ -267,7 +267,7 @@ fn own_record_with_others(
 /// The id of a record whose id is not a string, read again through a `Value` (rare: the
 /// one pass keeps no number's text): as [`Fields::id_of`] reads it.
 fn value_id(text: &str, fields: &Fields, line_no: u64) -> Result<String, RecordError> {
-    match serde_json::from_str(text).map_err(invalid_json)? {
+    match serde_json::from_str(text).map_err(|e| invalid_json(text, e))? {
         Value::Object(mut obj) => fields.id_of(&mut obj, line_no),
         other => Err(RecordError::NotAnObject(type_name(&other))),
     }
@@ -275,7 +275,7 @@ fn value_id(text: &str, fields: &Fields, line_no: u64) -> Result<String, RecordE
 
 /// A record read through a `Value`, its fields where `fields` says.
 fn value_record(text: &str, fields: &Fields, line_no: u64) -> Result<Record, RecordError> {
-    let value: Value = serde_json::from_str(text).map_err(invalid_json)?;
+    let value: Value = serde_json::from_str(text).map_err(|e| invalid_json(text, e))?;
     let mut obj = match value {
         Value::Object(o) => o,
         other => return Err(RecordError::NotAnObject(type_name(&other))),
@@ -308,8 +308,19 @@ fn value_record(text: &str, fields: &Fields, line_no: u64) -> Result<Record, Rec
     }
 }
 
-fn invalid_json(e: serde_json::Error) -> RecordError {
-    RecordError::InvalidJson(e.to_string())
+/// `e` of line `text`, naming a `NaN` or `Infinity` where it stopped (Python's `json.dumps`
+/// writes them; JSON has no such numbers).
+fn invalid_json(text: &str, e: serde_json::Error) -> RecordError {
+    let at = e.column().saturating_sub(1);
+    let named = ["NaN", "-Infinity", "Infinity"].into_iter().find(|w| {
+        [at, at.saturating_sub(1)]
+            .iter()
+            .any(|&i| text.get(i..).is_some_and(|rest| rest.starts_with(w)))
+    });
+    RecordError::InvalidJson(match named {
+        Some(w) => format!("{e}: {w} is not a JSON number (write null, or the number as a string)"),
+        None => e.to_string(),
+    })
 }
 
 /// The id of a record whose id is a string or missing (an error): a number or another type
@@ -808,8 +819,24 @@ mod tests {
     fn bad_records_say_why() {
         assert!(matches!(
             parse_jsonl(b"{not json"),
-            Err(RecordError::InvalidJson(_))
+            Err(RecordError::InvalidJson(e)) if !e.contains("NaN")
         ));
+        // Python's json.dumps writes NaN and Infinity, which JSON has not: named.
+        let fields = Fields {
+            text: Some("body".into()),
+            ..Fields::default()
+        };
+        for (line, word) in [
+            (&br#"{"id":"a","text":"x", "score": NaN}"#[..], "NaN"),
+            (br#"{"id":"a","text":-Infinity}"#, "-Infinity"),
+        ] {
+            for r in [parse_jsonl(line), parse_jsonl_fields(line, &fields, 1)] {
+                assert!(
+                    matches!(&r, Err(RecordError::InvalidJson(e)) if e.contains(&format!("{word} is not a JSON number"))),
+                    "{r:?}"
+                );
+            }
+        }
         assert!(matches!(
             parse_jsonl(b"[1,2]"),
             Err(RecordError::NotAnObject("an array"))
