@@ -297,15 +297,6 @@ impl Layout {
         })
     }
 
-    /// Whether a query of `a` with one of `flips` ([`crate::index::probing::query_flips`])
-    /// reads a span of its table that holds `b`: a pair beyond `k` the probes bring.
-    pub fn probes_find(&self, flips: &[crate::index::probing::Flip], a: u64, b: u64) -> bool {
-        flips.iter().any(|f| {
-            let p = self.tables[f.table].prefix_bits;
-            p == 0 || self.permute(f.table, a ^ f.mask ^ b) >> (64 - p) == 0
-        })
-    }
-
     /// Applies table `t`'s permutation: its blocks, in the table's order, from the top bit down.
     #[inline]
     pub fn permute(&self, t: usize, fp: u64) -> u64 {

@@ -26,6 +26,14 @@ pub struct Flip {
     pub mask: u64,
 }
 
+/// Whether a query of `a` with one of `flips` ([`query_flips`]) reads a span of its table
+/// that holds `b`: a pair beyond `k` the probes bring.
+pub fn probes_find(layout: &Layout, flips: &[Flip], a: u64, b: u64) -> bool {
+    flips
+        .iter()
+        .any(|f| (a ^ f.mask ^ b) & prefix_mask(layout, f.table) == 0)
+}
+
 /// The fingerprint bits (unpermuted) of table `t`'s prefix.
 pub fn prefix_mask(layout: &Layout, t: usize) -> u64 {
     match layout.tables()[t].prefix_bits() {

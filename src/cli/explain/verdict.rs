@@ -4,7 +4,7 @@
 //! one span, `Layout::finds`).
 
 use serde_json::{Value, json};
-use simstore::index::probing::query_flips;
+use simstore::index::probing::{probes_find, query_flips};
 use simstore::index::quality::{FEW_SHINGLES_SIMILARITY, MIN_CONTENT_SHINGLES};
 use simstore::{Fingerprint, Layout, MatchRule, Quality, Sketch, WeakBits};
 
@@ -103,7 +103,7 @@ pub fn decide_probed(
     let d = a.distance(b);
     let probed = |l: &Layout| {
         weak.is_some_and(|(w, probes)| {
-            l.probes_find(&query_flips(l, rule.k, probes, Some(w)), b.0, a.0)
+            probes_find(l, &query_flips(l, rule.k, probes, Some(w)), b.0, a.0)
         })
     };
     let in_span = d <= rule.k
