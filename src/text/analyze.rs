@@ -354,13 +354,35 @@ pub(crate) fn tokenize_runs(text: &str, mut emit: impl FnMut(&str, bool)) {
     for_each_run(text, |run, han| {
         if han {
             // A run of Han characters only: every token jieba returns is a word.
-            for token in JIEBA.cut(run, false) {
-                emit(token.word, true);
+            for piece in han_pieces(run) {
+                for token in JIEBA.cut(piece, false) {
+                    emit(token.word, true);
+                }
             }
         } else {
             emit(run, false);
         }
     });
+}
+
+/// Most characters of a Han run that jieba segments at once. Its memory grows with the
+/// run it is given (its graph of candidate words, and the words), and text without
+/// punctuation has runs of any length: a longer run is cut into pieces of this many
+/// characters, each segmented alone. Runs of natural text are far shorter (sentences).
+pub(crate) const MAX_HAN_PIECE: usize = 1024;
+
+/// `run` in consecutive pieces of at most [`MAX_HAN_PIECE`] characters.
+fn han_pieces(run: &str) -> impl Iterator<Item = &str> {
+    let mut rest = run;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let end = (rest.char_indices().nth(MAX_HAN_PIECE)).map_or(rest.len(), |(at, _)| at);
+        let (piece, tail) = rest.split_at(end);
+        rest = tail;
+        Some(piece)
+    })
 }
 
 /// The tokens of `text` after normalization, as owned strings (convenient for tests and tools).
@@ -480,5 +502,30 @@ mod tests {
         assert_eq!(tokens("我们去北京。OK"), ["我们", "去", "北京", "ok"]);
         assert!(tokens("，。！？ ... ---").is_empty());
         assert!(tokens("").is_empty());
+    }
+
+    #[test]
+    fn long_han_runs_are_segmented_in_pieces() {
+        // A run of 2.5 pieces with "北京" across each cut: every character comes back once,
+        // in order, and no word spans a cut.
+        let unit = "我们去北京";
+        let run = unit.repeat(MAX_HAN_PIECE / 2);
+        let pieces: Vec<&str> = han_pieces(&run).collect();
+        assert_eq!(pieces.concat(), run);
+        assert_eq!(pieces.len(), 3);
+        assert!(pieces.iter().all(|p| p.chars().count() <= MAX_HAN_PIECE));
+        let mut words = Vec::new();
+        tokenize(&run, |t| words.push(t.to_owned()));
+        assert_eq!(words.concat(), run);
+        let mut cuts = Vec::new();
+        let mut at = 0;
+        for w in &words {
+            at += w.chars().count();
+            cuts.push(at);
+        }
+        assert!(cuts.contains(&MAX_HAN_PIECE) && cuts.contains(&(2 * MAX_HAN_PIECE)));
+        // A run of at most one piece is segmented whole, as before.
+        assert_eq!(han_pieces(unit).collect::<Vec<_>>(), [unit]);
+        assert_eq!(han_pieces("").count(), 0);
     }
 }

@@ -64,7 +64,7 @@ impl FingerprintSpec {
                          URLs, digit runs, stop words and resources/function-words.txt dropped; site \
                          names cut from titles"
                 .into(),
-            tokenizer: "jieba-rs 0.11 default dictionary, HMM off, for Han runs; alphanumeric runs elsewhere".into(),
+            tokenizer: "jieba-rs 0.11 default dictionary, HMM off, for Han runs (in pieces of at most 1,024 characters); alphanumeric runs elsewhere".into(),
             features: "token unigrams; Han words of 2+ characters weigh 0.5 and also count their \
                        characters; sketch: 63 one-byte minima of the title's and body's 3-token \
                        shingles (tokens: words, digit runs, and the characters of Han words), the \
