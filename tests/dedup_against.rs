@@ -282,6 +282,47 @@ fn add_checks_later_records_against_those_it_did_not_store() {
     assert_eq!(store_len_at(&t, t.path("db").to_str().unwrap()), 1);
 }
 
+/// With `--add`, records without ids are checked as the others (against the store, the
+/// records the run stored and those it kept without storing), as the model says, but never
+/// stored: a line number is no key.
+#[test]
+fn add_checks_records_without_ids_but_never_stores_them() {
+    for seed in 20..23 {
+        let t = TestCommand::new();
+        let (stored, new) = dumps(seed);
+        t.write("s.jsonl", lines("s", &stored).as_bytes());
+        assert_eq!(code(&t.run(&["import", "s.jsonl"])), 0);
+        let mut r = rng(seed);
+        let unnamed: Vec<bool> = new.iter().map(|_| r.random_bool(0.4)).collect();
+        let dump: String = (new.iter().zip(&unnamed).enumerate())
+            .map(|(i, (fp, &no_id))| match no_id {
+                true => format!("{{\"fp\":\"{fp:016x}\",\"n\":{i}}}\n"),
+                false => format!("{{\"id\":\"n{i}\",\"fp\":\"{fp:016x}\",\"n\":{i}}}\n"),
+            })
+            .collect();
+        t.write("n.jsonl", dump.as_bytes());
+        let db = t.db();
+        let o = t.run(&add_args("n.jsonl", db.to_str().unwrap(), "kept.jsonl"));
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let keep = model(&stored, &new, 3);
+        let want: String = (dump.lines().zip(&keep))
+            .filter(|&(_, &k)| k)
+            .map(|(l, _)| format!("{l}\n"))
+            .collect();
+        assert_eq!(std::fs::read_to_string(t.path("kept.jsonl")).unwrap(), want);
+        let named_kept = keep
+            .iter()
+            .zip(&unnamed)
+            .filter(|&(&k, &u)| k && !u)
+            .count();
+        let unnamed_kept = keep.iter().zip(&unnamed).filter(|&(&k, &u)| k && u).count();
+        assert!(unnamed_kept > 0, "seed {seed}: the case is not tried");
+        assert_eq!(store_len(&t), (stored.len() + named_kept) as u64);
+        let says = format!("{unnamed_kept} of them not stored: they have no id");
+        assert!(stderr(&o).contains(&says), "{}", stderr(&o));
+    }
+}
+
 /// A run killed before it wrote its output stored what it kept; run again, those records
 /// are the stored documents of their own ids: dropped, and said so; with `--resume`,
 /// written out.
@@ -436,11 +477,12 @@ fn what_a_dedup_against_a_store_refuses() {
         assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
     }
-    // With --add every record needs its own id: the record is named and skipped.
+    // With --add a record without an id is checked and kept, but not stored, and named.
     let o = t.run(&["dedup", "a.jsonl", "--against", db, "--add"]);
-    assert_eq!(code(&o), 1, "{}", stderr(&o));
-    assert!(stderr(&o).contains("a.jsonl:1"), "{}", stderr(&o));
-    assert!(stderr(&o).contains("id"), "{}", stderr(&o));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("a.jsonl:1: no id"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("kept 1 (0 stored)"), "{}", stderr(&o));
+    assert_eq!(store_len(&t), 0);
     let o = t.run(&[
         "dedup",
         "a.jsonl",

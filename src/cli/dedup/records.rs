@@ -142,6 +142,16 @@ pub(super) struct Skip {
     pub record: bool,
 }
 
+impl Skip {
+    /// Why a JSONL line was skipped: `e`, a record's fault or not.
+    pub(super) fn of(e: reader::RecordError) -> Skip {
+        Skip {
+            record: e.is_a_record(),
+            message: e.to_string(),
+        }
+    }
+}
+
 /// Where the records read go.
 pub(super) trait Sink {
     /// Takes the next record (in input order).
@@ -324,10 +334,7 @@ fn fingerprint(
 /// not a string) is a record all the same ([`Skip::record`]).
 pub(super) fn record_of(raw: Raw, fields: &Fields, line: u64) -> Result<Record, Skip> {
     match raw {
-        Raw::Json(bytes) => reader::parse_jsonl_fields(&bytes, fields, line).map_err(|e| Skip {
-            record: e.is_a_record(),
-            message: e.to_string(),
-        }),
+        Raw::Json(bytes) => reader::parse_jsonl_fields(&bytes, fields, line).map_err(Skip::of),
         page => input::to_record_with(page, fields, line).map_err(|message| Skip {
             message,
             record: false,

@@ -15,14 +15,13 @@
 //! `--clusters` one row per dropped record.
 
 use std::collections::{HashMap, HashSet};
-use std::ops::Range;
 use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
-use simstore::input::reader::Fields;
+use simstore::input::reader::{self, Fields, Record, RecordError};
 use simstore::store::RedisUrl;
 use simstore::{CheckOutcome, Entry, Fingerprinter, MatchRule, QueryKey, Store, StoreBuilder};
 
@@ -34,6 +33,7 @@ use super::{dataset, shards};
 use crate::cli::input::{self, Inputs, Place, Raw, Stamp};
 use crate::cli::{Code, output};
 
+mod damaged;
 mod report;
 
 /// Records read and checked at a time.
@@ -46,7 +46,7 @@ type Read = (u64, Place, Result<Entry, Skip>);
 struct Dropped {
     /// Its item number.
     item: u64,
-    /// Its id (its line number when it has none and nothing is stored).
+    /// Its id (its line number when it has none).
     id: String,
     place: Place,
     /// The id of the document it duplicates.
@@ -71,6 +71,9 @@ struct Found {
     /// With `--add`: of the records kept, those not stored because their id was stored
     /// already (before the run, or by an earlier record of it).
     taken: u64,
+    /// With `--add`: of the records kept, those not stored because they have no id (they
+    /// are checked, named by their line numbers, as without `--add`).
+    unnamed: u64,
     /// With `--add`: records the store held under their own id with their fingerprint
     /// before the run: kept with `--resume` (a killed run stored them), else dropped.
     own: u64,
@@ -100,6 +103,9 @@ struct Against<'a> {
     unstored: Option<Store>,
     /// `--resume`: see [`Found::own`].
     resume: bool,
+    /// With `--add`: the item numbers of the records read without an id (named by their
+    /// line numbers: checked, never stored), until they are checked.
+    unnamed: HashSet<u64>,
     /// Whether a record that cannot be fingerprinted is kept as it is (`--output`: a dedup
     /// drops a record only for a duplicate it found), else skipped.
     keeps_unjudged: bool,
@@ -146,6 +152,7 @@ pub(super) fn run(args: &Args, reference: &Path, start: Instant) -> Result<Code>
         added: HashSet::new(),
         unstored,
         resume: args.resume,
+        unnamed: HashSet::new(),
     };
     let bar = records::progress(&args.files, "checking");
     let found = against.read_all((&files, args), &bar)?;
@@ -232,8 +239,8 @@ fn scratch_store(store: &Store) -> Result<Store> {
         .context("cannot make the scratch store")
 }
 
-/// The fields records are read by: with `--add`, every record needs its own id (a line
-/// number would name records of different files alike, and replace the stored one).
+/// The fields records are read by: with `--add`, an id is a key, read as written (a record
+/// without one is read again by [`Against::record_of`]).
 fn fields(args: &Args) -> Fields {
     Fields {
         id: args.fields.id_field.clone(),
@@ -263,6 +270,14 @@ impl Against<'_> {
             let first = found.items;
             found.items += chunk.len() as u64;
             let entries = self.entries(first, chunk, (args.output.is_some(), &args.keep));
+            let entries: Vec<(Read, Rank)> = (entries.into_iter())
+                .map(|(e, rank, unnamed)| {
+                    if unnamed {
+                        self.unnamed.insert(e.0);
+                    }
+                    (e, rank)
+                })
+                .collect();
             if !args.keep.ranks() {
                 self.check_chunk(entries.into_iter().map(|e| e.0).collect(), &mut found, bar)?;
             } else {
@@ -273,7 +288,7 @@ impl Against<'_> {
             }
             for damaged in inputs.take_damaged() {
                 match args.keep.ranks() {
-                    true => left_out(&damaged, (&mut found, &mut ranked, &mut ranks), bar),
+                    true => damaged::left_out(&damaged, (&mut found, &mut ranked, &mut ranks), bar),
                     false => self.forget(&damaged.items, &mut found, bar, &damaged)?,
                 }
             }
@@ -295,19 +310,20 @@ impl Against<'_> {
     }
 
     /// Parses and fingerprints a chunk (item numbers from `first`) in parallel (by
-    /// [`Against::fingerprinter`]), each with its rank by `keep`.
+    /// [`Against::fingerprinter`]), each with its rank by `keep` and whether it has no id
+    /// of its own (see [`Self::record_of`]).
     fn entries(
         &self,
         first: u64,
         chunk: Vec<input::Item>,
         (jsonl_only, keep): (bool, &Keep),
-    ) -> Vec<(Read, Rank)> {
+    ) -> Vec<(Read, Rank, bool)> {
         let f = &self.fingerprinter;
         chunk
             .into_par_iter()
             .enumerate()
             .map(|(i, (place, raw))| {
-                let mut rank = Rank::Missing;
+                let (mut rank, mut unnamed) = (Rank::Missing, false);
                 let not_a_record = |message: String| Skip {
                     message,
                     record: false,
@@ -321,16 +337,36 @@ impl Against<'_> {
                         ));
                     }
                     let by_field = keep.rank_item(&raw);
-                    let record = records::record_of(raw, &self.fields, place.number())?;
+                    let record;
+                    (record, unnamed) = self.record_of(raw, place.number())?;
                     rank = keep.rank_text(by_field, record.text.as_deref());
                     record.into_entry(f).map_err(|e| Skip {
                         message: e.to_string(),
                         record: true,
                     })
                 });
-                ((first + i as u64, place, entry), rank)
+                ((first + i as u64, place, entry), rank, unnamed)
             })
             .collect()
+    }
+
+    /// The record of `raw` (line `line` of its input), and whether it has no id of its
+    /// own: with `--add` a JSONL record without one is named by its line number, as
+    /// without, and checked but never stored (a line number would name records of
+    /// different files alike, and replace the stored one).
+    fn record_of(&self, raw: Raw, line: u64) -> Result<(Record, bool), Skip> {
+        if let (Raw::Json(bytes), true) = (&raw, self.unstored.is_some()) {
+            let lenient = || Fields {
+                optional_id: true,
+                ..self.fields.clone()
+            };
+            let unnamed = match reader::parse_jsonl_fields(bytes, &self.fields, line) {
+                Err(RecordError::MissingId) => reader::parse_jsonl_fields(bytes, &lenient(), line),
+                read => return read.map(|r| (r, false)).map_err(Skip::of),
+            };
+            return unnamed.map(|r| (r, true)).map_err(Skip::of);
+        }
+        records::record_of(raw, &self.fields, line).map(|r| (r, false))
     }
 
     /// Checks the entries of a chunk in order.
@@ -365,18 +401,31 @@ impl Against<'_> {
                 }
             };
             found.records += 1;
-            let taken = taken || self.added.contains(&entry.id);
+            let unnamed = self.unnamed.remove(&item);
+            let taken = taken || unnamed || self.added.contains(&entry.id);
             let dup = match (stored, self.unstored_match(&entry)?) {
                 (Some(m), _) => Some((m.doc.id, m.distance, true)),
                 (None, Some(dup)) => Some(dup),
                 (None, None) if taken => self.check_only(&entry)?,
                 (None, None) => self.check(item, entry.clone())?,
             };
-            let own =
-                self.unstored.is_some() && matches!(&dup, Some((of, 0, true)) if *of == entry.id);
+            let own = self.unstored.is_some()
+                && !unnamed
+                && matches!(&dup, Some((of, 0, true)) if *of == entry.id);
             found.own += u64::from(own);
             match dup {
                 _ if own && self.resume => found.kept.push(item),
+                None if unnamed => {
+                    found.kept.push(item);
+                    found.unnamed += 1;
+                    self.hold_unstored(item, &entry)?;
+                    bar.suspend(|| {
+                        eprintln!(
+                            "warning: {place}: no id: kept, not stored (--add stores a record \
+                             by its id; give each record one)"
+                        )
+                    });
+                }
                 None if taken => {
                     found.kept.push(item);
                     found.taken += 1;
@@ -517,59 +566,6 @@ impl Against<'_> {
             None => (of.to_owned(), distance, !self.added.contains(of)),
         }))
     }
-
-    /// The records of `items` were read from a damaged gzip member before its damage was
-    /// found. With `--add` they are stored, as `import` stores them, and said so; without,
-    /// they are taken out of the scratch store and the output, and count as failed.
-    fn forget(
-        &mut self,
-        items: &Range<u64>,
-        found: &mut Found,
-        bar: &ProgressBar,
-        damaged: &input::Damaged,
-    ) -> Result<()> {
-        let Some(scratch) = &self.scratch else {
-            let n = items.end - items.start;
-            let read = output::count(n, "item");
-            let outcome = " were checked and stored; they may be wrong";
-            bar.suspend(|| eprintln!("{}", damaged.error(read, outcome)));
-            return Ok(());
-        };
-        let at = found.kept.partition_point(|&i| i < items.start)
-            ..found.kept.partition_point(|&i| i < items.end);
-        for item in found.kept.drain(at.clone()) {
-            // A record kept unjudged was never put in the scratch store: nothing to delete.
-            if self.ids.remove(&item).is_some() {
-                scratch
-                    .delete(&item.to_string())
-                    .context("the scratch store")?;
-            }
-        }
-        let before = found.dropped.len();
-        found.dropped.retain(|d| !items.contains(&d.item));
-        let n = (at.len() + before - found.dropped.len()) as u64;
-        found.records -= n;
-        found.failed += n;
-        let read = output::count(n, "record");
-        bar.suspend(|| eprintln!("{}", damaged.error(read, input::LEFT_OUT)));
-        Ok(())
-    }
-}
-
-/// The records of a damaged gzip member's items, read but not checked yet (a ranking
-/// `--keep`), are left out and count as failed.
-fn left_out(
-    damaged: &input::Damaged,
-    (found, read, ranks): (&mut Found, &mut Vec<Read>, &mut Vec<Rank>),
-    bar: &ProgressBar,
-) {
-    let at = read.partition_point(|r| r.0 < damaged.items.start)
-        ..read.partition_point(|r| r.0 < damaged.items.end);
-    read.drain(at.clone());
-    ranks.drain(at.clone());
-    found.failed += at.len() as u64;
-    let read = output::count(at.len() as u64, "record");
-    bar.suspend(|| eprintln!("{}", damaged.error(read, input::LEFT_OUT)));
 }
 
 /// The nearest of `matches` (ties: the smallest id).

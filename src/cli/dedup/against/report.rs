@@ -63,6 +63,10 @@ pub(super) fn summary(
         unjudged += &format!(", {n} of them not stored: their ids were stored already");
         unjudged += " (see above)";
     }
+    if found.unnamed > 0 {
+        let n = found.unnamed;
+        unjudged += &format!(", {n} of them not stored: they have no id (see above)");
+    }
     if args.resume && found.own > 0 {
         let n = found.own;
         unjudged += &format!(", {n} of them stored by the run taken up (--resume)");
@@ -92,8 +96,8 @@ pub(super) fn summary(
 }
 
 /// With `--add`: how many of the records kept the run stored (not those it could not
-/// fingerprint, nor those whose ids were taken, nor those a taken-up run stored).
+/// fingerprint, nor those whose ids were taken or missing, nor those a taken-up run stored).
 fn stored_by_the_run(args: &Args, found: &Found) -> u64 {
     let resumed = if args.resume { found.own } else { 0 };
-    found.kept.len() as u64 - found.unjudged - found.taken - resumed
+    found.kept.len() as u64 - found.unjudged - found.taken - found.unnamed - resumed
 }
