@@ -12,7 +12,9 @@ use std::sync::{Arc, Mutex};
 
 use simstore::store::backend::{Change, ChangeSet, Durability, MetaKey};
 use simstore::store::codec::{self, Manifest};
-use simstore::{DocMeta, Entry, Error, Fingerprint, FingerprintSpec, Store, StoreBuilder};
+use simstore::{
+    DocMeta, Entry, Error, Fingerprint, FingerprintSpec, Rule, Store, StoreBuilder, StoredDoc,
+};
 
 use crate::cluster_harness::Cluster;
 use crate::util::{TestCommand, brute_force, code, flip, rng, shape, stderr};
@@ -83,6 +85,13 @@ fn store_on_a_cluster_equals_brute_force() {
         store
             .insert_batch(entries.iter().map(|(id, fp)| entry(id.clone(), *fp)))
             .unwrap();
+        // One batch storing ids twice (a re-crawl within one input): the second replaces
+        // the first, which leaves nothing behind (`check` below).
+        let twice = (0..3000).step_by(29).flat_map(|i| {
+            let (id, fp) = entries[i].clone();
+            [entry(id.clone(), fp ^ 0xFF00_0000), entry(id, fp)]
+        });
+        store.insert_batch(twice.collect::<Vec<_>>()).unwrap();
         // Replace some (new fingerprints), delete some.
         for i in (0..3000).step_by(11) {
             entries[i].1 ^= 0xF0F0;
@@ -396,6 +405,113 @@ fn queries_stay_exact_while_slots_move() {
     });
     assert_exact(&store, &entries, 3, 99);
     eprintln!("resharding: {rounds} rounds of exact queries while 3000 slots moved");
+}
+
+/// A master that lost its data takes the store's settings key with it when it holds that
+/// key (here: deleted as such a loss leaves it). The rest of the store must not be taken
+/// for no store: creating one would number documents from 0 over the surviving ones.
+#[test]
+fn a_store_whose_settings_are_lost_is_not_created_again() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let url = cluster.url("lost");
+    let store = open(&url, 3, 4, 1000);
+    let entries = corpus(5, 500);
+    store
+        .insert_batch(entries.iter().map(|(id, fp)| entry(id.clone(), *fp)))
+        .unwrap();
+    drop(store);
+    let port = cluster.masters()[0];
+    assert_eq!(cluster.cli(port, &["-c", "DEL", "lost:m"]), "1");
+    for builder in [
+        StoreBuilder::new(&url),
+        StoreBuilder::new(&url).read_only(true),
+    ] {
+        let err = builder.open().unwrap_err();
+        assert!(matches!(err, Error::NotAStore { .. }), "{err:?}");
+        assert!(err.to_string().contains("keys of it remain"), "{err}");
+    }
+    let t = TestCommand::new();
+    for args in [&["import", "-"][..], &["init"], &["stats"]] {
+        let o = t.run_on(Path::new(&url), args);
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("lost its data"), "{}", stderr(&o));
+    }
+    assert_eq!(cluster.cli(port, &["-c", "EXISTS", "lost:d:0"]), "1");
+    assert_eq!(cluster.cli(port, &["-c", "EXISTS", "lost:m"]), "0");
+    // A name with no keys is created as before.
+    assert!(StoreBuilder::new(cluster.url("found")).open().is_ok());
+}
+
+/// A writer killed between its phases (the `ids` entry is written last) leaves records
+/// and table entries no id points at: of a replacement of a stored id, and of a new one.
+/// Queries (tables and exhaustive), checks and dedup leave them out; `check` reports
+/// them and `repair` removes them.
+#[test]
+fn records_a_killed_writer_left_uncommitted_are_left_out() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let mut store = open(&cluster.url("half"), 3, 4, 1000);
+    let entries = corpus(9, 300);
+    store
+        .insert_batch(entries.iter().map(|(id, fp)| entry(id.clone(), *fp)))
+        .unwrap();
+    let mut half = ChangeSet::new();
+    let layout = store.layout().clone();
+    for (seq, id, fp) in [
+        (1 << 30, "d0", entries[0].1 ^ 1),
+        (1 << 31, "ghost", entries[1].1 ^ 2),
+    ] {
+        let doc = StoredDoc {
+            id: id.into(),
+            fp,
+            title: None,
+            url: None,
+            length: 0,
+            time: 0,
+            seen: 0,
+            content_hash: None,
+            sketch: None,
+        };
+        half.push(Change::PutDoc(seq, Box::new(doc)));
+        for t in 0..layout.tables().len() {
+            half.push(Change::PutTable(t, layout.permute(t, fp), seq));
+        }
+    }
+    // The page "ghost" was being stored with its content hash claimed.
+    let ghost = "a page whose writer was killed after its record, before its id was written";
+    let hash = store.fingerprinter().content_hash(None, ghost).unwrap();
+    half.push(Change::PutExact(hash, 1 << 31));
+    store.backend().write(&half, Durability::Process).unwrap();
+    assert_exact(&store, &entries, 3, 13);
+    for q in [entries[0].1, entries[1].1] {
+        let got = store.query(Fingerprint(q), Rule::Exhaustive(3)).unwrap();
+        assert_eq!(shape(&got), brute_force(&entries, q, 3), "{q:016x}");
+    }
+    assert_eq!(store.dedup(3).unwrap(), local_dedup(&entries));
+    // Its claim names a record no id points at: stale, taken over, the page stored (not
+    // "an exact duplicate of ghost").
+    let out = store
+        .check_and_insert(&simstore::Document::new("ghost", ghost), 0)
+        .unwrap();
+    assert!(out.is_new(), "{out:?}");
+    let mut entries = entries;
+    entries.push(("ghost".into(), store.get("ghost").unwrap().unwrap().fp));
+    assert!(!store.check().unwrap().is_ok());
+    store.repair().unwrap();
+    assert!(store.check().unwrap().is_ok());
+    assert_exact(&store, &entries, 3, 14);
+}
+
+/// The dedup of `entries` by a store in memory.
+fn local_dedup(entries: &[(String, u64)]) -> simstore::DedupReport {
+    let store = StoreBuilder::in_memory().k_max(3).blocks(4).open().unwrap();
+    store
+        .insert_batch(entries.iter().map(|(id, fp)| entry(id.clone(), *fp)))
+        .unwrap();
+    store.dedup(3).unwrap()
 }
 
 #[test]

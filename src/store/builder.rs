@@ -325,10 +325,14 @@ impl StoreBuilder {
         let url = RedisUrl::parse(&self.path.to_string_lossy())?;
         let backend = match RedisBackend::connect(&url, url.replicas_ack)? {
             Opened::Existing(b) => b,
-            Opened::Missing(_) if !self.create_if_missing || self.is_reader() => {
-                return Err(Error::NoStore { path: self.path });
-            }
             Opened::Missing(b) => {
+                if let Some(reason) = b.remnants()? {
+                    let path = self.path;
+                    return Err(Error::NotAStore { path, reason });
+                }
+                if !self.create_if_missing || self.is_reader() {
+                    return Err(Error::NoStore { path: self.path });
+                }
                 let manifest = Store::new_manifest(self.layout()?, self.quality);
                 b.create(&codec::encode_manifest(&manifest), self.expected_docs)?
             }

@@ -230,7 +230,7 @@ impl Store {
             let start = Instant::now();
             loop {
                 let snap = self.view(Consistency::PointInTime);
-                if let Some(doc) = snap.docs(&[holder])?.pop().flatten() {
+                if let Some(doc) = snap.committed(&[holder])?.pop().flatten() {
                     return Ok(Some(doc.id));
                 }
                 if start.elapsed() >= CLAIM_WAIT {
@@ -281,7 +281,7 @@ impl Store {
         let Some(seq) = snap.first_exact(hash)? else {
             return Ok(None);
         };
-        let doc = snap.docs(&[seq])?.pop().flatten();
+        let doc = snap.committed(&[seq])?.pop().flatten();
         // On a latest-state view a missing record is a document deleted since.
         if doc.is_none() && snap.consistent {
             self.missing_record(|| format!("an exact entry points at missing document {seq}"))?;

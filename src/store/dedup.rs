@@ -65,6 +65,21 @@ impl Members {
             })
     }
 
+    /// The dense indices of the pair `sa`, `sb` found in a table; `None` when one of
+    /// them has no id: on a backend atomic per key a document a writer left half written
+    /// (its id is written last), left out; else corruption.
+    fn pair_of(&self, store: &Store, sa: u64, sb: u64) -> Result<Option<(u32, u32)>> {
+        let (a, b) = (self.index(sa).ok(), self.index(sb).ok());
+        if let (Some(a), Some(b)) = (a, b) {
+            return Ok(Some((a, b)));
+        }
+        let seq = if a.is_none() { sa } else { sb };
+        store.missing_record(|| {
+            format!("a table entry points at document {seq}, which has no id")
+        })?;
+        Ok(None)
+    }
+
     /// The pair of dense indices `a`, `b` at distance `d`, ids in order.
     fn pair(&self, a: u32, b: u32, distance: u32) -> DuplicatePair {
         let (x, y) = (&self.names[a as usize], &self.names[b as usize]);
@@ -106,7 +121,9 @@ impl Store {
         while lock().next_pass() {
             (0..probe).into_par_iter().try_for_each(|pos| {
                 self.walk_table(snap.as_ref(), pos, rule, |sa, sb, d| {
-                    let (a, b) = (members.index(sa)?, members.index(sb)?);
+                    let Some((a, b)) = members.pair_of(self, sa, sb)? else {
+                        return Ok(());
+                    };
                     if sketches.accepts(rule, a, b, d) {
                         lock().offer(a, b, d);
                     }
@@ -135,7 +152,9 @@ impl Store {
             let first = leaders.first_pass();
             for pos in 0..probe {
                 self.walk_table(snap.as_ref(), pos, rule, |sa, sb, d| {
-                    let (a, b) = (members.index(sa)?, members.index(sb)?);
+                    let Some((a, b)) = members.pair_of(self, sa, sb)? else {
+                        return Ok(());
+                    };
                     if !leaders.wants(a, b) || !sketches.accepts(rule, a, b, d) {
                         return Ok(());
                     }

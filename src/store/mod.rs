@@ -35,10 +35,11 @@ use crate::error::{Error, Result};
 use crate::index::layout::Layout;
 use crate::index::quality::{MatchRule, Quality};
 use crate::store::backend::{
-    Backend, Change, ChangeSet, Consistency, Durability, MetaKey, Snapshot,
+    Atomicity, Backend, Change, ChangeSet, Consistency, Durability, MetaKey, Snapshot,
 };
 use crate::store::codec::Manifest;
 use crate::text::fingerprint::{FingerprintSpec, Fingerprinter};
+use crate::types::StoredDoc;
 
 #[cfg(feature = "redis")]
 pub use self::redis::RedisUrl;
@@ -420,6 +421,45 @@ fn validate_entry(id: &str, meta: &crate::types::DocMeta) -> Result<()> {
 pub(crate) struct View<'a> {
     snap: Box<dyn Snapshot + 'a>,
     consistent: bool,
+    /// Whether the backend is atomic per key only: a document's record and table entries
+    /// may be there without its id pointing at it (see [`View::committed`]).
+    per_key: bool,
+}
+
+impl View<'_> {
+    /// The records of `seqs` that are committed: all on a backend that writes change sets
+    /// atomically; on one atomic per key, those whose id's entry names their sequence
+    /// number. The `ids` entry is written last, so a record without it is one a writer
+    /// killed midway (or one of two processes storing one id at once, the other's write
+    /// standing) left behind: readers leave it out, `Store::check` reports it and
+    /// `Store::repair` removes it. One more lookup of the ids for all.
+    pub(crate) fn committed(&self, seqs: &[u64]) -> Result<Vec<Option<StoredDoc>>> {
+        self.committed_of(seqs, self.snap.docs(seqs)?)
+    }
+
+    /// Of `docs`, the records of `seqs` read already, those [`View::committed`] keeps.
+    pub(crate) fn committed_of(
+        &self,
+        seqs: &[u64],
+        mut docs: Vec<Option<StoredDoc>>,
+    ) -> Result<Vec<Option<StoredDoc>>> {
+        if !self.per_key {
+            return Ok(docs);
+        }
+        let found: Vec<usize> = (0..docs.len()).filter(|&i| docs[i].is_some()).collect();
+        let ids: Vec<&str> = (found.iter())
+            .filter_map(|&i| docs[i].as_ref().map(|d| d.id.as_str()))
+            .collect();
+        let named: Vec<Option<u64>> = (self.snap.ids(&ids)?.into_iter())
+            .map(|v| v.map(|v| v.seq))
+            .collect();
+        for (&i, seq) in found.iter().zip(named) {
+            if seq != Some(seqs[i]) {
+                docs[i] = None;
+            }
+        }
+        Ok(docs)
+    }
 }
 
 impl<'a> std::ops::Deref for View<'a> {
@@ -438,10 +478,11 @@ impl<'a> AsRef<dyn Snapshot + 'a> for View<'a> {
 impl Store {
     /// A view of the consistency asked for ([`Backend::snapshot`]).
     pub(crate) fn view(&self, consistency: Consistency) -> View<'_> {
+        let properties = self.backend.properties();
         View {
             snap: self.backend.snapshot(consistency),
-            consistent: consistency == Consistency::PointInTime
-                || self.backend.properties().latest_is_consistent,
+            consistent: consistency == Consistency::PointInTime || properties.latest_is_consistent,
+            per_key: properties.atomicity == Atomicity::PerKey,
         }
     }
 

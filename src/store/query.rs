@@ -12,6 +12,10 @@ use crate::index::probing::{self, Flip};
 use crate::index::quality::MatchRule;
 use crate::types::{Fingerprint, Match, QueryKey, StoredDoc};
 
+/// Records read at a time by a scan of every document ([`Store::for_each_doc`]) before
+/// those not committed are left out.
+const SCAN_CHUNK: usize = 1024;
+
 impl Store {
     /// The stored documents that `rule` counts as near duplicates of `query`, sorted by
     /// distance, then id.
@@ -93,7 +97,7 @@ impl Store {
     /// backend atomic per key (half written or half deleted); else it is corruption.
     pub(super) fn fetch(&self, snap: &View, hits: Vec<(u64, u32)>) -> Result<Vec<Match>> {
         let seqs: Vec<u64> = hits.iter().map(|h| h.0).collect();
-        let docs = snap.docs(&seqs)?;
+        let docs = snap.committed(&seqs)?;
         let mut out = Vec::with_capacity(hits.len());
         for ((seq, distance), doc) in hits.into_iter().zip(docs) {
             match doc {
@@ -282,7 +286,7 @@ impl Store {
         let hits = self.read_crowded(&snap, hits, (banded, &mut out), keys, rule)?;
         let mut seqs: Vec<u64> = hits.iter().map(|h| h.0).collect();
         seqs.dedup();
-        let docs = snap.docs(&seqs)?;
+        let docs = snap.committed(&seqs)?;
         let mut next = seqs.iter().zip(docs).peekable();
         for (seq, q, distance) in hits {
             while next.peek().is_some_and(|(s, _)| **s < seq) {
@@ -413,17 +417,33 @@ impl Store {
         self.for_each_seq_doc(|_, doc| f(doc))
     }
 
-    /// Like [`Store::for_each_doc`], with each document's sequence number.
+    /// Like [`Store::for_each_doc`], with each document's sequence number. On a backend
+    /// atomic per key, only the committed records ([`View::committed`]: their ids are
+    /// read for every [`SCAN_CHUNK`] records).
     pub(super) fn for_each_seq_doc(
         &self,
         mut f: impl FnMut(u64, StoredDoc) -> Result<()>,
     ) -> Result<()> {
         let snap = self.view(Consistency::PointInTime);
+        let mut chunk: Vec<(u64, StoredDoc)> = Vec::new();
+        let mut flush = |chunk: &mut Vec<(u64, StoredDoc)>| -> Result<()> {
+            let seqs: Vec<u64> = chunk.iter().map(|c| c.0).collect();
+            let live = snap.committed_of(&seqs, chunk.drain(..).map(|c| Some(c.1)).collect())?;
+            for (seq, doc) in seqs.into_iter().zip(live) {
+                if let Some(doc) = doc {
+                    f(seq, doc)?;
+                }
+            }
+            Ok(())
+        };
         snap.scan_docs(0, &mut |(_, item)| {
-            let (seq, doc) = item?;
-            f(seq, doc)?;
+            chunk.push(item?);
+            if chunk.len() == SCAN_CHUNK {
+                flush(&mut chunk)?;
+            }
             Ok(true)
-        })
+        })?;
+        flush(&mut chunk)
     }
 
     /// Which of `ids` are stored, in their order: one lookup of the id index for all (one

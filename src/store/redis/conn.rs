@@ -135,13 +135,7 @@ impl Pool {
     pub(super) fn master_memory(&self) -> Result<u64> {
         let mut total = 0;
         for node in self.cluster_nodes()?.iter().filter(|n| n.master) {
-            let (host, port) = node.addr.rsplit_once(':').unwrap_or((&node.addr, "0"));
-            let routing = redis::cluster_routing::RoutingInfo::SingleNode(
-                redis::cluster_routing::SingleNodeRoutingInfo::ByAddress {
-                    host: host.to_owned(),
-                    port: port.parse().unwrap_or(0),
-                },
-            );
+            let routing = node.routing();
             let info: String = self.run(|c| {
                 let v = c.route_command(redis::cmd("INFO").arg("memory"), routing.clone())?;
                 redis::FromRedisValue::from_redis_value(v).map_err(Into::into)
@@ -153,6 +147,36 @@ impl Pool {
                 .unwrap_or(0);
         }
         Ok(total)
+    }
+
+    /// A key matching `pattern` (a `SCAN` pattern) on any live master, if one has one:
+    /// each master's keys are scanned until the first match.
+    pub(super) fn any_key(&self, pattern: &str) -> Result<Option<String>> {
+        for node in self.cluster_nodes()?.iter().filter(|n| n.master) {
+            let routing = node.routing();
+            let mut cursor = "0".to_owned();
+            loop {
+                let (next, keys): (String, Vec<String>) = self.run(|c| {
+                    let scan = redis::cmd("SCAN")
+                        .arg(&cursor)
+                        .arg("MATCH")
+                        .arg(pattern)
+                        .arg("COUNT")
+                        .arg(1000)
+                        .clone();
+                    let v = c.route_command(&scan, routing.clone())?;
+                    redis::FromRedisValue::from_redis_value(v).map_err(Into::into)
+                })?;
+                if let Some(key) = keys.into_iter().next() {
+                    return Ok(Some(key));
+                }
+                if next == "0" {
+                    break;
+                }
+                cursor = next;
+            }
+        }
+        Ok(None)
     }
 
     fn cluster_nodes(&self) -> Result<Vec<NodeLine>> {
@@ -170,6 +194,17 @@ struct NodeLine {
 }
 
 impl NodeLine {
+    /// A command's routing to this node.
+    fn routing(&self) -> redis::cluster_routing::RoutingInfo {
+        let (host, port) = self.addr.rsplit_once(':').unwrap_or((&self.addr, "0"));
+        redis::cluster_routing::RoutingInfo::SingleNode(
+            redis::cluster_routing::SingleNodeRoutingInfo::ByAddress {
+                host: host.to_owned(),
+                port: port.parse().unwrap_or(0),
+            },
+        )
+    }
+
     fn parse(line: &str) -> Option<Self> {
         let f: Vec<&str> = line.split_whitespace().collect();
         if f.len() < 8 || f[2].contains("fail") || f[2].contains("noaddr") {

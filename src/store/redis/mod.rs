@@ -105,6 +105,23 @@ impl RedisBackend {
         })
     }
 
+    /// Of a store whose settings are missing: why it is no store, if keys of it remain.
+    /// They are what a master that lost its data (restarted empty, or failed over to a
+    /// replica behind it) leaves, and a store created over them would number its
+    /// documents from 0 again, over the surviving ones. One `SCAN` of the masters' keys,
+    /// the price of opening a store that does not exist.
+    pub(crate) fn remnants(&self) -> Result<Option<String>> {
+        let Some(key) = self.pool.any_key(&format!("{}:*", self.url.name))? else {
+            return Ok(None);
+        };
+        Ok(Some(format!(
+            "its settings (key {}) are missing but keys of it remain, such as {key}: a \
+             master of the cluster lost its data, or another program uses the name; restore \
+             the master's data or the store from a backup, or delete the name's keys",
+            self.keys.meta()
+        )))
+    }
+
     /// Creates the store (its manifest, counters and bucket bits) unless another process
     /// created it first; either way the store then exists.
     pub(crate) fn create(mut self, manifest: &[u8], expected_docs: u64) -> Result<Self> {
@@ -145,10 +162,12 @@ impl RedisBackend {
 
     /// Applies `changes` in the phases described in the module docs, on `conn`.
     fn apply(&self, conn: &mut ClusterConnection, changes: &ChangeSet) -> Result<(), Retry> {
+        let last = last_changes(changes.changes());
         for phase in 0..4 {
             let mut pipe = cluster_pipe();
             let mut n = 0;
-            for change in changes.changes().iter().filter(|c| phase_of(c) == phase) {
+            let changes = changes.changes().iter().zip(&last);
+            for (change, _) in changes.filter(|&(c, &last)| last && phase_of(c) == phase) {
                 self.push_change(&mut pipe, change).map_err(Retry::Store)?;
                 n += 1;
                 if n == PIPELINE_CHUNK {
@@ -286,6 +305,45 @@ impl RedisBackend {
         }
         Ok(())
     }
+}
+
+/// A document record or an id, as a change names it.
+#[derive(PartialEq, Eq, Hash)]
+enum Slot<'a> {
+    Doc(u64),
+    Id(&'a str),
+}
+
+impl Slot<'_> {
+    fn of(c: &Change) -> Option<Slot<'_>> {
+        match c {
+            Change::PutDoc(seq, _) | Change::DeleteDoc(seq) => Some(Slot::Doc(*seq)),
+            Change::PutId(id, _) | Change::DeleteId(id) => Some(Slot::Id(id)),
+            _ => None,
+        }
+    }
+}
+
+/// Of each change of `changes`, whether it is the last of the set to its document record
+/// or id ([`Slot`]), or to neither. The phases move a record's removal before its writing
+/// and an id's removal before its setting, so a record one set writes and removes (an id
+/// stored twice in one batch, the first replaced by the second) would be left behind; only
+/// the last change to each is applied, which is where a store applying the set in order
+/// ends.
+fn last_changes(changes: &[Change]) -> Vec<bool> {
+    let removes = |c: &Change| matches!(c, Change::DeleteDoc(_) | Change::DeleteId(_));
+    if !changes.iter().any(removes) {
+        return vec![true; changes.len()];
+    }
+    let mut at = std::collections::HashMap::new();
+    for (i, c) in changes.iter().enumerate() {
+        if let Some(s) = Slot::of(c) {
+            at.insert(s, i);
+        }
+    }
+    (changes.iter().enumerate())
+        .map(|(i, c)| Slot::of(c).is_none_or(|s| at[&s] == i))
+        .collect()
 }
 
 /// The phase of a change (see the module docs).
