@@ -72,6 +72,8 @@ pub const MARKERS: &[&str] = &[
     "违法和不良信息",
     "免责声明",
     "disclaimer",
+    "仅代表作者",
+    "如有侵权",
     // Attribution of reposts.
     "来源:",
     "责任编辑",
@@ -94,6 +96,8 @@ pub const MARKERS: &[&str] = &[
     "扫描二维码",
     "扫码关注",
     "关注我们",
+    "点击关注",
+    "点击上方",
     "share this",
     "share on",
     "follow us",
@@ -665,6 +669,8 @@ mod tests {
             "发布时间：2026年11月23日 10:35",
             "【广告】限时特惠！全场低至5折，点击立即抢购>>",
             "分享到：微",
+            "本文仅代表作者观点，不代表本站立场。如有侵权请联系删除。",
+            "点击关注，获取更多科技资讯",
         ] {
             assert_eq!(kind(line), LineKind::Boilerplate, "{line}");
         }
