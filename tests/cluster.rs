@@ -491,13 +491,29 @@ fn records_a_killed_writer_left_uncommitted_are_left_out() {
         assert_eq!(shape(&got), brute_force(&entries, q, 3), "{q:016x}");
     }
     assert_eq!(store.dedup(3).unwrap(), local_dedup(&entries));
+    // A replacement of d5 and a delete of d6 killed after their first phase (the old
+    // record removed): the ids name missing records; d5 is stored again, d6 deleted.
+    let seqs: Vec<u64> = {
+        let snap = store.backend().snapshot(Consistency::PointInTime);
+        let ids = snap.ids(&["d5", "d6"]).unwrap();
+        ids.into_iter().map(|v| v.unwrap().seq).collect()
+    };
+    let mut cut = ChangeSet::new();
+    seqs.iter().for_each(|&s| cut.push(Change::DeleteDoc(s)));
+    store.backend().write(&cut, Durability::Process).unwrap();
+    let out = store
+        .insert_batch([entry("d5".into(), entries[5].1)])
+        .unwrap();
+    assert_eq!((out.inserted, out.replaced), (0, 1));
+    assert!(store.delete("d6").unwrap());
+    let mut entries = entries;
+    entries.remove(6);
     // Its claim names a record no id points at: stale, taken over, the page stored (not
     // "an exact duplicate of ghost").
     let out = store
         .check_and_insert(&simstore::Document::new("ghost", ghost), 0)
         .unwrap();
     assert!(out.is_new(), "{out:?}");
-    let mut entries = entries;
     entries.push(("ghost".into(), store.get("ghost").unwrap().unwrap().fp));
     assert!(!store.check().unwrap().is_ok());
     store.repair().unwrap();

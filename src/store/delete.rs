@@ -15,7 +15,9 @@ impl Store {
     /// listed twice counts once, at its first place).
     ///
     /// Errors: [`crate::Error::ReadOnly`]; [`crate::Error::Corrupt`] when an id names a missing record
-    /// (nothing is deleted); storage errors (nothing is deleted on an atomic backend).
+    /// on an atomic backend (nothing is deleted; on Redis Cluster such an id, left by a
+    /// writer that died midway, is deleted); storage errors (nothing is deleted on an
+    /// atomic backend).
     pub fn delete_many(&self, ids: &[&str]) -> Result<Vec<bool>> {
         self.check_writable()?;
         let mut seen = HashSet::with_capacity(ids.len());

@@ -255,6 +255,7 @@ impl Store {
                 hash: doc.content_hash,
                 time: Some(doc.time),
                 bands: bands::of(doc.sketch.as_ref()),
+                has_record: true,
             };
             self.push_delete(&mut changes, &doc.id, old);
         }

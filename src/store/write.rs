@@ -8,7 +8,7 @@ use super::backend::{Change, ChangeSet, Consistency, Maintenance, Snapshot};
 use super::codec::{self, IdValue};
 use super::group::{Answer, Ask};
 use super::{BatchOutcome, Counters, InsertOutcome, Store, validate_entry};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::index::bands::{self, Bands};
 use crate::index::page::analyze_page;
 use crate::text::fingerprint::{Analysis, Fingerprinter};
@@ -36,6 +36,10 @@ pub(super) struct Linked {
     /// Its bands ([`bands::of`] its sketch, where its record was read): its band tables'
     /// keys.
     pub(super) bands: Bands,
+    /// Whether its record was there to give `fp`, `time` and `bands`: not for a document a
+    /// writer that died half replaced or half deleted (on a backend atomic per key), whose
+    /// table entries are then left to [`Store::repair`].
+    pub(super) has_record: bool,
 }
 
 /// What a record gives of a document's table keys: its fingerprint, stored time and bands.
@@ -78,8 +82,8 @@ impl Store {
     /// Concurrent calls (and [`Store::check_and_insert`]s) are written together, as one
     /// change set with one fsync (group commit, see docs/design.md).
     ///
-    /// Errors: [`Error::InvalidId`], [`Error::FieldTooLong`] (a title or url longer than is
-    /// stored), [`Error::ReadOnly`], storage errors.
+    /// Errors: [`Error::InvalidId`](crate::Error::InvalidId), [`Error::FieldTooLong`](crate::Error::FieldTooLong) (a title or url longer than is
+    /// stored), [`Error::ReadOnly`](crate::Error::ReadOnly), storage errors.
     pub fn insert_fingerprint(
         &self,
         id: &str,
@@ -240,6 +244,7 @@ impl Store {
             hash: e.meta.content_hash,
             time: Some(time),
             bands,
+            has_record: true,
         }
     }
 
@@ -247,7 +252,9 @@ impl Store {
     /// and the same band keys (or none).
     fn same_keys(&self, old: &Linked, e: &Entry) -> bool {
         let kept = self.manifest.bands as usize;
-        old.fp == e.fp.0 && old.bands[..kept] == bands::of(e.meta.sketch.as_ref())[..kept]
+        old.has_record
+            && old.fp == e.fp.0
+            && old.bands[..kept] == bands::of(e.meta.sketch.as_ref())[..kept]
     }
 
     /// The fingerprint an `ids` value of this store holds: none from
@@ -276,19 +283,30 @@ impl Store {
                     Some(fp) => Some((fp, None, bands::of(None))),
                     None => records.next().flatten().map(|(fp, t, b)| (fp, Some(t), b)),
                 };
-                let (fp, time, bands) = record.ok_or_else(|| {
-                    Error::Corrupt(format!(
-                        "id {id:?} names document {}, which has no record; \
-                         Store::check reports the damage and Store::repair mends it",
-                        v.seq
-                    ))
-                })?;
+                // On a backend atomic per key, an id naming a missing record is a document
+                // a writer that died half replaced or half deleted: replaced or deleted
+                // as one whose table keys are unknown. Elsewhere, corruption.
+                let Some((fp, time, bands)) = record else {
+                    self.missing_record(|| {
+                        let seq = v.seq;
+                        format!("id {id:?} names document {seq}, which has no record; Store::repair mends it")
+                    })?;
+                    return Ok(Some(Linked {
+                        seq: v.seq,
+                        fp: 0,
+                        hash: v.hash,
+                        time: None,
+                        bands: bands::of(None),
+                        has_record: false,
+                    }));
+                };
                 Ok(Some(Linked {
                     seq: v.seq,
                     fp,
                     hash: v.hash,
                     time,
                     bands,
+                    has_record: true,
                 }))
             })
             .collect()
@@ -299,6 +317,9 @@ impl Store {
     /// overwrites or deletes those.
     fn push_unlink(&self, changes: &mut ChangeSet, old: Linked) {
         changes.push(Change::DeleteDoc(old.seq));
+        if !old.has_record {
+            return;
+        }
         for t in 0..self.manifest.tables() {
             if let Some(key) = self.manifest.table_key(t, old.fp, &old.bands) {
                 changes.push(Change::DeleteTable(t, key, old.seq));
