@@ -138,6 +138,34 @@ fn quality_modes_on_a_cluster_equal_the_model() {
     }
 }
 
+/// Two processes (here: handles) bulk-loading into one new store at once both load it
+/// sorted; the live count is the sum of their loads, not the last one's.
+#[test]
+fn bulk_loads_into_one_new_store_at_once_count_every_document() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let url = cluster.url("two_loads");
+    let handles = [open(&url, 3, 5, 2_000), open(&url, 3, 5, 2_000)];
+    let barrier = std::sync::Barrier::new(2);
+    std::thread::scope(|s| {
+        for (i, store) in handles.iter().enumerate() {
+            let barrier = &barrier;
+            s.spawn(move || {
+                let load = corpus(20 + i as u64, 1500);
+                let load = load
+                    .into_iter()
+                    .map(|(id, fp)| entry(format!("p{i}{id}"), fp));
+                barrier.wait();
+                assert_eq!(store.bulk_load(load).unwrap().inserted, 1500);
+            });
+        }
+    });
+    let store = StoreBuilder::new(&url).open().unwrap();
+    assert_eq!(store.len(), 3000);
+    assert!(store.check().unwrap().is_ok());
+}
+
 #[test]
 fn bulk_load_on_a_cluster_equals_brute_force() {
     let Some(cluster) = Cluster::start() else {

@@ -145,9 +145,14 @@ impl<'a> SortedLoad<'a> {
         if self.timeline_moved {
             changes.push(self.store.timeline_change(&self.counters));
         }
-        let counts = (self.base + self.entries, staged.winners);
+        // On a backend many processes write, the live count moves by what this load
+        // added (others may load into the same new store at once); elsewhere it is set.
+        let counts = (
+            self.base + self.entries,
+            self.counters.live + staged.winners,
+        );
         self.store
-            .commit(&mut self.counters, changes, counts, Durability::Synced)?;
+            .commit_write(&mut self.counters, changes, counts, Durability::Synced)?;
         self.ingest.discard_staged();
         Ok(BatchOutcome {
             inserted: staged.winners,
