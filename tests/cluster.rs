@@ -558,6 +558,48 @@ fn local_dedup(entries: &[(String, u64)]) -> simstore::DedupReport {
     store.dedup(3).unwrap()
 }
 
+/// A URL naming a Redis server without cluster mode is refused saying so (the cluster
+/// client's own error was "ClusterConnectionNotFound").
+#[test]
+fn a_redis_server_without_cluster_mode_is_named() {
+    let Some(_cluster) = Cluster::start() else {
+        return;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = std::process::Command::new("redis-server")
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+        ])
+        .args(["--appendonly", "no", "--daemonize", "no"])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = format!("redis://127.0.0.1:{port}/plain");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let err = loop {
+        let err = StoreBuilder::new(&url).open().unwrap_err();
+        if err.to_string().contains("cluster mode") || std::time::Instant::now() > deadline {
+            break err;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(matches!(err, Error::Unsupported(_)), "{err:?}");
+    assert!(err.to_string().contains("cluster_enabled:0"), "{err}");
+}
+
 #[test]
 fn another_spec_or_format_on_the_cluster_is_refused() {
     let Some(cluster) = Cluster::start() else {

@@ -57,6 +57,9 @@ impl PoolConn<'_> {
 impl Pool {
     /// Connects to the cluster through `seeds` (`host:port` each).
     pub(super) fn connect(seeds: &[String]) -> Result<Self> {
+        if let Some(e) = not_a_cluster(seeds) {
+            return Err(e);
+        }
         let urls: Vec<String> = seeds.iter().map(|s| format!("redis://{s}")).collect();
         let client = ClusterClient::builder(urls)
             .connection_timeout(Duration::from_secs(2))
@@ -239,6 +242,25 @@ fn transient(e: &redis::RedisError) -> bool {
         || e.is_io_error()
         || e.is_timeout()
         || !matches!(e.retry_method(), RetryMethod::NoRetry)
+}
+
+/// The error for seeds whose first server to answer is a Redis server without cluster
+/// mode (the cluster client retries it for 30 s, then says "ClusterConnectionNotFound");
+/// `None` when it is in cluster mode, or none answers (the cluster client says why).
+fn not_a_cluster(seeds: &[String]) -> Option<Error> {
+    let plain = seeds.iter().find_map(|seed| {
+        let client = redis::Client::open(format!("redis://{seed}")).ok()?;
+        let timeout = Duration::from_millis(500);
+        let mut conn = client.get_connection_with_timeout(timeout).ok()?;
+        let info: String = redis::cmd("INFO").arg("cluster").query(&mut conn).ok()?;
+        Some((seed, info.lines().any(|l| l.trim() == "cluster_enabled:0")))
+    });
+    let (seed, true) = plain? else { return None };
+    Some(Error::Unsupported(format!(
+        "{seed} is a Redis server without cluster mode (cluster_enabled:0): a store on Redis \
+         needs a Redis Cluster (servers started with `cluster-enabled yes`, joined by \
+         `redis-cli --cluster create`)"
+    )))
 }
 
 /// A Redis error as a storage error.
