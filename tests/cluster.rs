@@ -36,6 +36,13 @@ fn entry(id: String, fp: u64) -> Entry {
     }
 }
 
+/// Stores `entries` (`(id, fp)`) in one batch.
+fn insert_all(store: &Store, entries: &[(String, u64)]) {
+    store
+        .insert_batch(entries.iter().map(|(id, fp)| entry(id.clone(), *fp)))
+        .unwrap();
+}
+
 /// Random fingerprints with near copies (1..=4 bits away), as `(id, fp)`.
 fn corpus(seed: u64, n: usize) -> Vec<(String, u64)> {
     let mut r = rng(seed);
@@ -82,9 +89,7 @@ fn store_on_a_cluster_equals_brute_force() {
     for (name, expected) in [("wide", 10_000), ("narrow", 10)] {
         let store = open(&cluster.url(name), 3, 5, expected);
         let mut entries = corpus(7, 3000);
-        store
-            .insert_batch(entries.iter().map(|(id, fp)| entry(id.clone(), *fp)))
-            .unwrap();
+        insert_all(&store, &entries);
         // One batch storing ids twice (a re-crawl within one input): the second replaces
         // the first, which leaves nothing behind (`check` below).
         let twice = (0..3000).step_by(29).flat_map(|i| {
@@ -414,9 +419,7 @@ fn queries_stay_exact_while_slots_move() {
     let url = cluster.url("moving");
     let store = open(&url, 3, 4, 10_000);
     let entries = corpus(5, 2000);
-    store
-        .insert_batch(entries.iter().map(|(id, fp)| entry(id.clone(), *fp)))
-        .unwrap();
+    insert_all(&store, &entries);
     let done = AtomicBool::new(false);
     let mut rounds = 0;
     std::thread::scope(|s| {
@@ -446,9 +449,7 @@ fn a_store_whose_settings_are_lost_is_not_created_again() {
     let url = cluster.url("lost");
     let store = open(&url, 3, 4, 1000);
     let entries = corpus(5, 500);
-    store
-        .insert_batch(entries.iter().map(|(id, fp)| entry(id.clone(), *fp)))
-        .unwrap();
+    insert_all(&store, &entries);
     drop(store);
     let port = cluster.masters()[0];
     assert_eq!(cluster.cli(port, &["-c", "DEL", "lost:m"]), "1");
@@ -483,9 +484,7 @@ fn records_a_killed_writer_left_uncommitted_are_left_out() {
     };
     let mut store = open(&cluster.url("half"), 3, 4, 1000);
     let entries = corpus(9, 300);
-    store
-        .insert_batch(entries.iter().map(|(id, fp)| entry(id.clone(), *fp)))
-        .unwrap();
+    insert_all(&store, &entries);
     let mut half = ChangeSet::new();
     let layout = store.layout().clone();
     for (seq, id, fp) in [
@@ -552,9 +551,7 @@ fn records_a_killed_writer_left_uncommitted_are_left_out() {
 /// The dedup of `entries` by a store in memory.
 fn local_dedup(entries: &[(String, u64)]) -> simstore::DedupReport {
     let store = StoreBuilder::in_memory().k_max(3).blocks(4).open().unwrap();
-    store
-        .insert_batch(entries.iter().map(|(id, fp)| entry(id.clone(), *fp)))
-        .unwrap();
+    insert_all(&store, entries);
     store.dedup(3).unwrap()
 }
 
